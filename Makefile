@@ -1,0 +1,33 @@
+# The two commands the README gives: `make demo` (a real council on the embedded defaults)
+# and `make test` (every test). Everything installs itself into the current Python.
+PYTHON ?= python3
+WHEEL_CACHE ?= $(HOME)/.cache/llm-council/wheels
+PIP_INSTALL = $(PYTHON) -m pip install --find-links $(WHEEL_CACHE)
+
+.PHONY: demo test install install-dev llama-wheel rust-test py-test bench fuzz
+
+demo: llama-wheel
+	$(PIP_INSTALL) -e '.[local]'
+	bash scripts/demo.sh
+
+test: install-dev rust-test py-test
+
+install-dev: llama-wheel
+	$(PIP_INSTALL) -e '.[dev,local,server,charts]'
+
+# llama-cpp-python ships only source on PyPI; building it takes ~5 minutes on 2 cores, so the
+# wheel is built once and kept in a cache that later installs find.
+llama-wheel:
+	@mkdir -p $(WHEEL_CACHE)
+	@ls $(WHEEL_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
+		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PYTHON) -m pip wheel --no-deps -w $(WHEEL_CACHE) 'llama-cpp-python>=0.3.2'
+
+rust-test:
+	cargo test --manifest-path rust/Cargo.toml --release
+
+py-test:
+	$(PYTHON) -m pytest -q
+
+bench:
+	$(PYTHON) bench/bench_ranking.py
+	$(PYTHON) bench/bench_engine.py

@@ -1,0 +1,1 @@
+"""Platform adapters (Slack, Discord, terminal). Thin: they call core.service."""

@@ -1,0 +1,194 @@
+"""Text rendering both platforms share: splitting, ping neutralising, ranking lines and tables.
+
+Platform renderers (bot/slack/render.py, bot/discord/render.py) wrap these strings in Block Kit
+or embeds. Everything here is plain text with light markdown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.progress import CouncilProgress
+from core.models import Aggregate, CouncilResult, CouncilSummary, Leaderboard, Review
+
+ZWSP = "\u200b"
+
+# Slack special mentions and user/group/channel references: <!channel>, <!here>, <!everyone>,
+# <!subteam^S123>, <@U123>, <#C123>. Rendered harmless by breaking the angle-bracket syntax.
+_SLACK_MENTION = re.compile(r"<(?=[!@#])")
+# Discord: @everyone/@here, <@id>, <@!id>, <@&role>. AllowedMentions.none() already stops the
+# ping; this keeps the text from *looking* like one in other clients and logs.
+_DISCORD_MASS = re.compile(r"@(everyone|here)", re.IGNORECASE)
+_DISCORD_REF = re.compile(r"<(@[!&]?\d+)>")
+
+
+def neutralize_slack(text: str) -> str:
+    """Stop model text from pinging anyone in Slack (Slack parses `<!here>` even in mrkdwn)."""
+    text = _SLACK_MENTION.sub("<" + ZWSP, text)
+    return re.sub(r"@(channel|here|everyone)\b", "@" + ZWSP + r"\1", text, flags=re.IGNORECASE)
+
+
+def neutralize_discord(text: str) -> str:
+    text = _DISCORD_MASS.sub("@" + ZWSP + r"\1", text)
+    return _DISCORD_REF.sub(lambda m: "<" + ZWSP + m.group(1) + ">", text)
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Split into chunks of at most `limit` characters, preferring paragraph, line, then word breaks.
+
+    Code fences are closed at a split and reopened in the next chunk so that each chunk renders.
+    """
+    if limit < 20:
+        raise ValueError("limit too small to split sensibly")
+    chunks: list[str] = []
+    rest = text
+    fence_open = False
+    while rest:
+        prefix = "```\n" if fence_open else ""
+        budget = limit - len(prefix) - 4  # room to close a fence
+        if len(prefix) + len(rest) <= limit:
+            chunks.append(prefix + rest)
+            break
+        window = rest[:budget]
+        cut = max(window.rfind("\n\n"), -1)
+        if cut < budget // 2:
+            cut = window.rfind("\n")
+        if cut < budget // 2:
+            cut = window.rfind(" ")
+        if cut <= 0:
+            cut = budget
+        piece, rest = window[:cut], rest[cut:].lstrip("\n ")
+        body = prefix + piece
+        # An odd number of ``` in this piece flips whether we are inside a code block.
+        fence_open_after = fence_open ^ (piece.count("```") % 2 == 1)
+        if fence_open_after:
+            body += "\n```"
+        chunks.append(body)
+        fence_open = fence_open_after
+    return chunks or [""]
+
+
+def short_model(model: str) -> str:
+    """`openrouter:openai/gpt-5.1` -> `gpt-5.1`: enough to recognise, short enough for a table."""
+    return model.split(":", 1)[-1].rsplit("/", 1)[-1] if "/" in model or model.startswith(("local:", "openrouter:")) else model
+
+
+def ranking_line(aggregate: Aggregate | None) -> str:
+    """One compact line: `1. gpt-5.1 (1.33, 3 votes) · 2. ... · agreement W=0.78`."""
+    if aggregate is None or not aggregate.entries:
+        return "Ranking unavailable."
+    if all(e.average_rank is None for e in aggregate.entries):
+        return "Ranking unavailable: no reviewer's ballot could be read."
+    parts = []
+    for entry in aggregate.entries:
+        mean = f"{entry.average_rank:.2f}" if entry.average_rank is not None else "n/a"
+        votes = f"{entry.rankings_count} vote{'s' if entry.rankings_count != 1 else ''}"
+        parts.append(f"{entry.position}. {short_model(entry.model)} ({mean}, {votes})")
+    line = " · ".join(parts)
+    if aggregate.agreement_w is not None:
+        line += f" · agreement W={aggregate.agreement_w:.2f}"
+    return line
+
+
+def aggregate_table(aggregate: Aggregate | None) -> str:
+    """A fixed-width table inside a code block."""
+    if aggregate is None or not aggregate.entries:
+        return "No aggregate ranking."
+    header = f"{'#':>2}  {'model':<32} {'mean':>5} {'votes':>5} {'borda':>6} {'copeland':>8} {'1st':>3}"
+    rows = [header, "-" * len(header)]
+    for e in aggregate.entries:
+        mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "  -  "
+        rows.append(
+            f"{e.position:>2}  {e.model[:32]:<32} {mean:>5} {e.rankings_count:>5} "
+            f"{e.borda:>6.1f} {e.condorcet_wins:>8.1f} {e.first_place_votes:>3}"
+        )
+    footer = f"ballots used: {aggregate.ballots_used}, unreadable: {aggregate.ballots_unparsed}"
+    if aggregate.agreement_w is not None:
+        footer += f", Kendall's W: {aggregate.agreement_w:.2f}"
+    return "```\n" + "\n".join(rows) + "\n```\n" + footer
+
+
+def ballot_line(review: Review) -> str:
+    """What the parser extracted from a review, in model ids."""
+    if review.error is not None:
+        return f"Review failed: {review.error.short()}"
+    if not review.ballot_models:
+        return "Extracted ballot: none (no readable FINAL RANKING)"
+    order = " > ".join(short_model(m) for m in review.ballot_models)
+    return f"Extracted ballot ({review.parse_status.value}): {order}"
+
+
+def progress_lines(progress: CouncilProgress) -> list[str]:
+    """Human-readable status while a council runs."""
+    lines: list[str] = []
+    if progress.queued_position is not None:
+        lines.append(f":hourglass: Waiting for a free slot (position {progress.queued_position} in the queue)")
+        return lines
+    answered, failed, thinking = progress.counts()
+    stage_names = {0: "starting", 1: "Stage 1/3: members answer", 2: "Stage 2/3: anonymous peer review", 3: "Stage 3/3: chairman synthesis"}
+    lines.append(stage_names.get(progress.stage, "working"))
+    for member in progress.members.values():
+        icon = {"answered": "✅", "failed": "❌", "thinking": "⏳"}[member.state]
+        extra = f" ({member.latency_s:.1f}s)" if member.latency_s is not None else ""
+        if member.detail:
+            extra = f" — {member.detail}"
+        lines.append(f"{icon} {short_model(member.model)}{extra}")
+    if progress.stage >= 2:
+        lines.append(
+            f"📝 reviews: {progress.reviews_done}/{progress.reviews_expected or answered} "
+            f"({progress.reviews_parsed} ballots read)"
+        )
+    if progress.stage >= 3:
+        lines.append(f"🪑 {short_model(progress.chairman_model or progress.chairman or 'chairman')} is writing…")
+    return lines
+
+
+def result_header(result: CouncilResult) -> str:
+    """First line(s) of a result: degradation said before the answer, never after."""
+    if result.status.value == "failed":
+        cause = result.error.message if result.error else "unknown cause"
+        return f":warning: The council failed: {cause}"
+    if result.status.value == "cancelled":
+        return ":octagonal_sign: The council was stopped."
+    lines = []
+    if result.synthesis is not None and not result.synthesis.by_chairman:
+        lines.append(f":warning: {result.synthesis.note or 'The chairman failed; a member synthesized this answer.'}")
+    others = [n for n in result.notices if result.synthesis is None or n != result.synthesis.note]
+    if others:
+        lines.append(":information_source: " + " ".join(others))
+    return "\n".join(lines)
+
+
+def history_lines(summaries: list[CouncilSummary]) -> list[str]:
+    if not summaries:
+        return ["No councils yet."]
+    out = []
+    for s in summaries:
+        winner = short_model(s.winner) if s.winner else "—"
+        agreement = f"W={s.agreement_w:.2f}" if s.agreement_w is not None else "W=–"
+        cost = f"${s.cost_usd:.4f}" if s.cost_usd else "$0"
+        duration = f"{s.duration_s:.0f}s" if s.duration_s is not None else "–"
+        question = s.question.replace("\n", " ")
+        question = question[:80] + ("…" if len(question) > 80 else "")
+        out.append(
+            f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value} · winner {winner} · "
+            f"{agreement} · {cost} · {duration} — {question}"
+        )
+    return out
+
+
+def leaderboard_table(board: Leaderboard) -> str:
+    if not board.rows:
+        return f"No rankings stored yet ({board.scope})."
+    header = f"{'#':>2}  {'model':<30} {'rating':>6} {'95% CI':>13} {'win%':>5} {'mean':>5} {'n':>4} {'fail%':>5}"
+    rows = [header, "-" * len(header)]
+    for i, r in enumerate(board.rows, 1):
+        mean = f"{r.average_rank:.2f}" if r.average_rank is not None else "  -  "
+        rows.append(
+            f"{i:>2}  {r.model[:30]:<30} {r.rating:>6.0f} {f'{r.low:.0f}–{r.high:.0f}':>13} "
+            f"{100 * r.win_rate:>4.0f}% {mean:>5} {r.councils:>4} {100 * r.failure_rate:>4.0f}%"
+        )
+    return (
+        "```\n" + "\n".join(rows) + "\n```\n"
+        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap 95% intervals."
+    )

@@ -1,0 +1,1 @@
+"""Platform-agnostic async engine of the LLM council."""

@@ -1,0 +1,160 @@
+"""A council as a JSON document (a superset of the classic llm-council response) or Markdown."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.models import CouncilResult, ErrorInfo, Usage
+
+
+def _error(error: ErrorInfo | None) -> dict[str, Any] | None:
+    return error.model_dump(mode="json") if error else None
+
+
+def _usage(usage: Usage) -> dict[str, Any]:
+    return usage.model_dump(mode="json")
+
+
+def to_document(result: CouncilResult) -> dict[str, Any]:
+    """The classic shape (`stage1`, `stage2`, `stage3`, `metadata`) plus everything we keep."""
+    request = result.request
+    return {
+        "id": result.council_id,
+        "question": request.question,
+        "status": result.status.value,
+        "created_at": request.created_at.isoformat(),
+        "finished_at": result.finished_at.isoformat(),
+        "origin": request.origin.model_dump(mode="json"),
+        "config": request.config.model_dump(mode="json"),
+        "history": [turn.model_dump(mode="json") for turn in request.history],
+        "stage1": [
+            {
+                "model": a.model,
+                "response": a.text,
+                "label": f"Response {a.label}" if a.label else None,
+                "error": _error(a.error),
+                "latency_s": a.latency_s,
+                "usage": _usage(a.usage),
+            }
+            for a in result.answers
+        ],
+        "stage2": [
+            {
+                "model": r.reviewer,
+                "ranking": r.text,
+                "parsed_ranking": [f"Response {label}" for label in r.ballot_labels],
+                "parsed_ranking_models": r.ballot_models,
+                "parse_status": r.parse_status.value,
+                "shown_labels": [f"Response {label}" for label in r.shown_labels],
+                "error": _error(r.error),
+                "latency_s": r.latency_s,
+                "usage": _usage(r.usage),
+            }
+            for r in result.reviews
+        ],
+        "stage3": (
+            {
+                "model": result.synthesis.model,
+                "response": result.synthesis.text,
+                "by_chairman": result.synthesis.by_chairman,
+                "note": result.synthesis.note,
+                "latency_s": result.synthesis.latency_s,
+                "usage": _usage(result.synthesis.usage),
+            }
+            if result.synthesis
+            else {"model": request.config.chairman, "response": None, "error": _error(result.error)}
+        ),
+        "metadata": {
+            "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
+            "aggregate_rankings": [
+                entry.model_dump(mode="json") for entry in (result.aggregate.entries if result.aggregate else [])
+            ],
+            "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
+            "ballots_used": result.aggregate.ballots_used if result.aggregate else 0,
+            "ballots_unparsed": result.aggregate.ballots_unparsed if result.aggregate else 0,
+            "notices": result.notices,
+        },
+        "error": _error(result.error),
+        "timings": result.timings,
+        "usage": _usage(result.usage),
+    }
+
+
+def to_json(result: CouncilResult, *, indent: int | None = 2) -> str:
+    return json.dumps(to_document(result), indent=indent, ensure_ascii=False)
+
+
+def _fmt_seconds(value: float | None) -> str:
+    return f"{value:.1f} s" if value is not None else "–"
+
+
+def to_markdown(result: CouncilResult) -> str:
+    """Everything a reader needs to audit a council: answers, reviews, ballots, aggregate, metadata."""
+    request = result.request
+    out: list[str] = [f"# Council {result.council_id}", ""]
+    out += [f"**Question:** {request.question}", ""]
+    out += [
+        f"- Status: {result.status.value}",
+        f"- Asked: {request.created_at:%Y-%m-%d %H:%M:%S} UTC via {request.origin.platform.value}"
+        + (f" by {request.origin.user_name or request.origin.user_id}" if request.origin.user_id else ""),
+        f"- Members: {', '.join(request.config.members)}",
+        f"- Chairman: {request.config.chairman}",
+        f"- Duration: {_fmt_seconds(result.timings.get('total_s'))}; "
+        f"tokens: {result.usage.prompt_tokens} in / {result.usage.completion_tokens} out"
+        + (f"; cost: ${result.usage.cost_usd:.4f}" if result.usage.cost_usd is not None else ""),
+        "",
+    ]
+    for notice in result.notices:
+        out.append(f"> {notice}")
+    if result.notices:
+        out.append("")
+    if result.error is not None:
+        out += [f"> **Failed:** {result.error.short()}", ""]
+
+    out += ["## Final answer", ""]
+    if result.synthesis is not None:
+        who = "chairman" if result.synthesis.by_chairman else "fallback synthesizer"
+        out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
+    else:
+        out += ["*(no synthesis)*", ""]
+
+    out += ["## Aggregate ranking", ""]
+    if result.aggregate and result.aggregate.entries:
+        out += [
+            "| # | model | label | mean rank | votes | Borda | Copeland | 1st places |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for e in result.aggregate.entries:
+            mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "–"
+            out.append(
+                f"| {e.position} | {e.model} | {e.label or '–'} | {mean} | {e.rankings_count} | "
+                f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
+            )
+        w = result.aggregate.agreement_w
+        out += ["", f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a", ""]
+    else:
+        out += ["*(no ranking)*", ""]
+
+    out += ["## Stage 1: answers", ""]
+    for a in result.answers:
+        label = f"Response {a.label} — " if a.label else ""
+        out += [f"### {label}{a.model}", ""]
+        if a.error is not None:
+            out += [f"*Failed: {a.error.short()}*", ""]
+        else:
+            out += [f"*{_fmt_seconds(a.latency_s)}, {a.usage.completion_tokens} tokens*", "", a.text or "", ""]
+
+    out += ["## Stage 2: reviews", ""]
+    if result.label_to_model:
+        out += ["Labels: " + ", ".join(f"Response {k} = {v}" for k, v in sorted(result.label_to_model.items())), ""]
+    for r in result.reviews:
+        out += [f"### Review by {r.reviewer}", ""]
+        if r.error is not None:
+            out += [f"*Failed: {r.error.short()}*", ""]
+            continue
+        shown = ", ".join(f"Response {x}" for x in r.shown_labels)
+        out += [f"*Shown, in this order: {shown}*", "", r.text or "", ""]
+        ballot = " > ".join(f"{label} ({model})" for label, model in zip(r.ballot_labels, r.ballot_models))
+        out += [f"**Extracted ballot ({r.parse_status.value}):** {ballot or 'none'}", ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,382 @@
+"""Typed values that cross module boundaries: requests, answers, reviews, results, events.
+
+Everything here is a pydantic model so that it serialises to JSON for storage, `--json`
+output and exports without bespoke code. Nothing here knows about Slack or Discord.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def new_council_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=False, extra="forbid")
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class ErrorKind(str, Enum):
+    AUTH = "auth"  # 401/403: bad or missing key
+    MODEL_NOT_FOUND = "model_not_found"  # 404 / unknown model id
+    RATE_LIMITED = "rate_limited"  # 429 after retries
+    TIMEOUT = "timeout"  # per-call timeout or council deadline
+    BAD_RESPONSE = "bad_response"  # invalid JSON, empty choices, refused content
+    UNAVAILABLE = "unavailable"  # 5xx after retries, connection refused
+    CANCELLED = "cancelled"  # the user stopped the council
+    CONFIG = "config"  # misconfiguration detected before any call
+    UNKNOWN = "unknown"
+
+
+class ErrorInfo(_Model):
+    """The real cause of a failure, safe to show a user (never contains a secret)."""
+
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+
+    def short(self) -> str:
+        code = f" {self.status}" if self.status else ""
+        return f"{self.kind.value}{code}: {self.message}"
+
+
+# --------------------------------------------------------------------------- chat
+
+
+class ChatMessage(_Model):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Usage(_Model):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    # Provider-reported cost where available (OpenRouter), else priced from settings.
+    cost_usd: float | None = None
+
+    def __add__(self, other: "Usage") -> "Usage":
+        cost = None
+        if self.cost_usd is not None or other.cost_usd is not None:
+            cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=cost,
+        )
+
+
+class Completion(_Model):
+    """One finished model call."""
+
+    model: str
+    text: str
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+
+
+# --------------------------------------------------------------------------- requests
+
+
+class Platform(str, Enum):
+    CLI = "cli"
+    SLACK = "slack"
+    DISCORD = "discord"
+
+
+class Origin(_Model):
+    """Who asked and where; used for rate limits, per-channel config and history."""
+
+    platform: Platform = Platform.CLI
+    workspace_id: str | None = None  # Slack team id / Discord guild id
+    channel_id: str | None = None
+    thread_id: str | None = None  # Slack thread_ts / Discord thread channel id
+    user_id: str | None = None
+    user_name: str | None = None
+
+    @property
+    def channel_key(self) -> str:
+        """Stable key for per-channel config and limits."""
+        return f"{self.platform.value}:{self.workspace_id or '-'}:{self.channel_id or '-'}"
+
+    @property
+    def user_key(self) -> str:
+        return f"{self.platform.value}:{self.workspace_id or '-'}:{self.user_id or '-'}"
+
+
+class Actor(_Model):
+    """A user invoking an admin operation, with what the platform says about them."""
+
+    user_id: str
+    is_platform_admin: bool = False  # Slack admin/owner, Discord Manage Server
+
+
+class ConversationTurn(_Model):
+    """An earlier message of a thread, passed as context for a follow-up question."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    author: str | None = None
+
+
+class CouncilConfig(_Model):
+    """The effective configuration of one council (stored as a snapshot with it)."""
+
+    members: list[str]
+    chairman: str
+    exclude_self_review: bool = True
+    member_timeout_s: float = 120.0  # one model call
+    quorum: float = 0.5  # fraction of members whose answers start the grace clock
+    grace_s: float = 20.0  # how long stragglers may still arrive once quorum is met
+    max_answer_tokens: int | None = None
+    temperature: float | None = None
+
+
+class CouncilRequest(_Model):
+    question: str
+    config: CouncilConfig
+    history: list[ConversationTurn] = Field(default_factory=list)
+    origin: Origin = Field(default_factory=Origin)
+    council_id: str = Field(default_factory=new_council_id)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+# --------------------------------------------------------------------------- stages
+
+
+class MemberAnswer(_Model):
+    """Stage 1: one member's answer, or why it has none."""
+
+    model: str
+    label: str | None = None  # "A", "B", ... (global, in member order) when answered
+    text: str | None = None
+    error: ErrorInfo | None = None
+    latency_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.text)
+
+
+class ParseStatus(str, Enum):
+    COMPLETE = "complete"
+    PARTIAL = "partial"
+    NONE = "none"
+
+
+class Review(_Model):
+    """Stage 2: one reviewer's evaluation and the ballot extracted from it."""
+
+    reviewer: str  # model id of the reviewer
+    text: str | None = None  # raw evaluation text
+    shown_labels: list[str] = Field(default_factory=list)  # labels in the order presented
+    ballot_labels: list[str] = Field(default_factory=list)  # parsed, best first
+    ballot_models: list[str] = Field(default_factory=list)  # same, as model ids
+    parse_status: ParseStatus = ParseStatus.NONE
+    error: ErrorInfo | None = None
+    latency_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
+class AggregateEntry(_Model):
+    model: str
+    label: str | None = None
+    position: int  # 1-based final place
+    average_rank: float | None  # mean rank position over ballots that ranked it
+    rankings_count: int  # number of ballots ranking it ("votes")
+    borda: float = 0.0
+    condorcet_wins: float = 0.0  # Copeland/Schulze score as reported by the ranking module
+    first_place_votes: int = 0
+
+
+class Aggregate(_Model):
+    entries: list[AggregateEntry]  # best first
+    agreement_w: float | None = None  # Kendall's W over complete-enough ballots
+    method: str = "mean_rank"
+    ballots_used: int = 0
+    ballots_unparsed: int = 0
+
+
+class Synthesis(_Model):
+    """Stage 3. `by_chairman` is False when a fallback member wrote it."""
+
+    model: str
+    text: str
+    by_chairman: bool = True
+    note: str | None = None  # why a fallback happened, shown first
+    latency_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
+class CouncilStatus(str, Enum):
+    OK = "ok"
+    DEGRADED = "degraded"  # produced an answer, but something failed (listed in notices)
+    FAILED = "failed"  # no answer at all
+    CANCELLED = "cancelled"
+
+
+class CouncilResult(_Model):
+    council_id: str
+    request: CouncilRequest
+    status: CouncilStatus
+    answers: list[MemberAnswer] = Field(default_factory=list)
+    reviews: list[Review] = Field(default_factory=list)
+    label_to_model: dict[str, str] = Field(default_factory=dict)
+    aggregate: Aggregate | None = None
+    synthesis: Synthesis | None = None
+    notices: list[str] = Field(default_factory=list)  # user-facing degradation notes
+    error: ErrorInfo | None = None  # why the council failed, when it did
+    timings: dict[str, float] = Field(default_factory=dict)  # stage1_s, stage2_s, stage3_s, total_s
+    usage: Usage = Field(default_factory=Usage)
+    finished_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def degraded(self) -> bool:
+        return self.status is CouncilStatus.DEGRADED
+
+
+# --------------------------------------------------------------------------- events
+
+
+class _Event(_Model):
+    council_id: str
+
+
+class CouncilQueued(_Event):
+    kind: Literal["queued"] = "queued"
+    position: int
+
+
+class CouncilStarted(_Event):
+    kind: Literal["started"] = "started"
+    members: list[str]
+    chairman: str
+
+
+class StageStarted(_Event):
+    kind: Literal["stage_started"] = "stage_started"
+    stage: Literal[1, 2, 3]
+
+
+class MemberStarted(_Event):
+    kind: Literal["member_started"] = "member_started"
+    model: str
+
+
+class MemberFinished(_Event):
+    kind: Literal["member_finished"] = "member_finished"
+    answer: MemberAnswer
+
+
+class MemberFailed(_Event):
+    kind: Literal["member_failed"] = "member_failed"
+    answer: MemberAnswer
+
+
+class ReviewFinished(_Event):
+    kind: Literal["review_finished"] = "review_finished"
+    review: Review
+
+
+class AggregateReady(_Event):
+    kind: Literal["aggregate_ready"] = "aggregate_ready"
+    aggregate: Aggregate
+    label_to_model: dict[str, str]
+
+
+class ChairmanToken(_Event):
+    kind: Literal["chairman_token"] = "chairman_token"
+    model: str
+    delta: str
+
+
+class ChairmanFinished(_Event):
+    kind: Literal["chairman_finished"] = "chairman_finished"
+    synthesis: Synthesis
+
+
+class CouncilFinished(_Event):
+    kind: Literal["finished"] = "finished"
+    result: CouncilResult
+
+
+CouncilEvent = Annotated[
+    Union[
+        CouncilQueued,
+        CouncilStarted,
+        StageStarted,
+        MemberStarted,
+        MemberFinished,
+        MemberFailed,
+        ReviewFinished,
+        AggregateReady,
+        ChairmanToken,
+        ChairmanFinished,
+        CouncilFinished,
+    ],
+    Field(discriminator="kind"),
+]
+
+
+# --------------------------------------------------------------------------- history
+
+
+class CouncilSummary(_Model):
+    council_id: str
+    created_at: datetime
+    question: str
+    status: CouncilStatus
+    members: list[str]
+    chairman: str
+    winner: str | None = None
+    agreement_w: float | None = None
+    cost_usd: float | None = None
+    duration_s: float | None = None
+    origin: Origin = Field(default_factory=Origin)
+
+
+class ChannelSettings(_Model):
+    """Per-channel overrides set by admins; None means "use the default"."""
+
+    channel_key: str
+    members: list[str] | None = None
+    chairman: str | None = None
+    user_limit_per_hour: int | None = None
+    channel_limit_per_hour: int | None = None
+    daily_budget_usd: float | None = None
+
+
+class LeaderboardRow(_Model):
+    model: str
+    rating: float
+    low: float  # bootstrap 95% interval
+    high: float
+    councils: int
+    ballots: int
+    win_rate: float  # share of councils where it placed first
+    average_rank: float | None = None
+    average_latency_s: float | None = None
+    failure_rate: float = 0.0
+    cost_per_council_usd: float | None = None
+
+
+class Leaderboard(_Model):
+    scope: str
+    rows: list[LeaderboardRow]
+    councils: int
+    ballots: int
+    computed_s: float = 0.0

@@ -1,0 +1,92 @@
+"""What every model provider offers, and the typed errors it raises.
+
+A provider turns chat messages into a `Completion`, optionally streaming text deltas.
+Errors are typed so that the real cause (401, unknown model, timeout, ...) reaches the user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import AsyncIterator, Protocol, Sequence, runtime_checkable
+
+from core.models import ChatMessage, Completion, ErrorInfo, ErrorKind
+
+
+class ProviderError(Exception):
+    """Base of provider failures. `message` must never contain a secret."""
+
+    kind: ErrorKind = ErrorKind.UNKNOWN
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after_s: float | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+    def info(self) -> ErrorInfo:
+        return ErrorInfo(kind=self.kind, message=self.message, status=self.status)
+
+
+class AuthError(ProviderError):
+    kind = ErrorKind.AUTH
+
+
+class ModelNotFoundError(ProviderError):
+    kind = ErrorKind.MODEL_NOT_FOUND
+
+
+class RateLimitedError(ProviderError):
+    kind = ErrorKind.RATE_LIMITED
+
+
+class ProviderTimeoutError(ProviderError):
+    kind = ErrorKind.TIMEOUT
+
+
+class BadResponseError(ProviderError):
+    kind = ErrorKind.BAD_RESPONSE
+
+
+class ProviderUnavailableError(ProviderError):
+    kind = ErrorKind.UNAVAILABLE
+
+
+class ProviderConfigError(ProviderError):
+    kind = ErrorKind.CONFIG
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of streamed text."""
+
+    text: str
+
+
+# A stream yields TextDelta items and ends with exactly one Completion (full text + usage).
+StreamItem = TextDelta | Completion
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    timeout_s: float = 120.0
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """One backend (an OpenAI-compatible endpoint, or in-process GGUF models)."""
+
+    name: str
+
+    async def complete(
+        self, model: str, messages: Sequence[ChatMessage], options: CallOptions
+    ) -> Completion: ...
+
+    def stream(
+        self, model: str, messages: Sequence[ChatMessage], options: CallOptions
+    ) -> AsyncIterator[StreamItem]: ...
+
+    async def list_models(self) -> list[str]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,442 @@
+"""CouncilService: the one API that adapters (CLI, Slack, Discord) call.
+
+Every operation is checked here (input limits, rate limits, budget, permissions) so that no
+adapter decides anything about councils. Councils run as background tasks; adapters follow
+them through `CouncilRun.events()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import datetime, timedelta, timezone
+from typing import AsyncIterator, Literal, Sequence
+
+from core.council import CouncilControl, run_council
+from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenied, UnknownModels
+from core.export import to_json, to_markdown
+from core.limits import ConcurrencyGate, RateLimiter, validate_question
+from core.models import (
+    Actor,
+    ChannelSettings,
+    ConversationTurn,
+    CouncilConfig,
+    CouncilEvent,
+    CouncilFinished,
+    CouncilQueued,
+    CouncilRequest,
+    CouncilResult,
+    CouncilStatus,
+    CouncilSummary,
+    ErrorInfo,
+    ErrorKind,
+    Leaderboard,
+    LeaderboardRow,
+    Origin,
+)
+from core.providers.router import ProviderRouter
+from core.settings import Settings
+from core.storage import Storage
+
+log = logging.getLogger(__name__)
+
+HistoryScope = Literal["channel", "workspace", "user", "all"]
+MAX_MEMBERS = 8
+
+
+class CouncilRun:
+    """A running (or finished) council that any number of listeners can follow."""
+
+    def __init__(self, request: CouncilRequest):
+        self.request = request
+        self.control = CouncilControl()
+        self._events: list[CouncilEvent] = []
+        self._changed = asyncio.Condition()
+        self._result: CouncilResult | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def council_id(self) -> str:
+        return self.request.council_id
+
+    @property
+    def done(self) -> bool:
+        return self._result is not None
+
+    async def publish(self, event: CouncilEvent) -> None:
+        async with self._changed:
+            self._events.append(event)
+            if isinstance(event, CouncilFinished):
+                self._result = event.result
+            self._changed.notify_all()
+
+    async def events(self) -> AsyncIterator[CouncilEvent]:
+        """Every event from the start (late listeners get a replay), ending with CouncilFinished."""
+        index = 0
+        while True:
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self._events) > index)
+                batch = self._events[index:]
+            for event in batch:
+                yield event
+                if isinstance(event, CouncilFinished):
+                    return
+            index += len(batch)
+
+    async def wait(self) -> CouncilResult:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self._result is not None)
+        assert self._result is not None
+        return self._result
+
+
+class CouncilService:
+    def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter):
+        self.settings = settings
+        self.storage = storage
+        self.router = router
+        self.limiter = RateLimiter(storage)
+        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils)
+        self._runs: dict[str, CouncilRun] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    async def open(cls, settings: Settings | None = None, *, router: ProviderRouter | None = None) -> "CouncilService":
+        settings = settings or Settings()
+        storage = await Storage.open(settings.sqlite_path)
+        interrupted = await storage.mark_interrupted()
+        if interrupted:
+            log.warning("marked %d council(s) interrupted by the last shutdown as failed", interrupted)
+        service = cls(settings, storage, router or ProviderRouter(settings))
+        if settings.retention_days:
+            await service.prune(timedelta(days=settings.retention_days))
+        return service
+
+    async def aclose(self) -> None:
+        for run in list(self._runs.values()):
+            if run.task and not run.task.done():
+                run.control.stop()
+        pending = [r.task for r in self._runs.values() if r.task and not r.task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+        await self.router.aclose()
+        await self.storage.close()
+
+    async def __aenter__(self) -> "CouncilService":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ councils
+
+    async def start_council(
+        self,
+        question: str,
+        origin: Origin,
+        history: Sequence[ConversationTurn] = (),
+    ) -> CouncilRun:
+        """Validate, check limits and start a council in the background.
+
+        Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing message.
+        """
+        question = validate_question(question, self.settings.max_question_chars)
+        channel = await self.storage.get_channel_settings(origin.channel_key)
+        config = self._config_for(channel)
+        await self._check_budget(origin, channel)
+        await self.limiter.check_and_record(
+            user_key=origin.user_key,
+            channel_key=origin.channel_key,
+            user_limit_per_hour=_pick(channel and channel.user_limit_per_hour, self.settings.user_limit_per_hour),
+            channel_limit_per_hour=_pick(
+                channel and channel.channel_limit_per_hour, self.settings.channel_limit_per_hour
+            ),
+        )
+        request = CouncilRequest(
+            question=question, config=config, history=self._trim_history(history), origin=origin
+        )
+        await self.storage.save_council_started(request)
+        run = CouncilRun(request)
+        self._runs[run.council_id] = run
+        run.task = asyncio.create_task(self._drive(run), name=f"council-{run.council_id}")
+        return run
+
+    async def ask(
+        self, question: str, origin: Origin | None = None, history: Sequence[ConversationTurn] = ()
+    ) -> CouncilResult:
+        run = await self.start_council(question, origin or Origin(), history)
+        return await run.wait()
+
+    def get_run(self, council_id: str) -> CouncilRun | None:
+        return self._runs.get(council_id)
+
+    async def stop(self, council_id: str, actor: Actor, *, synthesize: bool = False) -> bool:
+        """Stop a running council (or make it synthesize now). Only the asker or an admin may."""
+        run = self._runs.get(council_id)
+        if run is None or run.done:
+            return False
+        if actor.user_id != run.request.origin.user_id and not self.is_admin(actor):
+            raise PermissionDenied("Only the person who asked, or an admin, can stop this council.")
+        if synthesize:
+            run.control.synthesize_now()
+        else:
+            run.control.stop()
+        return True
+
+    async def _drive(self, run: CouncilRun) -> None:
+        result: CouncilResult | None = None
+        try:
+            async def on_queued(position: int) -> None:
+                await run.publish(CouncilQueued(council_id=run.council_id, position=position))
+
+            async with self.gate.slot(on_queued):
+                async for event in run_council(run.request, self.router, run.control):
+                    if isinstance(event, CouncilFinished):
+                        result = event.result
+                        break
+                    await run.publish(event)
+        except Exception as exc:  # the council must always end with a stored, explained result
+            log.exception("council %s crashed", run.council_id)
+            message = getattr(exc, "user_message", None) or f"internal error: {type(exc).__name__}: {exc}"
+            result = CouncilResult(
+                council_id=run.council_id,
+                request=run.request,
+                status=CouncilStatus.FAILED,
+                error=ErrorInfo(kind=ErrorKind.UNKNOWN, message=message),
+            )
+        if result is None:
+            result = CouncilResult(
+                council_id=run.council_id,
+                request=run.request,
+                status=CouncilStatus.CANCELLED,
+                error=ErrorInfo(kind=ErrorKind.CANCELLED, message="The council was stopped."),
+            )
+        try:
+            await self.storage.save_result(result)
+        except Exception:
+            log.exception("could not store council %s", run.council_id)
+            result.notices.append("This council could not be saved to history.")
+        await run.publish(CouncilFinished(council_id=run.council_id, result=result))
+        # Keep finished runs briefly so that late listeners (buttons) can still attach.
+        asyncio.get_running_loop().call_later(600, self._runs.pop, run.council_id, None)
+
+    def _config_for(self, channel: ChannelSettings | None) -> CouncilConfig:
+        s = self.settings
+        members = (channel and channel.members) or s.default_members
+        chairman = (channel and channel.chairman) or s.default_chairman
+        return CouncilConfig(
+            members=list(members),
+            chairman=chairman,
+            exclude_self_review=s.council_exclude_self,
+            member_timeout_s=s.council_timeout_s,
+            quorum=s.council_quorum,
+            grace_s=s.council_grace_s,
+            max_answer_tokens=s.council_max_answer_tokens,
+        )
+
+    def _trim_history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
+        """Keep the most recent turns that fit the history budget (older context matters least)."""
+        budget = self.settings.max_history_chars
+        kept: list[ConversationTurn] = []
+        for turn in reversed(list(history)):
+            if len(turn.content) > budget:
+                break
+            budget -= len(turn.content)
+            kept.append(turn)
+        return list(reversed(kept))
+
+    async def _check_budget(self, origin: Origin, channel: ChannelSettings | None) -> None:
+        budget = _pick(channel and channel.daily_budget_usd, self.settings.daily_budget_usd)
+        if not budget:
+            return
+        day_start = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+        spent = await self.storage.spent_since(origin.channel_key, day_start)
+        if spent >= budget:
+            raise BudgetExceeded(
+                f"This channel's daily budget of ${budget:.2f} is spent (${spent:.2f} today). "
+                "It resets at 00:00 UTC; an admin can raise it with the limits command."
+            )
+
+    # ------------------------------------------------------------------ history
+
+    async def claim_event(self, platform: str, event_id: str) -> bool:
+        """True the first time a platform event id is seen (retries return False)."""
+        return await self.storage.claim_event(platform, event_id)
+
+    async def get_result(self, council_id: str) -> CouncilResult:
+        result = await self.storage.get_result(council_id.strip())
+        if result is None:
+            raise NotFound(f"No council with id `{council_id}`.")
+        return result
+
+    async def history(
+        self, origin: Origin | None = None, scope: HistoryScope = "channel", limit: int = 10
+    ) -> list[CouncilSummary]:
+        return await self.storage.list_councils(limit=max(1, min(limit, 100)), **_filters(origin, scope))
+
+    async def export(self, council_id: str, fmt: Literal["markdown", "json"] = "markdown") -> str:
+        result = await self.get_result(council_id)
+        return to_json(result) if fmt == "json" else to_markdown(result)
+
+    async def leaderboard(
+        self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
+    ) -> Leaderboard:
+        from core.ranking import leaderboard as rate
+
+        filters = _filters(origin, scope)
+        filters.pop("user_id", None)
+        started = time.perf_counter()
+        ballots = await self.storage.ballots(**filters)
+        stats = await self.storage.model_stats(**filters)
+        orders = [b.ballot_models for b in ballots if len(b.ballot_models) >= 2]
+        ratings = await asyncio.to_thread(rate, orders, rounds=rounds, seed=0) if orders else []
+        rows = []
+        for rating in ratings:
+            st = stats.get(rating.model)
+            councils = st.councils if st else 0
+            rows.append(
+                LeaderboardRow(
+                    model=rating.model,
+                    rating=rating.rating,
+                    low=rating.low,
+                    high=rating.high,
+                    councils=councils,
+                    ballots=rating.comparisons,
+                    win_rate=(st.first_places / councils) if st and councils else 0.0,
+                    average_rank=st.mean_average_rank if st else None,
+                    average_latency_s=st.average_latency_s if st else None,
+                    failure_rate=(st.failures / councils) if st and councils else 0.0,
+                    cost_per_council_usd=(st.cost_usd / councils) if st and councils and st.cost_usd else None,
+                )
+            )
+        council_ids = {b.council_id for b in ballots}
+        return Leaderboard(
+            scope=_describe_scope(origin, scope),
+            rows=rows,
+            councils=len(council_ids),
+            ballots=len(orders),
+            computed_s=time.perf_counter() - started,
+        )
+
+    async def prune(self, older_than: timedelta) -> int:
+        return await self.storage.prune(datetime.now(timezone.utc) - older_than)
+
+    # ------------------------------------------------------------------ admin
+
+    def is_admin(self, actor: Actor) -> bool:
+        return actor.is_platform_admin or actor.user_id in self.settings.admin_users
+
+    def _require_admin(self, actor: Actor) -> None:
+        if not self.is_admin(actor):
+            raise PermissionDenied(
+                "Only workspace admins (or users listed in COUNCIL_ADMIN_USERS) can change the council."
+            )
+
+    async def effective_config(self, origin: Origin) -> CouncilConfig:
+        return self._config_for(await self.storage.get_channel_settings(origin.channel_key))
+
+    async def channel_settings(self, origin: Origin) -> ChannelSettings:
+        found = await self.storage.get_channel_settings(origin.channel_key)
+        return found or ChannelSettings(channel_key=origin.channel_key)
+
+    async def admin_set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
+        self._require_admin(actor)
+        cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
+        if len(cleaned) < 2:
+            raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
+        if len(cleaned) > MAX_MEMBERS:
+            raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+        await self._require_known(cleaned)
+        current = await self.channel_settings(origin)
+        await self._save_channel(actor, current.model_copy(update={"members": cleaned}), "set_members", {"members": cleaned})
+        return await self.effective_config(origin)
+
+    async def admin_set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
+        self._require_admin(actor)
+        chairman = chairman.strip()
+        if not chairman:
+            raise InputRejected("Name the chairman's model id.")
+        await self._require_known([chairman])
+        current = await self.channel_settings(origin)
+        await self._save_channel(actor, current.model_copy(update={"chairman": chairman}), "set_chairman", {"chairman": chairman})
+        return await self.effective_config(origin)
+
+    async def admin_set_limits(
+        self,
+        actor: Actor,
+        origin: Origin,
+        *,
+        user_per_hour: int | None = None,
+        channel_per_hour: int | None = None,
+        daily_budget_usd: float | None = None,
+    ) -> ChannelSettings:
+        self._require_admin(actor)
+        update: dict[str, object] = {}
+        for name, value in (
+            ("user_limit_per_hour", user_per_hour),
+            ("channel_limit_per_hour", channel_per_hour),
+            ("daily_budget_usd", daily_budget_usd),
+        ):
+            if value is None:
+                continue
+            if value < 0:
+                raise InputRejected(f"{name.replace('_', ' ')} cannot be negative.")
+            update[name] = value
+        if not update:
+            raise InputRejected("Give at least one of: user=N, channel=N (councils per hour), budget=USD (per day).")
+        current = await self.channel_settings(origin)
+        updated = current.model_copy(update=update)
+        await self._save_channel(actor, updated, "set_limits", update)
+        return updated
+
+    async def admin_reset(self, actor: Actor, origin: Origin) -> None:
+        self._require_admin(actor)
+        await self.storage.delete_channel_settings(origin.channel_key)
+        await self.storage.audit(origin.channel_key, actor.user_id, "reset", {})
+
+    async def audit_log(self, actor: Actor, origin: Origin, limit: int = 20):
+        self._require_admin(actor)
+        return await self.storage.audit_log(origin.channel_key, limit)
+
+    async def _save_channel(self, actor: Actor, updated: ChannelSettings, action: str, detail: dict) -> None:
+        await self.storage.put_channel_settings(updated, actor.user_id)
+        await self.storage.audit(updated.channel_key, actor.user_id, action, detail)
+
+    async def _require_known(self, models: list[str]) -> None:
+        unknown = await self.router.unknown_models(models)
+        if unknown:
+            raise UnknownModels(
+                "Unknown model id(s): " + ", ".join(f"`{m}`" for m in unknown)
+                + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
+                unknown,
+            )
+
+
+def _pick(override, default):
+    """A channel override when set (0 is a real value), else the global default."""
+    return default if override is None or override is False else override
+
+
+def _filters(origin: Origin | None, scope: HistoryScope) -> dict[str, str | None]:
+    if origin is None or scope == "all":
+        return {}
+    filters: dict[str, str | None] = {"platform": origin.platform.value}
+    if origin.workspace_id:
+        filters["workspace_id"] = origin.workspace_id
+    if scope == "channel":
+        filters["channel_id"] = origin.channel_id
+    elif scope == "user":
+        filters["user_id"] = origin.user_id
+    return filters
+
+
+def _describe_scope(origin: Origin | None, scope: HistoryScope) -> str:
+    if origin is None or scope == "all":
+        return "all councils"
+    if scope == "channel":
+        return "this channel"
+    if scope == "user":
+        return "your councils"
+    return "this workspace" if origin.platform.value == "slack" else "this server"

@@ -1,0 +1,144 @@
+"""Settings read from the environment and `.env` (pydantic-settings).
+
+Every setting has a safe default except secrets. Secrets are `SecretStr`, so they never
+print in logs, reprs or errors. `.env.example` documents each one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+
+# Used when no provider key is configured: tiny GGUF models that run in-process.
+LOCAL_DEFAULT_MEMBERS = ["local:smollm2", "local:gemma3-270m", "local:smollm2-creative"]
+LOCAL_DEFAULT_CHAIRMAN = "local:gemma3-270m"
+
+# Used when a key is configured but no members are named.
+REMOTE_DEFAULT_MEMBERS = [
+    "openai/gpt-5.1",
+    "google/gemini-3-pro-preview",
+    "anthropic/claude-sonnet-4.5",
+    "x-ai/grok-4",
+]
+REMOTE_DEFAULT_CHAIRMAN = "google/gemini-3-pro-preview"
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+CsvList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+    )
+
+    # ----------------------------------------------------------------- providers
+    llm_base_url: str | None = Field(None, alias="LLM_BASE_URL")
+    llm_api_key: SecretStr | None = Field(None, alias="LLM_API_KEY")
+    openrouter_api_key: SecretStr | None = Field(None, alias="OPENROUTER_API_KEY")
+    openrouter_base_url: str = Field(OPENROUTER_BASE_URL, alias="OPENROUTER_BASE_URL")
+    llm_max_retries: int = Field(3, alias="LLM_MAX_RETRIES", ge=0, le=10)
+    llm_retry_base_s: float = Field(0.5, alias="LLM_RETRY_BASE_S", ge=0)
+    llm_retry_max_s: float = Field(20.0, alias="LLM_RETRY_MAX_S", ge=0)
+    llm_max_connections: int = Field(100, alias="LLM_MAX_CONNECTIONS", ge=1)
+    # JSON object: {"model id": [usd per 1M prompt tokens, usd per 1M completion tokens]}
+    model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict, alias="MODEL_PRICES")
+
+    # ----------------------------------------------------------------- local models
+    local_models_dir: str | None = Field(None, alias="LOCAL_MODELS_DIR")
+    local_n_ctx: int = Field(4096, alias="LOCAL_N_CTX", ge=512)
+    local_n_threads: int | None = Field(None, alias="LOCAL_N_THREADS")
+    local_max_tokens: int = Field(384, alias="LOCAL_MAX_TOKENS", ge=16)
+
+    # ----------------------------------------------------------------- council
+    council_models: CsvList = Field(default_factory=list, alias="COUNCIL_MODELS")
+    council_chairman: str | None = Field(None, alias="COUNCIL_CHAIRMAN")
+    council_timeout_s: float = Field(120.0, alias="COUNCIL_TIMEOUT_S", gt=0)
+    council_quorum: float = Field(0.5, alias="COUNCIL_QUORUM", gt=0, le=1)
+    council_grace_s: float = Field(20.0, alias="COUNCIL_GRACE_S", ge=0)
+    council_exclude_self: bool = Field(True, alias="COUNCIL_EXCLUDE_SELF")
+    council_max_answer_tokens: int | None = Field(None, alias="COUNCIL_MAX_ANSWER_TOKENS")
+
+    # ----------------------------------------------------------------- limits
+    max_question_chars: int = Field(4000, alias="COUNCIL_MAX_QUESTION_CHARS", ge=1)
+    max_history_chars: int = Field(12000, alias="COUNCIL_MAX_HISTORY_CHARS", ge=0)
+    max_concurrent_councils: int = Field(4, alias="COUNCIL_MAX_CONCURRENT", ge=1)
+    max_queued_councils: int = Field(50, alias="COUNCIL_MAX_QUEUED", ge=0)
+    user_limit_per_hour: int = Field(20, alias="RATE_LIMIT_USER_PER_HOUR", ge=0)
+    channel_limit_per_hour: int = Field(60, alias="RATE_LIMIT_CHANNEL_PER_HOUR", ge=0)
+    daily_budget_usd: float | None = Field(None, alias="COUNCIL_DAILY_BUDGET_USD")
+    admin_users: CsvList = Field(default_factory=list, alias="COUNCIL_ADMIN_USERS")
+
+    # ----------------------------------------------------------------- storage
+    database_url: str = Field("sqlite:///data/council.db", alias="DATABASE_URL")
+    retention_days: int | None = Field(None, alias="COUNCIL_RETENTION_DAYS")
+
+    # ----------------------------------------------------------------- slack
+    slack_bot_token: SecretStr | None = Field(None, alias="SLACK_BOT_TOKEN")
+    slack_app_token: SecretStr | None = Field(None, alias="SLACK_APP_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(None, alias="SLACK_SIGNING_SECRET")
+    slack_api_url: str | None = Field(None, alias="SLACK_API_URL")
+
+    # ----------------------------------------------------------------- discord
+    discord_token: SecretStr | None = Field(None, alias="DISCORD_TOKEN")
+    discord_guild_id: int | None = Field(None, alias="DISCORD_GUILD_ID")
+    discord_api_url: str | None = Field(None, alias="DISCORD_API_URL")
+
+    log_level: str = Field("INFO", alias="LOG_LEVEL")
+
+    _split = field_validator("council_models", "admin_users", mode="before")(_split_csv)
+
+    @field_validator("model_prices", mode="before")
+    @classmethod
+    def _parse_prices(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return json.loads(value) if value.strip() else {}
+        return value
+
+    @field_validator("council_chairman", "llm_base_url", "slack_api_url", "discord_api_url", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    # ----------------------------------------------------------------- derived
+
+    @property
+    def has_remote_provider(self) -> bool:
+        return bool(self.llm_base_url or self.openrouter_api_key)
+
+    @property
+    def default_members(self) -> list[str]:
+        if self.council_models:
+            return list(self.council_models)
+        return list(REMOTE_DEFAULT_MEMBERS if self.has_remote_provider else LOCAL_DEFAULT_MEMBERS)
+
+    @property
+    def default_chairman(self) -> str:
+        if self.council_chairman:
+            return self.council_chairman
+        if self.council_models:
+            return self.council_models[0]
+        return REMOTE_DEFAULT_CHAIRMAN if self.has_remote_provider else LOCAL_DEFAULT_CHAIRMAN
+
+    @property
+    def uses_local_defaults(self) -> bool:
+        return not self.council_models and not self.has_remote_provider
+
+    @property
+    def sqlite_path(self) -> str:
+        """Path of the SQLite file from `sqlite:///path` (or `:memory:`)."""
+        url = self.database_url
+        for prefix in ("sqlite+aiosqlite:///", "sqlite:///"):
+            if url.startswith(prefix):
+                return url[len(prefix):] or ":memory:"
+        raise ValueError(f"DATABASE_URL must start with sqlite:/// (got scheme of {url.split(':', 1)[0]!r})")
