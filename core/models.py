@@ -380,3 +380,38 @@ class Leaderboard(_Model):
     councils: int
     ballots: int
     computed_s: float = 0.0
+
+
+# --------------------------------------------------------------------------- storage rows
+
+
+class StoredBallot(_Model):
+    council_id: str
+    reviewer: str
+    ballot_models: list[str]
+
+
+class ModelStats(_Model):
+    model: str
+    councils: int = 0  # councils it was a member of
+    failures: int = 0  # stage-1 answers that failed
+    first_places: int = 0  # councils it won (aggregate position 1)
+    mean_average_rank: float | None = None
+    average_latency_s: float | None = None
+    cost_usd: float | None = None
+
+
+class AuditEntry(_Model):
+    at: datetime
+    channel_key: str
+    actor_id: str
+    action: str
+    detail: dict
+
+
+class DailyUsage(_Model):
+    day: str  # YYYY-MM-DD (UTC)
+    councils: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float

@@ -143,6 +143,7 @@ class CouncilService:
         Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing message.
         """
         question = validate_question(question, self.settings.max_question_chars)
+        self.gate.check_capacity()
         channel = await self.storage.get_channel_settings(origin.channel_key)
         config = self._config_for(channel)
         await self._check_budget(origin, channel)

@@ -1,0 +1,128 @@
+"""Input limits, per-user and per-channel rate limits, and the global concurrency cap."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import deque
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Awaitable, Callable
+
+from core.errors import InputRejected, Overloaded, RateLimited
+
+WINDOW_S = 3600.0
+
+
+def validate_question(text: str, max_chars: int) -> str:
+    question = (text or "").strip()
+    if not question:
+        raise InputRejected("Ask a question after the command, e.g. `/council What are the trade-offs of Rust vs Go?`")
+    if len(question) > max_chars:
+        raise InputRejected(
+            f"Your question is {len(question):,} characters; the limit is {max_chars:,}. "
+            "Shorten it, or attach the long material as a file and summarise what you want to know."
+        )
+    return question
+
+
+def _when(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, math.ceil(seconds))} seconds"
+    return f"{math.ceil(seconds / 60)} minutes"
+
+
+class RateLimiter:
+    """Sliding one-hour windows over hits persisted in storage, so a restart resets nothing."""
+
+    def __init__(self, storage, window_s: float = WINDOW_S):
+        self.storage = storage
+        self.window_s = window_s
+        self._lock = asyncio.Lock()  # check-then-record must not interleave
+
+    async def check_and_record(
+        self,
+        *,
+        user_key: str,
+        channel_key: str,
+        user_limit_per_hour: int,
+        channel_limit_per_hour: int,
+        now: float | None = None,
+    ) -> None:
+        now = time.time() if now is None else now
+        since = now - self.window_s
+        async with self._lock:
+            for key, limit, who in (
+                (f"user:{user_key}", user_limit_per_hour, "You have"),
+                (f"channel:{channel_key}", channel_limit_per_hour, "This channel has"),
+            ):
+                if limit <= 0:
+                    continue
+                hits = await self.storage.hits_since(key, since)
+                if len(hits) >= limit:
+                    # The window frees a slot when the hit that makes us over the limit ages out.
+                    retry_after = hits[len(hits) - limit] + self.window_s - now
+                    raise RateLimited(
+                        f"{who} asked {len(hits)} councils in the last hour (limit {limit}). "
+                        f"Try again in {_when(retry_after)}.",
+                        retry_after_s=max(retry_after, 1.0),
+                    )
+            await self.storage.record_hits(
+                [f"user:{user_key}", f"channel:{channel_key}"], now, forget_before=now - 2 * self.window_s
+            )
+
+
+class ConcurrencyGate:
+    """At most `max_concurrent` councils run; up to `max_queued` wait in FIFO order."""
+
+    def __init__(self, max_concurrent: int, max_queued: int):
+        self.max_concurrent = max_concurrent
+        self.max_queued = max_queued
+        self._running = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def running(self) -> int:
+        return self._running
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+    def check_capacity(self) -> None:
+        """Refuse early (before a council is accepted) when even the queue is full."""
+        if self._running >= self.max_concurrent and len(self._waiters) >= self.max_queued:
+            raise Overloaded(
+                f"{len(self._waiters)} councils are already waiting for a free slot; try again in a few minutes."
+            )
+
+    @asynccontextmanager
+    async def slot(self, on_queued: Callable[[int], Awaitable[None]] | None = None) -> AsyncIterator[None]:
+        if self._running < self.max_concurrent and not self._waiters:
+            self._running += 1
+        else:
+            self.check_capacity()
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                if on_queued is not None:
+                    await on_queued(len(self._waiters))
+                await waiter  # the releasing council hands its slot over (running count unchanged)
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._release()  # we were handed a slot but will not use it: pass it on
+                elif waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                raise
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._running -= 1

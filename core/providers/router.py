@@ -1,0 +1,124 @@
+"""Routes a model id to its provider: `local:NAME`, `openrouter:ID`, or a bare id.
+
+A bare id goes to `LLM_BASE_URL` when set, else to OpenRouter. Only these known prefixes are
+split off, because plain ids may contain colons themselves (Ollama's `llama3:8b`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import AsyncIterator, Sequence
+
+import httpx
+
+from core.models import ChatMessage, Completion
+from core.providers.base import CallOptions, Provider, ProviderConfigError, ProviderError, StreamItem
+from core.providers.openai_compat import OpenAICompatProvider
+from core.settings import Settings
+
+MODEL_LIST_TTL_S = 300.0
+_OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-Title": "LLM Council"}
+
+
+class ProviderRouter:
+    def __init__(self, settings: Settings, http_client: httpx.AsyncClient | None = None):
+        self.settings = settings
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.AsyncClient(
+            timeout=httpx.Timeout(None, connect=10.0),  # per-call deadlines are asyncio timeouts
+            limits=httpx.Limits(
+                max_connections=settings.llm_max_connections,
+                max_keepalive_connections=settings.llm_max_connections,
+            ),
+        )
+        self._providers: dict[str, Provider] = {}
+        self._model_lists: dict[str, tuple[float, set[str]]] = {}
+
+    # ------------------------------------------------------------------ routing
+
+    def resolve(self, model_id: str) -> tuple[Provider, str]:
+        prefix, _, rest = model_id.partition(":")
+        if rest and prefix == "local":
+            return self._provider("local"), rest
+        if rest and prefix == "openrouter":
+            return self._provider("openrouter"), rest
+        if self.settings.llm_base_url:
+            return self._provider("default"), model_id
+        if self.settings.openrouter_api_key:
+            return self._provider("openrouter"), model_id
+        raise ProviderConfigError(
+            f"no provider is configured for `{model_id}`: set OPENROUTER_API_KEY, or LLM_BASE_URL "
+            "(and LLM_API_KEY) for another OpenAI-compatible endpoint, or use local: models"
+        )
+
+    def _provider(self, key: str) -> Provider:
+        if key not in self._providers:
+            self._providers[key] = self._build(key)
+        return self._providers[key]
+
+    def _build(self, key: str) -> Provider:
+        s = self.settings
+        common = dict(
+            http=self._http,
+            max_retries=s.llm_max_retries,
+            retry_base_s=s.llm_retry_base_s,
+            retry_max_s=s.llm_retry_max_s,
+            prices=s.model_prices,
+        )
+        if key == "local":
+            try:
+                from core.providers.local import LocalProvider
+            except ImportError as exc:  # pragma: no cover - depends on the optional extra
+                raise ProviderConfigError(f"local models are unavailable ({exc}); pip install -e '.[local]'") from None
+            return LocalProvider(s)
+        if key == "openrouter":
+            if s.openrouter_api_key is None:
+                raise ProviderConfigError("openrouter: models need OPENROUTER_API_KEY")
+            return OpenAICompatProvider(
+                "openrouter", s.openrouter_base_url, s.openrouter_api_key, extra_headers=_OPENROUTER_HEADERS, **common
+            )
+        assert s.llm_base_url is not None
+        return OpenAICompatProvider("LLM_BASE_URL endpoint", s.llm_base_url, s.llm_api_key, **common)
+
+    # ------------------------------------------------------------------ calls
+
+    async def complete(self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
+        provider, model = self.resolve(model_id)
+        completion = await provider.complete(model, messages, options)
+        return completion.model_copy(update={"model": model_id})
+
+    async def stream(
+        self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions
+    ) -> AsyncIterator[StreamItem]:
+        provider, model = self.resolve(model_id)
+        async for item in provider.stream(model, messages, options):
+            yield item.model_copy(update={"model": model_id}) if isinstance(item, Completion) else item
+
+    async def unknown_models(self, model_ids: Sequence[str]) -> list[str]:
+        """Ids the provider's model list does not contain. Auth and config errors propagate."""
+        unknown = []
+        for model_id in model_ids:
+            provider, model = self.resolve(model_id)
+            known = await self._known(provider)
+            if known is not None and model not in known:
+                unknown.append(model_id)
+        return unknown
+
+    async def _known(self, provider: Provider) -> set[str] | None:
+        cached = self._model_lists.get(provider.name)
+        if cached and time.monotonic() - cached[0] < MODEL_LIST_TTL_S:
+            return cached[1]
+        try:
+            models = set(await provider.list_models())
+        except ProviderError as exc:
+            if exc.kind.value in ("auth", "config"):
+                raise
+            return None  # endpoints without a model list cannot veto an id
+        self._model_lists[provider.name] = (time.monotonic(), models)
+        return models
+
+    async def aclose(self) -> None:
+        for provider in self._providers.values():
+            await provider.aclose()
+        if self._owns_http:
+            await self._http.aclose()

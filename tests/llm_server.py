@@ -1,0 +1,274 @@
+"""A scripted OpenAI-compatible server on loopback, for tests and benchmarks.
+
+Real HTTP (aiohttp) on 127.0.0.1 with an ephemeral port. Each model id is scripted with a
+`Behaviour`; unknown models get OpenAI's 404 `model_not_found`. Every request is recorded.
+
+    async with ScriptedLLMServer({"m1": council_member("Paris."), "m2": Reply("Lyon")}) as srv:
+        Settings(LLM_BASE_URL=srv.base_url, LLM_API_KEY="test-key", ...)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from aiohttp import web
+
+_LABEL_FENCE = re.compile(r"<<<RESPONSE ([A-Z]) [0-9a-f]+>>>")
+
+
+@dataclass
+class RecordedRequest:
+    model: str
+    messages: list[dict[str, str]]
+    stream: bool
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def system(self) -> str:
+        return "\n".join(m["content"] for m in self.messages if m["role"] == "system")
+
+    @property
+    def user(self) -> str:
+        users = [m["content"] for m in self.messages if m["role"] == "user"]
+        return users[-1] if users else ""
+
+    @property
+    def stage(self) -> int:
+        return stage_of(self.messages)
+
+
+def stage_of(messages: Sequence[dict[str, str]]) -> int:
+    """Which council stage a prompt belongs to, from the engine's prompt texts."""
+    system = "\n".join(m["content"] for m in messages if m["role"] == "system").lower()
+    if "chairman" in system:
+        return 3
+    last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    if "FINAL RANKING:" in last_user:
+        return 2
+    return 1
+
+
+def shown_labels(prompt: str) -> list[str]:
+    """Labels in the order a reviewer was shown them."""
+    return list(dict.fromkeys(_LABEL_FENCE.findall(prompt)))
+
+
+# --------------------------------------------------------------------------- behaviours
+
+
+class Behaviour:
+    """Decides the reply to one request."""
+
+    async def respond(self, request: web.Request, call: RecordedRequest, server: "ScriptedLLMServer") -> web.StreamResponse:
+        raise NotImplementedError
+
+
+@dataclass
+class Reply(Behaviour):
+    """Answers with `text` (a string or a function of the recorded request)."""
+
+    text: str | Callable[[RecordedRequest], str]
+    delay_s: float = 0.0
+    token_delay_s: float = 0.0
+    cost: float | None = None
+    drop_after_tokens: int | None = None  # close the stream mid-way
+
+    def text_for(self, call: RecordedRequest) -> str:
+        return self.text(call) if callable(self.text) else self.text
+
+    async def respond(self, request, call, server):
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        text = self.text_for(call)
+        usage = {"prompt_tokens": sum(len(m["content"].split()) for m in call.messages), "completion_tokens": len(text.split())}
+        if self.cost is not None:
+            usage["cost"] = self.cost
+        if not call.stream:
+            return web.json_response(
+                {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "model": call.model,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                    "usage": usage,
+                }
+            )
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        tokens = re.findall(r"\S+\s*|\s+", text) or [text]
+        for index, token in enumerate(tokens):
+            if self.drop_after_tokens is not None and index >= self.drop_after_tokens:
+                request.transport.close() if request.transport else None
+                return response
+            chunk = {"choices": [{"index": 0, "delta": {"content": token}, "finish_reason": None}]}
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            if self.token_delay_s:
+                await asyncio.sleep(self.token_delay_s)
+        final = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        await response.write(f"data: {json.dumps(final)}\n\n".encode())
+        if (call.body.get("stream_options") or {}).get("include_usage"):
+            await response.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+
+@dataclass
+class Fail(Behaviour):
+    status: int = 500
+    message: str = "internal error"
+    code: str | None = None
+    retry_after: str | None = None
+
+    async def respond(self, request, call, server):
+        headers = {"Retry-After": self.retry_after} if self.retry_after is not None else None
+        body = {"error": {"message": self.message, "type": "server_error", "code": self.code or self.status}}
+        return web.json_response(body, status=self.status, headers=headers)
+
+
+@dataclass
+class Hang(Behaviour):
+    async def respond(self, request, call, server):
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+@dataclass
+class InvalidJSON(Behaviour):
+    async def respond(self, request, call, server):
+        return web.Response(text="{not json", content_type="application/json")
+
+
+@dataclass
+class Sequence_(Behaviour):
+    """Behaviours taken in turn per model; the last one repeats (e.g. 429, 429, then Reply)."""
+
+    steps: list[Behaviour]
+    _index: int = 0
+
+    async def respond(self, request, call, server):
+        step = self.steps[min(self._index, len(self.steps) - 1)]
+        self._index += 1
+        return await step.respond(request, call, server)
+
+
+def flaky(times: int, first: Behaviour, then: Behaviour) -> Sequence_:
+    return Sequence_([first] * times + [then])
+
+
+@dataclass
+class ByStage(Behaviour):
+    """Different behaviour per council stage (1 answer, 2 review, 3 synthesis)."""
+
+    stage1: Behaviour
+    stage2: Behaviour
+    stage3: Behaviour
+
+    async def respond(self, request, call, server):
+        return await {1: self.stage1, 2: self.stage2, 3: self.stage3}[call.stage].respond(request, call, server)
+
+
+def ranking_review(order: Callable[[list[str]], Sequence[str]] | None = None, preamble: str = "Response-by-response notes.") -> Callable[[RecordedRequest], str]:
+    """A review text ending in a FINAL RANKING of the shown labels (alphabetical by default)."""
+
+    def text(call: RecordedRequest) -> str:
+        labels = shown_labels(call.user)
+        ranked = list(order(labels)) if order else sorted(labels)
+        lines = "\n".join(f"{i}. Response {label}" for i, label in enumerate(ranked, 1))
+        return f"{preamble}\n\nFINAL RANKING:\n{lines}"
+
+    return text
+
+
+def council_member(
+    answer: str,
+    ranking: Callable[[list[str]], Sequence[str]] | Callable[[RecordedRequest], str] | None = None,
+    synthesis: str = "The council's final answer.",
+    *,
+    raw_review: Callable[[RecordedRequest], str] | None = None,
+    latency_s: float = 0.0,
+    token_delay_s: float = 0.0,
+    cost: float | None = None,
+) -> ByStage:
+    """A well-behaved member: answers, reviews with a ranking, and can chair."""
+    review = raw_review or ranking_review(ranking)  # type: ignore[arg-type]
+    return ByStage(
+        Reply(answer, delay_s=latency_s, cost=cost),
+        Reply(review, delay_s=latency_s, cost=cost),
+        Reply(synthesis, delay_s=latency_s, token_delay_s=token_delay_s, cost=cost),
+    )
+
+
+# --------------------------------------------------------------------------- server
+
+
+@dataclass
+class ScriptedLLMServer:
+    models: dict[str, Behaviour] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    requests: list[RecordedRequest] = field(default_factory=list)
+    record: bool = True
+
+    def __post_init__(self) -> None:
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def script(self, model: str, behaviour: Behaviour) -> None:
+        self.models[model] = behaviour
+
+    def requests_for(self, model: str | None = None, stage: int | None = None) -> list[RecordedRequest]:
+        return [r for r in self.requests if (model is None or r.model == model) and (stage is None or r.stage == stage)]
+
+    async def __aenter__(self) -> "ScriptedLLMServer":
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, 0, backlog=1024)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _models(self, request: web.Request) -> web.Response:
+        data = [{"id": name, "object": "model", "created": int(time.time()), "owned_by": "test"} for name in self.models]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        call = RecordedRequest(
+            model=body.get("model", ""),
+            messages=body.get("messages", []),
+            stream=bool(body.get("stream")),
+            headers=dict(request.headers),
+            body=body,
+        )
+        if self.record:
+            self.requests.append(call)
+        behaviour = self.models.get(call.model)
+        if behaviour is None:
+            return web.json_response(
+                {
+                    "error": {
+                        "message": f"The model `{call.model}` does not exist",
+                        "type": "invalid_request_error",
+                        "code": "model_not_found",
+                    }
+                },
+                status=404,
+            )
+        return await behaviour.respond(request, call, self)
