@@ -3,39 +3,50 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from collections import deque
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 from core.errors import InputRejected, Overloaded, RateLimited
 
+if TYPE_CHECKING:
+    from core.storage import Storage
+
 WINDOW_S = 3600.0
+log = logging.getLogger(__name__)
 
 
 def validate_question(text: str, max_chars: int) -> str:
+    """The question stripped of surrounding whitespace, or InputRejected saying what is wrong."""
     question = (text or "").strip()
     if not question:
-        raise InputRejected("Ask a question after the command, e.g. `/council What are the trade-offs of Rust vs Go?`")
+        raise InputRejected(
+            "Ask a question after the command or the mention, e.g. `/council What are the trade-offs of Rust vs Go?` "
+            "(the question was empty)."
+        )
     if len(question) > max_chars:
         raise InputRejected(
             f"Your question is {len(question):,} characters; the limit is {max_chars:,}. "
-            "Shorten it, or attach the long material as a file and summarise what you want to know."
+            "Shorten it and ask again."
         )
     return question
 
 
 def _when(seconds: float) -> str:
+    """A human wait, rounded up: "1 second", "45 seconds", "12 minutes"."""
     if seconds < 90:
-        return f"{max(1, math.ceil(seconds))} seconds"
+        n = max(1, math.ceil(seconds))
+        return f"{n} second{'s' if n != 1 else ''}"
     return f"{math.ceil(seconds / 60)} minutes"
 
 
 class RateLimiter:
     """Sliding one-hour windows over hits persisted in storage, so a restart resets nothing."""
 
-    def __init__(self, storage, window_s: float = WINDOW_S):
+    def __init__(self, storage: "Storage", window_s: float = WINDOW_S):
         self.storage = storage
         self.window_s = window_s
         self._lock = asyncio.Lock()  # check-then-record must not interleave
@@ -73,7 +84,14 @@ class RateLimiter:
 
 
 class ConcurrencyGate:
-    """At most `max_concurrent` councils run; up to `max_queued` wait in FIFO order."""
+    """At most `max_concurrent` councils run; up to `max_queued` wait in FIFO order.
+
+    `async with gate.slot(on_queued)`: enters at once when a slot is free and nobody waits,
+    otherwise queues (calling `on_queued(position)`, 1-based) or raises Overloaded when
+    `max_queued` are already waiting. A releasing holder hands its slot straight to the oldest
+    waiter. Cancellation-safe: a cancelled waiter leaves the queue, and one cancelled just after
+    being handed a slot passes it on, so no slot leaks.
+    """
 
     def __init__(self, max_concurrent: int, max_queued: int):
         self.max_concurrent = max_concurrent
@@ -92,8 +110,12 @@ class ConcurrencyGate:
     def check_capacity(self) -> None:
         """Refuse early (before a council is accepted) when even the queue is full."""
         if self._running >= self.max_concurrent and len(self._waiters) >= self.max_queued:
+            n = len(self._waiters)
+            if n == 0:
+                raise Overloaded("Every council slot is busy right now; try again in a few minutes.")
             raise Overloaded(
-                f"{len(self._waiters)} councils are already waiting for a free slot; try again in a few minutes."
+                f"{n} council{'s are' if n != 1 else ' is'} already waiting for a free slot; "
+                "try again in a few minutes."
             )
 
     @asynccontextmanager
@@ -106,7 +128,10 @@ class ConcurrencyGate:
             self._waiters.append(waiter)
             try:
                 if on_queued is not None:
-                    await on_queued(len(self._waiters))
+                    try:
+                        await on_queued(len(self._waiters))
+                    except Exception:  # a failed "you are queued" notice must not lose the council its place
+                        log.warning("on_queued callback failed", exc_info=True)
                 await waiter  # the releasing council hands its slot over (running count unchanged)
             except BaseException:
                 if waiter.done() and not waiter.cancelled():

@@ -2,7 +2,18 @@
 
 Everything of a council is kept: the full result as JSON for an exact round trip, and
 normalised rows (answers, reviews with ballots, label map, aggregates, synthesis) for history,
-leaderboards and anyone querying the file with SQL.
+leaderboards and anyone querying the file with SQL. Secrets never reach the database: the
+config snapshot is a `CouncilConfig` (model ids and knobs only).
+
+Migrations (in the style of simonw/llm's numbered migrations): `migrations/NNNN_name.sql` files
+are applied in order at start-up, each in one `BEGIN IMMEDIATE` transaction together with its
+`schema_version` row, so a failed file leaves nothing behind and two processes opening a fresh
+file at once apply each file exactly once. A database whose schema is newer than the newest
+file this code ships is refused (`SchemaTooNew`) rather than misread.
+
+Concurrency: one connection per `Storage`; every operation (reads too) holds one asyncio lock,
+so a reader never observes another task's half-written transaction on the shared connection,
+and every write commits (or rolls back) before the lock is released.
 """
 
 from __future__ import annotations
@@ -10,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
+from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -21,6 +34,8 @@ import core
 from core.models import (
     AuditEntry,
     ChannelSettings,
+    ConversationTurn,
+    CouncilConfig,
     CouncilRequest,
     CouncilResult,
     CouncilStatus,
@@ -34,61 +49,123 @@ from core.models import (
     Usage,
 )
 
+# Beside `core/` both in the repository and in the installed wheel (pyproject includes migrations/*.sql).
 MIGRATIONS_DIR = Path(core.__file__).resolve().parent.parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
-_EVENT_TTL_S = 86400.0
+_SQL_NOISE = re.compile(r"--[^\n]*|/\*.*?\*/|[\s;]", re.S)  # comments, blanks, empty statements
+_EVENT_TTL_S = 86400.0  # processed event ids older than this are forgotten
+_EVENT_PRUNE_EVERY = 500  # claims between two clean-ups of processed_events
+_BUSY_TIMEOUT_MS = 5000
+RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
+
+__all__ = ["MIGRATIONS_DIR", "MigrationError", "SchemaTooNew", "Storage"]
 
 
 class SchemaTooNew(RuntimeError):
-    pass
+    """The database was written by a newer version of the bot; refuse to touch it."""
+
+
+class MigrationError(RuntimeError):
+    """A migration file is malformed or failed; the database is left at the previous version."""
 
 
 def _iso(value: datetime) -> str:
-    return value.astimezone(timezone.utc).isoformat()
+    """UTC ISO-8601 with fixed microsecond precision, so that text order is time order.
+
+    Naive datetimes are taken to be UTC.
+    """
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _now_iso() -> str:
+    return _iso(datetime.now(timezone.utc))
 
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, Enum) else value
+
+
 def _filters(platform=None, workspace_id=None, channel_id=None, user_id=None, prefix: str = "") -> tuple[str, list]:
+    """WHERE clause for the optional history filters (None means "any")."""
     clauses, params = [], []
     for column, value in (("platform", platform), ("workspace_id", workspace_id), ("channel_id", channel_id), ("user_id", user_id)):
         if value is not None:
             clauses.append(f"{prefix}{column} = ?")
-            params.append(value)
+            params.append(_plain(value))
     return (" AND ".join(clauses) or "1=1"), params
 
 
+def _split_statements(script: str) -> list[str]:
+    """Split a SQL script into complete statements (triggers' inner `;` and comments respected)."""
+    statements, buffer = [], ""
+    for piece in script.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    # What is left is unterminated (open quote or trigger): keep it, so that SQLite reports the
+    # error instead of the text being silently dropped. The last piece got a `;` it never had.
+    statements.append(buffer[:-1].strip())
+    return [s for s in statements if _SQL_NOISE.sub("", s)]
+
+
+def migration_files(migrations_dir: Path = MIGRATIONS_DIR) -> list[tuple[int, str, Path]]:
+    """(version, name, path) of every `NNNN_name.sql`, in order; duplicates are an error."""
+    found: dict[int, tuple[int, str, Path]] = {}
+    for path in sorted(migrations_dir.glob("*.sql")):
+        match = _MIGRATION_NAME.match(path.name)
+        if not match:
+            raise MigrationError(f"{path}: migration files must be named NNNN_name.sql (lower case)")
+        version = int(match.group(1))
+        if version in found:
+            raise MigrationError(f"two migrations share version {version}: {found[version][2].name} and {path.name}")
+        found[version] = (version, match.group(2), path)
+    if not found:
+        raise MigrationError(f"no migrations found in {migrations_dir}")
+    return [found[v] for v in sorted(found)]
+
+
 class Storage:
+    """The council database. Open with `await Storage.open(path)`; the service is the only caller."""
+
     def __init__(self, db: aiosqlite.Connection, path: str):
         self._db = db
         self.path = path
-        self._write = asyncio.Lock()
+        self._lock = asyncio.Lock()
         self._claims = 0
 
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
     async def open(cls, path: str, migrations_dir: Path = MIGRATIONS_DIR) -> "Storage":
+        """Open (creating the parent directory), configure WAL, and apply pending migrations."""
         if path != ":memory:":
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         db = await aiosqlite.connect(path)
         db.row_factory = aiosqlite.Row
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA foreign_keys=ON")
-        await db.execute("PRAGMA busy_timeout=5000")
-        await db.execute("PRAGMA synchronous=NORMAL")
         storage = cls(db, path)
         try:
+            await db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            await _enable_wal(db)
+            await db.execute("PRAGMA synchronous=NORMAL")
+            await db.execute("PRAGMA foreign_keys=ON")
             await storage._migrate(migrations_dir)
-        except Exception:
+            await db.execute("DELETE FROM processed_events WHERE at < ?", (time.time() - _EVENT_TTL_S,))
+            await db.commit()
+        except BaseException:
             await db.close()
             raise
         return storage
 
     async def close(self) -> None:
-        await self._db.close()
+        async with self._lock:
+            await self._db.close()
 
     async def __aenter__(self) -> "Storage":
         return self
@@ -97,57 +174,106 @@ class Storage:
         await self.close()
 
     async def _migrate(self, migrations_dir: Path) -> None:
-        await self._db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        files = migration_files(migrations_dir)
+        known = files[-1][0]
+        db = self._db
+        await db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
-        await self._db.commit()
-        files = sorted(p for p in migrations_dir.glob("*.sql") if _MIGRATION_NAME.match(p.name))
-        if not files:
-            raise RuntimeError(f"no migrations found in {migrations_dir}")
-        known = max(int(_MIGRATION_NAME.match(p.name).group(1)) for p in files)  # type: ignore[union-attr]
-        current = await self.schema_version()
+        await db.commit()
+        self._refuse_if_too_new(await self._version(), known)
+        for version, name, path in files:
+            if version <= await self._version():
+                continue
+            statements = _split_statements(path.read_text(encoding="utf-8"))
+            current = await self._version()
+            # IMMEDIATE takes the write lock now, so the version re-read below cannot go stale.
+            await db.execute("BEGIN IMMEDIATE")
+            try:
+                current = await self._version()
+                self._refuse_if_too_new(current, known)
+                if version <= current:  # another process applied it while we waited
+                    await db.rollback()
+                    continue
+                for statement in statements:
+                    await db.execute(statement)
+                await db.execute(
+                    "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, _now_iso()),
+                )
+                await db.commit()
+            except SchemaTooNew:
+                await db.rollback()
+                raise
+            except sqlite3.Error as exc:
+                await db.rollback()
+                raise MigrationError(
+                    f"migration {path.name} failed and was rolled back ({exc}); the database {self.path} "
+                    f"stays at schema version {current}"
+                ) from exc
+            except BaseException:
+                await db.rollback()
+                raise
+
+    def _refuse_if_too_new(self, current: int, known: int) -> None:
         if current > known:
             raise SchemaTooNew(
                 f"the database {self.path} has schema version {current}, but this version of the bot "
                 f"only knows up to {known}: upgrade the bot (or point DATABASE_URL elsewhere)"
             )
-        for path in files:
-            match = _MIGRATION_NAME.match(path.name)
-            assert match
-            version = int(match.group(1))
-            if version <= current:
-                continue
-            # executescript would commit on its own; wrap each file in one explicit transaction.
-            script = path.read_text(encoding="utf-8")
-            await self._db.executescript(
-                f"BEGIN;\n{script}\nINSERT INTO schema_version VALUES ({version}, '{match.group(2)}', '{_iso(datetime.now(timezone.utc))}');\nCOMMIT;"
-            )
 
-    async def schema_version(self) -> int:
+    async def _version(self) -> int:
         async with self._db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version") as cursor:
             row = await cursor.fetchone()
         return int(row[0])
 
+    async def schema_version(self) -> int:
+        """The newest migration applied to this database."""
+        async with self._lock:
+            return await self._version()
+
+    # ------------------------------------------------------------------ helpers
+
     async def _execute(self, sql: str, params: Iterable[Any] = ()) -> int:
-        async with self._write:
-            cursor = await self._db.execute(sql, tuple(params))
-            await self._db.commit()
+        """One write in its own transaction; returns the number of rows it changed."""
+        async with self._lock:
+            try:
+                cursor = await self._db.execute(sql, tuple(params))
+                await self._db.commit()
+            except BaseException:
+                await self._db.rollback()
+                raise
             return cursor.rowcount
 
     async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
-        async with self._db.execute(sql, tuple(params)) as cursor:
-            return list(await cursor.fetchall())
+        async with self._lock:
+            async with self._db.execute(sql, tuple(params)) as cursor:
+                return list(await cursor.fetchall())
+
+    async def _transaction(self, work) -> None:
+        """Run `await work()` (several statements) as one transaction under the lock."""
+        async with self._lock:
+            await self._db.execute("BEGIN")
+            try:
+                await work()
+                await self._db.commit()
+            except BaseException:
+                await self._db.rollback()
+                raise
 
     # ------------------------------------------------------------------ councils
 
     async def save_council_started(self, request: CouncilRequest) -> None:
+        """Record a council as running. A council already stored (running or finished) is left as is."""
         o = request.origin
         await self._execute(
-            """INSERT OR REPLACE INTO councils (id, created_at, status, question, history, platform, workspace_id,
+            """INSERT INTO councils (id, created_at, status, question, history, platform, workspace_id,
                channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config)
-               VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (id) DO NOTHING""",
             (
-                request.council_id, _iso(request.created_at), request.question,
+                request.council_id, _iso(request.created_at), RUNNING, request.question,
                 _dumps([t.model_dump(mode="json") for t in request.history]), o.platform.value, o.workspace_id,
                 o.channel_id, o.channel_key, o.thread_id, o.user_id, o.user_name,
                 _dumps(request.config.members), request.config.chairman, request.config.model_dump_json(),
@@ -155,26 +281,17 @@ class Storage:
         )
 
     async def save_result(self, result: CouncilResult) -> None:
-        async with self._write:
-            try:
-                await self._db.execute("BEGIN")
-                await self._write_result(result)
-                await self._db.commit()
-            except BaseException:
-                await self._db.rollback()
-                raise
+        """Store a finished council, all tables in one transaction; saving again replaces it."""
+        await self._transaction(lambda: self._write_result(result))
 
     async def save_results(self, results: Iterable[CouncilResult]) -> None:
-        """Bulk import (benchmarks, migrations from other tools): one transaction for all."""
-        async with self._write:
-            await self._db.execute("BEGIN")
-            try:
-                for result in results:
-                    await self._write_result(result)
-                await self._db.commit()
-            except BaseException:
-                await self._db.rollback()
-                raise
+        """Bulk import (benchmarks, imports from other tools): one transaction for all."""
+
+        async def work() -> None:
+            for result in results:
+                await self._write_result(result)
+
+        await self._transaction(work)
 
     async def _write_result(self, result: CouncilResult) -> None:
         db, cid = self._db, result.council_id
@@ -182,7 +299,7 @@ class Storage:
         winner = None
         if result.aggregate and result.aggregate.entries and result.aggregate.entries[0].average_rank is not None:
             winner = result.aggregate.entries[0].model
-        await db.execute("DELETE FROM councils WHERE id = ?", (cid,))
+        await db.execute("DELETE FROM councils WHERE id = ?", (cid,))  # cascades to every child table
         await db.execute(
             """INSERT INTO councils (id, created_at, finished_at, status, question, history, platform, workspace_id,
                channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config, winner, agreement_w,
@@ -200,109 +317,124 @@ class Storage:
             ),
         )
         await db.executemany(
-            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """INSERT INTO answers (council_id, position, model, label, text, error_kind, error_message, error_status,
+               latency_s, prompt_tokens, completion_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [
-                (cid, a.model, a.label, a.text, *_error_cols(a.error), a.latency_s, *_usage_cols(a.usage))
-                for a in result.answers
+                (cid, i, a.model, a.label, a.text, *_error_cols(a.error), a.latency_s, *_usage_cols(a.usage))
+                for i, a in enumerate(result.answers)
             ],
         )
         await db.executemany(
-            "INSERT INTO reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """INSERT INTO reviews (council_id, position, reviewer, text, shown_labels, ballot_labels, ballot_models,
+               parse_status, error_kind, error_message, error_status, latency_s, prompt_tokens, completion_tokens,
+               cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [
                 (
-                    cid, r.reviewer, r.text, _dumps(r.shown_labels), _dumps(r.ballot_labels), _dumps(r.ballot_models),
+                    cid, i, r.reviewer, r.text, _dumps(r.shown_labels), _dumps(r.ballot_labels), _dumps(r.ballot_models),
                     r.parse_status.value, *_error_cols(r.error), r.latency_s, *_usage_cols(r.usage),
                 )
-                for r in result.reviews
+                for i, r in enumerate(result.reviews)
             ],
         )
         await db.executemany(
-            "INSERT INTO label_map VALUES (?, ?, ?)", [(cid, label, model) for label, model in result.label_to_model.items()]
+            "INSERT INTO label_map (council_id, label, model) VALUES (?, ?, ?)",
+            [(cid, label, model) for label, model in result.label_to_model.items()],
         )
         if result.aggregate:
             await db.executemany(
-                "INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                """INSERT INTO aggregates (council_id, model, label, position, average_rank, rankings_count, borda,
+                   condorcet_wins, first_place_votes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 [
-                    (cid, e.model, e.label, e.position, e.average_rank, e.rankings_count, e.borda, e.condorcet_wins, e.first_place_votes)
+                    (cid, e.model, e.label, e.position, e.average_rank, e.rankings_count, e.borda, e.condorcet_wins,
+                     e.first_place_votes)
                     for e in result.aggregate.entries
                 ],
             )
         if result.synthesis:
             s = result.synthesis
             await db.execute(
-                "INSERT INTO synthesis VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                """INSERT INTO synthesis (council_id, model, text, by_chairman, note, latency_s, prompt_tokens,
+                   completion_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (cid, s.model, s.text, int(s.by_chairman), s.note, s.latency_s, *_usage_cols(s.usage)),
             )
 
     async def get_result(self, council_id: str) -> CouncilResult | None:
+        """The stored result, exactly as saved; None if unknown or still running."""
         rows = await self._fetchall("SELECT result FROM councils WHERE id = ?", (council_id,))
         if not rows or rows[0]["result"] is None:
             return None
         return CouncilResult.model_validate_json(rows[0]["result"])
 
     async def mark_interrupted(self) -> int:
-        """Councils still 'running' at start-up were cut off by a restart: say so, keep them."""
-        rows = await self._fetchall("SELECT * FROM councils WHERE status = 'running'")
-        for row in rows:
-            request = _request_from_row(row)
-            result = CouncilResult(
+        """Councils still running at start-up were cut off by a restart: store them as failed, with why.
+
+        Call once at start-up, before any council starts. Returns how many were marked.
+        """
+        rows = await self._fetchall("SELECT * FROM councils WHERE status = ?", (RUNNING,))
+        results = [
+            CouncilResult(
                 council_id=row["id"],
-                request=request,
+                request=_request_from_row(row),
                 status=CouncilStatus.FAILED,
                 error=ErrorInfo(kind=ErrorKind.CANCELLED, message="The bot restarted while this council was running."),
+                notices=["Interrupted: the bot restarted before this council finished; ask again to rerun it."],
             )
-            await self.save_result(result)
-        return len(rows)
+            for row in rows
+        ]
+        if results:
+            await self.save_results(results)
+        return len(results)
 
     async def list_councils(
         self, *, platform=None, workspace_id=None, channel_id=None, user_id=None, limit: int = 20, offset: int = 0
     ) -> list[CouncilSummary]:
+        """Finished councils (any status but running), newest first; None filters match anything."""
         where, params = _filters(platform, workspace_id, channel_id, user_id)
         rows = await self._fetchall(
             f"""SELECT id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
                        platform, workspace_id, channel_id, thread_id, user_id, user_name
-                FROM councils WHERE {where} ORDER BY created_at DESC LIMIT ? OFFSET ?""",
-            (*params, limit, offset),
+                FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
+            (*params, RUNNING, max(0, limit), max(0, offset)),
         )
         return [
             CouncilSummary(
                 council_id=r["id"],
                 created_at=datetime.fromisoformat(r["created_at"]),
                 question=r["question"],
-                status=CouncilStatus(r["status"]) if r["status"] != "running" else CouncilStatus.OK,
+                status=CouncilStatus(r["status"]),
                 members=json.loads(r["members"]),
                 chairman=r["chairman"],
                 winner=r["winner"],
                 agreement_w=r["agreement_w"],
                 cost_usd=r["cost_usd"],
                 duration_s=r["duration_s"],
-                origin=Origin(
-                    platform=r["platform"], workspace_id=r["workspace_id"], channel_id=r["channel_id"],
-                    thread_id=r["thread_id"], user_id=r["user_id"], user_name=r["user_name"],
-                ),
+                origin=_origin_from_row(r),
             )
             for r in rows
         ]
 
     async def ballots(self, *, platform=None, workspace_id=None, channel_id=None) -> list[StoredBallot]:
+        """Every non-empty parsed ballot (model ids, best first), oldest council first (deterministic)."""
         where, params = _filters(platform, workspace_id, channel_id, prefix="c.")
         rows = await self._fetchall(
             f"""SELECT r.council_id, r.reviewer, r.ballot_models FROM reviews r JOIN councils c ON c.id = r.council_id
-                WHERE {where} AND r.ballot_models != '[]'""",
+                WHERE {where} AND r.ballot_models != '[]'
+                ORDER BY c.created_at, c.id, r.position""",
             params,
         )
         return [StoredBallot(council_id=r[0], reviewer=r[1], ballot_models=json.loads(r[2])) for r in rows]
 
     async def model_stats(self, *, platform=None, workspace_id=None, channel_id=None) -> dict[str, ModelStats]:
+        """Per model: councils it was a member of, failed answers, stage-1 mean latency, cost of all its
+        calls (answers, reviews, syntheses), first places and mean of its average rank in aggregates."""
         where, params = _filters(platform, workspace_id, channel_id, prefix="c.")
         stats: dict[str, ModelStats] = {}
         for r in await self._fetchall(
-            f"""SELECT a.model, COUNT(DISTINCT a.council_id), SUM(a.error_kind IS NOT NULL), AVG(a.latency_s),
-                       SUM(a.cost_usd)
+            f"""SELECT a.model, COUNT(DISTINCT a.council_id), SUM(a.error_kind IS NOT NULL), AVG(a.latency_s)
                 FROM answers a JOIN councils c ON c.id = a.council_id WHERE {where} GROUP BY a.model""",
             params,
         ):
-            stats[r[0]] = ModelStats(model=r[0], councils=r[1], failures=r[2] or 0, average_latency_s=r[3], cost_usd=r[4])
+            stats[r[0]] = ModelStats(model=r[0], councils=r[1], failures=r[2] or 0, average_latency_s=r[3])
         for r in await self._fetchall(
             f"""SELECT g.model, SUM(g.position = 1 AND g.average_rank IS NOT NULL), AVG(g.average_rank)
                 FROM aggregates g JOIN councils c ON c.id = g.council_id WHERE {where} GROUP BY g.model""",
@@ -310,12 +442,26 @@ class Storage:
         ):
             entry = stats.setdefault(r[0], ModelStats(model=r[0]))
             entry.first_places, entry.mean_average_rank = r[1] or 0, r[2]
+        for r in await self._fetchall(
+            f"""SELECT calls.model, SUM(calls.cost_usd) FROM (
+                    SELECT council_id, model, cost_usd FROM answers
+                    UNION ALL SELECT council_id, reviewer, cost_usd FROM reviews
+                    UNION ALL SELECT council_id, model, cost_usd FROM synthesis
+                ) AS calls JOIN councils c ON c.id = calls.council_id WHERE {where} GROUP BY calls.model""",
+            params,
+        ):
+            if r[1] is not None:
+                stats.setdefault(r[0], ModelStats(model=r[0])).cost_usd = r[1]
         return stats
 
     async def prune(self, older_than: datetime) -> int:
-        return await self._execute("DELETE FROM councils WHERE created_at < ?", (_iso(older_than),))
+        """Delete councils created before `older_than` (with all their rows). Returns how many."""
+        return await self._execute(
+            "DELETE FROM councils WHERE created_at < ? AND status != ?", (_iso(older_than), RUNNING)
+        )
 
     async def spent_since(self, channel_key: str | None, since: datetime) -> float:
+        """Total cost (USD) of councils created since `since`, for one channel key or all (None)."""
         sql = "SELECT COALESCE(SUM(cost_usd), 0) FROM councils WHERE created_at >= ?"
         params: list[Any] = [_iso(since)]
         if channel_key is not None:
@@ -325,6 +471,7 @@ class Storage:
         return float(rows[0][0])
 
     async def usage_by_day(self, channel_key: str | None = None, days: int = 30) -> list[DailyUsage]:
+        """Councils, tokens and cost per UTC day over the last `days` days, oldest first (empty days omitted)."""
         since = datetime.now(timezone.utc) - timedelta(days=days)
         sql = """SELECT substr(created_at, 1, 10) AS day, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens),
                         COALESCE(SUM(cost_usd), 0) FROM councils WHERE created_at >= ?"""
@@ -347,7 +494,7 @@ class Storage:
         r = rows[0]
         return ChannelSettings(
             channel_key=r["channel_key"],
-            members=json.loads(r["members"]) if r["members"] else None,
+            members=json.loads(r["members"]) if r["members"] is not None else None,
             chairman=r["chairman"],
             user_limit_per_hour=r["user_limit_per_hour"],
             channel_limit_per_hour=r["channel_limit_per_hour"],
@@ -355,12 +502,14 @@ class Storage:
         )
 
     async def put_channel_settings(self, settings: ChannelSettings, actor_id: str) -> None:
+        """Insert or replace a channel's overrides (the caller writes the audit entry)."""
         await self._execute(
-            "INSERT OR REPLACE INTO channel_settings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            """INSERT OR REPLACE INTO channel_settings (channel_key, members, chairman, user_limit_per_hour,
+               channel_limit_per_hour, daily_budget_usd, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 settings.channel_key, _dumps(settings.members) if settings.members is not None else None,
                 settings.chairman, settings.user_limit_per_hour, settings.channel_limit_per_hour,
-                settings.daily_budget_usd, _iso(datetime.now(timezone.utc)), actor_id,
+                settings.daily_budget_usd, _now_iso(), actor_id,
             ),
         )
 
@@ -370,15 +519,16 @@ class Storage:
     async def audit(self, channel_key: str, actor_id: str, action: str, detail: dict) -> None:
         await self._execute(
             "INSERT INTO audit_log (at, channel_key, actor_id, action, detail) VALUES (?, ?, ?, ?, ?)",
-            (_iso(datetime.now(timezone.utc)), channel_key, actor_id, action, _dumps(detail)),
+            (_now_iso(), channel_key, actor_id, action, _dumps(detail)),
         )
 
     async def audit_log(self, channel_key: str | None = None, limit: int = 50) -> list[AuditEntry]:
+        """Newest first."""
         sql, params = "SELECT at, channel_key, actor_id, action, detail FROM audit_log", []
         if channel_key is not None:
             sql += " WHERE channel_key = ?"
             params.append(channel_key)
-        rows = await self._fetchall(sql + " ORDER BY id DESC LIMIT ?", (*params, limit))
+        rows = await self._fetchall(sql + " ORDER BY id DESC LIMIT ?", (*params, max(0, limit)))
         return [
             AuditEntry(at=datetime.fromisoformat(r[0]), channel_key=r[1], actor_id=r[2], action=r[3], detail=json.loads(r[4]))
             for r in rows
@@ -387,25 +537,33 @@ class Storage:
     # ------------------------------------------------------------------ events and rate limits
 
     async def claim_event(self, platform: str, event_id: str) -> bool:
-        """True only the first time (platform, event_id) is seen; atomic across tasks."""
+        """True only the first time (platform, event_id) is seen; atomic (INSERT OR IGNORE).
+
+        Ids older than a day are forgotten at start-up and every few hundred claims.
+        """
         now = time.time()
         claimed = await self._execute(
-            "INSERT OR IGNORE INTO processed_events VALUES (?, ?, ?)", (platform, event_id, now)
+            "INSERT OR IGNORE INTO processed_events (platform, event_id, at) VALUES (?, ?, ?)",
+            (_plain(platform), event_id, now),
         )
         self._claims += 1
-        if self._claims % 500 == 0:
+        if self._claims % _EVENT_PRUNE_EVERY == 0:
             await self._execute("DELETE FROM processed_events WHERE at < ?", (now - _EVENT_TTL_S,))
         return claimed == 1
 
     async def record_hit(self, key: str, at: float) -> None:
-        await self._execute("INSERT INTO rate_hits VALUES (?, ?)", (key, at))
+        await self._execute("INSERT INTO rate_hits (key, at) VALUES (?, ?)", (key, at))
 
     async def record_hits(self, keys: Iterable[str], at: float, *, forget_before: float | None = None) -> None:
-        async with self._write:
-            await self._db.executemany("INSERT INTO rate_hits VALUES (?, ?)", [(k, at) for k in keys])
+        """Record one hit per key at `at` in one transaction; optionally drop every hit older than `forget_before`."""
+        keys = list(keys)
+
+        async def work() -> None:
+            await self._db.executemany("INSERT INTO rate_hits (key, at) VALUES (?, ?)", [(k, at) for k in keys])
             if forget_before is not None:
                 await self._db.execute("DELETE FROM rate_hits WHERE at < ?", (forget_before,))
-            await self._db.commit()
+
+        await self._transaction(work)
 
     async def count_hits(self, key: str, since: float) -> int:
         rows = await self._fetchall("SELECT COUNT(*) FROM rate_hits WHERE key = ? AND at >= ?", (key, since))
@@ -416,8 +574,23 @@ class Storage:
         return rows[0][0]
 
     async def hits_since(self, key: str, since: float) -> list[float]:
+        """Times of the hits of `key` since `since`, oldest first."""
         rows = await self._fetchall("SELECT at FROM rate_hits WHERE key = ? AND at >= ? ORDER BY at", (key, since))
         return [r[0] for r in rows]
+
+
+async def _enable_wal(db: aiosqlite.Connection) -> None:
+    """Switch to WAL. The switch needs an exclusive lock and SQLite may report SQLITE_BUSY at once
+    (without its busy handler) while another connection opens the same fresh file: retry a while."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.02)
 
 
 def _error_cols(error: ErrorInfo | None) -> tuple[str | None, str | None, int | None]:
@@ -428,17 +601,19 @@ def _usage_cols(usage: Usage) -> tuple[int, int, float | None]:
     return usage.prompt_tokens, usage.completion_tokens, usage.cost_usd
 
 
-def _request_from_row(row: aiosqlite.Row) -> CouncilRequest:
-    from core.models import ConversationTurn, CouncilConfig
+def _origin_from_row(row: aiosqlite.Row) -> Origin:
+    return Origin(
+        platform=row["platform"], workspace_id=row["workspace_id"], channel_id=row["channel_id"],
+        thread_id=row["thread_id"], user_id=row["user_id"], user_name=row["user_name"],
+    )
 
+
+def _request_from_row(row: aiosqlite.Row) -> CouncilRequest:
     return CouncilRequest(
         council_id=row["id"],
         question=row["question"],
         config=CouncilConfig.model_validate_json(row["config"]),
         history=[ConversationTurn.model_validate(t) for t in json.loads(row["history"])],
-        origin=Origin(
-            platform=row["platform"], workspace_id=row["workspace_id"], channel_id=row["channel_id"],
-            thread_id=row["thread_id"], user_id=row["user_id"], user_name=row["user_name"],
-        ),
+        origin=_origin_from_row(row),
         created_at=datetime.fromisoformat(row["created_at"]),
     )

@@ -1,3 +1,9 @@
+-- Schema v1. `schema_version` itself is created by the runner in core/storage.py.
+-- Times are UTC ISO-8601 text with microseconds (text order is time order), except
+-- processed_events.at and rate_hits.at, which are Unix seconds (REAL).
+-- No secret is ever stored: `config` is the CouncilConfig snapshot (model ids and knobs).
+-- An applied migration is never edited: change the schema with a new numbered file.
+
 -- Councils and everything they produced. The full result is also kept as JSON (`result`)
 -- so a council round-trips exactly; the normalised tables serve history, leaderboards and SQL users.
 CREATE TABLE councils (

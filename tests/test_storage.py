@@ -1,12 +1,15 @@
 """SQLite storage: migrations, exact round trips, history queries, settings, audit, events."""
 
+import asyncio
 import sqlite3
+import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
 from core.models import ChannelSettings, CouncilStatus, Platform
-from core.storage import SchemaTooNew, Storage
+from core.storage import MIGRATIONS_DIR, MigrationError, SchemaTooNew, Storage, migration_files
 from tests.factories import make_result
 
 
@@ -130,3 +133,212 @@ async def test_spend_and_usage_by_day(storage):
     assert await storage.spent_since(None, day) == pytest.approx(0.75)
     usage = await storage.usage_by_day()
     assert usage[-1].councils == 2 and usage[-1].cost_usd == pytest.approx(0.75)
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+LATEST = migration_files()[-1][0]
+
+
+def _copy_migrations(tmp_path: Path, extra: dict[str, str]) -> Path:
+    target = tmp_path / "migrations"
+    target.mkdir(exist_ok=True)
+    for _, _, path in migration_files(MIGRATIONS_DIR):
+        (target / path.name).write_text(path.read_text())
+    for name, text in extra.items():
+        (target / name).write_text(text)
+    return target
+
+
+async def test_memory_database_is_supported():
+    async with await Storage.open(":memory:") as s:
+        result = make_result()
+        await s.save_result(result)
+        assert await s.get_result(result.council_id) == result
+        assert await s.schema_version() == migration_files()[-1][0]
+
+
+async def test_new_migration_applies_on_reopen_in_order(tmp_path):
+    path = str(tmp_path / "c.db")
+    async with await Storage.open(path):
+        pass
+    n = LATEST
+    migrations = _copy_migrations(tmp_path, {
+        f"{n + 2:04d}_third.sql": "ALTER TABLE extra ADD COLUMN b TEXT;",
+        f"{n + 1:04d}_second.sql": "-- a comment; with a semicolon\nCREATE TABLE extra (a TEXT); INSERT INTO extra (a) VALUES ('x;y');",
+    })
+    async with await Storage.open(path, migrations) as s:
+        assert await s.schema_version() == n + 2
+    async with await Storage.open(path, migrations) as s:  # nothing left to apply
+        assert await s.schema_version() == n + 2
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT version, name, applied_at FROM schema_version ORDER BY version").fetchall()
+    assert [r[:2] for r in rows[-3:]] == [(n, migration_files()[-1][1]), (n + 1, "second"), (n + 2, "third")]
+    assert [r[0] for r in rows] == list(range(1, n + 3))
+    assert db.execute("SELECT a, b FROM extra").fetchall() == [("x;y", None)]
+
+
+async def test_failed_migration_is_rolled_back_whole(tmp_path):
+    path = str(tmp_path / "c.db")
+    broken = f"{LATEST + 1:04d}_broken.sql"
+    migrations = _copy_migrations(tmp_path, {broken: "CREATE TABLE half (a TEXT);\nINSERT INTO nowhere VALUES (1);"})
+    with pytest.raises(MigrationError, match=f"{broken} failed and was rolled back"):
+        await Storage.open(path, migrations)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == LATEST
+    assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'").fetchone()[0] == 0
+    db.close()
+    (migrations / broken).write_text("CREATE TABLE half (a TEXT);")
+    async with await Storage.open(path, migrations) as s:
+        assert await s.schema_version() == LATEST + 1
+
+
+async def test_malformed_migration_directory_is_refused(tmp_path):
+    dup = _copy_migrations(tmp_path, {"0001_again.sql": "SELECT 1;"})
+    with pytest.raises(MigrationError, match="share version 1"):
+        await Storage.open(str(tmp_path / "a.db"), dup)
+    (dup / "0001_again.sql").unlink()
+    (dup / "2_bad-name.sql").write_text("SELECT 1;")
+    with pytest.raises(MigrationError, match="NNNN_name.sql"):
+        await Storage.open(str(tmp_path / "b.db"), dup)
+
+
+async def test_concurrent_opens_of_a_fresh_file_apply_each_migration_once(tmp_path):
+    path = str(tmp_path / "fresh.db")
+    opened = await asyncio.gather(*(Storage.open(path) for _ in range(4)))
+    for s in opened:
+        await s.close()
+    rows = sqlite3.connect(path).execute("SELECT version FROM schema_version ORDER BY version").fetchall()
+    assert rows == [(v,) for v, _, _ in migration_files()]
+
+
+# --------------------------------------------------------------------------- councils
+
+
+async def test_readers_never_see_a_half_written_result():
+    async with await Storage.open(":memory:") as s:
+        result = make_result()
+        await s.save_result(result)
+        misses = 0
+
+        async def reader():
+            nonlocal misses
+            for _ in range(60):
+                misses += await s.get_result(result.council_id) is None
+                await asyncio.sleep(0)
+
+        async def writer():
+            for _ in range(30):
+                await s.save_result(result)
+
+        await asyncio.gather(reader(), reader(), reader(), writer())
+        assert misses == 0
+
+
+async def test_running_councils_are_not_history_and_are_not_clobbered(storage):
+    result = make_result(council_id="done")
+    await storage.save_result(result)
+    await storage.save_council_started(result.request)  # a late duplicate start changes nothing
+    assert await storage.get_result("done") == result
+    running = make_result(council_id="busy").request
+    await storage.save_council_started(running)
+    assert await storage.get_result("busy") is None
+    assert [s.council_id for s in await storage.list_councils()] == ["done"]
+    assert await storage.prune(datetime.now(timezone.utc) + timedelta(days=1)) == 1  # running ones are kept
+    assert await storage.mark_interrupted() == 1
+    interrupted = await storage.get_result("busy")
+    assert interrupted.request == running and interrupted.notices and interrupted.error.kind.value == "cancelled"
+
+
+async def test_history_pagination(storage):
+    now = datetime.now(timezone.utc)
+    for i in range(5):
+        await storage.save_result(make_result(council_id=f"p{i}", created_at=now - timedelta(hours=i)))
+    page1 = await storage.list_councils(limit=2)
+    page2 = await storage.list_councils(limit=2, offset=2)
+    page3 = await storage.list_councils(limit=2, offset=4)
+    assert [s.council_id for s in page1 + page2 + page3] == ["p0", "p1", "p2", "p3", "p4"]
+    assert page1[0].origin.channel_key == "slack:T1:C1" and page1[0].duration_s == 4.5
+    assert await storage.list_councils(workspace_id="T1", platform=Platform.SLACK) != []
+    assert await storage.list_councils(workspace_id="T2") == []
+
+
+async def test_ballots_are_ordered_and_stats_count_every_call(storage):
+    now = datetime.now(timezone.utc)
+    await storage.save_result(make_result(council_id="late", created_at=now, cost=1.0))
+    await storage.save_result(make_result(council_id="early", created_at=now - timedelta(hours=1), cost=1.0))
+    ballots = await storage.ballots()
+    assert [b.council_id for b in ballots] == ["early"] * 3 + ["late"] * 3
+    assert [b.reviewer for b in ballots[:3]] == ["m-a", "m-b", "m-c"]
+    stats = await storage.model_stats(channel_id="C1")
+    # m-b per council: answer 0.1 + review 0.1 (its synthesis has no cost) -> 0.4 over two councils.
+    assert stats["m-b"].cost_usd == pytest.approx(0.4)
+    assert stats["m-a"].average_latency_s == pytest.approx(2.0)
+    assert stats["m-down"].cost_usd is None and stats["m-down"].average_latency_s is None
+    assert stats["m-c"].first_places == 0 and stats["m-c"].mean_average_rank == pytest.approx(3.0)
+    assert await storage.model_stats(channel_id="nowhere") == {}
+
+
+# --------------------------------------------------------------------------- events, hits, audit
+
+
+async def test_rate_hits(storage):
+    for at in (10.0, 20.0, 30.0):
+        await storage.record_hit("user:u", at)
+    await storage.record_hit("user:v", 15.0)
+    assert await storage.count_hits("user:u", 15.0) == 2
+    assert await storage.oldest_hit_since("user:u", 15.0) == 20.0
+    assert await storage.oldest_hit_since("user:u", 31.0) is None
+    assert await storage.hits_since("user:u", 0) == [10.0, 20.0, 30.0]
+
+
+async def test_old_event_ids_are_forgotten_at_start_up(tmp_path):
+    path = str(tmp_path / "e.db")
+    async with await Storage.open(path) as s:
+        assert await s.claim_event("slack", "new")
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO processed_events VALUES ('slack', 'old', ?)", (time.time() - 2 * 86400,))
+    db.commit()
+    db.close()
+    async with await Storage.open(path) as s:
+        assert await s.claim_event("slack", "old") is True  # forgotten, so claimable again
+        assert await s.claim_event("slack", "new") is False
+
+
+async def test_audit_log_newest_first_with_limit_and_filter(storage):
+    for i in range(4):
+        await storage.audit("slack:T1:C1" if i % 2 == 0 else "slack:T1:C2", "U1", f"action{i}", {"i": i})
+    assert [e.action for e in await storage.audit_log()] == ["action3", "action2", "action1", "action0"]
+    assert [e.action for e in await storage.audit_log("slack:T1:C1", limit=1)] == ["action2"]
+    entry = (await storage.audit_log(limit=1))[0]
+    assert entry.at.tzinfo is not None and entry.actor_id == "U1" and entry.detail == {"i": 3}
+
+
+async def test_channel_settings_replace_and_none_members(storage):
+    key = "discord:G1:C1"
+    await storage.put_channel_settings(ChannelSettings(channel_key=key, members=["a"], daily_budget_usd=2.5), "U1")
+    await storage.put_channel_settings(ChannelSettings(channel_key=key, chairman="b"), "U2")
+    assert await storage.get_channel_settings(key) == ChannelSettings(channel_key=key, chairman="b")
+
+
+async def test_a_version_1_database_upgrades_in_place(tmp_path):
+    path = str(tmp_path / "v1.db")
+    v1 = tmp_path / "v1"
+    v1.mkdir()
+    (v1 / "0001_init.sql").write_text((MIGRATIONS_DIR / "0001_init.sql").read_text())
+    async with await Storage.open(path, v1) as s:
+        assert await s.schema_version() == 1
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO councils (id, created_at, status, question, platform, channel_key, members, chairman, config) "
+               "VALUES ('old', '2025-01-01T00:00:00.000000+00:00', 'ok', 'q', 'cli', 'cli:-:-', '[]', 'm', '{}')")
+    db.executemany("INSERT INTO reviews (council_id, reviewer, shown_labels, ballot_labels, ballot_models, parse_status) "
+                   "VALUES ('old', ?, '[]', '[]', ?, 'complete')", [("r1", '["x", "y"]'), ("r2", '["y", "x"]')])
+    db.commit()
+    db.close()
+    async with await Storage.open(path) as s:
+        assert await s.schema_version() == LATEST
+        assert [b.reviewer for b in await s.ballots()] == ["r1", "r2"]
+        result = make_result()
+        await s.save_result(result)
+        assert await s.get_result(result.council_id) == result
