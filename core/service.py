@@ -332,7 +332,8 @@ class CouncilService:
     def _require_admin(self, actor: Actor) -> None:
         if not self.is_admin(actor):
             raise PermissionDenied(
-                "Only workspace admins (or users listed in COUNCIL_ADMIN_USERS) can change the council."
+                "Only admins can change the council: Slack workspace admins and owners, Discord members "
+                "with Manage Server, and users listed in COUNCIL_ADMIN_USERS."
             )
 
     async def effective_config(self, origin: Origin) -> CouncilConfig:

@@ -1,0 +1,128 @@
+"""`/council-admin` app commands: per-channel council settings, gated by Manage Server.
+
+Discord hides the group from members without Manage Server (default_permissions), and the
+service checks again (Actor.is_platform_admin comes from the interaction's permissions), so a
+server that overrides the command permissions still cannot let non-admins change anything.
+The service writes the audit log.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+
+from bot.discord import render
+from core.models import ChannelSettings, CouncilConfig
+
+if TYPE_CHECKING:
+    from bot.discord.client import CouncilBot
+
+
+def _config_embed(title: str, config: CouncilConfig, channel: ChannelSettings | None = None) -> discord.Embed:
+    embed = discord.Embed(title=title, color=render.COLOR_INFO)
+    embed.add_field(name="Members", value=render.clip("\n".join(config.members), render.FIELD_MAX), inline=False)
+    embed.add_field(name="Chairman", value=render.clip(config.chairman, render.FIELD_MAX), inline=False)
+    if channel is not None:
+        def show(value: Any, unit: str = "") -> str:
+            return "default" if value is None else f"{value}{unit}"
+
+        embed.add_field(
+            name="Channel limits",
+            value=(
+                f"per user: {show(channel.user_limit_per_hour, '/h')} · "
+                f"channel: {show(channel.channel_limit_per_hour, '/h')} · "
+                f"daily budget: {show(channel.daily_budget_usd and f'${channel.daily_budget_usd:.2f}')}"
+            ),
+            inline=False,
+        )
+        overridden = [name for name in ("members", "chairman") if getattr(channel, name)]
+        embed.set_footer(text=f"{channel.channel_key} · overrides: {', '.join(overridden) or 'none'}")
+    return embed
+
+
+def _entry(entry: Any) -> str:
+    """One audit entry (core.storage.AuditEntry: at, channel_key, actor_id, action, detail)."""
+    at = getattr(entry, "at", None)
+    when = at.strftime("%Y-%m-%d %H:%M") if at is not None else "?"
+    detail = getattr(entry, "detail", None) or {}
+    shown = ", ".join(f"{k}={v}" for k, v in detail.items()) if isinstance(detail, dict) else str(detail)
+    return f"{when} · <@{getattr(entry, 'actor_id', '?')}> · {getattr(entry, 'action', '?')} {render.safe(shown)}".strip()
+
+
+def build_admin_group(bot: "CouncilBot") -> app_commands.Group:
+    from bot.discord.client import actor_of, origin_of  # circular at import time
+
+    group = app_commands.Group(
+        name="council-admin",
+        description="Council settings for this channel (Manage Server)",
+        default_permissions=discord.Permissions(manage_guild=True),
+        guild_only=True,
+    )
+    service = bot.service
+
+    async def begin(interaction: discord.Interaction):
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        return actor_of(interaction), origin_of(interaction.user, interaction.channel, interaction.guild_id)
+
+    async def send(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
+        await interaction.followup.send(content, ephemeral=True, allowed_mentions=discord.AllowedMentions.none(), **kwargs)
+
+    @group.command(name="show", description="The council configuration of this channel")
+    async def show(interaction: discord.Interaction) -> None:
+        _, origin = await begin(interaction)
+        config = await service.effective_config(origin)
+        channel = await service.channel_settings(origin)
+        await send(interaction, embed=_config_embed("Council for this channel", config, channel))
+
+    @group.command(name="members", description="Set this channel's council members")
+    @app_commands.describe(members="Model ids, comma- or space-separated")
+    async def members(interaction: discord.Interaction, members: str) -> None:
+        actor, origin = await begin(interaction)
+        config = await service.admin_set_members(actor, origin, members.replace(",", " ").split())
+        await send(interaction, "Members updated.", embed=_config_embed("Council for this channel", config))
+
+    @group.command(name="chairman", description="Set this channel's chairman model")
+    @app_commands.describe(model="Model id of the chairman")
+    async def chairman(interaction: discord.Interaction, model: str) -> None:
+        actor, origin = await begin(interaction)
+        config = await service.admin_set_chairman(actor, origin, model)
+        await send(interaction, "Chairman updated.", embed=_config_embed("Council for this channel", config))
+
+    @group.command(name="limits", description="Set this channel's rate limits and daily budget")
+    @app_commands.describe(
+        user_per_hour="Councils per user per hour", channel_per_hour="Councils per channel per hour",
+        daily_budget_usd="Spending cap per day in USD",
+    )
+    async def limits(
+        interaction: discord.Interaction,
+        user_per_hour: app_commands.Range[int, 0] | None = None,
+        channel_per_hour: app_commands.Range[int, 0] | None = None,
+        daily_budget_usd: app_commands.Range[float, 0.0] | None = None,
+    ) -> None:
+        actor, origin = await begin(interaction)
+        updated = await service.admin_set_limits(
+            actor, origin, user_per_hour=user_per_hour, channel_per_hour=channel_per_hour,
+            daily_budget_usd=daily_budget_usd,
+        )
+        config = await service.effective_config(origin)
+        await send(interaction, "Limits updated.", embed=_config_embed("Council for this channel", config, updated))
+
+    @group.command(name="reset", description="Drop this channel's overrides (back to the defaults)")
+    async def reset(interaction: discord.Interaction) -> None:
+        actor, origin = await begin(interaction)
+        await service.admin_reset(actor, origin)
+        config = await service.effective_config(origin)
+        await send(interaction, "Channel settings reset.", embed=_config_embed("Council for this channel", config))
+
+    @group.command(name="audit", description="Recent admin changes in this channel")
+    @app_commands.describe(limit="How many entries (max 50)")
+    async def audit(interaction: discord.Interaction, limit: app_commands.Range[int, 1, 50] = 20) -> None:
+        actor, origin = await begin(interaction)
+        entries = await service.audit_log(actor, origin, limit)
+        text = "\n".join(_entry(e) for e in entries) or "No admin changes yet."
+        await send(interaction, embed=discord.Embed(title="Admin audit log", color=render.COLOR_INFO,
+                                                    description=render.clip(text, render.DESCRIPTION_MAX)))
+
+    return group

@@ -1,0 +1,482 @@
+"""Discord adapter: discord.py wiring for the council.
+
+`/council question:` and `@bot question` start a council in a thread; one status message shows
+progress (edited at most every 1.5 s) with Stop / Synthesize-now buttons; the answer arrives as
+embeds with buttons that reveal each stage. Every decision is the service's; this module only
+translates Discord events into service calls and renders the events back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Literal
+
+import discord
+import yarl
+from discord import app_commands
+from discord.gateway import DiscordWebSocket
+
+from bot.discord import render
+from bot.discord.admin import build_admin_group
+from bot.progress import CouncilProgress
+from bot.render_text import history_lines, leaderboard_table
+from core.errors import CouncilError
+from core.models import Actor, ConversationTurn, CouncilFinished, Origin, Platform
+from core.settings import Settings
+
+if TYPE_CHECKING:
+    from core.service import CouncilRun, CouncilService
+
+log = logging.getLogger(__name__)
+
+EDIT_INTERVAL_S = 1.5  # between two edits of the status message
+HISTORY_LIMIT = 50  # thread messages read for a follow-up
+INVITE_PERMISSIONS = discord.Permissions(
+    view_channel=True,
+    send_messages=True,
+    create_public_threads=True,
+    send_messages_in_threads=True,
+    embed_links=True,
+    attach_files=True,
+    read_message_history=True,
+)
+NO_MENTIONS = discord.AllowedMentions.none()
+
+HELP = """**LLM Council** — several models answer, review each other anonymously, a chairman synthesizes.
+
+`/council question:` — convene a council (in a new thread, or in the current thread).
+`@{name} question` — the same from a message; inside a council thread it continues the conversation.
+Buttons under the answer show each stage: **Answers**, **Reviews** (with the extracted ballot), **Ranking**.
+While it runs: **Stop**, or **Synthesize now** with the answers that have arrived.
+`/council-history` · `/council-leaderboard` · `/council-export id:`
+`/council-admin show|members|chairman|limits|reset|audit` — per-channel settings (Manage Server)."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def origin_of(user: discord.abc.User, channel: Any, guild_id: int | None) -> Origin:
+    thread = channel if isinstance(channel, discord.Thread) else None
+    channel_id = (thread.parent_id if thread else getattr(channel, "id", None))
+    return Origin(
+        platform=Platform.DISCORD,
+        workspace_id=str(guild_id) if guild_id else None,
+        channel_id=str(channel_id) if channel_id else None,
+        thread_id=str(thread.id) if thread else None,
+        user_id=str(user.id),
+        user_name=getattr(user, "display_name", None) or user.name,
+    )
+
+
+def actor_of(interaction: discord.Interaction) -> Actor:
+    """Manage Server (from the interaction's resolved permissions) makes a platform admin."""
+    user = interaction.user
+    admin = interaction.permissions.manage_guild
+    if isinstance(user, discord.Member):
+        admin = admin or user.guild_permissions.manage_guild
+    return Actor(user_id=str(user.id), is_platform_admin=bool(admin))
+
+
+async def reply(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
+    """An ephemeral answer whether or not the interaction was already responded to."""
+    kwargs.setdefault("allowed_mentions", NO_MENTIONS)
+    if interaction.response.is_done():
+        await interaction.followup.send(content, ephemeral=True, **kwargs)
+    else:
+        await interaction.response.send_message(content, ephemeral=True, **kwargs)
+
+
+class StatusUpdater:
+    """Edits one message with the latest state, at most once per `interval`, coalescing."""
+
+    def __init__(self, message: discord.PartialMessage | discord.Message, interval: float = EDIT_INTERVAL_S):
+        self.message = message
+        self.interval = interval
+        self.edits = 0
+        self._last = time.monotonic()  # the message was just written
+        self._render: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._sleeping = False
+
+    def update(self, render: Any) -> None:
+        """Schedule an edit with `render()` evaluated when the edit happens (latest state wins)."""
+        self._render = render
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while self._render is not None:
+            wait = self._last + self.interval - time.monotonic()
+            if wait > 0:
+                self._sleeping = True
+                try:
+                    await asyncio.sleep(wait)
+                finally:
+                    self._sleeping = False
+            render, self._render = self._render, None
+            await self._edit(**render())
+
+    async def _edit(self, **kwargs: Any) -> None:
+        try:
+            await self.message.edit(allowed_mentions=NO_MENTIONS, **kwargs)
+            self.edits += 1
+        except discord.HTTPException as exc:
+            log.warning("could not edit the status message: %s", exc)
+        self._last = time.monotonic()
+
+    async def finish(self, **kwargs: Any) -> None:
+        """The last edit, after any pending one, still respecting the interval."""
+        self._render = None
+        if self._task is not None and not self._task.done():
+            if self._sleeping:
+                self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        wait = self._last + self.interval - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        await self._edit(**kwargs)
+
+
+# --------------------------------------------------------------------------- the client
+
+
+class CouncilBot(discord.Client):
+    def __init__(self, service: CouncilService, settings: Settings, **options: Any):
+        intents = discord.Intents.default()
+        intents.message_content = True  # privileged: enable it in the Developer Portal
+        super().__init__(intents=intents, allowed_mentions=NO_MENTIONS, **options)
+        self.service = service
+        self.settings = settings
+        self.tree = app_commands.CommandTree(self)
+        self.tree.on_error = self.on_app_command_error  # type: ignore[method-assign]
+        self._register_commands()
+        self.tree.add_command(build_admin_group(self))
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def setup_hook(self) -> None:
+        if self.settings.discord_api_url:
+            # discord.Client connects to a fixed gateway; with an API override ask that API.
+            _, url, _ = await self.http.get_bot_gateway()
+            DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+        self.add_dynamic_items(render.CouncilButton)
+        if self.settings.discord_guild_id:
+            guild = discord.Object(id=self.settings.discord_guild_id)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+            log.info("synced %d commands to guild %s", len(synced), guild.id)
+        else:
+            synced = await self.tree.sync()
+            log.info("synced %d global commands (they can take a while to appear)", len(synced))
+
+    async def on_ready(self) -> None:
+        log.info(
+            "Discord: logged in as %s; invite URL: %s", self.user,
+            discord.utils.oauth_url(self.application_id or 0, permissions=INVITE_PERMISSIONS,
+                                    scopes=("bot", "applications.commands")),
+        )
+
+    async def on_app_command_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
+        cause = error.original if isinstance(error, app_commands.CommandInvokeError) else error
+        if isinstance(cause, CouncilError):
+            message = cause.user_message
+        elif isinstance(cause, app_commands.CheckFailure):
+            message = "You can't use this command here."
+        else:
+            log.error("command %s failed", interaction.command and interaction.command.name, exc_info=cause)
+            message = f"Something went wrong: {type(cause).__name__}."
+        try:
+            await reply(interaction, message)
+        except discord.HTTPException:
+            log.warning("could not report an error to the user")
+
+    # ----------------------------------------------------------------- commands
+
+    def _register_commands(self) -> None:
+        tree = self.tree
+
+        @tree.command(name="council", description="Ask the LLM council a question")
+        @app_commands.describe(question="What should the council answer?")
+        @app_commands.guild_only()
+        async def council(interaction: discord.Interaction, question: str) -> None:
+            await interaction.response.defer(thinking=True)
+            await self.council_from_interaction(interaction, question)
+
+        @tree.command(name="council-help", description="How to use the LLM council")
+        async def council_help(interaction: discord.Interaction) -> None:
+            await reply(interaction, HELP.format(name=self.user.name if self.user else "bot"))
+
+        @tree.command(name="council-history", description="Recent councils")
+        @app_commands.describe(scope="Whose councils", limit="How many (max 25)")
+        @app_commands.guild_only()
+        async def council_history(
+            interaction: discord.Interaction,
+            scope: Literal["channel", "server", "mine"] = "channel",
+            limit: app_commands.Range[int, 1, 25] = 10,
+        ) -> None:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+            origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
+            service_scope = {"channel": "channel", "server": "workspace", "mine": "user"}[scope]
+            summaries = await self.service.history(origin, service_scope, limit)  # type: ignore[arg-type]
+            text = render.safe("\n".join(history_lines(summaries)))
+            embeds = render.pack(render.text_embeds(text, title=f"Councils ({scope})"))[0]
+            await interaction.followup.send(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+        @tree.command(name="council-leaderboard", description="Model ratings from the councils' peer reviews")
+        @app_commands.describe(scope="Which councils to count")
+        @app_commands.guild_only()
+        async def council_leaderboard(
+            interaction: discord.Interaction, scope: Literal["server", "channel", "all"] = "server"
+        ) -> None:
+            await interaction.response.defer(thinking=True)
+            origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
+            board = await self.service.leaderboard(origin, {"server": "workspace"}.get(scope, scope))  # type: ignore[arg-type]
+            embed = discord.Embed(title="Council leaderboard", color=render.COLOR_INFO,
+                                  description=render.clip(leaderboard_table(board), render.DESCRIPTION_MAX))
+            await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
+
+        @tree.command(name="council-export", description="Download a council as Markdown or JSON")
+        @app_commands.describe(council_id="The council id (shown under each answer)", format="File format")
+        @app_commands.rename(council_id="id")
+        async def council_export(
+            interaction: discord.Interaction, council_id: str, format: Literal["markdown", "json"] = "markdown"
+        ) -> None:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+            text = await self.service.export(council_id, format)
+            ext = "md" if format == "markdown" else "json"
+            file = render.markdown_file(text, f"council-{council_id.strip()}.{ext}")
+            await interaction.followup.send(f"Council `{council_id.strip()}`", file=file, ephemeral=True)
+
+    # ----------------------------------------------------------------- councils
+
+    async def council_from_interaction(self, interaction: discord.Interaction, question: str) -> None:
+        channel = interaction.channel
+        origin = origin_of(interaction.user, channel, interaction.guild_id)
+        # The deferred response becomes the status message (and the thread's starter).
+        status = await interaction.edit_original_response(
+            content=render.status_content(question, "…", interaction.user.mention, None)
+        )
+        history: list[ConversationTurn] = []
+        if isinstance(channel, discord.Thread):
+            history = await self.thread_history(channel, before=status)
+        else:
+            origin.thread_id = str(status.id)  # a thread started from a message has the message's id
+        try:
+            run = await self.service.start_council(question, origin, history)
+        except CouncilError as exc:
+            try:
+                await interaction.delete_original_response()
+            except discord.HTTPException:
+                pass
+            await interaction.followup.send(exc.user_message, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            return
+        thread = channel
+        if not isinstance(channel, discord.Thread):
+            try:
+                thread = await status.create_thread(name=render.thread_name(question), auto_archive_duration=1440)
+            except discord.HTTPException as exc:  # no thread permission: answer in the channel
+                log.warning("could not create a thread: %s", exc)
+        message = status.channel.get_partial_message(status.id)  # bot-token edits outlive the 15-min token
+        await self.follow(run, message, thread, question, interaction.user.mention)
+
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot or message.guild is None or self.user is None:
+            return
+        me = self.user
+        mentioned = any(u.id == me.id for u in message.mentions)
+        ref = message.reference.resolved if message.reference else None
+        replying = isinstance(ref, discord.Message) and ref.author.id == me.id
+        if not (mentioned or replying):
+            return
+        if not await self.service.claim_event("discord", str(message.id)):
+            return
+        channel: Any = message.channel
+        if not isinstance(channel, (discord.Thread, discord.TextChannel)):
+            try:
+                channel = await self.fetch_channel(channel.id)
+            except discord.HTTPException:
+                pass
+        question = self.strip_mention(message.content)
+        history: list[ConversationTurn] = []
+        if isinstance(channel, discord.Thread):
+            history = await self.thread_history(channel, before=message)
+        elif replying and isinstance(ref, discord.Message):
+            history = await self.reply_context(ref)
+        origin = origin_of(message.author, channel, message.guild.id)
+        if origin.thread_id is None:
+            origin.thread_id = str(message.id)
+        try:
+            run = await self.service.start_council(question, origin, history)
+        except CouncilError as exc:
+            await message.reply(exc.user_message, mention_author=False, allowed_mentions=NO_MENTIONS)
+            return
+        thread = channel
+        if not isinstance(channel, discord.Thread):
+            try:
+                thread = await message.create_thread(name=render.thread_name(question), auto_archive_duration=1440)
+            except discord.HTTPException as exc:
+                log.warning("could not create a thread: %s", exc)
+        status = await thread.send(
+            render.status_content(question, run.council_id, message.author.mention, CouncilProgress(run.council_id)),
+            view=render.control_view(run.council_id),
+            allowed_mentions=NO_MENTIONS,
+        )
+        await self.follow(run, status, thread, question, message.author.mention)
+
+    def strip_mention(self, content: str) -> str:
+        if self.user is not None:
+            for token in (f"<@{self.user.id}>", f"<@!{self.user.id}>"):
+                content = content.replace(token, " ")
+        return content.strip()
+
+    async def turn_of(self, message: discord.Message, seen: set[str] | None = None) -> ConversationTurn | None:
+        """A thread message as conversation context: our answers as assistant, people as user.
+
+        For our own messages the stored council (full question and answer) is preferred over
+        the rendered, possibly cut, text; `seen` skips the further parts of a split answer."""
+        seen = set() if seen is None else seen
+        if message.author.id == (self.user.id if self.user else None):
+            council_id = render.council_id_of_embeds(message.embeds)
+            if council_id:
+                if council_id in seen:
+                    return None
+                seen.add(council_id)
+                stored = await self._stored(council_id)
+                text = stored.synthesis.text if stored and stored.synthesis else "\n\n".join(
+                    e.description or "" for e in message.embeds).replace(render.ZWSP, "").strip()
+                return ConversationTurn(role="assistant", content=text, author="council") if text else None
+            if message.type is discord.MessageType.chat_input_command:  # a /council status message
+                council_id = render.council_id_of_status(message.content)
+                stored = await self._stored(council_id) if council_id else None
+                asked = stored.request.question if stored else render.question_from_status(message.content)
+                return ConversationTurn(role="user", content=asked.replace(render.ZWSP, "")) if asked else None
+            return None  # status messages of mentions, notices
+        if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
+            return None
+        text = self.strip_mention(message.content)
+        return ConversationTurn(role="user", content=text, author=message.author.display_name) if text else None
+
+    async def reply_context(self, message: discord.Message) -> list[ConversationTurn]:
+        """A reply to one of our messages outside a thread: that council's question and answer."""
+        council_id = render.council_id_of_embeds(message.embeds) or render.council_id_of_status(message.content)
+        stored = await self._stored(council_id) if council_id else None
+        if stored is not None:
+            turns = [ConversationTurn(role="user", content=stored.request.question)]
+            if stored.synthesis is not None:
+                turns.append(ConversationTurn(role="assistant", content=stored.synthesis.text, author="council"))
+            return turns
+        turn = await self.turn_of(message)
+        return [turn] if turn else []
+
+    async def _stored(self, council_id: str):
+        try:
+            return await self.service.get_result(council_id)
+        except CouncilError:
+            return None
+
+    async def thread_history(self, thread: discord.Thread, before: discord.abc.Snowflake) -> list[ConversationTurn]:
+        messages = [m async for m in thread.history(limit=HISTORY_LIMIT, before=before)]
+        messages.reverse()
+        starter = thread.starter_message
+        if starter is None and thread.parent_id and not any(m.id == thread.id for m in messages):
+            try:  # a thread started from a message has that message's id; it lives in the parent
+                starter = await thread.parent.fetch_message(thread.id) if thread.parent else None  # type: ignore[union-attr]
+            except discord.HTTPException:
+                starter = None
+        turns: list[ConversationTurn] = []
+        seen: set[str] = set()
+        for message in ([starter] if starter else []) + messages:
+            turn = await self.turn_of(message, seen)
+            if turn is None:
+                continue
+            if turns and turn.role == "assistant" and turns[-1].role == "assistant":
+                turns[-1] = turns[-1].model_copy(update={"content": turns[-1].content + "\n\n" + turn.content})
+            else:
+                turns.append(turn)
+        return turns
+
+    async def follow(self, run: CouncilRun, status: discord.PartialMessage | discord.Message, thread: Any,
+                     question: str, asker: str) -> None:
+        """Fold the council's events into the status message, then post the answer."""
+        progress = CouncilProgress(run.council_id)
+        updater = StatusUpdater(status)
+        control = render.control_view(run.council_id)
+
+        def render_status() -> dict[str, Any]:
+            return {"content": render.status_content(question, run.council_id, asker, progress), "view": control}
+
+        updater.update(render_status)  # the id and the buttons, after the interval
+        try:
+            async for event in run.events():
+                progress.apply(event)
+                if isinstance(event, CouncilFinished):
+                    break
+                updater.update(render_status)
+            result = progress.result or await run.wait()
+            markdown = None
+            if result.synthesis is not None and len(result.synthesis.text) > render.LONG_ANSWER_CHARS:
+                markdown = await self.service.export(run.council_id)
+            messages = render.result_messages(result, markdown)
+            for i, kwargs in enumerate(messages):
+                if i == len(messages) - 1 and result.status.value != "failed":
+                    kwargs["view"] = render.stage_view(run.council_id)
+                await thread.send(allowed_mentions=NO_MENTIONS, **kwargs)
+            await updater.finish(
+                content=render.status_content(question, run.council_id, asker, None, final=render.final_status(result)),
+                view=None,
+            )
+        except Exception:
+            log.exception("following council %s failed", run.council_id)
+            await updater.finish(
+                content=render.status_content(question, run.council_id, asker, None,
+                                              final="⚠️ Could not show the result here; try `/council-export`."),
+                view=None,
+            )
+
+    # ----------------------------------------------------------------- buttons
+
+    async def on_council_button(self, interaction: discord.Interaction, action: str, council_id: str) -> None:
+        if action in ("stop", "synth"):
+            try:
+                stopped = await self.service.stop(council_id, actor_of(interaction), synthesize=action == "synth")
+            except CouncilError as exc:
+                await reply(interaction, exc.user_message)
+                return
+            if not stopped:
+                await reply(interaction, "This council has already finished.")
+            else:
+                await reply(interaction, "Synthesizing with the answers so far…" if action == "synth" else "Stopping…")
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            result = await self.service.get_result(council_id)
+        except CouncilError as exc:
+            await reply(interaction, exc.user_message)
+            return
+        markdown = await self.service.export(council_id) if action != "ranking" else None
+        for kwargs in render.stage_messages(result, action, markdown):
+            await interaction.followup.send(ephemeral=True, allowed_mentions=NO_MENTIONS, **kwargs)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def build_discord_client(service: CouncilService, settings: Settings, **options: Any) -> CouncilBot:
+    """The bot, not yet started (`options` go to discord.Client, e.g. guild_ready_timeout)."""
+    if settings.discord_api_url:
+        # discord.py builds every REST URL (webhooks and interactions included) from Route.BASE.
+        discord.http.Route.BASE = settings.discord_api_url.rstrip("/")
+    return CouncilBot(service, settings, **options)
+
+
+async def run_discord(service: CouncilService, settings: Settings) -> None:
+    if settings.discord_token is None:
+        raise RuntimeError("DISCORD_TOKEN is not set (see docs/discord.md).")
+    client = build_discord_client(service, settings)
+    async with client:
+        await client.start(settings.discord_token.get_secret_value())

@@ -1,0 +1,353 @@
+"""Discord rendering: status text, result embeds, stage details and the persistent buttons.
+
+Everything a model wrote goes through `neutralize_discord` here, and every message built from
+it is sent with `AllowedMentions.none()` (see client.py). Discord limits respected: content
+2000, embed description 4096, field value 1024, title 256, 6000 characters and 10 embeds per
+message.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+import discord
+
+from bot.progress import CouncilProgress
+from bot.render_text import (
+    ZWSP,
+    aggregate_table,
+    ballot_line,
+    neutralize_discord,
+    progress_lines,
+    ranking_line,
+    result_header,
+    short_model,
+    split_text,
+)
+from core.models import CouncilResult, CouncilStatus
+
+CONTENT_MAX = 2000
+DESCRIPTION_MAX = 4096
+FIELD_MAX = 1024
+TITLE_MAX = 256
+MESSAGE_EMBED_CHARS = 6000
+MESSAGE_EMBEDS = 10
+# Beyond this many characters of answer the embeds carry the start and a .md file the whole.
+LONG_ANSWER_CHARS = 12000
+STAGE_MESSAGES = 3  # ephemeral stage details: at most this many messages, then a file
+
+STATUS_MARK = "🏛️ **Council**"
+FOOTER_PREFIX = "Council "
+FOOTER_RE = re.compile(r"^Council ([0-9a-f]+)")
+
+COLOR_OK = discord.Color.dark_green()
+COLOR_WARN = discord.Color.orange()
+COLOR_FAIL = discord.Color.red()
+COLOR_INFO = discord.Color.blurple()
+
+# render_text uses Slack shortcodes; Discord renders them only when a user types them.
+_SHORTCODES = {
+    ":hourglass:": "⏳",
+    ":warning:": "⚠️",
+    ":information_source:": "ℹ️",
+    ":octagonal_sign:": "🛑",
+}
+
+
+def emoji(text: str) -> str:
+    for code, char in _SHORTCODES.items():
+        text = text.replace(code, char)
+    return text
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def safe(text: str | None) -> str:
+    """Model (or user) text made harmless for Discord."""
+    return neutralize_discord(text or "")
+
+
+# --------------------------------------------------------------------------- status message
+
+
+def quote(text: str, limit: int = 600) -> str:
+    text = clip(text.strip(), limit)
+    return "\n".join("> " + line for line in text.splitlines() or [""])
+
+
+def status_content(question: str, council_id: str, asker_mention: str, progress: CouncilProgress | None,
+                   final: str | None = None) -> str:
+    """The one status message: who asked what, then progress lines (or the final state)."""
+    head = f"{STATUS_MARK} · asked by {asker_mention} · `{council_id}`\n{quote(safe(question))}\n"
+    if final is not None:
+        body = final
+    elif progress is None:
+        body = "Convening the council…"
+    else:
+        lines = [emoji(line) for line in progress_lines(progress)]
+        if progress.stage >= 3 and progress.chairman_text:
+            tail = progress.chairman_text[-500:]
+            lines.append(quote(("…" if len(progress.chairman_text) > 500 else "") + safe(tail), 520))
+        body = "\n".join(lines)
+    return clip(head + "\n" + body, CONTENT_MAX)
+
+
+def question_from_status(content: str) -> str | None:
+    """The question quoted in a status message (for thread history), or None."""
+    if not content.startswith(STATUS_MARK):
+        return None
+    lines = content.splitlines()[1:]
+    quoted = []
+    for line in lines:
+        if not line.startswith(">"):
+            break
+        quoted.append(line[2:] if line.startswith("> ") else line[1:])
+    return "\n".join(quoted).strip() or None
+
+
+_STATUS_ID = re.compile(r"`([0-9a-f]{6,})`")
+
+
+def council_id_of_status(content: str) -> str | None:
+    if not content.startswith(STATUS_MARK):
+        return None
+    match = _STATUS_ID.search(content.splitlines()[0])
+    return match.group(1) if match else None
+
+
+def final_status(result: CouncilResult) -> str:
+    took = result.timings.get("total_s")
+    took_s = f" in {took:.0f}s" if took is not None else ""
+    if result.status is CouncilStatus.FAILED:
+        return emoji(result_header(result))
+    if result.status is CouncilStatus.CANCELLED:
+        return f"🛑 Stopped{took_s}." + (" Partial result in the thread." if result.synthesis else "")
+    mark = "⚠️ Finished with problems" if result.degraded else "✅ Finished"
+    return f"{mark}{took_s} — the answer is in the thread."
+
+
+def thread_name(question: str) -> str:
+    first = " ".join(question.split())
+    return clip(first or "Council", 90)
+
+
+# --------------------------------------------------------------------------- packing
+
+
+def pack(embeds: list[discord.Embed], budget: int = MESSAGE_EMBED_CHARS) -> list[list[discord.Embed]]:
+    """Group embeds into messages of at most 10 embeds and `budget` (6000) characters."""
+    messages: list[list[discord.Embed]] = []
+    current: list[discord.Embed] = []
+    size = 0
+    for embed in embeds:
+        n = len(embed)
+        if current and (len(current) >= MESSAGE_EMBEDS or size + n > budget):
+            messages.append(current)
+            current, size = [], 0
+        current.append(embed)
+        size += n
+    if current:
+        messages.append(current)
+    return messages
+
+
+def text_embeds(text: str, *, title: str | None = None, color: discord.Color = COLOR_INFO,
+                chunk: int = DESCRIPTION_MAX) -> list[discord.Embed]:
+    """One or more embeds carrying `text` (already neutralized); the title goes on the first."""
+    # Keep each embed well under 6000 together with a title/footer so packing always works.
+    chunks = split_text(text, min(chunk, DESCRIPTION_MAX)) if text else [""]
+    embeds = []
+    for i, part in enumerate(chunks):
+        embed = discord.Embed(description=part or "\u200b", color=color)
+        if i == 0 and title:
+            embed.title = clip(title, TITLE_MAX)
+        embeds.append(embed)
+    return embeds
+
+
+def markdown_file(text: str, filename: str) -> discord.File:
+    return discord.File(io.BytesIO(text.encode("utf-8")), filename=filename)
+
+
+# --------------------------------------------------------------------------- final result
+
+
+def _color(result: CouncilResult) -> discord.Color:
+    if result.status is CouncilStatus.OK:
+        return COLOR_OK
+    if result.status is CouncilStatus.DEGRADED:
+        return COLOR_WARN
+    return COLOR_FAIL
+
+
+def _footer(result: CouncilResult) -> str:
+    parts = [f"{FOOTER_PREFIX}{result.council_id}"]
+    if "total_s" in result.timings:
+        parts.append(f"{result.timings['total_s']:.0f}s")
+    if result.usage.cost_usd:
+        parts.append(f"${result.usage.cost_usd:.4f}")
+    parts.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens} tokens")
+    return " · ".join(parts)
+
+
+def agreement_text(result: CouncilResult) -> str:
+    agg = result.aggregate
+    if agg is None or agg.agreement_w is None:
+        return "n/a"
+    w = agg.agreement_w
+    word = "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
+    return f"Kendall's W = {w:.2f} ({word}); {agg.ballots_used} ballots, {agg.ballots_unparsed} unreadable"
+
+
+def result_messages(result: CouncilResult, markdown: str | None = None) -> list[dict[str, Any]]:
+    """Messages (kwargs for `send`) with the final answer: degraded notice first, answer,
+    ranking and agreement as fields. Very long answers are cut and `markdown` attached."""
+    header = emoji(result_header(result))
+    synthesis = result.synthesis
+    if synthesis is not None:
+        title = f"Council answer — {short_model(synthesis.model)}"
+        if not synthesis.by_chairman:
+            title = f"⚠️ Fallback answer by {short_model(synthesis.model)} (not the chairman)"
+        answer = safe(synthesis.text)
+    else:
+        title = "Council stopped" if result.status is CouncilStatus.CANCELLED else "Council failed"
+        answer = ""
+    if result.status is CouncilStatus.DEGRADED and synthesis is not None and synthesis.by_chairman:
+        title = "⚠️ " + title + " (degraded)"
+    attach = len(answer) > LONG_ANSWER_CHARS and markdown is not None
+    if attach:
+        answer = clip(answer, LONG_ANSWER_CHARS - 200) + "\n\n*(cut here — the full answer is attached)*"
+    text = (header + "\n\n" + answer).strip() if header else answer
+    embeds = text_embeds(text or "No answer.", title=title, color=_color(result))
+    last = embeds[-1]
+    if result.aggregate is not None:
+        ranking = safe(ranking_line(result.aggregate))
+        for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
+            last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
+        last.add_field(name="Agreement", value=agreement_text(result), inline=False)
+    elif result.status is not CouncilStatus.FAILED:
+        last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
+    footer = _footer(result)
+    # A footer on every message lets thread history recognise the answer.
+    messages: list[dict[str, Any]] = []
+    for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
+        group[-1].set_footer(text=footer)
+        messages.append({"embeds": group})
+    if attach and markdown is not None:
+        messages[-1]["file"] = markdown_file(markdown, f"council-{result.council_id}.md")
+    return messages
+
+
+def council_id_of_embeds(embeds: list[discord.Embed]) -> str | None:
+    for embed in embeds:
+        match = FOOTER_RE.match(embed.footer.text or "") if embed.footer else None
+        if match:
+            return match.group(1)
+    return None
+
+
+# --------------------------------------------------------------------------- stage details
+
+
+def answers_embeds(result: CouncilResult) -> list[discord.Embed]:
+    embeds: list[discord.Embed] = []
+    for answer in result.answers:
+        label = f"Response {answer.label} — " if answer.label else ""
+        took = f" ({answer.latency_s:.1f}s)" if answer.latency_s is not None else ""
+        if answer.ok:
+            embeds += text_embeds(safe(answer.text), title=f"{label}{answer.model}{took}", color=COLOR_INFO, chunk=3900)
+        else:
+            why = answer.error.short() if answer.error else "no answer"
+            embeds.append(discord.Embed(title=clip(f"❌ {answer.model}", TITLE_MAX), description=clip(safe(why), 4000),
+                                        color=COLOR_FAIL))
+    return embeds or [discord.Embed(description="No answers were recorded.", color=COLOR_FAIL)]
+
+
+def reviews_embeds(result: CouncilResult) -> list[discord.Embed]:
+    embeds: list[discord.Embed] = []
+    for review in result.reviews:
+        if review.error is not None or not review.text:
+            embeds.append(discord.Embed(title=clip(f"Review by {review.reviewer}", TITLE_MAX),
+                                        description=clip(safe(ballot_line(review)), 4000), color=COLOR_FAIL))
+            continue
+        shown = ", ".join(review.shown_labels)
+        part = text_embeds(safe(review.text), title=f"Review by {review.reviewer}", chunk=3800)
+        part[-1].add_field(name="Ballot", value=clip(safe(ballot_line(review)), FIELD_MAX), inline=False)
+        if shown:
+            part[-1].add_field(name="Shown in order", value=clip(shown, FIELD_MAX), inline=False)
+        embeds += part
+    return embeds or [discord.Embed(description="No reviews were recorded.", color=COLOR_FAIL)]
+
+
+def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
+    table = aggregate_table(result.aggregate)
+    embed = discord.Embed(title="Aggregate ranking", description=clip(table, DESCRIPTION_MAX), color=COLOR_INFO)
+    if result.label_to_model:
+        labels = "\n".join(f"{label} = {model}" for label, model in sorted(result.label_to_model.items()))
+        embed.add_field(name="Labels", value=clip(labels, FIELD_MAX), inline=False)
+    embed.add_field(name="Agreement", value=agreement_text(result), inline=False)
+    return [embed]
+
+
+STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds}
+
+
+def stage_messages(result: CouncilResult, stage: str, markdown: str | None = None) -> list[dict[str, Any]]:
+    groups = pack(STAGES[stage](result))
+    if len(groups) > STAGE_MESSAGES and markdown is not None:
+        groups = groups[: STAGE_MESSAGES - 1]
+        messages: list[dict[str, Any]] = [{"embeds": g} for g in groups]
+        messages.append({"content": "The rest is in the attached export.",
+                         "file": markdown_file(markdown, f"council-{result.council_id}.md")})
+        return messages
+    return [{"embeds": g} for g in groups]
+
+
+# --------------------------------------------------------------------------- buttons
+
+_LABELS = {
+    "answers": ("Answers", discord.ButtonStyle.secondary),
+    "reviews": ("Reviews", discord.ButtonStyle.secondary),
+    "ranking": ("Ranking", discord.ButtonStyle.secondary),
+    "stop": ("Stop", discord.ButtonStyle.danger),
+    "synth": ("Synthesize now", discord.ButtonStyle.primary),
+}
+
+
+class CouncilButton(
+    discord.ui.DynamicItem[discord.ui.Button],
+    template=r"council:(?P<action>answers|reviews|ranking|stop|synth):(?P<id>[0-9a-f]+)",
+):
+    """A button whose state (action, council id) lives in its custom_id, so it works after a restart."""
+
+    def __init__(self, action: str, council_id: str):
+        label, style = _LABELS[action]
+        super().__init__(discord.ui.Button(label=label, style=style, custom_id=f"council:{action}:{council_id}"))
+        self.action = action
+        self.council_id = council_id
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+        return cls(match["action"], match["id"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await interaction.client.on_council_button(interaction, self.action, self.council_id)  # type: ignore[attr-defined]
+
+
+def buttons(council_id: str, *actions: str) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for action in actions:
+        view.add_item(CouncilButton(action, council_id))
+    return view
+
+
+def control_view(council_id: str) -> discord.ui.View:
+    return buttons(council_id, "stop", "synth")
+
+
+def stage_view(council_id: str) -> discord.ui.View:
+    return buttons(council_id, "answers", "reviews", "ranking")

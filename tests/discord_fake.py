@@ -1,0 +1,507 @@
+"""A local fake of Discord for adapter tests: REST (aiohttp) plus a gateway websocket.
+
+It speaks enough of the real protocol for discord.py 2.x to log in, sync commands, connect
+(HELLO / IDENTIFY / heartbeat ACK / READY / GUILD_CREATE), receive INTERACTION_CREATE and
+MESSAGE_CREATE pushed by a test, and do everything the adapter does over REST. Every REST call
+is recorded with its JSON payload (and uploaded files). Gateway frames are uncompressed JSON
+text frames, which discord.py accepts even when it asked for zlib-stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from aiohttp import WSMsgType, web
+
+DISCORD_EPOCH_MS = 1420070400000
+_counter = itertools.count(1)
+
+
+def snowflake() -> int:
+    ms = int(time.time() * 1000) - DISCORD_EPOCH_MS
+    return (ms << 22) | (next(_counter) & 0x3FFFFF)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+ALL_PERMISSIONS = (1 << 50) - 1
+MANAGE_GUILD = 1 << 5
+BASIC_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 16) | (1 << 31) | (1 << 35) | (1 << 38)
+
+
+@dataclass
+class Call:
+    method: str
+    path: str  # without the /api/v10 prefix
+    query: dict[str, str]
+    json: Any
+    files: list[tuple[str, str, bytes]]  # (field, filename, content)
+    at: float
+    status: int = 200
+
+
+@dataclass
+class Interaction:
+    id: int
+    token: str
+    channel_id: int
+    type: int
+    pushed_at: float
+    payload: dict[str, Any]
+    original_id: int | None = None
+    responded: bool = False
+    responded_at: float | None = None
+    followups: list[int] = field(default_factory=list)
+
+
+class FakeDiscord:
+    def __init__(self) -> None:
+        self.app_id = snowflake()
+        self.bot_id = self.app_id  # a bot user shares its application's id
+        self.guild_id = snowflake()
+        self.owner_id = snowflake()
+        self.channel_id = snowflake()
+        self.calls: list[Call] = []
+        self.identifies: list[dict[str, Any]] = []
+        self.channels: dict[int, dict[str, Any]] = {}
+        self.messages: dict[int, dict[str, Any]] = {}
+        self.interactions: dict[str, Interaction] = {}
+        self.global_commands: list[dict[str, Any]] = []
+        self.guild_commands: dict[int, list[dict[str, Any]]] = {}
+        self.heartbeats = 0
+        self.ready = asyncio.Event()
+        self._sockets: list[web.WebSocketResponse] = []
+        self._seq = 0
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self.channels[self.channel_id] = {
+            "id": str(self.channel_id), "type": 0, "guild_id": str(self.guild_id), "name": "general",
+            "position": 0, "permission_overwrites": [], "nsfw": False, "parent_id": None,
+            "topic": None, "last_message_id": None, "rate_limit_per_user": 0,
+        }
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> "FakeDiscord":
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_get("/gateway", self._gateway)
+        app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def close(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._runner:
+            await self._runner.cleanup()
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/v10"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/gateway"
+
+    # ------------------------------------------------------------------ payload builders
+
+    def user(self, user_id: int, name: str = "alice", bot: bool = False) -> dict[str, Any]:
+        return {"id": str(user_id), "username": name, "discriminator": "0", "global_name": name.title(),
+                "avatar": None, "bot": bot, "public_flags": 0}
+
+    def bot_user(self) -> dict[str, Any]:
+        return self.user(self.bot_id, "councilbot", bot=True) | {"verified": True, "mfa_enabled": False, "flags": 0}
+
+    def member(self, user_id: int, name: str = "alice", permissions: int = BASIC_PERMISSIONS,
+               bot: bool = False) -> dict[str, Any]:
+        return {"user": self.user(user_id, name, bot), "roles": [], "joined_at": now_iso(), "deaf": False,
+                "mute": False, "nick": None, "avatar": None, "flags": 0, "pending": False,
+                "permissions": str(permissions)}
+
+    def guild_payload(self) -> dict[str, Any]:
+        return {
+            "id": str(self.guild_id), "name": "Test Guild", "icon": None, "splash": None, "discovery_splash": None,
+            "owner_id": str(self.owner_id), "afk_channel_id": None, "afk_timeout": 300,
+            "verification_level": 0, "default_message_notifications": 0, "explicit_content_filter": 0,
+            "roles": [{"id": str(self.guild_id), "name": "@everyone", "permissions": str(BASIC_PERMISSIONS),
+                       "position": 0, "color": 0, "hoist": False, "managed": False, "mentionable": False,
+                       "flags": 0}],
+            "emojis": [], "stickers": [], "features": [], "mfa_level": 0, "application_id": None,
+            "system_channel_id": None, "system_channel_flags": 0, "rules_channel_id": None,
+            "vanity_url_code": None, "description": None, "banner": None, "premium_tier": 0,
+            "premium_subscription_count": 0, "preferred_locale": "en-US", "public_updates_channel_id": None,
+            "nsfw_level": 0, "premium_progress_bar_enabled": False, "joined_at": now_iso(), "large": False,
+            "unavailable": False, "member_count": 2, "voice_states": [], "presences": [],
+            "members": [{k: v for k, v in self.member(self.bot_id, "councilbot", bot=True).items()
+                         if k != "permissions"}],
+            "channels": [c for c in self.channels.values() if c["type"] in (0, 2, 4, 5, 15)],
+            "threads": [c for c in self.channels.values() if c["type"] in (10, 11, 12)],
+            "stage_instances": [], "guild_scheduled_events": [], "soundboard_sounds": [],
+        }
+
+    def _message(self, channel_id: int, author: dict[str, Any], data: dict[str, Any], *, type: int = 0,
+                 flags: int = 0, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        message = {
+            "id": str(snowflake()), "channel_id": str(channel_id), "guild_id": str(self.guild_id),
+            "author": author, "content": data.get("content") or "", "timestamp": now_iso(),
+            "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [],
+            "mention_roles": [], "attachments": [], "embeds": data.get("embeds") or [], "pinned": False,
+            "type": type, "flags": flags | int(data.get("flags") or 0), "components": data.get("components") or [],
+        }
+        message.update(extra or {})
+        return message
+
+    # ------------------------------------------------------------------ test-facing API
+
+    async def wait_ready(self, timeout: float = 10) -> None:
+        await asyncio.wait_for(self.ready.wait(), timeout)
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 10) -> Any:
+        """Wait until predicate() is truthy (re-checked whenever a call is recorded)."""
+        async def loop() -> Any:
+            async with self._changed:
+                while True:
+                    value = predicate()
+                    if value:
+                        return value
+                    await self._changed.wait()
+        return await asyncio.wait_for(loop(), timeout)
+
+    def calls_to(self, method: str, prefix: str = "") -> list[Call]:
+        return [c for c in self.calls if c.method == method and c.path.startswith(prefix)]
+
+    def channel_messages(self, channel_id: int) -> list[dict[str, Any]]:
+        return sorted((m for m in self.messages.values() if int(m["channel_id"]) == channel_id
+                       and not m["flags"] & 64), key=lambda m: int(m["id"]))
+
+    def threads(self) -> list[dict[str, Any]]:
+        return [c for c in self.channels.values() if c["type"] in (11, 12)]
+
+    async def push_command(self, name: str, options: list[dict[str, Any]] | None = None, *,
+                           user_id: int | None = None, permissions: int = BASIC_PERMISSIONS,
+                           channel_id: int | None = None) -> Interaction:
+        """An application command (type 2) as INTERACTION_CREATE."""
+        data = {"id": str(snowflake()), "name": name, "type": 1, "options": options or [],
+                "guild_id": str(self.guild_id)}
+        return await self._push_interaction(2, data, user_id=user_id, permissions=permissions,
+                                            channel_id=channel_id)
+
+    async def push_component(self, message_id: int, custom_id: str, *, user_id: int | None = None,
+                             permissions: int = BASIC_PERMISSIONS) -> Interaction:
+        """A button click (type 3) on a stored message."""
+        message = self.messages[message_id]
+        data = {"custom_id": custom_id, "component_type": 2}
+        return await self._push_interaction(3, data, user_id=user_id, permissions=permissions,
+                                            channel_id=int(message["channel_id"]), message=message)
+
+    async def _push_interaction(self, type: int, data: dict[str, Any], *, user_id: int | None,
+                                permissions: int, channel_id: int | None,
+                                message: dict[str, Any] | None = None) -> Interaction:
+        user_id = user_id or 4242
+        channel_id = channel_id or self.channel_id
+        interaction_id = snowflake()
+        token = f"tok-{interaction_id}"
+        payload = {
+            "id": str(interaction_id), "application_id": str(self.app_id), "type": type, "data": data,
+            "guild_id": str(self.guild_id), "channel_id": str(channel_id), "channel": self.channels[channel_id],
+            "member": self.member(user_id, permissions=permissions), "token": token, "version": 1,
+            "app_permissions": str(BASIC_PERMISSIONS), "locale": "en-US", "guild_locale": "en-US",
+            "entitlements": [], "authorizing_integration_owners": {"0": str(self.guild_id)}, "context": 0,
+            "attachment_size_limit": 10 * 1024 * 1024,
+            "guild": {"id": str(self.guild_id), "locale": "en-US", "features": []},
+        }
+        if message is not None:
+            payload["message"] = message
+        record = Interaction(interaction_id, token, channel_id, type, time.monotonic(), payload)
+        self.interactions[token] = record
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return record
+
+    async def push_message(self, content: str, *, user_id: int = 4242, name: str = "alice",
+                           channel_id: int | None = None, mention_bot: bool = True, bot: bool = False,
+                           reply_to: int | None = None) -> dict[str, Any]:
+        """A user's message (MESSAGE_CREATE), stored in the channel like Discord would."""
+        channel_id = channel_id or self.channel_id
+        author = self.user(user_id, name, bot)
+        extra: dict[str, Any] = {"member": {k: v for k, v in self.member(user_id, name).items() if k != "user"}}
+        mentions = [self.user(self.bot_id, "councilbot", True)] if mention_bot else []
+        type = 0
+        if reply_to is not None:
+            ref = self.messages[reply_to]
+            type = 19
+            extra["message_reference"] = {"message_id": ref["id"], "channel_id": ref["channel_id"],
+                                          "guild_id": str(self.guild_id), "type": 0}
+            extra["referenced_message"] = ref
+            if ref["author"]["id"] == str(self.bot_id) and not mention_bot:
+                mentions = [ref["author"]]  # replies ping the author by default
+        extra["mentions"] = mentions
+        message = self._message(channel_id, author, {"content": content}, type=type, extra=extra)
+        self.messages[int(message["id"])] = message
+        await self.dispatch("MESSAGE_CREATE", message)
+        return message
+
+    # ------------------------------------------------------------------ gateway
+
+    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+        for ws in list(self._sockets):
+            if ws.closed:
+                continue
+            self._seq += 1
+            await ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": data}))
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self.gateway_query = dict(request.query)
+        await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None}))
+        async for msg in ws:
+            if msg.type is not WSMsgType.TEXT:
+                continue
+            frame = json.loads(msg.data)
+            op = frame.get("op")
+            if op == 1:
+                self.heartbeats += 1
+                await ws.send_str(json.dumps({"op": 11, "d": None, "s": None, "t": None}))
+            elif op == 2:
+                self.identifies.append(frame["d"])
+                self._sockets = [s for s in self._sockets if not s.closed] + [ws]
+                session = f"session-{snowflake()}"
+                ready = {
+                    "v": 10, "user": self.bot_user(), "session_id": session, "resume_gateway_url": self.ws_url,
+                    "guilds": [{"id": str(self.guild_id), "unavailable": True}], "private_channels": [],
+                    "relationships": [], "application": {"id": str(self.app_id), "flags": 1 << 19},
+                    "shard": [0, 1],
+                }
+                await self.dispatch("READY", ready)
+                await self.dispatch("GUILD_CREATE", self.guild_payload())
+                self.ready.set()
+            elif op == 6:  # RESUME: we keep no session state; ask for a fresh IDENTIFY
+                await ws.send_str(json.dumps({"op": 9, "d": False, "s": None, "t": None}))
+        if ws in self._sockets:
+            self._sockets.remove(ws)
+        return ws
+
+    # ------------------------------------------------------------------ REST
+
+    async def _rest(self, request: web.Request) -> web.StreamResponse:
+        path = "/" + request.match_info["tail"]
+        payload: Any = None
+        files: list[tuple[str, str, bytes]] = []
+        if request.content_type == "application/json":
+            payload = await request.json()
+        elif request.content_type.startswith("multipart/"):
+            reader = await request.multipart()
+            async for part in reader:  # type: ignore[union-attr]
+                body = await part.read()  # type: ignore[union-attr]
+                if part.name == "payload_json":  # type: ignore[union-attr]
+                    payload = json.loads(body)
+                else:
+                    files.append((part.name or "", part.filename or "", bytes(body)))  # type: ignore[union-attr]
+        call = Call(request.method, path, dict(request.query), payload, files, time.monotonic())
+        self.calls.append(call)
+        try:
+            status, body = await self._handle(request.method, path.rstrip("/") or "/", payload, files, request)
+        except KeyError as exc:
+            status, body = 404, {"message": f"Unknown {exc}", "code": 10003}
+        call.status = status
+        async with self._changed:
+            self._changed.notify_all()
+        if status == 204:
+            return web.Response(status=204)
+        # Discord sends exactly "application/json" (discord.py compares the header verbatim).
+        return web.Response(body=json.dumps(body).encode(), status=status, content_type="application/json")
+
+    async def _handle(self, method: str, path: str, payload: Any, files: list, request: web.Request
+                      ) -> tuple[int, Any]:
+        parts = path.strip("/").split("/")
+        if path == "/gateway/bot":
+            return 200, {"url": self.ws_url, "shards": 1, "session_start_limit": {
+                "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}}
+        if path == "/gateway":
+            return 200, {"url": self.ws_url}
+        if path == "/users/@me":
+            return 200, self.bot_user()
+        if path in ("/oauth2/applications/@me", "/applications/@me"):
+            return 200, {"id": str(self.app_id), "name": "Council", "icon": None, "description": "",
+                         "rpc_origins": [], "bot_public": True, "bot_require_code_grant": False,
+                         "owner": self.user(self.owner_id, "owner"), "summary": "", "verify_key": "00",
+                         "team": None, "flags": 1 << 19, "bot": self.bot_user()}
+        if parts[0] == "applications" and parts[-1] == "commands":
+            guild = int(parts[3]) if len(parts) == 5 and parts[2] == "guilds" else None
+            if method == "PUT":
+                commands = [self._command(c, guild) for c in payload]
+                if guild:
+                    self.guild_commands[guild] = commands
+                else:
+                    self.global_commands = commands
+                return 200, commands
+            return 200, self.guild_commands.get(guild, []) if guild else self.global_commands
+        if parts[0] == "interactions":
+            return self._callback(int(parts[1]), parts[2], payload, files)
+        if parts[0] == "webhooks":
+            return self._webhook(method, parts[2], parts[3:], payload, files)
+        if parts[0] == "channels":
+            return await self._channels(method, int(parts[1]), parts[2:], payload, files, request)
+        return 404, {"message": "404: Not Found", "code": 0}
+
+    def _command(self, data: dict[str, Any], guild: int | None) -> dict[str, Any]:
+        command = {"id": str(snowflake()), "application_id": str(self.app_id), "version": str(snowflake()),
+                   "type": 1, "description": "", "options": [], "default_member_permissions": None,
+                   "dm_permission": True, "nsfw": False} | data
+        if guild:
+            command["guild_id"] = str(guild)
+        return command
+
+    def _with_files(self, data: dict[str, Any], files: list) -> dict[str, Any]:
+        if files:
+            data = dict(data)
+            data["attachments"] = [
+                {"id": str(snowflake()), "filename": fn, "size": len(content), "url": f"http://127.0.0.1/{fn}",
+                 "proxy_url": f"http://127.0.0.1/{fn}", "content_type": "text/markdown"}
+                for _, fn, content in files
+            ]
+        return data
+
+    def _store(self, message: dict[str, Any], files: list) -> dict[str, Any]:
+        if files:
+            message["attachments"] = self._with_files({}, files)["attachments"]
+        self.messages[int(message["id"])] = message
+        return message
+
+    def _callback(self, interaction_id: int, token: str, payload: dict[str, Any], files: list) -> tuple[int, Any]:
+        record = self.interactions[token]
+        if record.id != interaction_id:
+            return 404, {"message": "Unknown interaction", "code": 10062}
+        if record.responded:
+            return 400, {"message": "Interaction has already been acknowledged.", "code": 40060}
+        record.responded = True
+        record.responded_at = time.monotonic()
+        kind = payload["type"]
+        data = payload.get("data") or {}
+        message = None
+        if kind in (4, 5):
+            msg_type = 20 if record.type == 2 else 0
+            extra = {"webhook_id": str(self.app_id), "application_id": str(self.app_id),
+                     "interaction_metadata": {"id": str(record.id), "type": record.type,
+                                              "user": record.payload["member"]["user"],
+                                              "authorizing_integration_owners": {}}}
+            message = self._message(record.channel_id, self.bot_user(), data if kind == 4 else {},
+                                    type=msg_type, flags=(128 if kind == 5 else 0) | int(data.get("flags") or 0),
+                                    extra=extra)
+            self._store(message, files)
+            record.original_id = int(message["id"])
+        elif kind == 7 and "message" in record.payload:
+            message = self.messages[int(record.payload["message"]["id"])]
+            message.update({k: v for k, v in data.items() if k in ("content", "embeds", "components")})
+        response = {"interaction": {"id": str(record.id), "type": record.type,
+                                    "response_message_id": message and message["id"],
+                                    "response_message_loading": kind == 5,
+                                    "response_message_ephemeral": bool(message and message["flags"] & 64)}}
+        if message is not None:
+            response["resource"] = {"type": kind, "message": message}
+        return 200, response
+
+    def _webhook(self, method: str, token: str, rest: list[str], payload: Any, files: list) -> tuple[int, Any]:
+        record = self.interactions[token]
+        if not rest:  # followup
+            original = self.messages.get(record.original_id or 0)
+            if original is not None and original["flags"] & 128 and not record.followups:
+                # The first followup after a deferral replaces the "thinking…" message.
+                original.update(self._edit_fields(payload))
+                original["flags"] &= ~128
+                record.followups.append(int(original["id"]))
+                return 200, self._store(original, files)
+            message = self._message(record.channel_id, self.bot_user(), payload or {},
+                                    extra={"webhook_id": str(self.app_id), "application_id": str(self.app_id)})
+            record.followups.append(int(message["id"]))
+            return 200, self._store(message, files)
+        target = rest[1]
+        message_id = record.original_id if target == "@original" else int(target)
+        if message_id is None or message_id not in self.messages:
+            return 404, {"message": "Unknown Message", "code": 10008}
+        message = self.messages[message_id]
+        if method == "DELETE":
+            del self.messages[message_id]
+            return 204, None
+        if method == "PATCH":
+            message.update(self._edit_fields(payload))
+            message["flags"] &= ~128
+            message["edited_timestamp"] = now_iso()
+            self._store(message, files)
+        return 200, message
+
+    @staticmethod
+    def _edit_fields(payload: Any) -> dict[str, Any]:
+        return {k: v for k, v in (payload or {}).items() if k in ("content", "embeds", "components", "allowed_mentions")}
+
+    async def _channels(self, method: str, channel_id: int, rest: list[str], payload: Any, files: list,
+                        request: web.Request) -> tuple[int, Any]:
+        channel = self.channels[channel_id]
+        if not rest:
+            return 200, channel
+        if rest == ["messages"] and method == "POST":
+            extra: dict[str, Any] = {}
+            type = 0
+            if payload.get("message_reference"):
+                ref = self.messages[int(payload["message_reference"]["message_id"])]
+                extra = {"message_reference": payload["message_reference"] | {"channel_id": ref["channel_id"]},
+                         "referenced_message": ref}
+                type = 19
+            message = self._message(channel_id, self.bot_user(), payload, type=type, extra=extra)
+            self._store(message, files)
+            await self.dispatch("MESSAGE_CREATE", message)
+            return 200, message
+        if rest == ["messages"] and method == "GET":
+            limit = int(request.query.get("limit", 50))
+            found = [m for m in self.channel_messages(channel_id)]
+            if "before" in request.query:
+                found = [m for m in found if int(m["id"]) < int(request.query["before"])]
+            if "after" in request.query:
+                found = [m for m in found if int(m["id"]) > int(request.query["after"])]
+                return 200, found[:limit][::-1]
+            return 200, found[::-1][:limit]
+        if len(rest) == 2 and rest[0] == "messages":
+            message = self.messages[int(rest[1])]
+            if int(message["channel_id"]) != channel_id:
+                raise KeyError("message")
+            if method == "PATCH":
+                message.update(self._edit_fields(payload))
+                message["edited_timestamp"] = now_iso()
+                self._store(message, files)
+            return 200, message
+        if rest == ["threads"] or (len(rest) == 3 and rest[2] == "threads"):
+            starter = self.messages[int(rest[1])] if len(rest) == 3 else None
+            thread_id = int(starter["id"]) if starter else snowflake()  # Discord: thread id == message id
+            thread = {
+                "id": str(thread_id), "type": payload.get("type", 11), "guild_id": str(self.guild_id),
+                "parent_id": str(channel_id), "owner_id": str(self.bot_id), "name": payload["name"],
+                "last_message_id": None, "rate_limit_per_user": 0, "message_count": 0, "member_count": 1,
+                "total_message_sent": 0, "flags": 0, "applied_tags": [],
+                "thread_metadata": {"archived": False, "auto_archive_duration": payload.get("auto_archive_duration", 1440),
+                                    "archive_timestamp": now_iso(), "locked": False, "create_timestamp": now_iso()},
+            }
+            self.channels[thread_id] = thread
+            if starter is not None:
+                starter["thread"] = thread
+                marker = self._message(thread_id, starter["author"], {}, type=21, extra={
+                    "message_reference": {"message_id": starter["id"], "channel_id": str(channel_id),
+                                          "guild_id": str(self.guild_id)}})
+                self.messages[int(marker["id"])] = marker
+            await self.dispatch("THREAD_CREATE", thread | {"newly_created": True})
+            return 201, thread
+        if rest == ["typing"]:
+            return 204, None
+        return 404, {"message": "404: Not Found", "code": 0}

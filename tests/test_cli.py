@@ -1,0 +1,80 @@
+"""The `council` command, run as a real subprocess against the scripted server."""
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.conftest import MEMBERS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def council(tmp_path, llm, *args, extra_env=None):
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_", "DATABASE_URL"))
+    }
+    env.update(
+        LLM_BASE_URL=llm.base_url,
+        LLM_API_KEY="cli-test-key",
+        COUNCIL_MODELS=",".join(MEMBERS),
+        COUNCIL_CHAIRMAN="beta",
+        DATABASE_URL=f"sqlite:///{tmp_path}/cli.db",
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra_env or {})
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *args, cwd=tmp_path, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_ask_json_is_the_classic_shape_and_is_stored(tmp_path, llm):
+    code, out, err = await council(tmp_path, llm, "ask", "--json", "What is six times seven?")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["stage3"] == document["stage3"] | {"model": "beta", "response": "Final answer by beta: 42."}
+    assert {s["model"] for s in document["stage1"]} == set(MEMBERS)
+    assert all(isinstance(s["parsed_ranking"], list) for s in document["stage2"])
+    assert document["metadata"]["aggregate_rankings"][0]["average_rank"] is not None
+    assert "cli-test-key" not in out + err
+
+    code, out, _ = await council(tmp_path, llm, "history")
+    assert code == 0 and document["id"] in out
+    code, out, _ = await council(tmp_path, llm, "show", document["id"])
+    assert code == 0 and "review by alpha" in out and "Final answer by beta" in out
+    target = tmp_path / "export.md"
+    code, _, _ = await council(tmp_path, llm, "export", document["id"], "-o", str(target))
+    assert code == 0 and "## Aggregate ranking" in target.read_text()
+
+
+async def test_ask_shows_live_progress_on_stderr(tmp_path, llm):
+    code, out, err = await council(tmp_path, llm, "ask", "Why is the sky blue?")
+    assert code == 0, err
+    assert "Stage 1" in err and "Stage 2" in err and "Stage 3" in err
+    assert "alpha answered" in err and "review by gamma" in err
+    assert "Final answer (Chairman: beta)" in out and "Aggregate ranking" in out
+
+
+async def test_empty_question_is_refused_with_exit_2(tmp_path, llm):
+    code, _, err = await council(tmp_path, llm, "ask", "   ")
+    assert code == 2 and "Ask a question" in err
+
+
+async def test_doctor_reports_unknown_models(tmp_path, llm):
+    code, out, _ = await council(tmp_path, llm, "doctor", extra_env={"COUNCIL_MODELS": "alpha,typo-model"})
+    assert code == 1 and "typo-model" in out and "database" in out
+
+
+async def test_leaderboard_and_prune(tmp_path, llm):
+    for _ in range(2):
+        assert (await council(tmp_path, llm, "ask", "-q", "Q?"))[0] == 0
+    code, out, err = await council(tmp_path, llm, "leaderboard", "--rounds", "50", "--png", str(tmp_path / "board.png"))
+    assert code == 0, err
+    assert "alpha" in out and "Bradley-Terry" in out
+    assert (tmp_path / "board.png").stat().st_size > 1000
+    code, out, _ = await council(tmp_path, llm, "prune", "--older-than", "0d")
+    assert code == 0 and "removed 2" in out
