@@ -1,0 +1,68 @@
+"""Leaderboard over a large history: fill SQLite with N councils, then time `service.leaderboard`.
+
+Usage: python bench/bench_leaderboard.py [--councils 100000] [--rounds 1000]
+The councils are synthetic (5 models of known strength, noisy reviewers) but stored through the
+real Storage code, so the timing covers the SQL read, the Rust Bradley-Terry fit with bootstrap
+intervals, and the per-model statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.service import CouncilService  # noqa: E402
+from core.settings import Settings  # noqa: E402
+from tests.factories import make_result  # noqa: E402
+
+MODELS = ["m-a", "m-b", "m-c", "m-d", "m-e"]  # true strength order
+
+
+def noisy_order(rng: random.Random) -> tuple[str, ...]:
+    # Each model's perceived quality = strength + noise; a sort gives a plausible council outcome.
+    return tuple(sorted(MODELS, key=lambda m: MODELS.index(m) + rng.gauss(0, 1.2))[:3])
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--councils", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=1000)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(_env_file=None, DATABASE_URL=f"sqlite:///{tmp}/bench.db", LLM_BASE_URL="http://127.0.0.1:9/v1")
+        service = await CouncilService.open(settings)
+        started = time.perf_counter()
+        batch = []
+        for i in range(args.councils):
+            batch.append(make_result(council_id=f"{i:016x}", order=noisy_order(rng), channel_id=f"C{i % 20}"))
+            if len(batch) == 2000:
+                await service.storage.save_results(batch)
+                batch.clear()
+        if batch:
+            await service.storage.save_results(batch)
+        fill_s = time.perf_counter() - started
+        size_mb = Path(tmp, "bench.db").stat().st_size / 1e6
+        print(f"stored {args.councils:,} councils in {fill_s:.1f} s ({size_mb:.0f} MB)")
+
+        for label, origin, scope in (("all councils", None, "all"),):
+            timings = []
+            for _ in range(3):
+                board = await service.leaderboard(origin, scope, rounds=args.rounds)
+                timings.append(board.computed_s)
+            print(f"leaderboard ({label}): {board.ballots:,} ballots, {args.rounds} bootstrap rounds: "
+                  f"best {min(timings):.2f} s, median {sorted(timings)[1]:.2f} s")
+            for row in board.rows:
+                print(f"  {row.model:6} rating {row.rating:7.1f}  95% CI {row.low:7.1f}–{row.high:7.1f}  win {row.win_rate:.2f}")
+        await service.aclose()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,49 @@
+"""Shared fixtures: a scripted LLM server and a real CouncilService on a temporary database."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from core.service import CouncilService
+from core.settings import Settings
+from tests.llm_server import ScriptedLLMServer, council_member
+
+# Tests never read a developer's .env or inherit their keys.
+for _name in list(os.environ):
+    if _name.startswith(("LLM_", "OPENROUTER_", "COUNCIL_", "SLACK_", "DISCORD_", "RATE_LIMIT_", "DATABASE_URL", "LOCAL_", "MODEL_PRICES")):
+        del os.environ[_name]
+
+MEMBERS = ["alpha", "beta", "gamma"]
+
+
+def make_settings(server: ScriptedLLMServer, tmp_path, **overrides) -> Settings:
+    values = dict(
+        LLM_BASE_URL=server.base_url,
+        LLM_API_KEY="test-key-not-secret",
+        COUNCIL_MODELS=",".join(MEMBERS),
+        COUNCIL_CHAIRMAN="alpha",
+        COUNCIL_TIMEOUT_S=10,
+        COUNCIL_GRACE_S=2,
+        LLM_MAX_RETRIES=1,
+        LLM_RETRY_BASE_S=0.01,
+        DATABASE_URL=f"sqlite:///{tmp_path}/council.db",
+    )
+    values.update(overrides)
+    return Settings(_env_file=None, **values)
+
+
+@pytest.fixture
+async def llm():
+    async with ScriptedLLMServer() as server:
+        for name in MEMBERS:
+            server.script(name, council_member(f"{name} says: the answer is 42.", synthesis=f"Final answer by {name}: 42."))
+        yield server
+
+
+@pytest.fixture
+async def service(llm, tmp_path):
+    svc = await CouncilService.open(make_settings(llm, tmp_path))
+    yield svc
+    await svc.aclose()

@@ -1,0 +1,178 @@
+"""CouncilService end to end: scripted models over loopback HTTP, a real SQLite database."""
+
+import asyncio
+import json
+
+import pytest
+
+from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenied, RateLimited, UnknownModels
+from core.models import Actor, CouncilQueued, CouncilStatus, Origin, Platform
+from core.service import CouncilService
+from tests.conftest import MEMBERS, make_settings
+from tests.llm_server import Fail, Hang, Reply, council_member
+
+ORIGIN = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1", user_name="ada")
+
+
+async def test_council_is_stored_whole_and_exported(service, llm):
+    result = await service.ask("What is six times seven?", ORIGIN)
+    assert result.status is CouncilStatus.OK, result.notices
+    assert result.synthesis.text == "Final answer by alpha: 42." and result.synthesis.by_chairman
+    stored = await service.get_result(result.council_id)
+    assert stored == result
+    [summary] = await service.history(ORIGIN, "channel")
+    assert summary.council_id == result.council_id and summary.winner in MEMBERS
+
+    document = json.loads(await service.export(result.council_id, "json"))
+    assert [s["model"] for s in document["stage1"]] == MEMBERS
+    assert all(s["parsed_ranking"] and s["ranking"] for s in document["stage2"])
+    assert document["stage3"]["response"] == "Final answer by alpha: 42."
+    assert set(document["metadata"]["label_to_model"]) == {"Response A", "Response B", "Response C"}
+    ranks = document["metadata"]["aggregate_rankings"]
+    assert {r["model"] for r in ranks} == set(MEMBERS) and all(r["rankings_count"] == 2 for r in ranks)
+    markdown = await service.export(result.council_id, "markdown")
+    assert "## Stage 2: reviews" in markdown and "Extracted ballot (complete)" in markdown
+    with pytest.raises(NotFound):
+        await service.get_result("nope")
+
+
+async def test_bad_questions_get_clear_messages(service):
+    with pytest.raises(InputRejected, match="Ask a question"):
+        await service.start_council("   ", ORIGIN)
+    with pytest.raises(InputRejected, match="limit is 4,000"):
+        await service.start_council("x" * 4001, ORIGIN)
+
+
+async def test_user_rate_limit(llm, tmp_path):
+    svc = await CouncilService.open(make_settings(llm, tmp_path, RATE_LIMIT_USER_PER_HOUR=1))
+    try:
+        await svc.ask("first?", ORIGIN)
+        with pytest.raises(RateLimited, match="Try again in"):
+            await svc.start_council("second?", ORIGIN)
+        other = ORIGIN.model_copy(update={"user_id": "U2"})
+        await svc.ask("someone else?", other)
+    finally:
+        await svc.aclose()
+
+
+async def test_daily_budget_refuses_when_spent(llm, tmp_path):
+    for name in MEMBERS:
+        llm.script(name, council_member("42", cost=0.01))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_DAILY_BUDGET_USD=0.05))
+    try:
+        result = await svc.ask("costly?", ORIGIN)
+        assert result.usage.cost_usd == pytest.approx(0.07)  # 3 answers + 3 reviews + 1 synthesis
+        with pytest.raises(BudgetExceeded, match=r"daily budget of \$0.05"):
+            await svc.start_council("again?", ORIGIN)
+        # Another channel has its own budget.
+        await svc.ask("elsewhere?", ORIGIN.model_copy(update={"channel_id": "C2"}))
+    finally:
+        await svc.aclose()
+
+
+async def test_admin_operations_are_checked_and_audited(service, llm):
+    user, admin = Actor(user_id="U9"), Actor(user_id="U1", is_platform_admin=True)
+    with pytest.raises(PermissionDenied):
+        await service.admin_set_members(user, ORIGIN, ["alpha", "beta"])
+    with pytest.raises(UnknownModels, match="gpt-typo"):
+        await service.admin_set_members(admin, ORIGIN, ["alpha", "gpt-typo"])
+    with pytest.raises(InputRejected, match="at least 2"):
+        await service.admin_set_members(admin, ORIGIN, ["alpha"])
+    config = await service.admin_set_members(admin, ORIGIN, ["beta", "gamma"])
+    assert config.members == ["beta", "gamma"]
+    config = await service.admin_set_chairman(admin, ORIGIN, "gamma")
+    assert config.chairman == "gamma"
+    limits = await service.admin_set_limits(admin, ORIGIN, user_per_hour=5, daily_budget_usd=2.5)
+    assert limits.user_limit_per_hour == 5 and limits.daily_budget_usd == 2.5
+    result = await service.ask("configured?", ORIGIN)
+    assert [a.model for a in result.answers] == ["beta", "gamma"] and result.synthesis.model == "gamma"
+    log = await service.audit_log(admin, ORIGIN)
+    assert [e.action for e in log] == ["set_limits", "set_chairman", "set_members"]
+    await service.admin_reset(admin, ORIGIN)
+    assert (await service.effective_config(ORIGIN)).members == MEMBERS
+    # Other channels were never affected.
+    assert (await service.effective_config(ORIGIN.model_copy(update={"channel_id": "C2"}))).members == MEMBERS
+
+
+async def test_stop_only_by_asker_or_admin(service, llm):
+    llm.script("gamma", Hang())
+    run = await service.start_council("slow?", ORIGIN)
+    await asyncio.sleep(0.3)
+    with pytest.raises(PermissionDenied):
+        await service.stop(run.council_id, Actor(user_id="U7"))
+    assert await service.stop(run.council_id, Actor(user_id="U1"))
+    result = await run.wait()
+    assert result.status is CouncilStatus.CANCELLED
+    assert (await service.get_result(run.council_id)).status is CouncilStatus.CANCELLED
+    assert not await service.stop(run.council_id, Actor(user_id="U1"))
+
+
+async def test_events_are_replayed_to_late_listeners(service):
+    run = await service.start_council("replay?", ORIGIN)
+    await run.wait()
+    kinds = [event.kind async for event in run.events()]
+    assert kinds[0] == "started" and kinds[-1] == "finished"
+    assert kinds.count("member_finished") == 3 and kinds.count("review_finished") == 3
+
+
+async def test_concurrency_cap_queues_councils(llm, tmp_path):
+    for name in MEMBERS:
+        llm.script(name, council_member("42", latency_s=0.2))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MAX_CONCURRENT=1))
+    try:
+        first = await svc.start_council("one?", ORIGIN)
+        second = await svc.start_council("two?", ORIGIN.model_copy(update={"user_id": "U2"}))
+        events = [e async for e in second.events()]
+        assert isinstance(events[0], CouncilQueued) and events[0].position == 1
+        assert (await first.wait()).status is CouncilStatus.OK
+        assert events[-1].result.status is CouncilStatus.OK
+    finally:
+        await svc.aclose()
+
+
+async def test_all_members_failing_names_each_cause(llm, tmp_path):
+    llm.script("alpha", Fail(401, "Invalid API key"))
+    llm.script("beta", Hang())
+    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=0.5))
+    try:
+        result = await svc.ask("anyone?", ORIGIN)
+        assert result.status is CouncilStatus.FAILED
+        message = result.error.message
+        assert "alpha" in message and "401" in message
+        assert "beta" in message and "timeout" in message.lower()
+        assert "ghost" in message and "not found" in message
+        assert "test-key-not-secret" not in result.model_dump_json()
+    finally:
+        await svc.aclose()
+
+
+async def test_event_claims_dedupe(service):
+    assert await service.claim_event("slack", "Ev123")
+    assert not await service.claim_event("slack", "Ev123")
+
+
+async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
+    # Every reviewer ranks by the true strength: alpha > beta > gamma > delta.
+    strength = ["alpha", "beta", "gamma", "delta"]
+    members = strength
+
+    def truthful(call):
+        labels = sorted(set(__import__("re").findall(r"<<<RESPONSE ([A-Z]) ", call.user)))
+        # Global labels follow member order, so label order is strength order here.
+        return "Reasoning.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {l}" for i, l in enumerate(labels, 1))
+
+    for name in members:
+        llm.script(name, council_member(f"{name}'s answer", raw_review=truthful))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MODELS=",".join(members), RATE_LIMIT_USER_PER_HOUR=0, RATE_LIMIT_CHANNEL_PER_HOUR=0))
+    try:
+        results = await asyncio.gather(*(svc.ask(f"q{i}?", ORIGIN) for i in range(12)))
+        assert all(r.status is CouncilStatus.OK for r in results)
+        board = await svc.leaderboard(None, "all", rounds=200)
+        assert [row.model for row in board.rows] == strength
+        assert board.councils == 12 and board.ballots == 48
+        top = board.rows[0]
+        assert top.low <= top.rating <= top.high and top.win_rate == 1.0 and top.councils == 12
+        scoped = await svc.leaderboard(ORIGIN.model_copy(update={"channel_id": "other"}), "channel")
+        assert scoped.rows == []
+    finally:
+        await svc.aclose()
