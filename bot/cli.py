@@ -190,6 +190,19 @@ async def cmd_leaderboard(service: CouncilService, args: argparse.Namespace) -> 
     return EXIT_OK
 
 
+async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
+    rows = await service.usage(None, days=args.days)
+    if not rows:
+        print(f"No councils in the last {args.days} days.")
+        return EXIT_OK
+    print(f"{'day':<10}  {'councils':>8}  {'tokens in':>10}  {'tokens out':>10}  {'cost':>10}")
+    for row in rows:
+        print(f"{row.day:<10}  {row.councils:>8}  {row.prompt_tokens:>10}  {row.completion_tokens:>10}  ${row.cost_usd:>9.4f}")
+    total = sum(r.cost_usd for r in rows)
+    print(f"total: {sum(r.councils for r in rows)} councils, ${total:.4f}")
+    return EXIT_OK
+
+
 async def cmd_prune(service: CouncilService, args: argparse.Namespace) -> int:
     removed = await service.prune(parse_age(args.older_than))
     print(f"removed {removed} council(s) older than {args.older_than}")
@@ -234,6 +247,7 @@ COMMANDS = {
     "show": cmd_show,
     "export": cmd_export,
     "leaderboard": cmd_leaderboard,
+    "usage": cmd_usage,
     "prune": cmd_prune,
     "doctor": cmd_doctor,
     "slack": cmd_bots,
@@ -270,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     board = sub.add_parser("leaderboard", help="model ratings from every stored ballot")
     board.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds for the 95%% intervals")
     board.add_argument("--png", help="also write a chart with the intervals (needs matplotlib)")
+
+    usage = sub.add_parser("usage", help="councils, tokens and cost per day")
+    usage.add_argument("--days", type=int, default=30)
 
     prune = sub.add_parser("prune", help="delete old councils")
     prune.add_argument("--older-than", required=True, help="e.g. 90d, 12h, 4w")

@@ -29,6 +29,7 @@ from core.models import (
     CouncilResult,
     CouncilStatus,
     CouncilSummary,
+    DailyUsage,
     ErrorInfo,
     ErrorKind,
     Leaderboard,
@@ -99,6 +100,7 @@ class CouncilService:
         self.limiter = RateLimiter(storage)
         self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils)
         self._runs: dict[str, CouncilRun] = {}
+        self._pruner: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -112,9 +114,22 @@ class CouncilService:
         service = cls(settings, storage, router or ProviderRouter(settings))
         if settings.retention_days:
             await service.prune(timedelta(days=settings.retention_days))
+            # Bots run for months: keep pruning daily, not only at start-up.
+            service._pruner = asyncio.create_task(service._prune_daily(timedelta(days=settings.retention_days)))
         return service
 
+    async def _prune_daily(self, age: timedelta) -> None:
+        while True:
+            await asyncio.sleep(86400)
+            try:
+                removed = await self.prune(age)
+                log.info("retention: pruned %d council(s) older than %s", removed, age)
+            except Exception:
+                log.exception("retention pruning failed; will retry tomorrow")
+
     async def aclose(self) -> None:
+        if self._pruner is not None:
+            self._pruner.cancel()
         for run in list(self._runs.values()):
             if run.task and not run.task.done():
                 run.control.stop()
@@ -320,6 +335,10 @@ class CouncilService:
             ballots=len(orders),
             computed_s=time.perf_counter() - started,
         )
+
+    async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
+        """Councils, tokens and cost per UTC day, for one channel or everything."""
+        return await self.storage.usage_by_day(origin.channel_key if origin else None, days)
 
     async def prune(self, older_than: timedelta) -> int:
         return await self.storage.prune(datetime.now(timezone.utc) - older_than)

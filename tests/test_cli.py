@@ -76,5 +76,7 @@ async def test_leaderboard_and_prune(tmp_path, llm):
     assert code == 0, err
     assert "alpha" in out and "Bradley-Terry" in out
     assert (tmp_path / "board.png").stat().st_size > 1000
+    code, out, _ = await council(tmp_path, llm, "usage")
+    assert code == 0 and "total: 2 councils" in out
     code, out, _ = await council(tmp_path, llm, "prune", "--older-than", "0d")
     assert code == 0 and "removed 2" in out

@@ -176,3 +176,43 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
         assert scoped.rows == []
     finally:
         await svc.aclose()
+
+
+async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_path):
+    """1,000 councils through the real service; noisy reviewers still reveal the true order."""
+    import random
+    import re
+
+    strength = {"alpha": 2.0, "beta": 1.0, "gamma": 0.0}
+    rng = random.Random(11)
+
+    def noisy_review(call):
+        # Labels are global in member order: A=alpha, B=beta, C=gamma.
+        shown = re.findall(r"<<<RESPONSE ([A-Z]) ", call.user)
+        model_of = dict(zip("ABC", strength))
+        ranked = sorted(dict.fromkeys(shown), key=lambda l: -(strength[model_of[l]] + rng.gauss(0, 1.5)))
+        return "Notes.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {l}" for i, l in enumerate(ranked, 1))
+
+    for name in strength:
+        llm.script(name, council_member(f"{name} answers", raw_review=noisy_review, cost=0.001))
+    llm.record = False  # 7,000 requests: keep the server lean
+    svc = await CouncilService.open(
+        make_settings(llm, tmp_path, RATE_LIMIT_USER_PER_HOUR=0, RATE_LIMIT_CHANNEL_PER_HOUR=0,
+                      COUNCIL_MAX_CONCURRENT=50, COUNCIL_MAX_QUEUED=2000, COUNCIL_EXCLUDE_SELF=False)
+    )
+    try:
+        runs = [await svc.start_council(f"question {i}?", ORIGIN) for i in range(1000)]
+        results = [await run.wait() for run in runs]
+        assert sum(r.status is CouncilStatus.OK for r in results) == 1000
+        board = await svc.leaderboard(ORIGIN, "workspace", rounds=300)
+        assert [row.model for row in board.rows] == ["alpha", "beta", "gamma"]
+        assert board.councils == 1000 and board.ballots == 3000
+        # Intervals are tight with this much data and do not overlap for these gaps.
+        assert board.rows[0].low > board.rows[1].high and board.rows[1].low > board.rows[2].high
+        assert 0.4 < board.rows[0].win_rate < 1.0
+        usage = await svc.usage(ORIGIN)
+        assert usage[-1].councils == 1000 and usage[-1].cost_usd == pytest.approx(7.0)
+        history = await svc.history(ORIGIN, "channel", limit=5)
+        assert len(history) == 5 and all(s.cost_usd == pytest.approx(0.007) for s in history)
+    finally:
+        await svc.aclose()
