@@ -1,18 +1,37 @@
-"""Type stubs of the Rust extension module built from rust/ranking-py."""
+"""Type stub of the native module built from rust/ranking-py (see core/ranking.py for the typed face).
 
-from typing import Literal
+Every function returns tuples, or instances of `cls` (a class with the same field names, e.g. the
+dataclasses of core.ranking) built without calling its __init__.
+"""
 
-_Status = Literal["complete", "partial", "none"]
-# (candidate, position, average_rank, rankings_count, borda, copeland, first_place_votes)
-_ScoreRow = tuple[int, int, float | None, int, float, float, int]
-# (candidate, rating, low, high, wins, comparisons)
-_RatingRow = tuple[int, float, float, float, float, int]
+from typing import Literal, Sequence, TypeVar
 
-def parse_ranking(text: str, labels: list[str]) -> tuple[list[str], _Status]: ...
-def parse_many(texts: list[str], labels: list[str]) -> list[tuple[list[str], _Status]]: ...
-def aggregate(ballots: list[list[int]], n: int) -> list[_ScoreRow]: ...
-def aggregate_many(councils: list[tuple[list[list[int]], int]]) -> list[list[_ScoreRow]]: ...
-def kendall_w(ballots: list[list[int]], n: int) -> float | None: ...
+__version__: str
+
+T = TypeVar("T")
+_Score = tuple[str, int, float | None, int, float, float, int]
+_Rating = tuple[str, float, float, float, float, int]
+_Parsed = tuple[list[str], Literal["complete", "partial", "none"]]
+_Ballots = dict[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]]  # reviewer -> labels
+_LabelMap = dict[str, str] | Sequence[tuple[str, str]]  # label -> model
+
+def parse_ranking(text: str, labels: Sequence[str], cls: type[T] | None = None) -> _Parsed | T: ...
+def parse_many(texts: Sequence[str], labels: Sequence[str], cls: type[T] | None = None) -> list[_Parsed] | list[T]: ...
+def aggregate(
+    ballots: _Ballots, label_to_model: _LabelMap, exclude_self: bool, cls: type[T] | None = None
+) -> list[_Score] | list[T]: ...
+def aggregate_batch(
+    councils: Sequence[tuple[_Ballots, _LabelMap]], exclude_self: bool, cls: type[T] | None = None
+) -> list[list[_Score]] | list[list[T]]: ...
+def aggregate_models(
+    ballots: Sequence[Sequence[str]], candidates: Sequence[str], cls: type[T] | None = None
+) -> list[_Score] | list[T]: ...
+def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None: ...
 def leaderboard(
-    ballots: list[list[int]], n: int, rounds: int = 1000, seed: int = 0, confidence: float = 0.95
-) -> list[_RatingRow]: ...
+    ballots: Sequence[Sequence[str]],
+    rounds: int,
+    seed: int,
+    confidence: float,
+    threads: int = 0,
+    cls: type[T] | None = None,
+) -> list[_Rating] | list[T]: ...

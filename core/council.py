@@ -332,7 +332,6 @@ class _Council:
                 plans[reviewer] = shown
         return plans
 
-
     def _record_review(self, outcome: _Outcome, shown: list[str]) -> Review:
         if outcome.skipped:
             self.skipped.add(f"review:{outcome.key}")

@@ -1,109 +1,159 @@
-"""Python face of the Rust ranking module (`core._ranking`).
+"""Python face of the Rust ranking engine (`core._ranking`, built from rust/ by maturin).
 
-Model ids and labels are mapped to indices here; all computation happens in Rust (see
-rust/ranking/src/*.rs for the documented formulas).
+Everything is computed in Rust (rust/ranking: parse.rs, aggregate.rs, agreement.rs,
+leaderboard.rs); this module only checks argument types and hands the binding the dataclasses
+to fill (it builds the instances itself, which is much faster than calling them from Python). The rules
+are documented there and mirrored by the pure-Python reference in tests/ranking_reference.py.
+
+- parse_ranking: the LAST "FINAL RANKING" header of a reviewer's text and the list after it
+  (numbered, bulleted, inline `B > A > C` / `B, A, C`, or one token per line); unknown labels and
+  repeats dropped; partial ballots kept. Without any header only a numbered list of bare
+  `Response X` items that ends the text is accepted; otherwise the order is empty, status "none".
+- aggregate / aggregate_models: mean rank, partial-ballot Borda (a candidate at 1-based position p
+  on a ballot of length m gets m - p points, unranked get 0, summed over ballots), Copeland from
+  pairwise majorities over the ballots ranking both (win 1, tie 0.5, never compared 0),
+  votes and first places. Order: average_rank asc (None last), borda desc, copeland desc,
+  first_place_votes desc, name asc.
+- kendall_w: Kendall's W with tie correction (unranked candidates share the mean of the remaining
+  positions); empty ballots are left out; None below 2 ballots or 2 candidates.
+- leaderboard: Bradley-Terry (MM iterations, prior of one virtual 0.5/0.5 comparison per pair),
+  1000 + 400*log10(strength) mean-centred, percentile bootstrap over ballots (seeded
+  xoshiro256++, independent of thread count).
+
+Invalid values raise ValueError (unknown or repeated names, bad labels, confidence outside
+(0, 1), ...); wrong types raise TypeError.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
 from core import _ranking
 
-Status = Literal["complete", "partial", "none"]
+__all__ = [
+    "ParsedRanking",
+    "CandidateScore",
+    "Rating",
+    "parse_ranking",
+    "aggregate",
+    "aggregate_many",
+    "aggregate_models",
+    "kendall_w",
+    "leaderboard",
+]
+
+ParseStatus = Literal["complete", "partial", "none"]
+_U64 = 1 << 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParsedRanking:
-    order: list[str]  # labels best first: a subset of the labels, without repeats
-    status: Status
+    order: list[str]  # labels best first, subset of labels, no repeats
+    status: ParseStatus  # all labels / some / nothing parsed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CandidateScore:
-    candidate: str
-    position: int
-    average_rank: float | None
-    rankings_count: int
-    borda: float
-    copeland: float
+    candidate: str  # model id
+    position: int  # 1-based final place, deterministic tie-breaking
+    average_rank: float | None  # mean 1-based position over ballots that ranked it (None if never ranked)
+    rankings_count: int  # ballots that ranked it ("votes")
+    borda: float  # sum over ballots of m - p (p: 1-based position, m: ballot length)
+    copeland: float  # pairwise majorities: win 1, tie 0.5
     first_place_votes: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rating:
     model: str
-    rating: float
-    low: float
+    rating: float  # Elo-like, mean 1000
+    low: float  # bootstrap percentile interval
     high: float
-    wins: float
-    comparisons: int
+    wins: float  # pairwise wins
+    comparisons: int  # pairwise comparisons taken part in
+
+
+def _seq(value: object, what: str) -> list | tuple:
+    """A list/tuple for the binding; a bare string is refused (it is not a sequence of names)."""
+    if isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{what} must be a sequence of str, not {type(value).__name__}")
+    return list(value)
+
+
+def _ballot_list(ballots: object, what: str = "ballots") -> list | tuple:
+    ballots = _seq(ballots, what)
+    for b in ballots:
+        if isinstance(b, (str, bytes)):
+            raise TypeError(f"each of {what} must be a sequence of str, not {type(b).__name__}")
+    return ballots
+
+
+def _items(mapping: object, what: str) -> dict:
+    """A dict for the binding (which reads dicts directly)."""
+    if type(mapping) is dict:
+        return mapping
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"{what} must be a mapping, not {type(mapping).__name__}")
+    return dict(mapping)
 
 
 def parse_ranking(text: str, labels: Sequence[str]) -> ParsedRanking:
-    """The ballot in `text` over `labels` (single letters). Never invents an order."""
-    order, status = _ranking.parse_ranking(text, list(labels))
-    return ParsedRanking(order, status)  # type: ignore[arg-type]
+    """The ballot in a reviewer's text: labels (single capital letters) best first."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return _ranking.parse_ranking(text, _seq(labels, "labels"), ParsedRanking)
 
 
-def parse_many(texts: Sequence[str], labels: Sequence[str]) -> list[ParsedRanking]:
-    return [ParsedRanking(order, status) for order, status in _ranking.parse_many(list(texts), list(labels))]  # type: ignore[arg-type]
-
-
-def _indexed(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> tuple[list[str], list[list[int]]]:
-    names = sorted(set(candidates))  # sorted: ties break by name, whatever the input order
-    index = {name: i for i, name in enumerate(names)}
-    indexed = []
-    for ballot in ballots:
-        seen: list[int] = []
-        for name in ballot:
-            if name not in index:
-                raise ValueError(f"ballot names {name!r}, which is not a candidate")
-            if index[name] not in seen:
-                seen.append(index[name])
-        indexed.append(seen)
-    return names, indexed
-
-
-def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> list[CandidateScore]:
-    """Aggregate ballots of model ids (best first) over `candidates`, best first."""
-    names, indexed = _indexed(ballots, candidates)
-    return [
-        CandidateScore(names[c], position, mean, count, borda, copeland, firsts)
-        for c, position, mean, count, borda, copeland, firsts in _ranking.aggregate(indexed, len(names))
-    ]
+_native_aggregate = _ranking.aggregate
 
 
 def aggregate(
     ballots: Mapping[str, Sequence[str]], label_to_model: Mapping[str, str], *, exclude_self: bool = False
 ) -> list[CandidateScore]:
-    """Aggregate reviewer -> labels ballots. With `exclude_self`, a reviewer's own model is
-    dropped from its ballot before counting (self-preference)."""
-    model_ballots = []
-    for reviewer, labels in ballots.items():
-        unknown = [label for label in labels if label not in label_to_model]
-        if unknown:
-            raise ValueError(f"ballot of {reviewer!r} names unknown label(s) {unknown}")
-        models = [label_to_model[label] for label in labels]
-        if exclude_self:
-            models = [m for m in models if m != reviewer]
-        model_ballots.append(models)
-    return aggregate_models(model_ballots, list(label_to_model.values()))
+    """ballots: reviewer model id -> labels best first. Candidates: every model in label_to_model.
+    exclude_self: a reviewer's own model is dropped from its own ballot before counting."""
+    if type(ballots) is not dict:
+        ballots = _items(ballots, "ballots")
+    if type(label_to_model) is not dict:
+        label_to_model = _items(label_to_model, "label_to_model")
+    return _native_aggregate(ballots, label_to_model, bool(exclude_self), CandidateScore)
+
+
+def aggregate_many(
+    councils: Iterable[tuple[Mapping[str, Sequence[str]], Mapping[str, str]]], *, exclude_self: bool = False
+) -> list[list[CandidateScore]]:
+    """`aggregate` for many councils in one call (ballots, label_to_model) each."""
+    batch = [(_items(b, "ballots"), _items(m, "label_to_model")) for b, m in councils]
+    return _ranking.aggregate_batch(batch, bool(exclude_self), CandidateScore)
+
+
+def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> list[CandidateScore]:
+    """Same as `aggregate`, when ballots are already model ids (each a candidate, no repeats)."""
+    return _ranking.aggregate_models(_ballot_list(ballots), _seq(candidates, "candidates"), CandidateScore)
 
 
 def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None:
-    """Kendall's W with tie correction (missing candidates tie at the bottom); None if undefined."""
-    names, indexed = _indexed(ballots, candidates)
-    return _ranking.kendall_w(indexed, len(names))
+    """Kendall's W with tie correction; None when fewer than 2 (non-empty) ballots or 2 candidates."""
+    return _ranking.kendall_w(_ballot_list(ballots), _seq(candidates, "candidates"))
 
 
 def leaderboard(
     ballots: Sequence[Sequence[str]], *, rounds: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> list[Rating]:
-    """Bradley-Terry ratings (Elo-like scale, mean 1000) with bootstrap intervals, best first."""
-    names = sorted({name for ballot in ballots for name in ballot})
-    index = {name: i for i, name in enumerate(names)}
-    indexed = [list(dict.fromkeys(index[name] for name in ballot)) for ballot in ballots]
-    rows = _ranking.leaderboard(indexed, len(names), rounds, seed, confidence)
-    return [Rating(names[c], rating, low, high, wins, comparisons) for c, rating, low, high, wins, comparisons in rows]
+    """Bradley-Terry ratings (Elo-like scale, mean 1000) of every model in `ballots` (model ids,
+    best first) with percentile bootstrap intervals over ballots, best first."""
+    if isinstance(rounds, bool) or not isinstance(rounds, int):
+        raise TypeError(f"rounds must be int, not {type(rounds).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be int, not {type(seed).__name__}")
+    if rounds < 0:
+        raise ValueError(f"rounds must be >= 0, got {rounds}")
+    if not 0 <= seed < _U64:
+        raise ValueError(f"seed must be in [0, 2**64), got {seed}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        raise TypeError(f"confidence must be float, not {type(confidence).__name__}")
+    return _ranking.leaderboard(_ballot_list(ballots), rounds, seed, float(confidence), 0, Rating)

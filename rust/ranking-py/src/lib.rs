@@ -1,1 +1,318 @@
+//! `core._ranking`: the PyO3 binding of the `ranking` crate. Conversion only: every rule lives in
+//! the pure crate. Invalid values raise `ValueError`; wrong types raise `TypeError` (PyO3's
+//! argument extraction). The public, typed face is `core/ranking.py`.
+//!
+//! Results are tuples, or instances of the class passed as `cls` (core/ranking.py passes its
+//! dataclasses): the instance is made with `cls.__new__(cls)` and its fields are set with
+//! `PyObject_GenericSetAttr`, which is what a frozen dataclass's `__init__` does through
+//! `object.__setattr__`, without the cost of running `__init__` from Python. Strings of the
+//! arguments are borrowed (no copies) and returned names are the caller's own string objects.
 
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::{ffi, intern};
+
+use ranking::{RankingError, Score};
+
+fn value_error(e: RankingError) -> PyErr {
+    PyValueError::new_err(e.message().to_string())
+}
+
+/// Borrow the UTF-8 of Python strings (valid while the objects live).
+fn strs<'a>(objs: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
+    objs.iter().map(|s| s.to_str()).collect()
+}
+
+/// `cls` instance with `fields` set, or a tuple of the values when `cls` is None.
+fn record<'py>(
+    py: Python<'py>,
+    cls: Option<&Bound<'py, PyType>>,
+    names: &[&Bound<'py, PyString>],
+    values: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let Some(cls) = cls else {
+        return Ok(PyTuple::new(py, values)?.into_any());
+    };
+    // SAFETY: `cls` is a live type object; PyType_GenericAlloc returns a new reference or NULL.
+    let raw = unsafe { ffi::PyType_GenericAlloc(cls.as_type_ptr(), 0) };
+    if raw.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: `raw` is a new, non-null reference that we own.
+    let obj = unsafe { Bound::from_owned_ptr(py, raw) };
+    for (name, value) in names.iter().zip(values) {
+        // SAFETY: three valid object pointers held by Bound references for the whole call.
+        let rc = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
+        if rc != 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(obj)
+}
+
+fn score<'py>(
+    py: Python<'py>,
+    cls: Option<&Bound<'py, PyType>>,
+    candidate: &Bound<'py, PyString>,
+    s: &Score,
+) -> PyResult<Bound<'py, PyAny>> {
+    let names = [
+        intern!(py, "candidate"),
+        intern!(py, "position"),
+        intern!(py, "average_rank"),
+        intern!(py, "rankings_count"),
+        intern!(py, "borda"),
+        intern!(py, "copeland"),
+        intern!(py, "first_place_votes"),
+    ];
+    let values = vec![
+        candidate.clone().into_any(),
+        s.position.into_pyobject(py)?.into_any(),
+        s.average_rank.into_pyobject(py)?.into_any(),
+        s.rankings_count.into_pyobject(py)?.into_any(),
+        s.borda.into_pyobject(py)?.into_any(),
+        s.copeland.into_pyobject(py)?.into_any(),
+        s.first_place_votes.into_pyobject(py)?.into_any(),
+    ];
+    record(py, cls, &names, values)
+}
+
+fn score_list<'py>(
+    py: Python<'py>,
+    cls: Option<&Bound<'py, PyType>>,
+    candidates: &[&Bound<'py, PyString>],
+    scores: &[Score],
+) -> PyResult<Bound<'py, PyList>> {
+    let items = scores.iter().map(|s| score(py, cls, candidates[s.candidate], s)).collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// parse_ranking(text, labels, cls=None) -> ParsedRanking-like (order, status)
+#[pyfunction]
+#[pyo3(signature = (text, labels, cls = None))]
+fn parse_ranking<'py>(
+    py: Python<'py>,
+    text: &str,
+    labels: Vec<Bound<'py, PyString>>,
+    cls: Option<&Bound<'py, PyType>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let letters = ranking::validate_labels(&strs(&labels)?).map_err(value_error)?;
+    let parsed = ranking::parse::parse_with_letters(text, &letters);
+    parsed_out(py, cls, &labels, &letters, &parsed)
+}
+
+fn parsed_out<'py>(
+    py: Python<'py>,
+    cls: Option<&Bound<'py, PyType>>,
+    labels: &[Bound<'py, PyString>],
+    letters: &[char],
+    parsed: &ranking::ParsedRanking,
+) -> PyResult<Bound<'py, PyAny>> {
+    // the order is made of the caller's label objects
+    let order: Vec<&Bound<'py, PyString>> =
+        parsed.order.iter().filter_map(|c| letters.iter().position(|l| l == c).map(|i| &labels[i])).collect();
+    let values = vec![PyList::new(py, order)?.into_any(), PyString::new(py, parsed.status.as_str()).into_any()];
+    record(py, cls, &[intern!(py, "order"), intern!(py, "status")], values)
+}
+
+/// parse_many(texts, labels, cls=None) -> one result of `parse_ranking` per text (GIL released).
+#[pyfunction]
+#[pyo3(signature = (texts, labels, cls = None))]
+fn parse_many<'py>(
+    py: Python<'py>,
+    texts: Vec<Bound<'py, PyString>>,
+    labels: Vec<Bound<'py, PyString>>,
+    cls: Option<&Bound<'py, PyType>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let letters = ranking::validate_labels(&strs(&labels)?).map_err(value_error)?;
+    let borrowed = strs(&texts)?;
+    let parsed =
+        py.detach(|| borrowed.iter().map(|t| ranking::parse::parse_with_letters(t, &letters)).collect::<Vec<_>>());
+    let items = parsed.iter().map(|p| parsed_out(py, cls, &labels, &letters, p)).collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+type PyBallots<'py> = Vec<(Bound<'py, PyString>, Vec<Bound<'py, PyString>>)>;
+type PyMap<'py> = Vec<(Bound<'py, PyString>, Bound<'py, PyString>)>;
+
+/// The strings of a list or tuple (fast path) or of any other sequence (a `str` is refused).
+fn str_seq<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
+    if let Ok(list) = obj.cast::<PyList>() {
+        return list.iter().map(|x| x.cast_into::<PyString>().map_err(PyErr::from)).collect();
+    }
+    if let Ok(tuple) = obj.cast::<PyTuple>() {
+        return tuple.iter().map(|x| x.cast_into::<PyString>().map_err(PyErr::from)).collect();
+    }
+    obj.extract()
+}
+
+/// A list/tuple (fast path) or other sequence of sequences of strings.
+fn str_seqs<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<Vec<Bound<'py, PyString>>>> {
+    if let Ok(list) = obj.cast::<PyList>() {
+        return list.iter().map(|x| str_seq(&x)).collect();
+    }
+    if let Ok(tuple) = obj.cast::<PyTuple>() {
+        return tuple.iter().map(|x| str_seq(&x)).collect();
+    }
+    obj.extract::<Vec<Bound<'py, PyAny>>>()?.iter().map(str_seq).collect()
+}
+
+/// `{reviewer: labels}` dict, or a sequence of `(reviewer, labels)` pairs.
+fn py_ballots<'py>(obj: &Bound<'py, PyAny>) -> PyResult<PyBallots<'py>> {
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        return dict.iter().map(|(k, v)| Ok((k.cast_into::<PyString>()?, str_seq(&v)?))).collect();
+    }
+    obj.extract::<Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>>()?
+        .into_iter()
+        .map(|(k, v)| Ok((k, str_seq(&v)?)))
+        .collect()
+}
+
+/// `{label: model}` dict, or a sequence of `(label, model)` pairs.
+fn py_map<'py>(obj: &Bound<'py, PyAny>) -> PyResult<PyMap<'py>> {
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        return dict.iter().map(|(k, v)| Ok((k.cast_into::<PyString>()?, v.cast_into::<PyString>()?))).collect();
+    }
+    obj.extract()
+}
+
+struct Council<'a> {
+    ballots: Vec<(&'a str, Vec<&'a str>)>,
+    label_to_model: Vec<(&'a str, &'a str)>,
+}
+
+fn council<'a>(ballots: &'a PyBallots<'_>, label_to_model: &'a PyMap<'_>) -> PyResult<Council<'a>> {
+    Ok(Council {
+        ballots: ballots.iter().map(|(r, b)| Ok((r.to_str()?, strs(b)?))).collect::<PyResult<_>>()?,
+        label_to_model: label_to_model.iter().map(|(l, m)| Ok((l.to_str()?, m.to_str()?))).collect::<PyResult<_>>()?,
+    })
+}
+
+/// aggregate(ballots, label_to_model, exclude_self, cls=None) with ballots as {reviewer: labels}
+/// (or [(reviewer, labels)]) and the mapping as {label: model} (or [(label, model)]) ->
+/// CandidateScore-like records, best first.
+#[pyfunction]
+#[pyo3(signature = (ballots, label_to_model, exclude_self, cls = None))]
+fn aggregate<'py>(
+    py: Python<'py>,
+    ballots: &Bound<'py, PyAny>,
+    label_to_model: &Bound<'py, PyAny>,
+    exclude_self: bool,
+    cls: Option<&Bound<'py, PyType>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let (ballots, label_to_model) = (py_ballots(ballots)?, py_map(label_to_model)?);
+    let c = council(&ballots, &label_to_model)?;
+    let scores = ranking::aggregate_labels_indexed(&c.ballots, &c.label_to_model, exclude_self).map_err(value_error)?;
+    let models: Vec<&Bound<'py, PyString>> = label_to_model.iter().map(|(_, m)| m).collect();
+    score_list(py, cls, &models, &scores)
+}
+
+/// aggregate_batch([(ballots, label_to_model)], exclude_self, cls=None) -> one `aggregate` result
+/// per council (computed with the GIL released).
+#[pyfunction]
+#[pyo3(signature = (councils, exclude_self, cls = None))]
+fn aggregate_batch<'py>(
+    py: Python<'py>,
+    councils: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    exclude_self: bool,
+    cls: Option<&Bound<'py, PyType>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let councils = councils.iter().map(|(b, m)| Ok((py_ballots(b)?, py_map(m)?))).collect::<PyResult<Vec<_>>>()?;
+    let borrowed = councils.iter().map(|(b, m)| council(b, m)).collect::<PyResult<Vec<_>>>()?;
+    let results = py
+        .detach(|| {
+            borrowed
+                .iter()
+                .map(|c| ranking::aggregate_labels_indexed(&c.ballots, &c.label_to_model, exclude_self))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(value_error)?;
+    let lists = councils
+        .iter()
+        .zip(&results)
+        .map(|((_, m), scores)| {
+            let models: Vec<&Bound<'py, PyString>> = m.iter().map(|(_, model)| model).collect();
+            score_list(py, cls, &models, scores)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, lists)
+}
+
+/// aggregate_models(ballots, candidates, cls=None) -> same records as `aggregate`.
+#[pyfunction]
+#[pyo3(signature = (ballots, candidates, cls = None))]
+fn aggregate_models<'py>(
+    py: Python<'py>,
+    ballots: Vec<Vec<Bound<'py, PyString>>>,
+    candidates: Vec<Bound<'py, PyString>>,
+    cls: Option<&Bound<'py, PyType>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
+    let scores = ranking::aggregate_models_indexed(&b, &strs(&candidates)?).map_err(value_error)?;
+    let names: Vec<&Bound<'py, PyString>> = candidates.iter().collect();
+    score_list(py, cls, &names, &scores)
+}
+
+/// kendall_w(ballots, candidates) -> float | None
+#[pyfunction]
+fn kendall_w(ballots: Vec<Vec<Bound<'_, PyString>>>, candidates: Vec<Bound<'_, PyString>>) -> PyResult<Option<f64>> {
+    let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
+    ranking::kendall_w(&b, &strs(&candidates)?).map_err(value_error)
+}
+
+/// leaderboard(ballots, rounds, seed, confidence, threads=0, cls=None) -> Rating-like records
+/// (model, rating, low, high, wins, comparisons), best first. threads=0: the machine's cores (at
+/// most 8). The GIL is released while it computes.
+#[pyfunction]
+#[pyo3(signature = (ballots, rounds, seed, confidence, threads = 0, cls = None))]
+fn leaderboard<'py>(
+    py: Python<'py>,
+    ballots: &Bound<'py, PyAny>,
+    rounds: usize,
+    seed: u64,
+    confidence: f64,
+    threads: usize,
+    cls: Option<&Bound<'py, PyType>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let ballots = str_seqs(ballots)?;
+    let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
+    let threads = if threads == 0 { ranking::leaderboard::default_threads() } else { threads };
+    let ratings = py.detach(|| ranking::leaderboard(&b, rounds, seed, confidence, threads)).map_err(value_error)?;
+    let names = [
+        intern!(py, "model"),
+        intern!(py, "rating"),
+        intern!(py, "low"),
+        intern!(py, "high"),
+        intern!(py, "wins"),
+        intern!(py, "comparisons"),
+    ];
+    let items = ratings
+        .into_iter()
+        .map(|r| {
+            let values = vec![
+                PyString::new(py, &r.model).into_any(),
+                r.rating.into_pyobject(py)?.into_any(),
+                r.low.into_pyobject(py)?.into_any(),
+                r.high.into_pyobject(py)?.into_any(),
+                r.wins.into_pyobject(py)?.into_any(),
+                r.comparisons.into_pyobject(py)?.into_any(),
+            ];
+            record(py, cls, &names, values)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+#[pymodule]
+fn _ranking(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_ranking, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_many, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate_models, m)?)?;
+    m.add_function(wrap_pyfunction!(kendall_w, m)?)?;
+    m.add_function(wrap_pyfunction!(leaderboard, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,97 +1,295 @@
-//! Aggregation of ballots into one ranking of candidates.
+//! Aggregation of ballots into one council ranking.
 //!
-//! A ballot lists candidate indices best first; it may be partial (reviewers do not rank their
-//! own answer, and some ballots parse only in part). Repeats and out-of-range indices are the
-//! caller's to reject (see `lib.rs`). Per candidate:
-//! - `average_rank`: mean 1-based position over the ballots that rank it (the classic figure).
-//! - `borda`: on a ballot of length m, position p earns m - p points; unranked earns nothing.
-//! - `copeland`: over every other candidate, 1 for a pairwise majority win, 0.5 for a tie
-//!   (including no ballot comparing the two), 0 for a loss. A pair counts on a ballot only when
-//!   both are ranked on it.
-//! - `rankings_count` (votes) and `first_place_votes`.
-//! Final order: average rank ascending (never-ranked last), then Borda, Copeland and first-place
-//! votes descending, then the candidate index ascending (the caller passes candidates sorted by
-//! name, so ties break alphabetically and deterministically).
+//! For each candidate, over the ballots (best first) that rank it:
+//! * `average_rank`: mean 1-based position (None when no ballot ranks it);
+//! * `rankings_count`: number of ballots ranking it ("votes");
+//! * `borda`: partial-ballot Borda, the sum over ballots of `m - p` for a candidate at 1-based
+//!   position `p` on a ballot of length `m` (the last ranked gets 0, unranked candidates get 0);
+//! * `copeland`: over every pair of candidates that at least one ballot ranks together, the
+//!   candidate ranked above the other on more of those ballots gets 1 point, a tie gives each
+//!   0.5; pairs no ballot ranks together give nothing;
+//! * `first_place_votes`: ballots that put it first.
+//!
+//! Final order (and 1-based `position`): average_rank ascending (None last), then borda
+//! descending, copeland descending, first_place_votes descending, candidate name ascending
+//! (byte order). Every tie is therefore broken deterministically and positions are 1..n.
 
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use crate::RankingError;
+
+/// One candidate's scores; `candidate` indexes the candidate list given to [`aggregate_indices`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Score {
     pub candidate: usize,
     pub position: usize,
     pub average_rank: Option<f64>,
-    pub rankings_count: usize,
+    pub rankings_count: u32,
     pub borda: f64,
     pub copeland: f64,
-    pub first_place_votes: usize,
+    pub first_place_votes: u32,
 }
 
-pub fn pairwise_wins(ballots: &[Vec<usize>], n: usize) -> Vec<f64> {
-    let mut wins = vec![0.0; n * n];
-    for ballot in ballots {
-        for (i, &a) in ballot.iter().enumerate() {
-            for &b in &ballot[i + 1..] {
-                wins[a * n + b] += 1.0;
-            }
-        }
-    }
-    wins
+/// One candidate's scores by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateScore {
+    pub candidate: String,
+    pub position: usize,
+    pub average_rank: Option<f64>,
+    pub rankings_count: u32,
+    pub borda: f64,
+    pub copeland: f64,
+    pub first_place_votes: u32,
 }
 
-pub fn aggregate(ballots: &[Vec<usize>], n: usize) -> Vec<Score> {
-    let mut rank_sum = vec![0.0f64; n];
-    let mut counts = vec![0usize; n];
-    let mut borda = vec![0.0f64; n];
-    let mut firsts = vec![0usize; n];
+/// Aggregate ballots of candidate indices (each `< names.len()`, no repeats: callers validate).
+/// `names` only breaks the last ties.
+pub fn aggregate_indices<B: AsRef<[usize]>, S: AsRef<str>>(ballots: &[B], names: &[S]) -> Vec<Score> {
+    let n = names.len();
+    // one allocation for every counter: pos_sum, count, borda, first, then above[a * n + b]
+    // (ballots ranking both a and b with a above b)
+    let mut counters = vec![0u64; 4 * n + n * n];
+    let (pos_sum, rest) = counters.split_at_mut(n);
+    let (count, rest) = rest.split_at_mut(n);
+    let (borda, rest) = rest.split_at_mut(n);
+    let (first, above) = rest.split_at_mut(n);
     for ballot in ballots {
+        let ballot = ballot.as_ref();
         let m = ballot.len();
         for (p, &c) in ballot.iter().enumerate() {
-            rank_sum[c] += (p + 1) as f64;
-            counts[c] += 1;
-            borda[c] += (m - 1 - p) as f64;
-        }
-        if let Some(&first) = ballot.first() {
-            firsts[first] += 1;
+            pos_sum[c] += p as u64 + 1;
+            count[c] += 1;
+            borda[c] += (m - 1 - p) as u64;
+            if p == 0 {
+                first[c] += 1;
+            }
+            for &d in &ballot[p + 1..] {
+                above[c * n + d] += 1;
+            }
         }
     }
-    let wins = pairwise_wins(ballots, n);
-    let mut scores: Vec<Score> = (0..n)
-        .map(|c| {
-            let copeland = (0..n)
-                .filter(|&o| o != c)
-                .map(|o| {
-                    let (w, l) = (wins[c * n + o], wins[o * n + c]);
-                    if w > l {
-                        1.0
-                    } else if w == l {
-                        0.5
-                    } else {
-                        0.0
-                    }
-                })
-                .sum();
-            Score {
-                candidate: c,
-                position: 0,
-                average_rank: if counts[c] > 0 { Some(rank_sum[c] / counts[c] as f64) } else { None },
-                rankings_count: counts[c],
-                borda: borda[c],
-                copeland,
-                first_place_votes: firsts[c],
+    let mut copeland = vec![0f64; n];
+    for a in 0..n {
+        for b in a + 1..n {
+            let (ab, ba) = (above[a * n + b], above[b * n + a]);
+            if ab + ba == 0 {
+                continue;
             }
+            match ab.cmp(&ba) {
+                Ordering::Greater => copeland[a] += 1.0,
+                Ordering::Less => copeland[b] += 1.0,
+                Ordering::Equal => {
+                    copeland[a] += 0.5;
+                    copeland[b] += 0.5;
+                }
+            }
+        }
+    }
+    let mut scores: Vec<Score> = (0..n)
+        .map(|c| Score {
+            candidate: c,
+            position: 0,
+            average_rank: (count[c] > 0).then(|| pos_sum[c] as f64 / count[c] as f64),
+            rankings_count: count[c] as u32,
+            borda: borda[c] as f64,
+            copeland: copeland[c],
+            first_place_votes: first[c] as u32,
         })
         .collect();
-    scores.sort_by(|a, b| {
-        let rank = |s: &Score| s.average_rank.unwrap_or(f64::INFINITY);
-        rank(a)
-            .total_cmp(&rank(b))
-            .then(b.borda.total_cmp(&a.borda))
-            .then(b.copeland.total_cmp(&a.copeland))
-            .then(b.first_place_votes.cmp(&a.first_place_votes))
-            .then(a.candidate.cmp(&b.candidate))
+    scores.sort_by(|x, y| {
+        let mean = match (x.average_rank, y.average_rank) {
+            (Some(a), Some(b)) => a.total_cmp(&b),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        mean.then_with(|| y.borda.total_cmp(&x.borda))
+            .then_with(|| y.copeland.total_cmp(&x.copeland))
+            .then_with(|| y.first_place_votes.cmp(&x.first_place_votes))
+            .then_with(|| names[x.candidate].as_ref().cmp(names[y.candidate].as_ref()))
     });
-    for (i, score) in scores.iter_mut().enumerate() {
-        score.position = i + 1;
+    for (i, s) in scores.iter_mut().enumerate() {
+        s.position = i + 1;
     }
     scores
+}
+
+fn named<S: AsRef<str>>(scores: Vec<Score>, names: &[S]) -> Vec<CandidateScore> {
+    scores
+        .into_iter()
+        .map(|s| CandidateScore {
+            candidate: names[s.candidate].as_ref().to_string(),
+            position: s.position,
+            average_rank: s.average_rank,
+            rankings_count: s.rankings_count,
+            borda: s.borda,
+            copeland: s.copeland,
+            first_place_votes: s.first_place_votes,
+        })
+        .collect()
+}
+
+/// Name -> index; a linear scan for the few names of a council, a hash map beyond.
+pub(crate) enum NameIndex<'a> {
+    Small(Vec<&'a str>),
+    Large(HashMap<&'a str, usize>),
+}
+
+impl NameIndex<'_> {
+    pub(crate) fn get(&self, name: &str) -> Option<usize> {
+        match self {
+            NameIndex::Small(names) => names.iter().position(|n| *n == name),
+            NameIndex::Large(map) => map.get(name).copied(),
+        }
+    }
+}
+
+/// Candidates an aggregation accepts (it holds an n x n matrix of pairwise counts).
+pub const MAX_CANDIDATES: usize = 4_096;
+
+/// Index of each distinct name; an error names the duplicate.
+pub(crate) fn index_names<'a, S: AsRef<str>>(names: &'a [S], what: &str) -> Result<NameIndex<'a>, RankingError> {
+    if names.len() > MAX_CANDIDATES {
+        return Err(RankingError::value(format!(
+            "{} {what}s given; at most {MAX_CANDIDATES} are accepted",
+            names.len()
+        )));
+    }
+    let duplicate = |name: &str| RankingError::value(format!("{what} {name:?} is given twice"));
+    if names.len() <= 16 {
+        let mut small: Vec<&str> = Vec::with_capacity(names.len());
+        for name in names {
+            if small.contains(&name.as_ref()) {
+                return Err(duplicate(name.as_ref()));
+            }
+            small.push(name.as_ref());
+        }
+        return Ok(NameIndex::Small(small));
+    }
+    let mut index = HashMap::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        if index.insert(name.as_ref(), i).is_some() {
+            return Err(duplicate(name.as_ref()));
+        }
+    }
+    Ok(NameIndex::Large(index))
+}
+
+/// Map one ballot of names to indices; unknown names and repeats are errors.
+pub(crate) fn ballot_indices<S: AsRef<str>>(
+    ballot: &[S],
+    index: &NameIndex,
+    what: &str,
+    whose: &dyn Fn() -> String,
+) -> Result<Vec<usize>, RankingError> {
+    let mut out = Vec::with_capacity(ballot.len());
+    for item in ballot {
+        let item = item.as_ref();
+        let Some(i) = index.get(item) else {
+            return Err(RankingError::value(format!("{} names unknown {what} {item:?}", whose())));
+        };
+        if out.contains(&i) {
+            return Err(RankingError::value(format!("{} names {what} {item:?} twice", whose())));
+        }
+        out.push(i);
+    }
+    Ok(out)
+}
+
+/// Ballots that are already candidate names (best first). Every ballot entry must be a candidate,
+/// without repeats.
+pub fn aggregate_models<B: AsRef<[S]>, S: AsRef<str>, C: AsRef<str>>(
+    ballots: &[B],
+    candidates: &[C],
+) -> Result<Vec<CandidateScore>, RankingError> {
+    Ok(named(aggregate_models_indexed(ballots, candidates)?, candidates))
+}
+
+/// Ballots of labels by reviewer. Candidates are the models of `label_to_model` (in the order
+/// given); a ballot's labels must be keys of it, without repeats. With `exclude_self`, a
+/// reviewer's own model (reviewer id equal to the model id) is removed from its own ballot first.
+pub fn aggregate_labels<R, B, S, L, M>(
+    ballots: &[(R, B)],
+    label_to_model: &[(L, M)],
+    exclude_self: bool,
+) -> Result<Vec<CandidateScore>, RankingError>
+where
+    R: AsRef<str>,
+    B: AsRef<[S]>,
+    S: AsRef<str>,
+    L: AsRef<str>,
+    M: AsRef<str>,
+{
+    let models: Vec<&str> = label_to_model.iter().map(|(_, m)| m.as_ref()).collect();
+    Ok(named(aggregate_labels_indexed(ballots, label_to_model, exclude_self)?, &models))
+}
+
+/// [`aggregate_labels`] with each `Score::candidate` an index into `label_to_model`.
+pub fn aggregate_labels_indexed<R, B, S, L, M>(
+    ballots: &[(R, B)],
+    label_to_model: &[(L, M)],
+    exclude_self: bool,
+) -> Result<Vec<Score>, RankingError>
+where
+    R: AsRef<str>,
+    B: AsRef<[S]>,
+    S: AsRef<str>,
+    L: AsRef<str>,
+    M: AsRef<str>,
+{
+    let labels: Vec<&str> = label_to_model.iter().map(|(l, _)| l.as_ref()).collect();
+    let models: Vec<&str> = label_to_model.iter().map(|(_, m)| m.as_ref()).collect();
+    let label_index = index_names(&labels, "label")?;
+    index_names(&models, "model")?;
+    // every ballot's indices in one buffer
+    let mut flat: Vec<usize> = Vec::with_capacity(ballots.iter().map(|(_, b)| b.as_ref().len()).sum());
+    let mut ends: Vec<usize> = Vec::with_capacity(ballots.len());
+    for (reviewer, ballot) in ballots {
+        let reviewer = reviewer.as_ref();
+        let start = flat.len();
+        for item in ballot.as_ref() {
+            let item = item.as_ref();
+            let Some(i) = label_index.get(item) else {
+                return Err(RankingError::value(format!("the ballot of {reviewer:?} names unknown label {item:?}")));
+            };
+            if flat[start..].contains(&i) {
+                return Err(RankingError::value(format!("the ballot of {reviewer:?} names label {item:?} twice")));
+            }
+            flat.push(i);
+        }
+        if exclude_self {
+            let mut keep = start;
+            for k in start..flat.len() {
+                if models[flat[k]] != reviewer {
+                    flat[keep] = flat[k];
+                    keep += 1;
+                }
+            }
+            flat.truncate(keep);
+        }
+        ends.push(flat.len());
+    }
+    let mut slices: Vec<&[usize]> = Vec::with_capacity(ends.len());
+    let mut start = 0;
+    for &end in &ends {
+        slices.push(&flat[start..end]);
+        start = end;
+    }
+    Ok(aggregate_indices(&slices, &models))
+}
+
+/// [`aggregate_models`] with each `Score::candidate` an index into `candidates`.
+pub fn aggregate_models_indexed<B: AsRef<[S]>, S: AsRef<str>, C: AsRef<str>>(
+    ballots: &[B],
+    candidates: &[C],
+) -> Result<Vec<Score>, RankingError> {
+    let index = index_names(candidates, "candidate")?;
+    let mut idx = Vec::with_capacity(ballots.len());
+    for (k, ballot) in ballots.iter().enumerate() {
+        idx.push(ballot_indices(ballot.as_ref(), &index, "candidate", &|| format!("ballot {k}"))?);
+    }
+    Ok(aggregate_indices(&idx, candidates))
 }
 
 #[cfg(test)]
@@ -99,21 +297,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classic_four_judges_example() {
-        // True order W(0) > X(1) > Y(2) > Z(3); each judge ranks the other three.
-        let ballots = vec![vec![1, 2, 3], vec![0, 2, 3], vec![0, 1, 3], vec![0, 1, 2]];
-        let scores = aggregate(&ballots, 4);
-        let means: Vec<f64> = scores.iter().map(|s| (s.average_rank.unwrap() * 100.0).round() / 100.0).collect();
-        assert_eq!(means, vec![1.0, 1.67, 2.33, 3.0]);
-        assert_eq!(scores.iter().map(|s| s.candidate).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
-        assert_eq!(scores[0].copeland, 3.0);
-        assert_eq!(scores[0].first_place_votes, 3);
+    fn classic_mean_rank() {
+        // 4 judges rank the other 3; true order W > X > Y > Z.
+        let ballots = vec![
+            ("W", vec!["X", "Y", "Z"]),
+            ("X", vec!["W", "Y", "Z"]),
+            ("Y", vec!["W", "X", "Z"]),
+            ("Z", vec!["W", "X", "Y"]),
+        ];
+        let l2m = vec![("W", "W"), ("X", "X"), ("Y", "Y"), ("Z", "Z")];
+        let s = aggregate_labels(&ballots, &l2m, false).unwrap();
+        let names: Vec<&str> = s.iter().map(|c| c.candidate.as_str()).collect();
+        assert_eq!(names, ["W", "X", "Y", "Z"]);
+        let means: Vec<f64> = s.iter().map(|c| (c.average_rank.unwrap() * 100.0).round() / 100.0).collect();
+        assert_eq!(means, [1.0, 1.67, 2.33, 3.0]);
+        assert_eq!(s[0].first_place_votes, 3);
+        assert_eq!(s[0].copeland, 3.0);
+        assert_eq!(s[3].copeland, 0.0);
     }
 
     #[test]
-    fn unranked_candidates_come_last() {
-        let scores = aggregate(&[vec![1, 0]], 3);
-        assert_eq!(scores[2].candidate, 2);
-        assert_eq!(scores[2].average_rank, None);
+    fn unranked_last_and_ties_by_name() {
+        let s = aggregate_models(&[vec!["b", "a"]], &["c", "a", "b"]).unwrap();
+        let names: Vec<&str> = s.iter().map(|c| c.candidate.as_str()).collect();
+        assert_eq!(names, ["b", "a", "c"]);
+        assert_eq!(s[2].average_rank, None);
+        let s = aggregate_models::<Vec<&str>, &str, &str>(&[], &["z", "y"]).unwrap();
+        assert_eq!(s[0].candidate, "y");
+    }
+
+    #[test]
+    fn errors() {
+        assert!(aggregate_models(&[vec!["a", "a"]], &["a", "b"]).is_err());
+        assert!(aggregate_models(&[vec!["q"]], &["a", "b"]).is_err());
+        assert!(aggregate_models::<Vec<&str>, &str, &str>(&[], &["a", "a"]).is_err());
     }
 }

@@ -1,46 +1,74 @@
-//! Kendall's coefficient of concordance W, with the correction for ties.
+//! Agreement between reviewers: Kendall's coefficient of concordance W with tie correction.
 //!
-//! Candidates missing from a ballot share the mean of the remaining positions (a tie at the
-//! bottom). W = 12 S / (m² (n³ − n) − m Σ T), with S the sum of squared deviations of the rank
-//! sums and T = Σ (t³ − t) over each ballot's tie groups. 1 means identical ballots, values near
-//! 0 mean no agreement. `None` when fewer than two ballots or candidates, or when every ballot
-//! ties everything.
+//! Each non-empty ballot ranks `n` candidates: the k ranked ones get positions 1..k, the n-k it
+//! leaves out share the mean of the remaining positions, (k+1+n)/2 (a tie). With m such ballots,
+//! R_i the sum of candidate i's ranks, S = sum_i (R_i - m(n+1)/2)^2 and T_j = sum over the tie
+//! groups of ballot j of (t^3 - t):
+//!
+//! ```text
+//! W = 12 S / (m^2 (n^3 - n) - m sum_j T_j)
+//! ```
+//!
+//! W is 1 when all ballots agree and near 0 for unrelated ballots; it lies in [0, 1] (by
+//! Cauchy-Schwarz) and is clamped there against rounding. Empty ballots carry no information and
+//! are left out. `None` when fewer than 2 non-empty ballots or fewer than 2 candidates remain, or
+//! when every ballot ties everything (zero denominator).
 
-pub fn kendall_w(ballots: &[Vec<usize>], n: usize) -> Option<f64> {
-    let m = ballots.len();
+use crate::aggregate::{ballot_indices, index_names};
+use crate::RankingError;
+
+/// W over ballots of candidate indices (validated: `< n`, no repeats).
+pub fn kendall_w_indices(ballots: &[Vec<usize>], n: usize) -> Option<f64> {
+    let used: Vec<&Vec<usize>> = ballots.iter().filter(|b| !b.is_empty()).collect();
+    let m = used.len();
     if m < 2 || n < 2 {
         return None;
     }
-    let mut rank_sums = vec![0.0f64; n];
-    let mut tie_sum = 0.0f64;
+    let nf = n as f64;
+    let mut sums = vec![0f64; n];
+    let mut ties = 0f64;
     let mut ranked = vec![false; n];
-    for ballot in ballots {
+    for ballot in &used {
         ranked.iter_mut().for_each(|r| *r = false);
         for (p, &c) in ballot.iter().enumerate() {
-            rank_sums[c] += (p + 1) as f64;
+            sums[c] += (p + 1) as f64;
             ranked[c] = true;
         }
         let k = ballot.len();
-        let missing = n - k;
-        if missing > 0 {
-            let shared = (k + 1 + n) as f64 / 2.0;
-            for c in 0..n {
-                if !ranked[c] {
-                    rank_sums[c] += shared;
+        let t = (n - k) as f64;
+        if n - k > 0 {
+            let shared = (k as f64 + 1.0 + nf) / 2.0;
+            for (c, r) in ranked.iter().enumerate() {
+                if !r {
+                    sums[c] += shared;
                 }
             }
-            let t = missing as f64;
-            tie_sum += t * t * t - t;
+        }
+        if n - k > 1 {
+            ties += t * t * t - t;
         }
     }
-    let (mf, nf) = (m as f64, n as f64);
-    let mean = rank_sums.iter().sum::<f64>() / nf;
-    let s: f64 = rank_sums.iter().map(|r| (r - mean).powi(2)).sum();
-    let denominator = mf * mf * (nf * nf * nf - nf) - mf * tie_sum;
-    if denominator <= 1e-12 {
+    let mf = m as f64;
+    let mean = mf * (nf + 1.0) / 2.0;
+    let s: f64 = sums.iter().map(|r| (r - mean) * (r - mean)).sum();
+    let denom = mf * mf * (nf * nf * nf - nf) - mf * ties;
+    if denom <= 0.0 {
         return None;
     }
-    Some((12.0 * s / denominator).clamp(0.0, 1.0))
+    Some((12.0 * s / denom).clamp(0.0, 1.0))
+}
+
+/// W over ballots of candidate names. Ballot entries must be candidates, without repeats.
+pub fn kendall_w<B: AsRef<[S]>, S: AsRef<str>, C: AsRef<str>>(
+    ballots: &[B],
+    candidates: &[C],
+) -> Result<Option<f64>, RankingError> {
+    let index = index_names(candidates, "candidate")?;
+    let mut idx = Vec::with_capacity(ballots.len());
+    for (k, ballot) in ballots.iter().enumerate() {
+        idx.push(ballot_indices(ballot.as_ref(), &index, "candidate", &|| format!("ballot {k}"))?);
+    }
+    Ok(kendall_w_indices(&idx, candidates.len()))
 }
 
 #[cfg(test)]
@@ -48,19 +76,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn identical_ballots_agree_fully() {
-        let w = kendall_w(&[vec![0, 1, 2], vec![0, 1, 2], vec![0, 1, 2]], 3).unwrap();
-        assert!((w - 1.0).abs() < 1e-12);
+    fn identical_is_one() {
+        let b = vec![vec!["a", "b", "c"]; 4];
+        assert_eq!(kendall_w(&b, &["a", "b", "c"]).unwrap(), Some(1.0));
     }
 
     #[test]
-    fn opposite_ballots_do_not_agree() {
-        let w = kendall_w(&[vec![0, 1, 2], vec![2, 1, 0]], 3).unwrap();
-        assert!(w.abs() < 1e-12);
+    fn reversed_pair_is_zero() {
+        let b = vec![vec!["a", "b", "c"], vec!["c", "b", "a"]];
+        assert_eq!(kendall_w(&b, &["a", "b", "c"]).unwrap(), Some(0.0));
     }
 
     #[test]
-    fn too_few_ballots() {
-        assert_eq!(kendall_w(&[vec![0, 1]], 2), None);
+    fn none_cases() {
+        assert_eq!(kendall_w(&[vec!["a", "b"]], &["a", "b"]).unwrap(), None);
+        assert_eq!(kendall_w(&[vec!["a"], vec!["a"]], &["a"]).unwrap(), None);
+        let empty: Vec<Vec<&str>> = vec![vec![], vec![], vec!["a"]];
+        assert_eq!(kendall_w(&empty, &["a", "b"]).unwrap(), None);
+    }
+
+    #[test]
+    fn partial_ballots_agree() {
+        // Top choices agree, the rest is tied: agreement is still perfect under tie correction.
+        let b = vec![vec!["a"], vec!["a"], vec!["a"]];
+        assert_eq!(kendall_w(&b, &["a", "b", "c"]).unwrap(), Some(1.0));
     }
 }

@@ -1,1 +1,47 @@
-pub fn x(){}
+//! Ranking engine of the LLM council (pure Rust, no Python):
+//!
+//! * [`parse`]: a reviewer's "FINAL RANKING" text to a ballot of labels;
+//! * [`aggregate`]: ballots to one ranking (mean rank, Borda, Copeland, votes, first places);
+//! * [`agreement`]: Kendall's W with tie correction;
+//! * [`leaderboard`]: Bradley-Terry ratings over many ballots with bootstrap intervals.
+//!
+//! Nothing here panics on any input: invalid input is a [`RankingError`].
+
+pub mod aggregate;
+pub mod agreement;
+pub mod leaderboard;
+pub mod parse;
+
+pub use aggregate::{
+    aggregate_indices, aggregate_labels, aggregate_labels_indexed, aggregate_models, aggregate_models_indexed,
+    CandidateScore, Score,
+};
+pub use agreement::{kendall_w, kendall_w_indices};
+pub use leaderboard::{leaderboard, Rating};
+pub use parse::{parse_ranking, validate_labels, ParseStatus, ParsedRanking};
+
+/// Invalid input (surfaces in Python as `ValueError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RankingError {
+    Value(String),
+}
+
+impl RankingError {
+    pub fn value(message: impl Into<String>) -> Self {
+        RankingError::Value(message.into())
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            RankingError::Value(m) => m,
+        }
+    }
+}
+
+impl std::fmt::Display for RankingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for RankingError {}

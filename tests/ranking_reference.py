@@ -1,0 +1,613 @@
+"""Pure-Python reference of the Rust ranking engine (rust/ranking), used by the tests to check it.
+
+Same semantics, written independently and for clarity rather than speed (the rules are
+documented in rust/ranking/src/*.rs and core/ranking.py). Returns the same dataclasses as
+core.ranking so results compare with ==.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from core.ranking import CandidateScore, ParsedRanking, Rating
+
+# --------------------------------------------------------------------------------------- parsing
+
+_MAP: dict[int, str | None] = {}
+for _c in "\x0b\x0c\x85\u2028\u2029":
+    _MAP[ord(_c)] = "\n"
+for _c in ["\u00a0", "\u1680", "\u202f", "\u205f", "\u3000", *map(chr, range(0x2000, 0x200B))]:
+    _MAP[ord(_c)] = " "
+# Invisible characters are kept (not mapped): one inside "F\u200bINAL R\u200bANKING" breaks the
+# header. Only a BOM starting the text is dropped (extract_letters).
+INVISIBLE = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
+for _o in range(0xFF01, 0xFF5F):
+    _MAP[_o] = chr(_o - 0xFEE0)
+for _chars, _to in (
+    ("\u3001\uff64", ","),
+    ("\u3002\uff61", "."),
+    ("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63", "-"),
+    ("\u2018\u2019\u201b\u2032", "'"),
+    ("\u201c\u201d\u201f\u2033", '"'),
+    ("\u2022\u2023\u2043\u25e6\u25aa\u25cf", "-"),
+    ("\u2192\u27f6\u21d2\u2794\u227b\u00bb\u203a", ">"),
+):
+    for _c in _chars:
+        _MAP[ord(_c)] = _to
+
+WS = " \t"
+ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+DIGITS = frozenset("0123456789")
+HEADER_PREFIX = frozenset(" \t#*_>`~-=[(\"'")
+CLOSERS = frozenset("*_`~])\"'")
+OPENERS = frozenset("*_`~[(\"'")
+
+
+def normalize(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n").translate(_MAP)
+
+
+def _lower(s: str) -> str:
+    """ASCII-only lower case (str.lower would also fold non-ASCII letters)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+
+
+def _skip(line: str, p: int, chars) -> int:
+    while p < len(line) and line[p] in chars:
+        p += 1
+    return p
+
+
+def _word(line: str, p: int, word: str) -> bool:
+    return _lower(line[p:p + len(word)]) == word
+
+
+def _is_blank(line: str) -> bool:
+    return all(c in WS for c in line)
+
+
+def _indent(line: str) -> int:
+    n = 0
+    for c in line:
+        if c == " ":
+            n += 1
+        elif c == "\t":
+            n += 4
+        else:
+            break
+    return n
+
+
+def _header_at(line: str, start: int) -> int | None:
+    p = start + 5
+    gap = _skip(line, p, WS)
+    if gap == p or not _word(line, gap, "ranking"):
+        return None
+    p = gap + 7
+    if p < len(line) and line[p] in "sS":
+        p += 1
+    if p < len(line) and line[p] in ALNUM:
+        return None
+    at_start = all(c in HEADER_PREFIX for c in line[:start])
+    p = _skip(line, p, CLOSERS | set(WS))
+    if p == len(line):
+        return p if at_start else None
+    c = line[p]
+    if c == ":":
+        return p + 1
+    if not at_start:
+        return None
+
+    def dash_ok(q: int) -> bool:
+        return line[q] == "-" and (q + 1 == len(line) or line[q + 1] in WS)
+
+    if c == "=" or dash_ok(p):
+        return p + 1
+    if c == "(":
+        close = line.find(")", p)
+        if close < 0:
+            return None
+        q = _skip(line, close + 1, CLOSERS | set(WS))
+        if q == len(line):
+            return q
+        if line[q] in ":=" or dash_ok(q):
+            return q + 1
+    return None
+
+
+def _header_in_line(line: str) -> int | None:
+    found = None
+    low = _lower(line)
+    i = low.find("final")
+    while i >= 0:
+        if i == 0 or line[i - 1] not in ALNUM:
+            rest = _header_at(line, i)
+            if rest is not None:
+                found = rest
+        i = low.find("final", i + 1)
+    return found
+
+
+def _response_token(line: str, p: int) -> tuple[str, int] | None:
+    if not _word(line, p, "response"):
+        return None
+    after = p + 8
+    g = _skip(line, after, OPENERS | set(WS))
+    if g == after or g >= len(line):
+        return None
+    c = line[g]
+    if c not in LETTERS or (g + 1 < len(line) and line[g + 1] in ALNUM):
+        return None
+    return c.upper(), g + 1
+
+
+def _bare_letter(line: str, p: int) -> tuple[str, int] | None:
+    if p >= len(line) or line[p] not in UPPER or (p + 1 < len(line) and line[p + 1] in ALNUM):
+        return None
+    return line[p], p + 1
+
+
+def _item_label(line: str, start: int) -> str | None:
+    p = _skip(line, start, OPENERS | set(WS))
+    if p >= len(line):
+        return None
+    if _word(line, p, "response"):
+        tok = _response_token(line, p)
+        return tok[0] if tok else None
+    tok = _bare_letter(line, p)
+    if tok is None:
+        return None
+    q = _skip(line, _skip(line, tok[1], CLOSERS), WS)
+    if q == len(line) or line[q] in ":,(":
+        return tok[0]
+    if line[q] in "-." and (q + 1 == len(line) or line[q + 1] in WS):
+        return tok[0]
+    return None
+
+
+def _number_marker(line: str, p: int) -> tuple[int, int] | None:
+    d = _skip(line, p, "*_#")
+    e = _skip(line, d, DIGITS)
+    if e == d or e - d > 3 or e >= len(line) or line[e] not in ".):":
+        return None
+    q = _skip(line, e + 1, "*_")
+    if q < len(line) and line[q] in DIGITS:
+        return None
+    return int(line[d:e]), q
+
+
+def _list_item(line: str) -> tuple[str, int, int, int] | None:
+    """(kind, number, indent, content start) of a list item line."""
+    p = _skip(line, 0, WS)
+    indent = _indent(line)
+    if p + 1 < len(line) and line[p] in "-*+" and line[p + 1] in WS:
+        return "bullet", 0, indent, p + 2
+    m = _number_marker(line, p)
+    if m is None:
+        return None
+    return "number", m[0], indent, m[1]
+
+
+def _join(line: str, p: int) -> tuple[bool, int] | None:
+    if p >= len(line):
+        return None
+    c = line[p]
+    if c == ">":
+        return True, _skip(line, p, ">")
+    if c in "-=" and line[p + 1:p + 2] == ">":
+        return True, _skip(line, p + 1, ">")
+    if c in ",;":
+        return False, p + 1
+    return None
+
+
+def _inline(line: str, start: int = 0) -> tuple[list[str], bool, bool]:
+    """(letters, full, ranked_joins) of an inline list."""
+    letters: list[str] = []
+    ranked = True
+    pending: bool | None = None
+    p = start
+    n = len(line)
+    while True:
+        p = _skip(line, p, WS)
+        if p == n:
+            return letters, True, ranked
+        m = _number_marker(line, p)
+        if m is not None:
+            pending = True if pending is None else pending
+            p = _skip(line, m[1], WS)
+        o = _skip(line, p, OPENERS)
+        is_response = _word(line, o, "response")
+        tok = _response_token(line, o) if is_response else _bare_letter(line, o)
+        if tok is None:
+            rest = _skip(line, p, CLOSERS | set(WS) | {"."})
+            return letters, rest == n, ranked
+        if letters and pending is None:
+            return letters, False, ranked
+        q = _skip(line, _skip(line, tok[1], CLOSERS), WS)
+        after_ok = (
+            q == n
+            or _join(line, q) is not None
+            or _number_marker(line, q) is not None
+            or (line[q] == "." and _skip(line, q + 1, CLOSERS | set(WS)) == n)
+        )
+        if not after_ok and not is_response:
+            return letters, False, ranked
+        if pending is not None:
+            ranked = ranked and pending
+        letters.append(tok[0])
+        if not after_ok:
+            return letters, False, ranked
+        pending = None
+        p = q
+        if p < n:
+            j = _join(line, p)
+            if j is not None:
+                pending, p = j
+            elif line[p] == ".":
+                return letters, True, ranked
+
+
+def _accepted(letters: list[str], full: bool, ranked: bool) -> bool:
+    return (len(letters) >= 2 and (full or ranked)) or (len(letters) == 1 and full)
+
+
+def _after_header(lines: list[str], at: int, rest: int) -> list[str]:
+    out: list[str] = []
+    state = "search"
+    kind, indent0, last = "", 0, 0
+    first = lines[at][_skip(lines[at], rest, set(WS) | set("*_`~")):]
+    i = at
+    while i < len(lines):
+        line = first if i == at else lines[i]
+        i += 1
+        if state == "search":
+            if _is_blank(line):
+                continue
+            item = _list_item(line)
+            if item is not None:
+                letters, full, _ = _inline(line, item[3])
+                if full and len(letters) >= 2:
+                    return letters
+                label = _item_label(line, item[3])
+                if label is not None:
+                    out.append(label)
+                    state, kind, indent0, last = "list", item[0], item[2], item[1]
+                continue
+            letters, full, ranked = _inline(line)
+            if _accepted(letters, full, ranked):
+                if len(letters) == 1:
+                    out += letters
+                    state = "plain"
+                    continue
+                return letters
+        elif state == "list":
+            if _is_blank(line):
+                nxt = next((j for j in range(i, len(lines)) if not _is_blank(lines[j])), None)
+                it = _list_item(lines[nxt]) if nxt is not None else None
+                if kind == "number" and it is not None and it[0] == "number" and it[1] == last + 1 and it[2] <= indent0:
+                    continue
+                break
+            item = _list_item(line)
+            if item is not None:
+                if item[2] > indent0:
+                    continue
+                if item[0] != kind:
+                    break
+                label = _item_label(line, item[3])
+                if label is not None:
+                    out.append(label)
+                last = item[1]
+                continue
+            if _indent(line) > indent0:
+                continue
+            break
+        else:  # plain: one token per line
+            if _is_blank(line):
+                break
+            letters, full, _ = _inline(line)
+            if full and len(letters) == 1:
+                out += letters
+                continue
+            break
+    return out
+
+
+def _explicit_only(line: str, start: int) -> str | None:
+    p = _skip(line, start, OPENERS | set(WS))
+    tok = _response_token(line, p)
+    if tok is None:
+        return None
+    return tok[0] if _skip(line, tok[1], CLOSERS | set(WS) | {"."}) == len(line) else None
+
+
+def _fallback(lines: list[str]) -> list[str]:
+    end = len(lines)
+    while end > 0 and _is_blank(lines[end - 1]):
+        end -= 1
+    start = end
+    while start > 0 and (it := _list_item(lines[start - 1])) is not None and it[0] == "number":
+        start -= 1
+    if end - start < 2:
+        return []
+    above = next((j for j in range(start - 1, -1, -1) if not _is_blank(lines[j])), None)
+    if above is not None and any(c in INVISIBLE for c in lines[above]):
+        visible = "".join(c for c in lines[above] if c not in INVISIBLE)
+        if _header_in_line(visible) is not None:
+            return []
+    out = []
+    for k, line in enumerate(lines[start:end]):
+        it = _list_item(line)
+        if it is None or it[1] != k + 1:
+            return []
+        label = _explicit_only(line, it[3])
+        if label is None:
+            return []
+        out.append(label)
+    return out
+
+
+def extract_letters(text: str) -> list[str]:
+    text = text.removeprefix("\ufeff")
+    lines = normalize(text).split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        rest = _header_in_line(lines[i])
+        if rest is not None:
+            return _after_header(lines, i, rest)
+    return _fallback(lines)
+
+
+def parse_ranking(text: str, labels: Sequence[str]) -> ParsedRanking:
+    labels = list(labels)
+    if len(set(labels)) != len(labels) or not all(len(x) == 1 and x in UPPER for x in labels):
+        raise ValueError(f"labels must be distinct single capital letters: {labels!r}")
+    order: list[str] = []
+    for c in extract_letters(text):
+        if c in labels and c not in order:
+            order.append(c)
+    status = "none" if not order else "complete" if len(order) == len(labels) else "partial"
+    return ParsedRanking(order, status)
+
+
+# ----------------------------------------------------------------------------------- aggregation
+
+
+def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> list[CandidateScore]:
+    candidates = list(candidates)
+    if len(set(candidates)) != len(candidates):
+        raise ValueError("candidate given twice")
+    for b in ballots:
+        if len(set(b)) != len(b) or not set(b) <= set(candidates):
+            raise ValueError(f"bad ballot {b!r}")
+    positions: dict[str, list[int]] = {c: [] for c in candidates}
+    borda = Counter()
+    first = Counter()
+    for b in ballots:
+        for p, c in enumerate(b, start=1):
+            positions[c].append(p)
+            borda[c] += len(b) - p
+        if b:
+            first[b[0]] += 1
+    copeland = Counter()
+    for i, a in enumerate(candidates):
+        for c in candidates[i + 1:]:
+            a_wins = sum(1 for b in ballots if a in b and c in b and b.index(a) < b.index(c))
+            c_wins = sum(1 for b in ballots if a in b and c in b and b.index(c) < b.index(a))
+            if a_wins + c_wins == 0:
+                continue
+            if a_wins > c_wins:
+                copeland[a] += 1.0
+            elif c_wins > a_wins:
+                copeland[c] += 1.0
+            else:
+                copeland[a] += 0.5
+                copeland[c] += 0.5
+    rows = []
+    for c in candidates:
+        ps = positions[c]
+        mean = sum(ps) / len(ps) if ps else None
+        rows.append((c, mean, len(ps), float(borda[c]), float(copeland[c]), first[c]))
+    rows.sort(key=lambda r: (r[1] is None, r[1] if r[1] is not None else 0.0, -r[3], -r[4], -r[5], r[0]))
+    return [CandidateScore(c, i, mean, n, bo, co, fi) for i, (c, mean, n, bo, co, fi) in enumerate(rows, start=1)]
+
+
+def aggregate(ballots: Mapping[str, Sequence[str]], label_to_model: Mapping[str, str], *,
+              exclude_self: bool = False) -> list[CandidateScore]:
+    models = list(label_to_model.values())
+    if len(set(models)) != len(models):
+        raise ValueError("model given twice")
+    converted = []
+    for reviewer, labels in ballots.items():
+        if len(set(labels)) != len(labels) or not set(labels) <= set(label_to_model):
+            raise ValueError(f"bad ballot {labels!r}")
+        b = [label_to_model[x] for x in labels]
+        if exclude_self:
+            b = [m for m in b if m != reviewer]
+        converted.append(b)
+    return aggregate_models(converted, models)
+
+
+# ------------------------------------------------------------------------------------- agreement
+
+
+def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None:
+    candidates = list(candidates)
+    for b in ballots:
+        if len(set(b)) != len(b) or not set(b) <= set(candidates):
+            raise ValueError(f"bad ballot {b!r}")
+    used = [list(b) for b in ballots if len(b) > 0]
+    m, n = len(used), len(candidates)
+    if m < 2 or n < 2:
+        return None
+    sums = {c: 0.0 for c in candidates}
+    tie_total = 0.0
+    for b in used:
+        k = len(b)
+        for p, c in enumerate(b, start=1):
+            sums[c] += p
+        shared = (k + 1 + n) / 2
+        for c in candidates:
+            if c not in b:
+                sums[c] += shared
+        t = n - k
+        if t > 1:
+            tie_total += t ** 3 - t
+    mean = m * (n + 1) / 2
+    s = sum((sums[c] - mean) ** 2 for c in candidates)
+    denom = m * m * (n ** 3 - n) - m * tie_total
+    if denom <= 0:
+        return None
+    return min(1.0, max(0.0, 12 * s / denom))
+
+
+# ----------------------------------------------------------------------------------- leaderboard
+
+MASK = (1 << 64) - 1
+PRIOR = 0.5
+TOLERANCE = 1e-9
+MAX_ITERATIONS = 10_000
+ROUND_MIX = 0xD1B54A32D192ED03
+
+
+def splitmix64(state: int) -> tuple[int, int]:
+    state = (state + 0x9E3779B97F4A7C15) & MASK
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return state, z ^ (z >> 31)
+
+
+def _rotl(x: int, k: int) -> int:
+    return ((x << k) | (x >> (64 - k))) & MASK
+
+
+class Xoshiro256pp:
+    def __init__(self, seed: int):
+        s, state = [], seed & MASK
+        for _ in range(4):
+            state, v = splitmix64(state)
+            s.append(v)
+        self.s = s
+
+    @classmethod
+    def for_round(cls, seed: int, r: int) -> "Xoshiro256pp":
+        return cls(seed ^ ((r * ROUND_MIX) & MASK))
+
+    def next_u64(self) -> int:
+        s = self.s
+        result = (_rotl((s[0] + s[3]) & MASK, 23) + s[0]) & MASK
+        t = (s[1] << 17) & MASK
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = _rotl(s[3], 45)
+        return result
+
+    def below(self, n: int) -> int:
+        return (self.next_u64() * n) >> 64
+
+
+def fit_bradley_terry(wins: list[list[float]], p: list[float]) -> list[float]:
+    n = len(p)
+    if n < 2:
+        return [1.0] * n
+    p = list(p)
+    total = [sum(wins[i][j] + PRIOR for j in range(n) if j != i) for i in range(n)]
+    games = [[wins[i][j] + wins[j][i] + 2 * PRIOR for j in range(n)] for i in range(n)]
+    for _ in range(MAX_ITERATIONS):
+        nxt = []
+        for i in range(n):
+            d = 0.0
+            for j in range(n):
+                if j != i:
+                    d += games[i][j] / (p[i] + p[j])
+            nxt.append(total[i] / d)
+        log_mean = sum(math.log(x) for x in nxt) / n
+        scale = math.exp(-log_mean)
+        change = 0.0
+        for i in range(n):
+            v = nxt[i] * scale
+            change = max(change, abs(v / p[i] - 1.0))
+            p[i] = v
+        if change < TOLERANCE:
+            break
+    return p
+
+
+def ratings_of(p: list[float]) -> list[float]:
+    logs = [400.0 * math.log10(x) for x in p]
+    mean = sum(logs) / max(1, len(logs))
+    return [1000.0 + x - mean for x in logs]
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    h = q * (len(sorted_values) - 1)
+    lo = math.floor(h)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (h - lo) * (sorted_values[hi] - sorted_values[lo])
+
+
+def leaderboard(ballots: Sequence[Sequence[str]], *, rounds: int = 1000, seed: int = 0,
+                confidence: float = 0.95) -> list[Rating]:
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be strictly between 0 and 1")
+    models = sorted({m for b in ballots for m in b})
+    if not models:
+        return []
+    index = {m: i for i, m in enumerate(models)}
+    n = len(models)
+    informative = []
+    for b in ballots:
+        if len(set(b)) != len(b):
+            raise ValueError(f"ballot names a model twice: {b!r}")
+        if len(b) >= 2:
+            informative.append(tuple(index[m] for m in b))
+    # distinct shapes, numbered in order of first appearance (as in Rust)
+    shape_ids: dict[tuple[int, ...], int] = {}
+    ballot_shape = [shape_ids.setdefault(b, len(shape_ids)) for b in informative]
+    shapes = list(shape_ids)
+
+    def matrix(counts: list[int]) -> list[list[float]]:
+        w = [[0.0] * n for _ in range(n)]
+        for shape, c in zip(shapes, counts):
+            if c:
+                for a, x in enumerate(shape):
+                    for y in shape[a + 1:]:
+                        w[x][y] += c
+        return w
+
+    counts = [0] * len(shapes)
+    for s in ballot_shape:
+        counts[s] += 1
+    wins = matrix(counts)
+    p = fit_bradley_terry(wins, [1.0] * n)
+    point = ratings_of(p)
+    samples: list[list[float]] = []
+    total = len(ballot_shape)
+    for r in range(rounds):
+        rng = Xoshiro256pp.for_round(seed, r)
+        c = [0] * len(shapes)
+        if len(shapes) == 1:
+            c[0] = total
+        else:
+            for _ in range(total):
+                c[ballot_shape[rng.below(total)]] += 1
+        samples.append(ratings_of(fit_bradley_terry(matrix(c), p)))
+    out = []
+    for i, m in enumerate(models):
+        if rounds == 0:
+            low = high = point[i]
+        else:
+            col = sorted(s[i] for s in samples)
+            low, high = quantile(col, (1 - confidence) / 2), quantile(col, (1 + confidence) / 2)
+        won = sum(wins[i][j] for j in range(n))
+        played = sum(wins[i][j] + wins[j][i] for j in range(n))
+        out.append(Rating(m, point[i], low, high, won, int(played)))
+    out.sort(key=lambda r: (-r.rating, r.model))
+    return out
