@@ -31,3 +31,9 @@ py-test:
 bench:
 	$(PYTHON) bench/bench_ranking.py
 	$(PYTHON) bench/bench_engine.py
+	$(PYTHON) bench/bench_leaderboard.py
+
+fuzz:
+	$(PYTHON) -m pip install atheris
+	$(PYTHON) tests/fuzz/fuzz_parse.py -max_total_time=60
+	$(PYTHON) tests/fuzz/fuzz_ranking.py -max_total_time=60

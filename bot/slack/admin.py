@@ -1,0 +1,114 @@
+"""`/council-admin ...` (and `/council admin ...`): per-channel council settings.
+
+Parsing is pure (`parse_admin`); `handle_admin` calls the service, which checks permissions
+(Actor.is_platform_admin comes from users.info: workspace admins and owners) and writes the
+audit log. `show` is read-only and open to everyone in the channel.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from bot.slack import render
+from core.errors import InputRejected
+from core.models import Actor, Origin
+
+if TYPE_CHECKING:
+    from core.service import CouncilService
+
+OPERATIONS = ("show", "members", "chairman", "limits", "reset", "audit")
+
+USAGE = """*Council admin* (this channel; workspace admins and owners, or `COUNCIL_ADMIN_USERS`):
+• `/council-admin show` — the members, chairman and limits in effect here
+• `/council-admin members model-a, model-b, model-c` — this channel's members (2 to 8)
+• `/council-admin chairman model-x` — this channel's chairman
+• `/council-admin limits user=N channel=N budget=USD` — councils per user/channel per hour, daily budget
+• `/council-admin reset` — back to the defaults
+• `/council-admin audit [N]` — recent admin changes here"""
+
+_LIMIT_KEYS = {
+    "user": "user_per_hour",
+    "users": "user_per_hour",
+    "user_per_hour": "user_per_hour",
+    "channel": "channel_per_hour",
+    "channel_per_hour": "channel_per_hour",
+    "budget": "daily_budget_usd",
+    "daily_budget": "daily_budget_usd",
+    "daily_budget_usd": "daily_budget_usd",
+}
+
+
+@dataclass
+class AdminCommand:
+    op: str
+    members: list[str] = field(default_factory=list)
+    chairman: str = ""
+    limits: dict[str, float | int] = field(default_factory=dict)
+    count: int = 20
+
+
+def parse_admin(text: str) -> AdminCommand:
+    """The admin operation in `text`; InputRejected (with the usage) when it cannot be read."""
+    words = (text or "").strip().split(None, 1)
+    if not words or words[0].lower() in ("help", "?"):
+        raise InputRejected(USAGE)
+    op, rest = words[0].lower(), (words[1].strip() if len(words) > 1 else "")
+    if op not in OPERATIONS:
+        raise InputRejected(f"Unknown admin command `{render.plain(op)}`.\n{USAGE}")
+    if op in ("show", "reset"):
+        return AdminCommand(op)
+    if op == "members":
+        members = [m for m in re.split(r"[\s,]+", rest) if m]
+        if not members:
+            raise InputRejected("Name the members: `/council-admin members model-a, model-b, model-c`.")
+        return AdminCommand(op, members=members)
+    if op == "chairman":
+        if not rest or len(rest.split()) != 1:
+            raise InputRejected("Name one model: `/council-admin chairman model-x`.")
+        return AdminCommand(op, chairman=rest)
+    if op == "audit":
+        if not rest:
+            return AdminCommand(op)
+        if not rest.isdigit() or not 1 <= int(rest) <= 50:
+            raise InputRejected("`/council-admin audit [N]` takes a number of entries from 1 to 50.")
+        return AdminCommand(op, count=int(rest))
+    # limits
+    limits: dict[str, float | int] = {}
+    for item in rest.replace(",", " ").split():
+        key, sep, value = item.partition("=")
+        name = _LIMIT_KEYS.get(key.strip().lower())
+        if not sep or name is None:
+            raise InputRejected(f"Cannot read `{render.plain(item)}`: use `user=N channel=N budget=USD`.")
+        value = value.strip().lstrip("$")
+        try:
+            limits[name] = float(value) if name == "daily_budget_usd" else int(value)
+        except ValueError:
+            raise InputRejected(f"`{render.plain(item)}`: {'an amount in USD' if name == 'daily_budget_usd' else 'a whole number'} is needed.") from None
+    if not limits:
+        raise InputRejected("Give at least one of `user=N`, `channel=N` (councils per hour), `budget=USD` (per day).")
+    return AdminCommand(op, limits=limits)
+
+
+async def handle_admin(service: "CouncilService", actor: Actor, origin: Origin, command: AdminCommand) -> render.Message:
+    """Run one admin operation; refusals (PermissionDenied, UnknownModels, ...) propagate."""
+    title = "Council for this channel"
+    if command.op == "show":
+        config = await service.effective_config(origin)
+        return render.config_message(title, config, await service.channel_settings(origin))
+    if command.op == "members":
+        config = await service.admin_set_members(actor, origin, command.members)
+        return render.config_message("Members updated", config)
+    if command.op == "chairman":
+        config = await service.admin_set_chairman(actor, origin, command.chairman)
+        return render.config_message("Chairman updated", config)
+    if command.op == "limits":
+        updated = await service.admin_set_limits(actor, origin, **command.limits)  # type: ignore[arg-type]
+        return render.config_message("Limits updated", await service.effective_config(origin), updated)
+    if command.op == "reset":
+        await service.admin_reset(actor, origin)
+        config = await service.effective_config(origin)
+        return render.config_message("Channel settings reset to the defaults", config, await service.channel_settings(origin))
+    entries = await service.audit_log(actor, origin, command.count)
+    return render.audit_message(entries)

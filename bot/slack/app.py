@@ -1,0 +1,602 @@
+"""Slack adapter: slack-bolt `AsyncApp` wiring for the council.
+
+`/council <question>` posts the question in the channel and runs the council in its thread;
+`@bot <question>` runs it in the thread of that message (inside a thread, the earlier messages
+are context); DMs work the same. Every listener acknowledges at once and does its work in a
+background task. One status message per council is edited as it progresses (Stop / Synthesize
+now buttons), then the answer arrives with buttons that open each stage in a modal, loaded
+from the database (so they work after a restart). Nothing about councils is decided here: the
+service validates, rate-limits, checks permissions and stores.
+
+Entry points: `build_slack_app(service, settings)` and `run_slack(service, settings, http=, port=)`
+(Socket Mode when SLACK_APP_TOKEN is set, else the HTTP Events API at /slack/events).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.render_text import ZWSP
+from bot.slack import render
+from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
+from bot.slack.admin import handle_admin, parse_admin
+from bot.slack.runner import EDIT_INTERVAL_S, CouncilFollower
+from core.errors import CouncilError, NotFound, PermissionDenied
+from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform
+from core.settings import Settings
+
+if TYPE_CHECKING:
+    from core.service import CouncilRun, CouncilService
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+DEFAULT_API_URL = "https://slack.com/api/"
+ADMIN_CACHE_S = 60.0
+HISTORY_PAGES = 5  # conversations.replies pages read for a thread follow-up (200 messages each)
+RATE_LIMIT_RETRIES = 3
+
+CANNOT_POST = {
+    "not_in_channel": "I'm not in this channel. Invite me with `/invite @{bot}` and ask again.",
+    "channel_not_found": "I can't post in this conversation. Ask in a channel I'm in, or send me a direct message.",
+    "is_archived": "This channel is archived.",
+    "restricted_action": "I'm not allowed to post in this channel.",
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def api_base_url(settings: Settings) -> str:
+    """SLACK_API_URL (e.g. a proxy or a test server) normalised to end in exactly one slash."""
+    return (settings.slack_api_url or DEFAULT_API_URL).rstrip("/") + "/"
+
+
+def slack_unescape(text: str) -> str:
+    """Slack message/command text as the person typed it: entities decoded, links bare."""
+    text = re.sub(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>", r"\1", text or "")
+    text = re.sub(r"<#[A-Z0-9]+\|([^>]+)>", r"#\1", text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
+    return text.strip()
+
+
+def _error_code(exc: SlackApiError) -> str:
+    return str(exc.response.get("error", "")) if exc.response is not None else ""
+
+
+Command = tuple[str, str]  # (kind, argument text)
+
+_HISTORY_ARGS = re.compile(r"(?:(channel|workspace|mine)\s*)?(\d{1,3})?", re.IGNORECASE)
+_LEADERBOARD_ARGS = re.compile(r"(channel|workspace|all)?", re.IGNORECASE)
+_EXPORT_ARGS = re.compile(r"([0-9a-f]{6,32})(?:\s+(json|markdown|md))?", re.IGNORECASE)
+
+
+def parse_command(text: str) -> Command:
+    """A `/council` subcommand, or ("ask", question). A question that merely starts with a
+    subcommand word ("history of Rome?") stays a question: subcommands have strict arguments."""
+    text = (text or "").strip()
+    first, _, rest = text.partition(" ")
+    word, rest = first.lower(), rest.strip()
+    if not text or (word in ("help", "?") and not rest):
+        return ("help", "")
+    if word == "history" and _HISTORY_ARGS.fullmatch(rest):
+        return ("history", rest)
+    if word == "leaderboard" and _LEADERBOARD_ARGS.fullmatch(rest):
+        return ("leaderboard", rest)
+    if word == "export" and _EXPORT_ARGS.fullmatch(rest):
+        return ("export", rest)
+    if word == "admin" and (not rest or rest.split()[0].lower() in (*ADMIN_OPERATIONS, "help")):
+        return ("admin", rest)
+    return ("ask", text)
+
+
+# --------------------------------------------------------------------------- the bot
+
+
+class SlackCouncilBot:
+    """Holds the Bolt app, its listeners and the background tasks they start."""
+
+    def __init__(self, service: "CouncilService", settings: Settings, client: AsyncWebClient,
+                 *, status_interval: float = EDIT_INTERVAL_S):
+        self.service = service
+        self.settings = settings
+        self.client = client
+        self.status_interval = status_interval
+        secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+        self.app = AsyncApp(
+            client=client,
+            signing_secret=secret,
+            process_before_response=False,
+            name="llm-council",
+        )
+        self.app.council_bot = self  # type: ignore[attr-defined]
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.councils_started = 0
+        self._admins: dict[str, tuple[float, bool]] = {}
+        self._register()
+
+    # ----------------------------------------------------------------- plumbing
+
+    def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        async def guarded() -> Any:
+            try:
+                return await coro
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("Slack task %s failed", name)
+
+        task = asyncio.create_task(guarded(), name=f"slack-{name}")
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Wait for the background work started so far (tests, shutdown)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.tasks:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            await asyncio.wait(list(self.tasks), timeout=left)
+
+    async def aclose(self, timeout: float = 5.0) -> None:
+        await self.drain(timeout)
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def ephemeral(self, channel: str | None, user: str, text: str, *, thread_ts: str | None = None,
+                        respond: Callable[..., Awaitable[Any]] | None = None,
+                        blocks: list[dict[str, Any]] | None = None, prefer_respond: bool = False) -> None:
+        """Only `user` sees it: chat.postEphemeral, or the interaction's response_url when that
+        is preferred (slash commands work in channels the bot is not in) or the first fails."""
+        payload: dict[str, Any] = {"text": text}
+        if blocks:
+            payload["blocks"] = blocks
+
+        async def by_response_url() -> bool:
+            if respond is None:
+                return False
+            try:
+                await respond(response_type="ephemeral", replace_original=False, **payload)
+                return True
+            except Exception as exc:
+                log.warning("could not respond ephemerally: %s", exc)
+                return False
+
+        if prefer_respond and await by_response_url():
+            return
+        if channel:
+            try:
+                extra = {"thread_ts": thread_ts} if thread_ts else {}
+                await self.client.chat_postEphemeral(channel=channel, user=user, **payload, **extra)
+                return
+            except SlackApiError as exc:
+                log.info("chat.postEphemeral failed (%s)", _error_code(exc))
+        if not prefer_respond:
+            await by_response_url()
+
+    async def actor(self, user_id: str, *, fresh: bool = False) -> Actor:
+        """Workspace admins and owners (users.info) are platform admins; cached for a minute."""
+        cached = self._admins.get(user_id)
+        if cached and not fresh and time.monotonic() - cached[0] < ADMIN_CACHE_S:
+            return Actor(user_id=user_id, is_platform_admin=cached[1])
+        is_admin = False
+        try:
+            info = await self.client.users_info(user=user_id)
+            user = info.get("user") or {}
+            is_admin = bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
+        except SlackApiError as exc:
+            log.warning("users.info failed for %s: %s", user_id, _error_code(exc))
+        self._admins[user_id] = (time.monotonic(), is_admin)
+        return Actor(user_id=user_id, is_platform_admin=is_admin)
+
+    @staticmethod
+    def origin(team_id: str | None, channel: str | None, user: str | None, *, thread_ts: str | None = None,
+               user_name: str | None = None) -> Origin:
+        return Origin(platform=Platform.SLACK, workspace_id=team_id, channel_id=channel, thread_id=thread_ts,
+                      user_id=user, user_name=user_name)
+
+    async def _first_delivery(self, body: dict[str, Any], event: dict[str, Any], request: Any) -> bool:
+        """False for Slack's retries of an event we already took (X-Slack-Retry-Num) and for the
+        second delivery of one message (app_mention and message.im of the same message)."""
+        headers = getattr(request, "headers", None) or {}
+        retry = headers.get("x-slack-retry-num")
+        event_id = body.get("event_id")
+        if event_id:
+            if not await self.service.claim_event("slack", str(event_id)):
+                log.info("ignoring a repeated delivery of event %s (retry %s)", event_id, retry)
+                return False
+        elif retry:
+            return False
+        key = f"message:{event.get('channel')}:{event.get('ts')}"
+        return await self.service.claim_event("slack", key)
+
+    # ----------------------------------------------------------------- listeners
+
+    def _register(self) -> None:
+        app = self.app
+
+        @app.command("/council")
+        async def council_command(ack, command, respond, context):
+            kind, argument = parse_command(command.get("text", ""))
+            if kind == "help":
+                await ack(text=render.help_text(f"<@{context.bot_user_id}>" if context.bot_user_id else "@council"))
+                return
+            self.spawn(self.handle_command(kind, argument, command, respond, context), f"command-{kind}")
+            await ack()
+
+        @app.command("/council-admin")
+        async def council_admin_command(ack, command, respond, context):
+            self.spawn(self.handle_command("admin", command.get("text", ""), command, respond, context), "admin")
+            await ack()
+
+        @app.event("app_mention")
+        async def app_mention(event, body, context, request):
+            if event.get("bot_id") or event.get("user") in (None, context.bot_user_id):
+                return
+            self.spawn(self.handle_event(event, body, context, request), "mention")
+
+        @app.event("message")
+        async def message(event, body, context, request):
+            if event.get("channel_type") != "im" or event.get("bot_id"):
+                return
+            if event.get("subtype") not in (None, "thread_broadcast", "file_share"):
+                return
+            if event.get("user") in (None, context.bot_user_id):
+                return
+            self.spawn(self.handle_event(event, body, context, request), "dm")
+
+        @app.action(re.compile(r"^council_(stop|synthesize)$"))
+        async def control(ack, body, action):
+            self.spawn(self.handle_control(body, action), "control")
+            await ack()
+
+        @app.action(re.compile(r"^council_stage_(answers|reviews|ranking)$"))
+        async def stage(ack, body, action, respond):
+            self.spawn(self.handle_stage(body, action, respond), "stage")
+            await ack()
+
+        @app.view(re.compile(r"^council_stage_view_"))
+        async def stage_view(ack):
+            await ack()
+
+        @app.error
+        async def on_error(error, body):
+            log.error("Slack listener error: %s", error, exc_info=error)
+
+    # ----------------------------------------------------------------- slash commands
+
+    async def handle_command(self, kind: str, argument: str, command: dict[str, Any],
+                             respond: Callable[..., Awaitable[Any]], context: Any) -> None:
+        user, channel = command["user_id"], command.get("channel_id")
+        trigger = command.get("trigger_id")
+        if trigger and not await self.service.claim_event("slack", f"command:{trigger}"):
+            return
+        origin = self.origin(command.get("team_id") or context.team_id, channel, user,
+                             user_name=command.get("user_name"))
+
+        async def tell(text: str, blocks: list[dict[str, Any]] | None = None) -> None:
+            await self.ephemeral(channel, user, text, respond=respond, blocks=blocks, prefer_respond=True)
+
+        try:
+            if kind == "ask":
+                await self.council_from_command(argument, origin, respond, context)
+            elif kind == "history":
+                match = _HISTORY_ARGS.fullmatch(argument)
+                scope_word = (match.group(1) or "channel").lower() if match else "channel"
+                limit = int(match.group(2)) if match and match.group(2) else 10
+                scope = {"channel": "channel", "workspace": "workspace", "mine": "user"}[scope_word]
+                summaries = await self.service.history(origin, scope, min(limit, 50))  # type: ignore[arg-type]
+                message = render.history_message(summaries, scope_word)
+                await tell(message["text"], message["blocks"])
+            elif kind == "leaderboard":
+                scope = (argument or "workspace").lower()
+                board = await self.service.leaderboard(origin, scope)  # type: ignore[arg-type]
+                message = render.leaderboard_message(board)
+                await tell(message["text"], message["blocks"])
+            elif kind == "export":
+                await self.export(argument, origin, tell)
+            elif kind == "admin":
+                op = parse_admin(argument)
+                actor = await self.actor(user) if op.op != "show" else Actor(user_id=user)
+                message = await handle_admin(self.service, actor, origin, op)
+                await tell(message["text"], message["blocks"])
+        except CouncilError as exc:
+            await tell(exc.user_message)
+        except Exception as exc:
+            log.exception("/council %s failed", kind)
+            await tell(f"Something went wrong: {type(exc).__name__}. The logs have the details.")
+
+    async def export(self, argument: str, origin: Origin, tell: Callable[..., Awaitable[None]]) -> None:
+        match = _EXPORT_ARGS.fullmatch(argument)
+        assert match is not None
+        council_id, fmt = match.group(1).lower(), (match.group(2) or "markdown").lower()
+        fmt = "json" if fmt == "json" else "markdown"
+        result = await self.service.get_result(council_id)
+        actor = Actor(user_id=origin.user_id or "")
+        if not self._visible(result, origin) and not (await self.actor(actor.user_id)).is_platform_admin:
+            raise NotFound(f"No council with id `{council_id}` here.")
+        text = await self.service.export(council_id, fmt)  # type: ignore[arg-type]
+        channel = origin.channel_id
+        if not channel or not channel.startswith("D"):
+            opened = await self.client.conversations_open(users=origin.user_id)
+            channel = opened["channel"]["id"]
+        ext = "json" if fmt == "json" else "md"
+        await self.client.files_upload_v2(
+            channel=channel, content=text, filename=f"council-{council_id}.{ext}",
+            title=f"Council {council_id}", initial_comment=f"Export of council `{council_id}`",
+        )
+        if channel != origin.channel_id:
+            await tell(f"I sent `council-{council_id}.{ext}` to you in a direct message.")
+
+    @staticmethod
+    def _visible(result: CouncilResult, origin: Origin) -> bool:
+        """A council can be exported from the workspace, channel or person it belongs to."""
+        asked = result.request.origin
+        if asked.platform is not Platform.SLACK or asked.workspace_id != origin.workspace_id:
+            return False
+        return asked.channel_id == origin.channel_id or asked.user_id == origin.user_id
+
+    async def council_from_command(self, question: str, origin: Origin,
+                                   respond: Callable[..., Awaitable[Any]], context: Any) -> None:
+        """Start the council, post the question in the channel, run the council in its thread."""
+        user, channel = origin.user_id or "", origin.channel_id or ""
+        run = await self.service.start_council(slack_unescape(question), origin)  # refusals -> caller
+        self.councils_started += 1
+        try:
+            posted = await self.client.chat_postMessage(
+                channel=channel, unfurl_links=False, unfurl_media=False,
+                **render.question_message(run.request.question, user, run.council_id),
+            )
+        except SlackApiError as exc:
+            await self.service.stop(run.council_id, Actor(user_id=user))
+            code = _error_code(exc)
+            bot = f"<@{context.bot_user_id}>" if context.bot_user_id else "the bot"
+            message = CANNOT_POST.get(code, f"I could not post in this channel ({code or 'error'}).")
+            await self.ephemeral(channel, user, message.replace("@{bot}", bot).replace("{bot}", bot),
+                                 respond=respond, prefer_respond=True)
+            return
+        thread_ts = posted["ts"]
+        run.request.origin.thread_id = thread_ts  # stored with the result
+        await self.follow(run, channel, thread_ts)
+
+    async def follow(self, run: "CouncilRun", channel: str, thread_ts: str) -> CouncilResult:
+        follower = CouncilFollower(self.service, self.client, run, channel, thread_ts, interval=self.status_interval)
+        return await follower.follow()
+
+    # ----------------------------------------------------------------- mentions and DMs
+
+    async def handle_event(self, event: dict[str, Any], body: dict[str, Any], context: Any, request: Any) -> None:
+        if await self._first_delivery(body, event, request):
+            await self.handle_message(event, context)
+
+    async def handle_message(self, event: dict[str, Any], context: Any) -> None:
+        channel, user, ts = event["channel"], event["user"], event["ts"]
+        thread_ts = event.get("thread_ts")
+        question = slack_unescape(strip_mention(event.get("text", ""), context.bot_user_id))
+        if event.get("channel_type") == "im" and question.lower() in ("help", "?"):
+            await self.client.chat_postMessage(channel=channel, text=render.help_text(f"<@{context.bot_user_id}>"))
+            return
+        history: list[ConversationTurn] = []
+        if thread_ts and thread_ts != ts:
+            history = await self.thread_history(channel, thread_ts, ts, context)
+        origin = self.origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
+        try:
+            run = await self.service.start_council(question, origin, history)
+        except CouncilError as exc:
+            await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
+            return
+        self.councils_started += 1
+        await self.follow(run, channel, thread_ts or ts)
+
+    async def thread_history(self, channel: str, thread_ts: str, before_ts: str, context: Any) -> list[ConversationTurn]:
+        """The thread's earlier messages as conversation turns: our answers as the assistant."""
+        messages: list[dict[str, Any]] = []
+        cursor = None
+        try:
+            for _ in range(HISTORY_PAGES):
+                page = await self.client.conversations_replies(
+                    channel=channel, ts=thread_ts, limit=200, **({"cursor": cursor} if cursor else {})
+                )
+                messages += page.get("messages") or []
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not cursor or not page.get("has_more", True):
+                    break
+        except SlackApiError as exc:
+            log.warning("conversations.replies failed: %s", _error_code(exc))
+            return []
+        turns: list[ConversationTurn] = []
+        seen: set[str] = set()
+        for message in sorted({m["ts"]: m for m in messages}.values(), key=lambda m: float(m["ts"])):
+            if float(message["ts"]) >= float(before_ts):
+                break
+            turn = await self.turn_of(message, context, seen)
+            if turn is None:
+                continue
+            if turns and turn.role == "assistant" and turns[-1].role == "assistant":
+                turns[-1] = turns[-1].model_copy(update={"content": turns[-1].content + "\n\n" + turn.content})
+            else:
+                turns.append(turn)
+        return turns
+
+    async def turn_of(self, message: dict[str, Any], context: Any, seen: set[str]) -> ConversationTurn | None:
+        own = message.get("user") == context.bot_user_id or (
+            context.bot_id is not None and message.get("bot_id") == context.bot_id
+        )
+        if own:
+            ref = render.council_ref(message)
+            if ref is None:
+                return None  # help, uploads and other notes
+            kind, council_id = ref
+            if kind == "s" or (kind == "a" and council_id in seen):
+                return None
+            stored = await self._stored(council_id)
+            if kind == "q":
+                asked = stored.request.question if stored else self._running_question(council_id)
+                return ConversationTurn(role="user", content=asked) if asked else None
+            seen.add(council_id)
+            if stored is not None and stored.synthesis is not None:
+                text = stored.synthesis.text
+            else:
+                text = "\n".join(b["text"]["text"] for b in message.get("blocks") or []
+                                 if b.get("type") == "section" and isinstance(b.get("text"), dict))
+                text = slack_unescape(text.replace(ZWSP, "")) if text else ""
+            return ConversationTurn(role="assistant", content=text, author="council") if text.strip() else None
+        if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
+            return None
+        text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
+        return ConversationTurn(role="user", content=text, author=message.get("user")) if text else None
+
+    async def _stored(self, council_id: str) -> CouncilResult | None:
+        try:
+            return await self.service.get_result(council_id)
+        except CouncilError:
+            return None
+
+    def _running_question(self, council_id: str) -> str | None:
+        run = self.service.get_run(council_id)
+        return run.request.question if run else None
+
+    # ----------------------------------------------------------------- buttons
+
+    async def handle_control(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        user = body["user"]["id"]
+        council_id = action.get("value", "")
+        synthesize = action.get("action_id") == render.ACTION_SYNTHESIZE
+        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+        thread_ts = (body.get("container") or {}).get("thread_ts") or (body.get("message") or {}).get("thread_ts")
+        try:
+            try:
+                stopped = await self.service.stop(council_id, Actor(user_id=user), synthesize=synthesize)
+            except PermissionDenied:  # not the asker: maybe a workspace admin
+                stopped = await self.service.stop(council_id, await self.actor(user, fresh=True), synthesize=synthesize)
+        except CouncilError as exc:
+            await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
+            return
+        if not stopped:
+            await self.ephemeral(channel, user, "This council has already finished.", thread_ts=thread_ts)
+        else:
+            note = "Synthesizing with the answers so far…" if synthesize else "Stopping the council…"
+            await self.ephemeral(channel, user, note, thread_ts=thread_ts)
+
+    async def handle_stage(self, body: dict[str, Any], action: dict[str, Any],
+                           respond: Callable[..., Awaitable[Any]] | None = None) -> None:
+        """Open a stage of a stored council in a modal (trigger ids expire after 3 s: no detours)."""
+        user = body["user"]["id"]
+        channel = (body.get("channel") or {}).get("id")
+        thread_ts = (body.get("container") or {}).get("thread_ts")
+        stage = action["action_id"][len(render.ACTION_STAGE_PREFIX):]
+        team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
+        try:
+            result = await self.service.get_result(action.get("value", ""))
+            asked = result.request.origin
+            if asked.platform is Platform.SLACK and team and asked.workspace_id and asked.workspace_id != team:
+                raise NotFound("This council belongs to another workspace.")
+            await self.client.views_open(trigger_id=body["trigger_id"], view=render.stage_modal(result, stage))  # type: ignore[arg-type]
+        except CouncilError as exc:
+            await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts, respond=respond)
+        except SlackApiError as exc:
+            log.warning("views.open failed: %s", _error_code(exc))
+            await self.ephemeral(channel, user, f"Could not open the details ({_error_code(exc)}). Try again.",
+                                 thread_ts=thread_ts, respond=respond)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def build_client(settings: Settings) -> AsyncWebClient:
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    return AsyncWebClient(
+        token=token,
+        base_url=api_base_url(settings),
+        retry_handlers=[
+            AsyncConnectionErrorRetryHandler(),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+        ],
+    )
+
+
+def build_slack_bot(service: "CouncilService", settings: Settings, **options: Any) -> SlackCouncilBot:
+    return SlackCouncilBot(service, settings, build_client(settings), **options)
+
+
+def build_slack_app(service: "CouncilService", settings: Settings) -> AsyncApp:
+    """The Bolt app with every listener registered (its bot: `council_bot_of(app)`)."""
+    return build_slack_bot(service, settings).app
+
+
+def council_bot_of(app: AsyncApp) -> SlackCouncilBot:
+    return app.council_bot  # type: ignore[attr-defined,no-any-return]
+
+
+def build_web_app(app: AsyncApp, path: str = EVENTS_PATH) -> web.Application:
+    """An aiohttp application serving the Events API (events, commands, interactivity) at `path`."""
+
+    async def events(request: web.Request) -> web.Response:
+        bolt_response = await app.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(bolt_response)
+
+    async def health(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    web_app = web.Application()
+    web_app.router.add_post(path, events)
+    web_app.router.add_get("/health", health)
+    return web_app
+
+
+async def run_slack(service: "CouncilService", settings: Settings, *, http: bool = False, port: int = 3000,
+                    host: str = "0.0.0.0") -> None:
+    """Run the Slack bot until cancelled: Socket Mode when SLACK_APP_TOKEN is set (and not `http`),
+    otherwise the HTTP Events API on `host:port` at /slack/events (needs SLACK_SIGNING_SECRET)."""
+    if settings.slack_bot_token is None:
+        raise RuntimeError("SLACK_BOT_TOKEN is not set (see the Slack section of the README).")
+    bot = build_slack_bot(service, settings)
+    if settings.slack_app_token is not None and not http:
+        from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+        handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token.get_secret_value())
+        log.info("Slack: connecting in Socket Mode")
+        try:
+            await handler.start_async()
+        finally:
+            await handler.close_async()
+            await bot.aclose()
+        return
+    if settings.slack_signing_secret is None:
+        raise RuntimeError(
+            "SLACK_SIGNING_SECRET is not set: the HTTP Events API needs it to verify requests "
+            "(or set SLACK_APP_TOKEN to use Socket Mode)."
+        )
+    runner = web.AppRunner(build_web_app(bot.app), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    log.info("Slack: serving the Events API at http://%s:%d%s", host, port, EVENTS_PATH)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await bot.aclose()
+        await runner.cleanup()

@@ -1,0 +1,518 @@
+"""Slack rendering: Block Kit for the question, the status message, the result and the stage modals.
+
+Limits respected here (Slack rejects the whole call otherwise): 50 blocks per message, 100 per
+modal, 3000 characters per section text, 24 characters per modal title, 2000 per button value.
+Long text is split into several sections; beyond `LONG_ANSWER_CHARS` the message carries the
+start and the caller attaches the full text as a file.
+
+Everything a model (or a user) wrote passes through `mrkdwn()`/`plain()`, which escape `& < >`
+the way Slack asks and then apply `neutralize_slack`, so no text can ping `@channel` or a user.
+Our own messages carry the council id in their first block's `block_id` (`council-q-`,
+`council-s-`, `council-a-`), so that thread history and buttons work after a restart.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Literal
+
+from bot.progress import CouncilProgress
+from bot.render_text import (
+    aggregate_table,
+    ballot_line,
+    history_lines,
+    leaderboard_table,
+    neutralize_slack,
+    progress_lines,
+    ranking_line,
+    result_header,
+    short_model,
+    split_text,
+)
+from core.models import (
+    AuditEntry,
+    ChannelSettings,
+    CouncilConfig,
+    CouncilResult,
+    CouncilStatus,
+    CouncilSummary,
+    Leaderboard,
+)
+
+MESSAGE_BLOCKS = 50
+MODAL_BLOCKS = 100
+SECTION_MAX = 3000
+SECTION_CHUNK = 2900  # what we put in one section: room for a closing fence and an ellipsis
+MODAL_TITLE_MAX = 24
+CONTEXT_MAX = 2000
+FALLBACK_TEXT_MAX = 300  # the notification text of a message with blocks
+# Beyond this many characters the answer message shows the start and the full text is a file.
+LONG_ANSWER_CHARS = 12000
+SUMMARY_CHARS = 2800
+# A modal shows at most this much model text in total (then says where the rest is).
+MODAL_TEXT_BUDGET = 60000
+STREAM_TAIL_CHARS = 1500  # of the chairman's text, shown in the status message while it writes
+
+QUESTION_BLOCK = "council-q-"
+STATUS_BLOCK = "council-s-"
+ANSWER_BLOCK = "council-a-"
+
+ACTION_STOP = "council_stop"
+ACTION_SYNTHESIZE = "council_synthesize"
+ACTION_STAGE_PREFIX = "council_stage_"
+Stage = Literal["answers", "reviews", "ranking"]
+STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking")
+STAGE_TITLES = {"answers": "Stage 1 · Answers", "reviews": "Stage 2 · Reviews", "ranking": "Aggregate ranking"}
+STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking"}
+
+Message = dict[str, Any]  # {"text": ..., "blocks": [...]}, ready for chat.postMessage/chat.update
+
+
+# --------------------------------------------------------------------------- text
+
+
+_QUOTE_MARK = re.compile(r"^\s*>(?= |$)")
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, escaped as its docs ask (a `>` opening a line stays a quote)."""
+    out = []
+    for line in text.replace("&", "&amp;").replace("<", "&lt;").split("\n"):
+        mark = _QUOTE_MARK.match(line)
+        keep = mark.end() if mark else 0
+        out.append(line[:keep] + line[keep:].replace(">", "&gt;"))
+    return "\n".join(out)
+
+
+def escape_code(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def plain(text: str | None) -> str:
+    """User or model text shown as is (no Markdown conversion), harmless in Slack."""
+    return neutralize_slack(escape(text or ""))
+
+
+_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^(\s*)[*+-]\s+(?=\S)")
+_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s()<>|]+)\)")
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
+_ITALIC = re.compile(r"(?<![*\w])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![*\w])")
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_FENCE = re.compile(r"```[^\n`]*\n?[\s\S]*?(?:```|\Z)")
+_BOLD_MARK = "\x00"
+
+
+def _inline(segment: str) -> str:
+    """Markdown emphasis and links in text outside code, already escaped."""
+    segment = _LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1)}>", segment)
+    segment = _BOLD.sub(lambda m: _BOLD_MARK + (m.group(1) or m.group(2)) + _BOLD_MARK, segment)
+    segment = _ITALIC.sub(r"_\1_", segment)
+    segment = _STRIKE.sub(r"~\1~", segment)
+    return segment.replace(_BOLD_MARK, "*")
+
+
+def _prose(text: str) -> str:
+    lines = []
+    for line in escape(text).split("\n"):
+        heading = _HEADING.match(line)
+        if heading:
+            title = heading.group(1).replace("**", "").replace("__", "")
+            lines.append(f"*{title}*" if title else "")
+            continue
+        if _RULE.match(line):
+            lines.append("──────────")
+            continue
+        bullet = _BULLET.match(line)
+        if bullet:
+            line = bullet.group(1) + "• " + line[bullet.end():]
+        parts = _CODE_SPAN.split(line)
+        lines.append("".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else _inline(p) for p in parts))
+    return "\n".join(lines)
+
+
+def mrkdwn(text: str | None) -> str:
+    """Model Markdown as Slack mrkdwn: bold, italics, headings, bullets, links, code fences.
+
+    Escapes `& < >`, drops code-fence language hints (Slack shows them as text), closes an
+    unclosed fence (a streaming tail), and finally neutralises pings.
+    """
+    text = text or ""
+    out: list[str] = []
+    pos = 0
+    for fence in _FENCE.finditer(text):
+        out.append(_prose(text[pos:fence.start()]))
+        block = fence.group(0)
+        first_newline = block.find("\n")
+        body = block[first_newline + 1:] if first_newline != -1 else block[3:]
+        if body.endswith("```"):
+            body = body[:-3]
+        body = body.rstrip("\n")
+        out.append("```\n" + escape_code(body) + "\n```")
+        pos = fence.end()
+    out.append(_prose(text[pos:]))
+    return neutralize_slack("".join(out))
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def fallback(text: str) -> str:
+    """The notification text of a message whose content is in its blocks."""
+    return clip(" ".join(text.split()), FALLBACK_TEXT_MAX)
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def section(text: str, block_id: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "section", "text": {"type": "mrkdwn", "text": clip(text or " ", SECTION_MAX)}}
+    if block_id:
+        block["block_id"] = block_id
+    return block
+
+
+def sections(text: str, limit: int = SECTION_CHUNK) -> list[dict[str, Any]]:
+    """Already-rendered mrkdwn split into as many sections as it needs."""
+    return [section(chunk) for chunk in split_text(text, limit)] if text.strip() else []
+
+
+def context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, CONTEXT_MAX)}]}
+
+
+def button(text: str, action_id: str, value: str, style: str | None = None, confirm: dict | None = None) -> dict[str, Any]:
+    element: dict[str, Any] = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": text, "emoji": True},
+        "action_id": action_id,
+        "value": value,
+    }
+    if style:
+        element["style"] = style
+    if confirm:
+        element["confirm"] = confirm
+    return element
+
+
+def with_block_id(blocks: list[dict[str, Any]], block_id: str) -> list[dict[str, Any]]:
+    """Tag the first block with our id (Slack block ids are unique per message)."""
+    if blocks:
+        blocks[0] = {**blocks[0], "block_id": block_id}
+    return blocks
+
+
+def council_ref(message: dict[str, Any]) -> tuple[str, str] | None:
+    """("q" | "s" | "a", council id) for a message we posted, from its first block's id."""
+    for block in message.get("blocks") or []:
+        block_id = block.get("block_id") or ""
+        for prefix, kind in ((QUESTION_BLOCK, "q"), (STATUS_BLOCK, "s"), (ANSWER_BLOCK, "a")):
+            if block_id.startswith(prefix):
+                council_id = block_id[len(prefix):].split("-", 1)[0]
+                return (kind, council_id) if council_id else None
+        return None
+    return None
+
+
+def _limit_blocks(blocks: list[dict[str, Any]], limit: int, note: str) -> list[dict[str, Any]]:
+    if len(blocks) <= limit:
+        return blocks
+    return blocks[: limit - 1] + [context(note)]
+
+
+# --------------------------------------------------------------------------- question and status
+
+
+def quote(rendered: str) -> str:
+    return "\n".join("> " + line if line else ">" for line in rendered.split("\n"))
+
+
+def question_message(question: str, user_id: str, council_id: str) -> Message:
+    """The channel message a `/council` question becomes; the council runs in its thread."""
+    body = plain(question)
+    chunks = split_text(body, SECTION_CHUNK - 100)
+    blocks = [section(f"<@{user_id}> asked the council:\n{quote(chunks[0])}")]
+    blocks += [section(quote(chunk)) for chunk in chunks[1:]]
+    blocks = _limit_blocks(blocks, MESSAGE_BLOCKS - 1, "The question is cut here.")
+    return {"text": fallback(plain(f"Council question: {question}")), "blocks": with_block_id(blocks, QUESTION_BLOCK + council_id)}
+
+
+def status_message(council_id: str, progress: CouncilProgress | None, *, running: bool = True,
+                   final: str | None = None) -> Message:
+    """The one status message of a council, edited as it progresses."""
+    if final is not None:
+        lines = [final]
+    elif progress is None:
+        lines = [":hourglass_flowing_sand: Convening the council…"]
+    else:
+        lines = progress_lines(progress)
+    blocks = [section(plain("\n".join(lines)))]
+    if final is None and progress is not None and progress.stage >= 3 and progress.chairman_text:
+        tail = progress.chairman_text[-STREAM_TAIL_CHARS:]
+        if len(progress.chairman_text) > STREAM_TAIL_CHARS:
+            cut = tail.find("\n")
+            tail = "…" + (tail[cut + 1:] if 0 <= cut < 200 else tail)
+        blocks.append(section(clip(mrkdwn(tail), SECTION_MAX)))
+    blocks.append(context(f"Council `{council_id}`"))
+    if running:
+        blocks.append(
+            {
+                "type": "actions",
+                "elements": [
+                    button("Stop", ACTION_STOP, council_id, style="danger"),
+                    button("Synthesize now", ACTION_SYNTHESIZE, council_id),
+                ],
+            }
+        )
+    text = lines[0] if lines else "Council"
+    return {"text": fallback(f"Council: {text}"), "blocks": with_block_id(blocks, STATUS_BLOCK + council_id)}
+
+
+def final_status(result: CouncilResult) -> str:
+    seconds = result.timings.get("total_s")
+    took = f" in {seconds:.1f} s" if seconds is not None else ""
+    if result.status is CouncilStatus.FAILED:
+        return f":x: The council failed{took}. Details below."
+    if result.status is CouncilStatus.CANCELLED:
+        return f":octagonal_sign: The council was stopped{took}."
+    answered = sum(1 for a in result.answers if a.ok)
+    mark = ":warning:" if result.status is CouncilStatus.DEGRADED else ":white_check_mark:"
+    return f"{mark} Done{took}: {answered}/{len(result.answers)} members answered, {len(result.reviews)} reviews. The answer is below."
+
+
+# --------------------------------------------------------------------------- result
+
+
+def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
+    elements = []
+    if result.answers:
+        elements.append(button(STAGE_BUTTONS["answers"], ACTION_STAGE_PREFIX + "answers", council_id))
+    if result.reviews:
+        elements.append(button(STAGE_BUTTONS["reviews"], ACTION_STAGE_PREFIX + "reviews", council_id))
+    if result.aggregate is not None:
+        elements.append(button(STAGE_BUTTONS["ranking"], ACTION_STAGE_PREFIX + "ranking", council_id))
+    return {"type": "actions", "block_id": f"council-stages-{council_id}", "elements": elements}
+
+
+def result_footer(result: CouncilResult) -> str:
+    parts = [f"Council `{result.council_id}`"]
+    if result.synthesis is not None:
+        role = "chairman" if result.synthesis.by_chairman else "synthesized by"
+        parts.append(f"{role}: {short_model(result.synthesis.model)}")
+    answered = sum(1 for a in result.answers if a.ok)
+    if result.answers:
+        parts.append(f"{answered}/{len(result.answers)} answered")
+    seconds = result.timings.get("total_s")
+    if seconds is not None:
+        parts.append(f"{seconds:.1f} s")
+    if result.usage.cost_usd:
+        parts.append(f"${result.usage.cost_usd:.4f}")
+    parts.append(f"full record: `/council export {result.council_id}`")
+    return plain(" · ".join(parts))
+
+
+def is_long(result: CouncilResult) -> bool:
+    return result.synthesis is not None and len(result.synthesis.text) > LONG_ANSWER_CHARS
+
+
+def result_messages(result: CouncilResult) -> list[Message]:
+    """The answer as thread replies: header (when degraded) first, the answer, the ranking, buttons.
+
+    Normally one message. A long answer (over `LONG_ANSWER_CHARS`) shows its start and says the
+    full text is attached (the caller uploads it: `answer_file`). Each message stays within 50
+    blocks and every section within 3000 characters.
+    """
+    cid = result.council_id
+    header = result_header(result)
+    head_blocks = sections(plain(header)) if header else []
+    if result.status is CouncilStatus.FAILED:
+        failures = [f"• {short_model(a.model)}: {a.error.short()}" for a in result.answers if a.error is not None]
+        if failures:
+            head_blocks += sections(plain("\n".join(failures)))
+    body_blocks: list[dict[str, Any]] = []
+    if result.synthesis is not None:
+        text = result.synthesis.text
+        if is_long(result):
+            start = mrkdwn(clip(text, SUMMARY_CHARS))
+            body_blocks = sections(start)
+            body_blocks.append(context(
+                f":page_facing_up: The full answer ({len(text):,} characters) is attached below as a Markdown file."
+            ))
+        else:
+            body_blocks = sections(mrkdwn(text))
+    tail_blocks: list[dict[str, Any]] = []
+    if result.aggregate is not None:
+        tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
+    tail_blocks.append(context(result_footer(result)))
+    if result.answers or result.reviews or result.aggregate is not None:
+        tail_blocks.append(stage_buttons(cid, result))
+
+    messages: list[list[dict[str, Any]]] = []
+    current = head_blocks
+    for block in body_blocks:
+        if len(current) >= MESSAGE_BLOCKS - len(tail_blocks):
+            messages.append(current)
+            current = []
+        current.append(block)
+    if len(current) + len(tail_blocks) > MESSAGE_BLOCKS:
+        messages.append(current)
+        current = []
+    current += tail_blocks
+    messages.append(current)
+
+    answer_text = result.synthesis.text if result.synthesis else "The council has no answer."
+    first_text = f"{header} {answer_text}" if header else answer_text
+    out = []
+    for index, blocks in enumerate(messages):
+        with_block_id(blocks, f"{ANSWER_BLOCK}{cid}-{index}")
+        text = fallback(plain(first_text)) if index == 0 else "(continued)"
+        out.append({"text": text, "blocks": blocks})
+    return out
+
+
+def answer_file(result: CouncilResult) -> tuple[str, str, str]:
+    """(filename, title, content) of the Markdown file attached to a long answer."""
+    synthesis = result.synthesis
+    body = synthesis.text if synthesis is not None else ""
+    header = result_header(result)
+    content = f"# {result.request.question}\n\n" + (f"{header}\n\n" if header else "") + body + "\n"
+    return f"council-{result.council_id}.md", "Council answer (full text)", content
+
+
+# --------------------------------------------------------------------------- stage modals
+
+
+def _allot(needs: list[int], total: int) -> list[int]:
+    """Share `total` among requests: small needs are met in full, the rest split evenly."""
+    allotted = [0] * len(needs)
+    left, pending = total, sorted(range(len(needs)), key=lambda i: needs[i])
+    while pending:
+        i = pending.pop(0)
+        allotted[i] = min(needs[i], max(1, left // (len(pending) + 1)))
+        left -= allotted[i]
+    return allotted
+
+
+def _budgeted(parts: list[tuple[list[dict[str, Any]], str]], slots: int, note: str) -> list[dict[str, Any]]:
+    """(header blocks, body mrkdwn) pairs within `slots` blocks and `MODAL_TEXT_BUDGET` characters."""
+    fixed = sum(len(head) for head, _ in parts)
+    chunked = [split_text(body, SECTION_CHUNK) if body.strip() else [] for _, body in parts]
+    room = max(len(parts), min(slots - fixed - 1, MODAL_TEXT_BUDGET // SECTION_CHUNK))
+    allotted = _allot([len(c) for c in chunked], room)
+    blocks: list[dict[str, Any]] = []
+    cut = False
+    for (head, _), chunks, keep in zip(parts, chunked, allotted):
+        blocks += head
+        if len(chunks) > keep:
+            chunks = chunks[:keep]
+            chunks[-1] = clip(chunks[-1], SECTION_CHUNK - 4) + " …"
+            cut = True
+        blocks += [section(c) for c in chunks]
+    if cut:
+        blocks.append(context(note))
+    return blocks
+
+
+def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
+    """A modal view showing one stage of a stored council (at most 100 blocks)."""
+    cid = result.council_id
+    note = plain(f"Long texts are cut here; the whole council: `/council export {cid}`")
+    intro = [context(plain(f"Council {cid}: {clip(' '.join(result.request.question.split()), 500)}"))]
+    if stage == "answers":
+        parts = []
+        for answer in result.answers:
+            label = f"Response {answer.label} · " if answer.label else ""
+            if answer.ok:
+                latency = f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
+                parts.append(([section(plain(f"*{label}{answer.model}*{latency}"))], mrkdwn(answer.text)))
+            else:
+                why = answer.error.short() if answer.error else "no answer"
+                parts.append(([section(plain(f":x: *{answer.model}*: {why}"))], ""))
+        body = _budgeted(parts, MODAL_BLOCKS - len(intro) - 2, note) if parts else [section("No answers.")]
+    elif stage == "reviews":
+        mapping = ", ".join(f"{label} = {short_model(model)}" for label, model in sorted(result.label_to_model.items()))
+        header = [context(plain(f"Labels: {mapping}" if mapping else "No labels."))]
+        parts = []
+        for review in result.reviews:
+            head = [section(plain(f"*Review by {review.reviewer}*")), context(plain(ballot_line(review)))]
+            parts.append((head, mrkdwn(review.text) if review.text else ""))
+        intro += header
+        body = _budgeted(parts, MODAL_BLOCKS - len(intro) - 2, note) if parts else [section("No reviews.")]
+    else:
+        body = sections(plain(aggregate_table(result.aggregate)))
+        if result.aggregate is not None:
+            body.append(context(plain(ranking_line(result.aggregate))))
+            body.append(context(
+                "mean = average position over the ballots that ranked it (lower is better); votes = ballots; "
+                "Borda and Copeland are tie-breakers; Kendall's W = agreement between reviewers (0–1)."
+            ))
+    blocks = _limit_blocks(intro + body, MODAL_BLOCKS, note)
+    return {
+        "type": "modal",
+        "callback_id": f"council_stage_view_{stage}",
+        "title": {"type": "plain_text", "text": clip(STAGE_TITLES[stage], MODAL_TITLE_MAX)},
+        "close": {"type": "plain_text", "text": "Close"},
+        "blocks": blocks,
+    }
+
+
+# --------------------------------------------------------------------------- commands
+
+
+HELP = """*LLM Council* — several models answer your question, review each other anonymously, and a chairman writes the final answer.
+
+• `/council <question>` — convene a council; it answers in a thread.
+• {name} `<question>` (a mention) — the same from a message; inside a thread the earlier messages are context for a follow-up. DMs work too.
+• While it runs: *Stop*, or *Synthesize now* with the answers that have arrived.
+• Under the answer: *Answers*, *Reviews* (with each extracted ballot) and *Ranking* open each stage.
+• `/council history [channel|workspace|mine] [N]` · `/council leaderboard [channel|workspace|all]` · `/council export <id> [json]`
+• `/council-admin show|members a,b,c|chairman X|limits user=N channel=N budget=USD|reset|audit` (also `/council admin …`) — this channel's council (workspace admins and owners)."""
+
+
+def help_text(bot_name: str = "@council") -> str:
+    return HELP.replace("{name}", bot_name)
+
+
+def text_blocks(title: str, rendered: str) -> list[dict[str, Any]]:
+    blocks = [section(f"*{title}*")] + sections(rendered)
+    return _limit_blocks(blocks, MESSAGE_BLOCKS, "…cut here.")
+
+
+def history_message(summaries: list[CouncilSummary], scope: str) -> Message:
+    rendered = plain("\n".join(history_lines(summaries)))
+    return {"text": fallback(f"Councils ({scope})"), "blocks": text_blocks(f"Councils ({scope})", rendered)}
+
+
+def leaderboard_message(board: Leaderboard) -> Message:
+    rendered = plain(leaderboard_table(board))
+    return {"text": fallback(f"Council leaderboard ({board.scope})"),
+            "blocks": text_blocks(f"Council leaderboard ({board.scope})", rendered)}
+
+
+def config_message(title: str, config: CouncilConfig, channel: ChannelSettings | None = None) -> Message:
+    lines = [f"*Members:* {', '.join(config.members)}", f"*Chairman:* {config.chairman}"]
+    if channel is not None:
+        def show(value: Any, unit: str = "") -> str:
+            return "default" if value is None else f"{value}{unit}"
+
+        budget = f"${channel.daily_budget_usd:.2f}" if channel.daily_budget_usd is not None else None
+        lines.append(
+            f"*Limits:* per user {show(channel.user_limit_per_hour, '/h')} · per channel "
+            f"{show(channel.channel_limit_per_hour, '/h')} · daily budget {show(budget)}"
+        )
+        overridden = [name for name in ("members", "chairman") if getattr(channel, name)]
+        lines.append(f"_Overrides in this channel: {', '.join(overridden) or 'none'}_")
+    rendered = plain("\n".join(lines))
+    return {"text": fallback(title), "blocks": text_blocks(title, rendered)}
+
+
+def audit_message(entries: Iterable[AuditEntry]) -> Message:
+    lines = []
+    for entry in entries:
+        detail = ", ".join(f"{k}={v}" for k, v in (entry.detail or {}).items())
+        lines.append(plain(f"{entry.at:%Y-%m-%d %H:%M} · {entry.action} {detail}".strip()) + f" · by <@{entry.actor_id}>")
+    rendered = "\n".join(lines) or "No admin changes in this channel yet."
+    return {"text": "Admin audit log", "blocks": text_blocks("Admin audit log", rendered)}

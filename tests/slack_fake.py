@@ -1,0 +1,458 @@
+"""A fake Slack Web API on loopback (aiohttp), for the Slack adapter's tests.
+
+Implements the methods the app calls — auth.test, chat.postMessage, chat.update,
+chat.postEphemeral, chat.delete, conversations.replies, conversations.open, users.info,
+views.open, files.getUploadURLExternal (+ the upload URL) and files.completeUploadExternal —
+plus response_url endpoints. Every call is recorded (method, merged arguments, headers, time).
+Responses look like Slack's (ts values, `ok`, `error` codes), and Slack's Block Kit limits are
+enforced the way Slack does (the whole call fails with `invalid_blocks`), so a test that posts
+an oversized message fails like production would. Rate limits can be scripted per method
+(HTTP 429, `Retry-After`, `{"ok": false, "error": "ratelimited"}`).
+
+    fake = await FakeSlack().start()
+    Settings(SLACK_API_URL=fake.api_url, SLACK_BOT_TOKEN="xoxb-test", ...)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from aiohttp import web
+
+MESSAGE_BLOCKS = 50
+MODAL_BLOCKS = 100
+SECTION_TEXT = 3000
+TEXT_MAX = 40000
+MODAL_TITLE = 24
+
+
+@dataclass
+class ApiCall:
+    method: str
+    args: dict[str, Any]
+    headers: dict[str, str]
+    at: float
+    status: int = 200
+    response: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.response.get("ok"))
+
+
+def sign(secret: str, body: str, timestamp: int | None = None) -> dict[str, str]:
+    """Slack's v0 request signature headers for `body`."""
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+def _decoded(value: Any) -> Any:
+    """Form-encoded JSON arguments (blocks, view, files) as Python values."""
+    if isinstance(value, str) and value[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def block_problems(blocks: Any, limit: int) -> list[str]:
+    """What Slack would reject in a blocks array (empty when valid)."""
+    if blocks is None:
+        return []
+    if not isinstance(blocks, list):
+        return ["blocks must be an array"]
+    problems = []
+    if len(blocks) > limit:
+        problems.append(f"more than {limit} blocks ({len(blocks)})")
+    ids = [b.get("block_id") for b in blocks if b.get("block_id")]
+    if len(ids) != len(set(ids)):
+        problems.append("duplicate block_id")
+    for i, block in enumerate(blocks):
+        kind = block.get("type")
+        if len(block.get("block_id") or "") > 255:
+            problems.append(f"block {i}: block_id too long")
+        if kind == "section":
+            text = (block.get("text") or {}).get("text", "")
+            if not text and not block.get("fields"):
+                problems.append(f"block {i}: empty section")
+            if len(text) > SECTION_TEXT:
+                problems.append(f"block {i}: section text {len(text)} > {SECTION_TEXT}")
+        elif kind == "context":
+            elements = block.get("elements") or []
+            if not 1 <= len(elements) <= 10:
+                problems.append(f"block {i}: context needs 1 to 10 elements")
+            for e in elements:
+                if len(e.get("text", "")) > SECTION_TEXT:
+                    problems.append(f"block {i}: context text too long")
+        elif kind == "actions":
+            elements = block.get("elements") or []
+            if not 1 <= len(elements) <= 25:
+                problems.append(f"block {i}: actions needs 1 to 25 elements")
+            for e in elements:
+                if len((e.get("text") or {}).get("text", "")) > 75:
+                    problems.append(f"block {i}: button text too long")
+                if len(e.get("value", "")) > 2000 or len(e.get("action_id", "")) > 255:
+                    problems.append(f"block {i}: button value or action_id too long")
+        elif kind == "header":
+            if len((block.get("text") or {}).get("text", "")) > 150:
+                problems.append(f"block {i}: header too long")
+        elif kind not in ("divider", "image", "rich_text", "markdown"):
+            problems.append(f"block {i}: unknown type {kind!r}")
+    return problems
+
+
+class FakeSlack:
+    def __init__(self, *, team_id: str = "T1", bot_user_id: str = "UBOT", bot_id: str = "BBOT",
+                 token: str = "xoxb-test", host: str = "127.0.0.1"):
+        self.team_id = team_id
+        self.bot_user_id = bot_user_id
+        self.bot_id = bot_id
+        self.token = token
+        self.host = host
+        self.port = 0
+        self.calls: list[ApiCall] = []
+        self.messages: dict[str, list[dict[str, Any]]] = {}  # channel -> messages (top-level and replies)
+        self.ephemerals: list[dict[str, Any]] = []
+        self.views: list[dict[str, Any]] = []
+        self.uploads: dict[str, dict[str, Any]] = {}  # file id -> {"filename", "content", "channel", ...}
+        self.responses: list[dict[str, Any]] = []  # posts to response_url
+        self.users: dict[str, dict[str, Any]] = {}
+        self.no_access: set[str] = set()  # channels where posting fails with channel_not_found
+        self._ratelimits: dict[str, list[int]] = {}
+        self._failures: dict[str, list[str]] = {}
+        self._clock = itertools.count(1)
+        self._files = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        # Socket Mode: open WebSocket connections, and what the app sent back on them.
+        self.sockets: list[web.WebSocketResponse] = []
+        self.socket_acks: list[dict[str, Any]] = []
+        self._envelopes = itertools.count(1)
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def start(self) -> "FakeSlack":
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_post("/respond/{name}", self._respond)
+        app.router.add_get("/socket", self._socket)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def close(self) -> None:
+        for ws in list(self.sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def api_url(self) -> str:
+        return self.url + "/api"
+
+    def response_url(self, name: str = "r") -> str:
+        return f"{self.url}/respond/{name}"
+
+    # ----------------------------------------------------------------- scripting
+
+    def add_user(self, user_id: str, name: str | None = None, *, admin: bool = False, owner: bool = False) -> None:
+        self.users[user_id] = {
+            "id": user_id, "team_id": self.team_id, "name": name or user_id.lower(), "real_name": name or user_id,
+            "is_admin": admin, "is_owner": owner, "is_primary_owner": False, "is_bot": False, "deleted": False,
+        }
+
+    def ratelimit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
+        """The next `times` calls of `method` get HTTP 429 with Retry-After."""
+        self._ratelimits.setdefault(method, []).extend([retry_after] * times)
+
+    def fail(self, method: str, error: str, times: int = 1) -> None:
+        self._failures.setdefault(method, []).extend([error] * times)
+
+    def next_ts(self) -> str:
+        return f"{1700000000 + next(self._clock)}.{next(self._clock):06d}"
+
+    def add_message(self, channel: str, text: str, *, user: str | None = "U1", thread_ts: str | None = None,
+                    bot: bool = False, blocks: list | None = None, ts: str | None = None) -> str:
+        """A message as if someone posted it (for thread history)."""
+        ts = ts or self.next_ts()
+        message: dict[str, Any] = {"type": "message", "ts": ts, "text": text, "team": self.team_id}
+        if bot:
+            message.update(user=self.bot_user_id, bot_id=self.bot_id, app_id="A1")
+        elif user:
+            message["user"] = user
+        if thread_ts:
+            message["thread_ts"] = thread_ts
+        if blocks is not None:
+            message["blocks"] = blocks
+        self.messages.setdefault(channel, []).append(message)
+        return ts
+
+    # ----------------------------------------------------------------- inspection
+
+    def calls_to(self, *methods: str) -> list[ApiCall]:
+        return [c for c in self.calls if c.method in methods]
+
+    def find(self, channel: str, ts: str) -> dict[str, Any] | None:
+        return next((m for m in self.messages.get(channel, []) if m["ts"] == ts), None)
+
+    def thread(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        found = [m for m in self.messages.get(channel, []) if m["ts"] == thread_ts or m.get("thread_ts") == thread_ts]
+        return sorted(found, key=lambda m: float(m["ts"]))
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.02) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError("condition not met within %.1f s" % timeout)
+            await asyncio.sleep(interval)
+
+    # ----------------------------------------------------------------- HTTP
+
+    async def _arguments(self, request: web.Request) -> dict[str, Any]:
+        args: dict[str, Any] = dict(request.query)
+        if request.can_read_body:
+            ctype = request.content_type
+            if ctype == "application/json":
+                body = await request.json()
+                if isinstance(body, dict):
+                    args.update(body)
+            elif ctype in ("application/x-www-form-urlencoded", "multipart/form-data"):
+                form = await request.post()
+                args.update({k: v for k, v in form.items() if isinstance(v, str)})
+        return {k: _decoded(v) for k, v in args.items()}
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args = await self._arguments(request)
+        call = ApiCall(method, args, dict(request.headers), time.monotonic())
+        self.calls.append(call)
+        auth = request.headers.get("Authorization", "")
+        token = auth[7:] if auth.startswith("Bearer ") else args.get("token")
+        if not token:
+            return self._reply(call, {"ok": False, "error": "not_authed"})
+        if method == "apps.connections.open":
+            if not str(token).startswith("xapp-"):
+                return self._reply(call, {"ok": False, "error": "not_allowed_token_type"})
+        elif token != self.token:
+            return self._reply(call, {"ok": False, "error": "invalid_auth"})
+        pending = self._ratelimits.get(method)
+        if pending:
+            retry_after = pending.pop(0)
+            call.status = 429
+            return self._reply(call, {"ok": False, "error": "ratelimited"}, status=429,
+                               headers={"Retry-After": str(retry_after)})
+        failures = self._failures.get(method)
+        if failures:
+            return self._reply(call, {"ok": False, "error": failures.pop(0)})
+        handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+        if handler is None:
+            return self._reply(call, {"ok": False, "error": "unknown_method"})
+        return self._reply(call, handler(args))
+
+    def _reply(self, call: ApiCall, body: dict[str, Any], status: int = 200,
+               headers: dict[str, str] | None = None) -> web.Response:
+        call.response = body
+        return web.json_response(body, status=status, headers=headers)
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        data = await request.read()
+        self.calls.append(ApiCall("upload", {"file_id": file_id, "bytes": len(data)}, dict(request.headers), time.monotonic()))
+        if file_id not in self.uploads:
+            return web.Response(status=404, text="unknown upload")
+        self.uploads[file_id]["content"] = data.decode("utf-8", "replace")
+        return web.Response(text=f"OK - {len(data)}")
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.responses.append(body)
+        self.calls.append(ApiCall("response_url", body, dict(request.headers), time.monotonic(),
+                                  response={"ok": True}))
+        return web.Response(text="ok")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self.sockets.append(ws)
+        await ws.send_json({"type": "hello", "num_connections": len(self.sockets),
+                            "connection_info": {"app_id": "A1"}, "debug_info": {"host": "fake"}})
+        try:
+            async for message in ws:
+                if message.type.name == "TEXT":
+                    self.socket_acks.append(json.loads(message.data))
+        finally:
+            if ws in self.sockets:
+                self.sockets.remove(ws)
+        return ws
+
+    async def send_envelope(self, kind: str, payload: dict[str, Any]) -> str:
+        """Deliver a Socket Mode envelope (events_api, slash_commands, interactive) to the app."""
+        envelope_id = f"env-{next(self._envelopes)}"
+        await self.sockets[-1].send_json({"envelope_id": envelope_id, "type": kind, "payload": payload,
+                                          "accepts_response_payload": kind != "events_api", "retry_attempt": 0,
+                                          "retry_reason": ""})
+        return envelope_id
+
+    def socket_ack(self, envelope_id: str) -> dict[str, Any] | None:
+        return next((a for a in self.socket_acks if a.get("envelope_id") == envelope_id), None)
+
+    # ----------------------------------------------------------------- methods
+
+    def _m_apps_connections_open(self, args):
+        return {"ok": True, "url": f"ws://{self.host}:{self.port}/socket"}
+
+    def _check_message(self, args: dict[str, Any]) -> str | None:
+        text, blocks = args.get("text"), args.get("blocks")
+        if not text and not blocks:
+            return "no_text"
+        if text and len(text) > TEXT_MAX:
+            return "msg_too_long"
+        if block_problems(blocks, MESSAGE_BLOCKS):
+            return "invalid_blocks"
+        return None
+
+    def _m_auth_test(self, args):
+        return {"ok": True, "url": "https://test.slack.com/", "team": "Test", "user": "council",
+                "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": self.bot_id,
+                "is_enterprise_install": False}
+
+    def _m_chat_postMessage(self, args):
+        channel = args.get("channel")
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        if channel in self.no_access:
+            return {"ok": False, "error": "not_in_channel"}
+        problem = self._check_message(args)
+        if problem:
+            return {"ok": False, "error": problem,
+                    "response_metadata": {"messages": block_problems(args.get("blocks"), MESSAGE_BLOCKS)}}
+        thread_ts = args.get("thread_ts")
+        if thread_ts and not self.find(channel, thread_ts):
+            return {"ok": False, "error": "thread_not_found"}
+        ts = self.add_message(channel, args.get("text") or "", user=None, thread_ts=thread_ts, bot=True,
+                              blocks=args.get("blocks"))
+        message = self.find(channel, ts)
+        return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def _m_chat_update(self, args):
+        channel, ts = args.get("channel"), args.get("ts")
+        message = self.find(channel, ts) if channel and ts else None
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        problem = self._check_message(args)
+        if problem:
+            return {"ok": False, "error": problem}
+        message["text"] = args.get("text") or ""
+        if "blocks" in args:
+            message["blocks"] = args["blocks"]
+        message["edited"] = {"user": self.bot_user_id, "ts": self.next_ts()}
+        return {"ok": True, "channel": channel, "ts": ts, "text": message["text"], "message": message}
+
+    def _m_chat_postEphemeral(self, args):
+        channel, user = args.get("channel"), args.get("user")
+        if not channel or channel in self.no_access:
+            return {"ok": False, "error": "channel_not_found"}
+        if not user:
+            return {"ok": False, "error": "user_not_in_channel"}
+        problem = self._check_message(args)
+        if problem:
+            return {"ok": False, "error": problem}
+        ts = self.next_ts()
+        self.ephemerals.append({**args, "message_ts": ts})
+        return {"ok": True, "message_ts": ts}
+
+    def _m_chat_delete(self, args):
+        channel, ts = args.get("channel"), args.get("ts")
+        message = self.find(channel, ts) if channel and ts else None
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        self.messages[channel].remove(message)
+        return {"ok": True, "channel": channel, "ts": ts}
+
+    def _m_conversations_replies(self, args):
+        channel, ts = args.get("channel"), args.get("ts")
+        if not channel or channel in self.no_access:
+            return {"ok": False, "error": "channel_not_found"}
+        root = self.find(channel, ts) if ts else None
+        if root is None:
+            return {"ok": False, "error": "thread_not_found"}
+        thread_ts = root.get("thread_ts") or root["ts"]
+        messages = [json.loads(json.dumps(m)) for m in self.thread(channel, thread_ts)]
+        return {"ok": True, "messages": messages, "has_more": False, "response_metadata": {"next_cursor": ""}}
+
+    def _m_conversations_open(self, args):
+        users = str(args.get("users") or "")
+        if not users:
+            return {"ok": False, "error": "users_list_not_supplied"}
+        return {"ok": True, "channel": {"id": "D" + users.split(",")[0]}}
+
+    def _m_users_info(self, args):
+        user = self.users.get(str(args.get("user")))
+        if user is None:
+            return {"ok": False, "error": "user_not_found"}
+        return {"ok": True, "user": user}
+
+    def _m_views_open(self, args):
+        view, trigger = args.get("view"), args.get("trigger_id")
+        if not trigger:
+            return {"ok": False, "error": "invalid_arguments"}
+        if not isinstance(view, dict) or view.get("type") != "modal":
+            return {"ok": False, "error": "invalid_arguments"}
+        title = (view.get("title") or {}).get("text", "")
+        problems = block_problems(view.get("blocks"), MODAL_BLOCKS)
+        if not title or len(title) > MODAL_TITLE or problems:
+            return {"ok": False, "error": "invalid_arguments",
+                    "response_metadata": {"messages": problems or ["title"]}}
+        view_id = f"V{len(self.views) + 1:08d}"
+        self.views.append({**view, "id": view_id, "trigger_id": trigger})
+        return {"ok": True, "view": {**view, "id": view_id}}
+
+    def _m_files_getUploadURLExternal(self, args):
+        filename, length = args.get("filename"), args.get("length")
+        if not filename or length in (None, ""):
+            return {"ok": False, "error": "invalid_arguments"}
+        file_id = f"F{next(self._files):08d}"
+        self.uploads[file_id] = {"filename": filename, "length": int(length), "content": None}
+        return {"ok": True, "upload_url": f"{self.url}/upload/{file_id}", "file_id": file_id}
+
+    def _m_files_completeUploadExternal(self, args):
+        files = args.get("files")
+        if not isinstance(files, list) or not files:
+            return {"ok": False, "error": "invalid_arguments"}
+        done = []
+        for item in files:
+            upload = self.uploads.get(item.get("id"))
+            if upload is None or upload["content"] is None:
+                return {"ok": False, "error": "file_not_found"}
+            upload.update(title=item.get("title"), channel=args.get("channel_id"), thread_ts=args.get("thread_ts"),
+                          initial_comment=args.get("initial_comment"))
+            done.append({"id": item["id"], "name": upload["filename"], "title": item.get("title")})
+            channel = args.get("channel_id")
+            if channel:
+                self.add_message(channel, args.get("initial_comment") or "", user=None, bot=True,
+                                 thread_ts=args.get("thread_ts"))
+        return {"ok": True, "files": done}
+
+
+def encode_form(fields: dict[str, Any]) -> str:
+    return urllib.parse.urlencode({k: v for k, v in fields.items() if v is not None})

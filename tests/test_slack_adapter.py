@@ -1,0 +1,608 @@
+"""Slack adapter end to end: the real Bolt app served over HTTP on loopback, signed requests
+(slash commands, events, block actions), a fake Slack Web API (tests/slack_fake.py), scripted
+models over HTTP, and a real CouncilService on SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from bot.slack.app import SlackCouncilBot, build_slack_app, build_web_app, council_bot_of, parse_command
+from core.models import Actor, CouncilStatus, Origin, Platform
+from core.service import CouncilService
+from tests.conftest import MEMBERS, make_settings
+from tests.llm_server import ByStage, Hang, Reply, council_member, ranking_review
+from tests.slack_fake import MESSAGE_BLOCKS, MODAL_BLOCKS, SECTION_TEXT, FakeSlack, block_problems, encode_form, sign
+
+SECRET = "test-signing-secret"
+TOKEN = "xoxb-test"
+PING = "<!channel> hi <@U999>"
+
+
+@dataclass
+class SlackEnv:
+    fake: FakeSlack
+    service: CouncilService
+    bot: SlackCouncilBot
+    settings: Any
+    runner: web.AppRunner
+    url: str
+    session: aiohttp.ClientSession
+    ack_times: list[float] = field(default_factory=list)
+    _counter: int = 0
+
+    def next_id(self, prefix: str) -> str:
+        self._counter += 1
+        return f"{prefix}{self._counter:04d}"
+
+    async def post(self, body: str, content_type: str, *, headers: dict[str, str] | None = None,
+                   signed: bool = True, secret: str = SECRET) -> tuple[int, str]:
+        all_headers = {"Content-Type": content_type, **(sign(secret, body) if signed else {}), **(headers or {})}
+        started = time.perf_counter()
+        async with self.session.post(self.url, data=body.encode(), headers=all_headers) as response:
+            text = await response.text()
+        self.ack_times.append(time.perf_counter() - started)
+        return response.status, text
+
+    async def command(self, text: str, *, user: str = "U1", channel: str = "C1", command: str = "/council",
+                      trigger: str | None = None) -> tuple[int, str]:
+        body = encode_form({
+            "token": "legacy", "team_id": "T1", "team_domain": "test", "channel_id": channel,
+            "channel_name": "general", "user_id": user, "user_name": user.lower(), "command": command,
+            "text": text, "api_app_id": "A1", "is_enterprise_install": "false",
+            "response_url": self.fake.response_url(self.next_id("cmd")), "trigger_id": trigger or self.next_id("trig."),
+        })
+        return await self.post(body, "application/x-www-form-urlencoded")
+
+    async def event(self, event: dict[str, Any], *, event_id: str | None = None,
+                    retry: int | None = None) -> tuple[int, str]:
+        body = json.dumps({
+            "token": "legacy", "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
+            "event": {"event_ts": event.get("ts"), **event}, "event_id": event_id or self.next_id("Ev"),
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": "T1", "user_id": "UBOT", "is_bot": True, "enterprise_id": None}],
+        })
+        headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"} if retry else None
+        return await self.post(body, "application/json", headers=headers)
+
+    def mention(self, text: str, *, user: str = "U1", channel: str = "C1", thread_ts: str | None = None) -> dict[str, Any]:
+        """An @mention as Slack would deliver it (the message also exists in the fake)."""
+        ts = self.fake.add_message(channel, text, user=user, thread_ts=thread_ts)
+        event = {"type": "app_mention", "user": user, "text": text, "ts": ts, "channel": channel, "team": "T1"}
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return event
+
+    async def action(self, action_id: str, value: str, *, user: str = "U1", channel: str = "C1",
+                     message_ts: str = "1.1", thread_ts: str | None = None) -> tuple[int, str]:
+        payload = {
+            "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": "T1"},
+            "api_app_id": "A1", "token": "legacy",
+            "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": False,
+                          **({"thread_ts": thread_ts} if thread_ts else {})},
+            "trigger_id": self.next_id("trigger."), "team": {"id": "T1", "domain": "test"},
+            "channel": {"id": channel, "name": "general"},
+            "message": {"type": "message", "ts": message_ts, "text": "", **({"thread_ts": thread_ts} if thread_ts else {})},
+            "response_url": self.fake.response_url(self.next_id("act")),
+            "actions": [{"action_id": action_id, "block_id": "b", "value": value, "type": "button",
+                         "action_ts": str(time.time())}],
+        }
+        return await self.post(encode_form({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+
+    async def settle(self, timeout: float = 60) -> None:
+        """Wait until the app's background work (started by the requests so far) is done."""
+        for _ in range(3):
+            await asyncio.sleep(0.05)  # listeners run just after Bolt has answered the request
+            await self.bot.drain(timeout)
+
+
+async def start_env(fake: FakeSlack, settings, service: CouncilService) -> SlackEnv:
+    app = build_slack_app(service, settings)
+    runner = web.AppRunner(build_web_app(app), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return SlackEnv(fake, service, council_bot_of(app), settings, runner, f"http://127.0.0.1:{port}/slack/events",
+                    aiohttp.ClientSession())
+
+
+async def stop_env(env: SlackEnv) -> None:
+    await env.bot.aclose()
+    await env.session.close()
+    await env.runner.cleanup()
+
+
+@pytest.fixture
+async def env(llm, tmp_path, request):
+    overrides = getattr(request, "param", {})
+    fake = await FakeSlack(token=TOKEN).start()
+    fake.add_user("U1", "ada")
+    fake.add_user("U2", "bob")
+    fake.add_user("UADMIN", "root", admin=True)
+    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET,
+                             SLACK_API_URL=fake.api_url, **overrides)
+    service = await CouncilService.open(settings)
+    e = await start_env(fake, settings, service)
+    yield e
+    await stop_env(e)
+    await e.service.aclose()
+    await fake.close()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def posted(fake: FakeSlack, channel: str = "C1"):
+    return [c for c in fake.calls_to("chat.postMessage") if c.ok and c.args.get("channel") == channel]
+
+
+def results(fake: FakeSlack, channel: str = "C1"):
+    """Posted answer messages (their first block id starts with council-a-)."""
+    return [c for c in posted(fake, channel)
+            if (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-a-")]
+
+
+def statuses(fake: FakeSlack, channel: str = "C1"):
+    return [c for c in posted(fake, channel)
+            if (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-s-")]
+
+
+def all_text(call) -> str:
+    return json.dumps({k: call.args.get(k) for k in ("text", "blocks", "view")}, ensure_ascii=False)
+
+
+def section_texts(blocks: list[dict]) -> str:
+    return "\n".join((b.get("text") or {}).get("text", "") for b in blocks if b.get("type") == "section")
+
+
+def check_blocks(blocks: list[dict], limit: int = MESSAGE_BLOCKS) -> None:
+    assert len(blocks) <= limit
+    for block in blocks:
+        if block.get("type") == "section":
+            assert len(block["text"]["text"]) <= SECTION_TEXT
+    assert not block_problems(blocks, limit)
+
+
+def ephemeral_texts(fake: FakeSlack) -> list[str]:
+    texts = [e.get("text", "") + json.dumps(e.get("blocks") or []) for e in fake.ephemerals]
+    texts += [r.get("text", "") + json.dumps(r.get("blocks") or []) for r in fake.responses
+              if r.get("response_type") == "ephemeral"]
+    return texts
+
+
+def stage1_requests(llm) -> int:
+    return len(llm.requests_for(stage=1))
+
+
+# --------------------------------------------------------------------------- tests
+
+
+async def test_slash_command_runs_council_in_thread(env, capsys):
+    fake = env.fake
+    status, body = await env.command("What is six times seven?")
+    ack_s = env.ack_times[-1]
+    assert status == 200 and body == ""
+    assert ack_s < 3.0
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+
+    question = posted(fake)[0]
+    assert "thread_ts" not in question.args
+    assert "<@U1> asked the council" in section_texts(question.args["blocks"])
+    thread_ts = question.response["ts"]
+    replies = posted(fake)[1:]
+    assert replies and all(c.args.get("thread_ts") == thread_ts for c in replies)
+
+    [answer] = results(fake)
+    check_blocks(answer.args["blocks"])
+    text = section_texts(answer.args["blocks"])
+    assert "Final answer by alpha: 42." in text
+    council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
+    stored = await env.service.get_result(council_id)
+    assert stored.status is CouncilStatus.OK and stored.request.origin.thread_id == thread_ts
+    assert stored.request.origin.platform is Platform.SLACK and stored.request.origin.workspace_id == "T1"
+    buttons = [e for b in answer.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert {b["action_id"] for b in buttons} == {"council_stage_answers", "council_stage_reviews", "council_stage_ranking"}
+    assert all(b["value"] == council_id for b in buttons)
+    contexts = json.dumps([b for b in answer.args["blocks"] if b["type"] == "context"])
+    assert "Ranking: 1." in contexts
+
+    # The status message: posted once in the thread, then edited (>= 1 s apart), last without buttons.
+    [status_call] = statuses(fake)
+    updates = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == status_call.response["ts"]]
+    assert updates and all(c.ok for c in updates)
+    gaps = [b.at - a.at for a, b in zip(updates, updates[1:])]
+    assert all(gap >= 1.0 for gap in gaps), gaps
+    final = updates[-1].args["blocks"]
+    assert not any(b["type"] == "actions" for b in final)
+    assert "Done" in section_texts(final)
+
+    calls = [c for c in fake.calls if c.method != "auth.test"]
+    with capsys.disabled():
+        print(f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council: {len(calls)} "
+              f"({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})")
+    assert len(calls) <= 12
+
+
+async def test_progress_is_throttled_and_streams_the_chairman(env, llm):
+    fake = env.fake
+    synthesis = " ".join(f"word{i}" for i in range(60)) + " END."
+    llm.script("alpha", ByStage(Reply("alpha says 42.", delay_s=0.2), Reply(ranking_review()),
+                                Reply(synthesis, token_delay_s=0.05)))
+    llm.script("beta", council_member("beta says 42.", latency_s=1.5))
+    llm.script("gamma", council_member("gamma says 42.", latency_s=2.5))
+    fake.ratelimit("chat.update", times=1, retry_after=1)
+    await env.command("Slow question?")
+    await fake.wait_for(lambda: results(fake), timeout=60)
+    await env.settle()
+    [status_call] = statuses(fake)
+    updates = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == status_call.response["ts"]]
+    assert [c.status for c in updates].count(429) == 1
+    done = [c for c in updates if c.ok]
+    assert len(done) >= 3
+    gaps = [b.at - a.at for a, b in zip(done, done[1:])]
+    assert all(gap >= 1.0 for gap in gaps), gaps
+    limited = next(i for i, c in enumerate(updates) if c.status == 429)
+    assert updates[limited + 1].at - updates[limited].at >= 1.0  # Retry-After honoured
+    running = [section_texts(c.args["blocks"]) for c in done[:-1]]
+    assert any("✅ alpha" in t and "⏳" in t for t in running) or any("Stage 2/3" in t for t in running)
+    assert any("word1" in t and "END." not in t for t in running), running  # the chairman's text streaming
+    assert all(any(b["type"] == "actions" for b in c.args["blocks"]) for c in done[:-1])
+    assert "Done" in section_texts(done[-1].args["blocks"])
+    calls = [c for c in fake.calls if c.method != "auth.test"]
+    print(f"\n[slack] slower council (~5 s, streamed synthesis): {len(calls)} Web API calls, "
+          f"chat.update x{len(updates)} (one 429 retried)")
+
+
+async def test_help_and_subcommand_parsing(env):
+    status, body = await env.command("")  # a plain-text ack is an ephemeral reply
+    assert status == 200 and "LLM Council" in body and "<@UBOT> `<question>`" in body
+    status, body = await env.command("help")
+    assert "/council-admin" in body
+    assert parse_command("history of Rome?") == ("ask", "history of Rome?")
+    assert parse_command("history mine 5") == ("history", "mine 5")
+    assert parse_command("export 0123abcd json") == ("export", "0123abcd json")
+    assert parse_command("export the report") == ("ask", "export the report")
+    assert parse_command("admin members a,b") == ("admin", "members a,b")
+    assert parse_command("admin of the year?") == ("ask", "admin of the year?")
+    assert not env.fake.calls_to("chat.postMessage")
+
+
+async def test_bad_signature_is_rejected(env):
+    body = encode_form({"command": "/council", "text": "hi", "user_id": "U1", "channel_id": "C1", "team_id": "T1"})
+    status, _ = await env.post(body, "application/x-www-form-urlencoded", secret="wrong-secret")
+    assert status == 401
+    status, _ = await env.post(body, "application/x-www-form-urlencoded", signed=False)
+    assert status == 401
+    stale = sign(SECRET, body, int(time.time()) - 600)
+    status, _ = await env.post(body, "application/x-www-form-urlencoded", signed=False, headers=stale)
+    assert status == 401
+    await asyncio.sleep(0.2)
+    assert not env.fake.calls_to("chat.postMessage") and not env.bot.tasks
+
+
+async def test_event_retries_start_one_council(env, llm):
+    fake = env.fake
+    event = env.mention("<@UBOT> What is six times seven?")
+    assert (await env.event(event, event_id="Ev-retry"))[0] == 200
+    assert (await env.event(event, event_id="Ev-retry", retry=1))[0] == 200
+    assert (await env.event(event, event_id="Ev-retry", retry=2))[0] == 200
+    # The same message delivered again as another event type (message.im/message.channels).
+    assert (await env.event({**event, "type": "message", "channel_type": "channel"}, event_id="Ev-other"))[0] == 200
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    assert len(results(fake)) == 1 and len(statuses(fake)) == 1
+    assert stage1_requests(llm) == len(MEMBERS)
+    assert env.bot.councils_started == 1
+    [answer] = results(fake)
+    assert answer.args["thread_ts"] == event["ts"]
+
+
+async def test_mention_in_thread_passes_history(env, llm):
+    fake = env.fake
+    first = env.mention("<@UBOT> What is the capital of France?")
+    await env.event(first)
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    fake.add_message("C1", "I think it used to be somewhere else in 1940.", user="U2", thread_ts=first["ts"])
+    follow_up = env.mention("<@UBOT> And what was it then?", user="U1", thread_ts=first["ts"])
+    llm.requests.clear()
+    await env.event(follow_up)
+    await fake.wait_for(lambda: len(results(fake)) == 2)
+    await env.settle()
+
+    [replies_call] = fake.calls_to("conversations.replies")
+    assert replies_call.args["ts"] == first["ts"]
+    prompts = [json.dumps(r.messages) for r in llm.requests_for(stage=1)]
+    assert len(prompts) == len(MEMBERS)
+    for prompt in prompts:
+        assert "What is the capital of France?" in prompt
+        assert "Final answer by alpha: 42." in prompt  # our earlier answer, as the assistant
+        assert "somewhere else in 1940" in prompt
+        assert "UBOT" not in prompt
+    roles = [m["role"] for m in llm.requests_for(stage=1)[0].messages]
+    assert "assistant" in roles
+    second = results(fake)[1]
+    assert second.args["thread_ts"] == first["ts"]
+
+
+async def test_slash_council_thread_follow_up_uses_stored_question(env, llm):
+    fake = env.fake
+    await env.command("What is the capital of France?")
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    thread_ts = posted(fake)[0].response["ts"]
+    llm.requests.clear()
+    await env.event(env.mention("<@UBOT> Why?", thread_ts=thread_ts))
+    await fake.wait_for(lambda: len(results(fake)) == 2)
+    await env.settle()
+    messages = llm.requests_for(stage=1)[0].messages
+    transcript = json.dumps(messages)
+    assert "What is the capital of France?" in transcript and "Final answer by alpha: 42." in transcript
+    assert "asked the council" not in transcript  # the stored question, not our rendering of it
+
+
+async def test_model_text_cannot_ping(env, llm):
+    fake = env.fake
+    for name in MEMBERS:
+        llm.script(name, council_member(PING, synthesis=f"{PING} @here and @channel, says {name}"))
+    await env.command(f"Say {PING}")
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    [answer] = results(fake)
+    council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
+    await env.action("council_stage_answers", council_id, thread_ts=answer.args["thread_ts"])
+    await env.action("council_stage_reviews", council_id, thread_ts=answer.args["thread_ts"])
+    await fake.wait_for(lambda: len(fake.views) == 2)
+    checked = fake.calls_to("chat.postMessage", "chat.update", "chat.postEphemeral", "views.open")
+    assert len(checked) >= 5
+    for call in checked:
+        text = all_text(call)
+        assert "<!channel>" not in text and "<@U999>" not in text, text
+        assert "@here" not in text and "@channel" not in text
+    assert "hi" in section_texts(answer.args["blocks"])
+    assert "&lt;!channel&gt;" in section_texts(answer.args["blocks"])
+
+
+async def test_stage_buttons_open_modals_after_restart(env, llm, tmp_path):
+    fake = env.fake
+    await env.command("What is six times seven?")
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    [answer] = results(fake)
+    council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
+
+    # Restart: a new service and a new app on the same database.
+    await stop_env(env)
+    await env.service.aclose()
+    service = await CouncilService.open(env.settings)
+    restarted = await start_env(fake, env.settings, service)
+    try:
+        for stage in ("answers", "reviews", "ranking"):
+            status, _ = await restarted.action(f"council_stage_{stage}", council_id, thread_ts=answer.args["thread_ts"])
+            assert status == 200
+        await fake.wait_for(lambda: len(fake.views) == 3)
+        titles = [v["title"]["text"] for v in fake.views]
+        assert titles == ["Stage 1 · Answers", "Stage 2 · Reviews", "Aggregate ranking"]
+        for view in fake.views:
+            assert len(view["title"]["text"]) <= 24
+            check_blocks(view["blocks"], MODAL_BLOCKS)
+        answers, reviews, ranking = (json.dumps(v["blocks"]) for v in fake.views)
+        assert all(f"{m} says: the answer is 42." in answers for m in MEMBERS)
+        assert reviews.count("Extracted ballot (complete)") == len(MEMBERS) and "FINAL RANKING" in reviews
+        assert "copeland" in ranking and "Kendall" in ranking
+        # An unknown council is refused ephemerally.
+        await restarted.action("council_stage_answers", "ffffffffffffffff")
+        await fake.wait_for(lambda: any("No council" in t for t in ephemeral_texts(fake)))
+    finally:
+        await stop_env(restarted)
+        env.service = service  # closed by the fixture
+
+
+async def test_long_answer_is_split_and_attached(env, llm):
+    fake = env.fake
+    paragraph = "The council considered this carefully. " * 20 + "\n\n"
+    long_answer = "# Report\n\n" + paragraph * 40  # ~32,000 characters
+    medium = "**Summary**\n\n" + paragraph * 9  # ~7,000 characters: several sections, no file
+    llm.script("alpha", council_member("alpha answers.", synthesis=long_answer))
+    await env.command("Write a long report")
+    await fake.wait_for(lambda: fake.calls_to("files.completeUploadExternal"))
+    await env.settle()
+    [answer] = results(fake)
+    check_blocks(answer.args["blocks"])
+    assert "attached below" in json.dumps(answer.args["blocks"])
+    [complete] = fake.calls_to("files.completeUploadExternal")
+    assert complete.ok and complete.args["thread_ts"] == answer.args["thread_ts"]
+    assert complete.args["channel_id"] == "C1"
+    [upload] = fake.uploads.values()
+    assert upload["filename"].endswith(".md") and long_answer.strip() in upload["content"]
+
+    llm.script("alpha", council_member("alpha answers.", synthesis=medium))
+    await env.command("Write a medium report")
+    await fake.wait_for(lambda: len(results(fake)) == 2)
+    await env.settle()
+    second = results(fake)[1]
+    check_blocks(second.args["blocks"])
+    sections = [b for b in second.args["blocks"] if b["type"] == "section"]
+    assert len(sections) >= 3
+    assert len(fake.calls_to("files.completeUploadExternal")) == 1
+    assert "*Summary*" in section_texts(second.args["blocks"])
+
+
+@pytest.mark.parametrize("env", [{"RATE_LIMIT_USER_PER_HOUR": 1}], indirect=True)
+async def test_refusals_are_ephemeral(env, llm):
+    fake = env.fake
+    await env.command("first question?")
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    status, _ = await env.command("second question?")
+    assert status == 200
+    await env.settle()
+    assert any("Try again in" in t for t in ephemeral_texts(fake))
+    assert [r["response_type"] for r in fake.responses] == ["ephemeral"]
+    assert len(posted(fake)) == 3  # question, status, answer of the first council only
+
+    # A mention with no question: an ephemeral note in the channel, nothing posted.
+    await env.event(env.mention("<@UBOT>", user="U2"))
+    await env.settle()
+    assert any("Ask a question" in e["text"] and e["user"] == "U2" for e in fake.ephemerals)
+    # Too long.
+    await env.event(env.mention("<@UBOT> " + "x" * 5000, user="U2"))
+    await env.settle()
+    assert any("limit is 4,000" in e["text"] for e in fake.ephemerals)
+    assert len(posted(fake)) == 3 and stage1_requests(llm) == len(MEMBERS)
+
+
+async def test_admin_commands_are_gated_and_audited(env):
+    fake, service = env.fake, env.service
+    origin = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1")
+    await env.command("members beta, gamma", user="U2", command="/council-admin")
+    await env.settle()
+    assert any("Only admins" in t for t in ephemeral_texts(fake))
+    assert (await service.effective_config(origin)).members == MEMBERS
+    assert fake.calls_to("users.info")[-1].args["user"] == "U2"
+
+    for text, command in (("members beta, gamma", "/council-admin"), ("admin chairman gamma", "/council"),
+                          ("admin limits user=5 channel=9 budget=2.50", "/council")):
+        await env.command(text, user="UADMIN", command=command)
+        await env.settle()  # one after the other, as people type them
+    config = await service.effective_config(origin)
+    assert config.members == ["beta", "gamma"] and config.chairman == "gamma"
+    channel = await service.channel_settings(origin)
+    assert (channel.user_limit_per_hour, channel.channel_limit_per_hour, channel.daily_budget_usd) == (5, 9, 2.5)
+    entries = await service.audit_log(Actor(user_id="UADMIN", is_platform_admin=True), origin)
+    assert {e.action for e in entries} == {"set_members", "set_chairman", "set_limits"}
+    assert all(e.actor_id == "UADMIN" for e in entries)
+
+    await env.command("members alpha, nonexistent-model", user="UADMIN", command="/council-admin")
+    await env.command("show", user="U2", command="/council-admin")  # read-only: anyone
+    await env.command("audit", user="UADMIN", command="/council-admin")
+    await env.command("frobnicate", user="UADMIN", command="/council-admin")
+    await env.settle()
+    texts = ephemeral_texts(fake)
+    assert any("nonexistent-model" in t and "Unknown model" in t for t in texts)
+    assert any("beta, gamma" in t and "Overrides in this channel: members, chairman" in t for t in texts)
+    assert any("set_chairman" in t for t in texts)
+    assert any("Unknown admin command" in t for t in texts)
+
+    await env.command("reset", user="U2", command="/council-admin")
+    await env.command("reset", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert (await service.effective_config(origin)).members == MEMBERS
+    assert all(r["response_type"] == "ephemeral" for r in fake.responses)
+    assert not fake.calls_to("chat.postMessage")
+
+
+async def test_stop_and_synthesize_buttons(env, llm):
+    fake = env.fake
+    llm.script("gamma", Hang())
+    llm.script("beta", Hang())
+    await env.command("Will you hang?")
+    await fake.wait_for(lambda: statuses(fake))
+    [status_call] = statuses(fake)
+    council_id = status_call.args["blocks"][0]["block_id"].split("-")[2]
+    actions = [e["action_id"] for b in status_call.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert actions == ["council_stop", "council_synthesize"]
+    thread_ts = status_call.args["thread_ts"]
+
+    await env.action("council_stop", council_id, user="U2", thread_ts=thread_ts)  # not the asker, not admin
+    await fake.wait_for(lambda: any("Only the person who asked" in e["text"] for e in fake.ephemerals))
+    assert all(e["thread_ts"] == thread_ts for e in fake.ephemerals)
+    await fake.wait_for(lambda: llm.requests_for("alpha", stage=1))
+    await env.action("council_synthesize", council_id, user="UADMIN", thread_ts=thread_ts)  # an admin may
+    await fake.wait_for(lambda: results(fake), timeout=30)
+    await env.settle()
+    stored = await env.service.get_result(council_id)
+    assert stored.synthesis is not None and stored.synthesis.text == "Final answer by alpha: 42."
+    assert [a.model for a in stored.answers if a.ok] == ["alpha"]
+
+    await env.action("council_stop", council_id, user="U1", thread_ts=thread_ts)
+    await fake.wait_for(lambda: any("already finished" in e["text"] for e in fake.ephemerals))
+
+    # Stop by the asker.
+    await env.command("Hang again?")
+    await fake.wait_for(lambda: len(statuses(fake)) == 2)
+    second = statuses(fake)[1]
+    second_id = second.args["blocks"][0]["block_id"].split("-")[2]
+    await env.action("council_stop", second_id, user="U1", thread_ts=second.args["thread_ts"])
+    await fake.wait_for(lambda: len(results(fake)) == 2, timeout=30)
+    await env.settle()
+    assert (await env.service.get_result(second_id)).status is CouncilStatus.CANCELLED
+    last = [c for c in fake.calls_to("chat.update") if c.args["ts"] == second.response["ts"]][-1]
+    assert "stopped" in section_texts(last.args["blocks"])
+
+
+async def test_rate_limited_web_api_is_retried(env):
+    fake = env.fake
+    fake.ratelimit("chat.postMessage", times=1, retry_after=1)
+    await env.command("What is six times seven?")
+    await fake.wait_for(lambda: results(fake), timeout=30)
+    await env.settle()
+    limited = [c for c in fake.calls_to("chat.postMessage") if c.status == 429]
+    assert len(limited) == 1
+    assert len(posted(fake)) == 3  # question, status, answer: nothing lost, nothing doubled
+    retry = posted(fake)[0]
+    assert retry.at - limited[0].at >= 1.0
+
+
+async def test_direct_messages(env, llm):
+    fake = env.fake
+    ts = fake.add_message("D1", "What is six times seven?", user="U1")
+    dm = {"type": "message", "channel_type": "im", "user": "U1", "text": "What is six times seven?", "ts": ts,
+          "channel": "D1", "team": "T1"}
+    await env.event(dm)
+    # Ignored: our own messages, other bots, edits.
+    await env.event({**dm, "ts": fake.add_message("D1", "x", bot=True), "user": "UBOT", "bot_id": "BBOT"})
+    await env.event({**dm, "ts": fake.add_message("D1", "y", user=None), "bot_id": "B2", "subtype": "bot_message"})
+    await env.event({**dm, "ts": fake.next_ts(), "subtype": "message_changed"})
+    await fake.wait_for(lambda: results(fake, "D1"))
+    await env.settle()
+    [answer] = results(fake, "D1")
+    assert answer.args["thread_ts"] == ts
+    assert env.bot.councils_started == 1 and stage1_requests(llm) == len(MEMBERS)
+
+    await env.event({**dm, "ts": fake.add_message("D1", "help", user="U1"), "text": "help"})
+    await env.settle()
+    assert "LLM Council" in posted(fake, "D1")[-1].args["text"]
+
+
+async def test_command_where_the_bot_cannot_post(env):
+    fake = env.fake
+    fake.no_access.add("C9")
+    await env.command("Anyone?", channel="C9")
+    await env.settle()
+    assert any("Invite me" in t for t in ephemeral_texts(fake))
+    [summary] = await env.service.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9"))
+    assert summary.status is CouncilStatus.CANCELLED
+
+
+async def test_history_leaderboard_and_export(env):
+    fake = env.fake
+    await env.command("What is six times seven?")
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    council_id = results(fake)[0].args["blocks"][0]["block_id"].split("-")[2]
+    await env.command("history")
+    await env.command("leaderboard")
+    await env.command(f"export {council_id}")
+    await env.command(f"export {council_id} json", channel="D1")
+    await env.command(f"export {council_id}", user="U2", channel="C2")  # not from here, not theirs
+    await env.settle()
+    texts = ephemeral_texts(fake)
+    assert any(council_id in t and "What is six times seven?" in t for t in texts)
+    assert any("leaderboard" in t.lower() and "alpha" in t for t in texts)
+    assert any("direct message" in t for t in texts)
+    assert any(f"No council with id `{council_id}` here" in t for t in texts)
+    uploads = sorted(fake.uploads.values(), key=lambda u: u["filename"])
+    assert [(u["filename"], u["channel"]) for u in uploads] == [
+        (f"council-{council_id}.json", "D1"), (f"council-{council_id}.md", "DU1")]
+    assert json.loads(uploads[0]["content"])["id"] == council_id
+    assert fake.calls_to("conversations.open")[0].args["users"] == "U1"

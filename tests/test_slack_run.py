@@ -1,0 +1,156 @@
+"""`run_slack`, the entry point the CLI calls: HTTP Events API and Socket Mode, against the fake."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import aiohttp
+import pytest
+
+from bot.slack.app import api_base_url, build_slack_app, council_bot_of, run_slack
+from core.service import CouncilService
+from tests.conftest import make_settings
+from tests.slack_fake import FakeSlack, encode_form, sign
+
+SECRET = "run-secret"
+TOKEN = "xoxb-test"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def command_fields(fake: FakeSlack, text: str) -> dict[str, str]:
+    return {"team_id": "T1", "channel_id": "C1", "channel_name": "general", "user_id": "U1", "user_name": "ada",
+            "command": "/council", "text": text, "api_app_id": "A1", "response_url": fake.response_url("run"),
+            "trigger_id": f"trig-{time.time()}"}
+
+
+def answers(fake: FakeSlack) -> list:
+    return [c for c in fake.calls_to("chat.postMessage") if c.ok
+            and (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-a-")]
+
+
+@pytest.fixture
+async def fake():
+    f = await FakeSlack(token=TOKEN).start()
+    yield f
+    await f.close()
+
+
+async def test_api_url_is_normalised(llm, tmp_path, fake):
+    for given in (fake.api_url, fake.api_url + "/", fake.api_url + "//"):
+        settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_API_URL=given)
+        assert api_base_url(settings) == fake.api_url + "/"
+    assert api_base_url(make_settings(llm, tmp_path)) == "https://slack.com/api/"
+    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_URL=fake.api_url)
+    service = await CouncilService.open(settings)
+    try:
+        app = build_slack_app(service, settings)
+        assert app.client.base_url == fake.api_url + "/"
+        assert council_bot_of(app).service is service
+    finally:
+        await service.aclose()
+
+
+async def test_run_slack_http_mode(llm, tmp_path, fake):
+    port = free_port()
+    # An app token is set, but --http wins.
+    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET,
+                             SLACK_API_URL=fake.api_url, SLACK_APP_TOKEN="xapp-test")
+    service = await CouncilService.open(settings)
+    task = asyncio.create_task(run_slack(service, settings, http=True, port=port, host="127.0.0.1"))
+    try:
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(100):
+                try:
+                    async with session.get(url + "/health") as response:
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            body = encode_form(command_fields(fake, "What is six times seven?"))
+            headers = {"Content-Type": "application/x-www-form-urlencoded", **sign(SECRET, body)}
+            started = time.perf_counter()
+            async with session.post(url + "/slack/events", data=body, headers=headers) as response:
+                assert response.status == 200
+            assert time.perf_counter() - started < 3
+            async with session.post(url + "/slack/events", data=body,
+                                    headers={**headers, **sign("bad", body)}) as response:
+                assert response.status == 401
+        await fake.wait_for(lambda: answers(fake), timeout=30)
+        assert not fake.sockets and not fake.calls_to("apps.connections.open")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await service.aclose()
+
+
+async def test_run_slack_socket_mode(llm, tmp_path, fake):
+    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_API_URL=fake.api_url,
+                             SLACK_APP_TOKEN="xapp-test")  # no signing secret needed
+    service = await CouncilService.open(settings)
+    task = asyncio.create_task(run_slack(service, settings))
+    try:
+        await fake.wait_for(lambda: fake.sockets, timeout=10)
+        [opened] = fake.calls_to("apps.connections.open")
+        assert opened.headers["Authorization"] == "Bearer xapp-test"
+
+        started = time.perf_counter()
+        envelope = await fake.send_envelope("slash_commands", command_fields(fake, "What is six times seven?"))
+        await fake.wait_for(lambda: fake.socket_ack(envelope), timeout=5)
+        ack_s = time.perf_counter() - started
+        assert ack_s < 3
+        await fake.wait_for(lambda: answers(fake), timeout=30)
+
+        ts = fake.add_message("C1", "<@UBOT> And seven times six?", user="U1")
+        event = {"type": "app_mention", "user": "U1", "text": "<@UBOT> And seven times six?", "ts": ts,
+                 "channel": "C1", "event_ts": ts}
+        body = {"team_id": "T1", "api_app_id": "A1", "type": "event_callback", "event": event, "event_id": "EvS1",
+                "event_time": int(time.time())}
+        first = await fake.send_envelope("events_api", body)
+        again = await fake.send_envelope("events_api", body)  # a redelivery
+        await fake.wait_for(lambda: fake.socket_ack(first) and fake.socket_ack(again), timeout=5)
+        await fake.wait_for(lambda: len(answers(fake)) == 2, timeout=30)
+        await asyncio.sleep(0.5)
+        assert len(answers(fake)) == 2 and answers(fake)[1].args["thread_ts"] == ts
+        print(f"\n[slack] socket mode ack {ack_s * 1000:.0f} ms")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await service.aclose()
+    await fake.wait_for(lambda: not fake.sockets, timeout=5)
+
+
+async def test_run_slack_refuses_incomplete_settings(llm, tmp_path):
+    service = await CouncilService.open(make_settings(llm, tmp_path))
+    try:
+        with pytest.raises(RuntimeError, match="SLACK_BOT_TOKEN"):
+            await run_slack(service, service.settings)
+        settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN)
+        with pytest.raises(RuntimeError, match="SLACK_SIGNING_SECRET"):
+            await run_slack(service, settings, http=True)
+    finally:
+        await service.aclose()
+
+
+def test_manifest_matches_the_app():
+    yaml = pytest.importorskip("yaml")
+    from pathlib import Path
+
+    manifest = yaml.safe_load((Path(__file__).parent.parent / "slack-manifest.yaml").read_text())
+    commands = {c["command"] for c in manifest["features"]["slash_commands"]}
+    assert commands == {"/council", "/council-admin"}
+    assert all(len(c["description"]) <= 100 for c in manifest["features"]["slash_commands"])
+    assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == {"app_mention", "message.im"}
+    assert manifest["settings"]["interactivity"]["is_enabled"] and manifest["settings"]["socket_mode_enabled"]
+    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
+    # One scope per Web API method the bot calls, plus what the events need.
+    assert {"app_mentions:read", "chat:write", "commands", "channels:history", "groups:history", "im:history",
+            "mpim:history", "users:read", "files:write", "im:write"} <= scopes
+    assert manifest["features"]["app_home"]["messages_tab_enabled"]
