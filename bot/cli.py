@@ -30,7 +30,7 @@ from core.models import (
     StageStarted,
 )
 from core.service import CouncilService
-from core.settings import Settings
+from core.settings import LOCAL_DEFAULT_MEMBERS, Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
@@ -115,16 +115,15 @@ def _plain(text: str) -> str:
 
 async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
     settings = service.settings
-    if settings.uses_local_defaults and not args.json:
-        print(
-            "ℹ No provider key is configured, so this council uses tiny offline models (SmolLM2-135M,\n"
-            "  Gemma 3 270M) running on this machine: expect quirky answers. Set OPENROUTER_API_KEY\n"
-            "  (or LLM_BASE_URL + LLM_API_KEY) and COUNCIL_MODELS for real ones; see README.\n",
-            file=sys.stderr,
-        )
     origin = Origin(platform=Platform.CLI, channel_id="terminal", user_id=args.user)
     run = await service.start_council(args.question, origin)
     term = Terminal(quiet=args.json or args.quiet)
+    if set(run.request.config.members) <= set(LOCAL_DEFAULT_MEMBERS):
+        term.note(
+            "ℹ This council runs tiny offline models (SmolLM2-135M, Gemma 3 270M) on this machine:\n"
+            "  expect quirky answers and unreadable rankings. For real models set OPENROUTER_API_KEY\n"
+            "  (or LLM_BASE_URL + LLM_API_KEY) and COUNCIL_MODELS; see README.\n"
+        )
     term.note(f"Council {run.council_id}: {', '.join(run.request.config.members)} · chairman {run.request.config.chairman}")
     result: CouncilResult | None = None
     try:

@@ -16,7 +16,8 @@ OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 
 # Used when no provider key is configured: tiny GGUF models that run in-process.
 LOCAL_DEFAULT_MEMBERS = ["local:smollm2", "local:gemma3-270m", "local:smollm2-creative"]
-LOCAL_DEFAULT_CHAIRMAN = "local:gemma3-270m"
+# SmolLM2 is instruction-tuned; the bundled Gemma 3 270M is a base model that echoes its prompt.
+LOCAL_DEFAULT_CHAIRMAN = "local:smollm2"
 
 # Used when a key is configured but no members are named.
 REMOTE_DEFAULT_MEMBERS = [
