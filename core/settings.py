@@ -7,7 +7,7 @@ print in logs, reprs or errors. `.env.example` documents each one.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -89,6 +89,8 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = Field(None, alias="SLACK_APP_TOKEN")
     slack_signing_secret: SecretStr | None = Field(None, alias="SLACK_SIGNING_SECRET")
     slack_api_url: str | None = Field(None, alias="SLACK_API_URL")
+    # "auto": progress through chat.startStream where the workspace allows it, else chat.update.
+    slack_streaming: Literal["auto", "off"] = Field("auto", alias="SLACK_STREAMING")
 
     # ----------------------------------------------------------------- discord
     discord_token: SecretStr | None = Field(None, alias="DISCORD_TOKEN")

@@ -1,9 +1,11 @@
 """A fake Slack Web API on loopback (aiohttp), for the Slack adapter's tests.
 
 Implements the methods the app calls — auth.test, chat.postMessage, chat.update,
-chat.postEphemeral, chat.delete, conversations.replies, conversations.open, users.info,
-views.open, files.getUploadURLExternal (+ the upload URL) and files.completeUploadExternal —
-plus response_url endpoints. Every call is recorded (method, merged arguments, headers, time).
+chat.postEphemeral, chat.delete, chat.startStream / appendStream / stopStream (streamed
+messages: tasks, plan titles, markdown text, final blocks; `streaming = False` answers
+`unknown_method` like a Slack without them), conversations.replies, conversations.open,
+users.info, views.open, files.getUploadURLExternal (+ the upload URL) and
+files.completeUploadExternal — plus response_url endpoints. Every call is recorded (method, merged arguments, headers, time).
 Responses look like Slack's (ts values, `ok`, `error` codes), and Slack's Block Kit limits are
 enforced the way Slack does (the whole call fails with `invalid_blocks`), so a test that posts
 an oversized message fails like production would. Rate limits can be scripted per method
@@ -32,6 +34,9 @@ MODAL_BLOCKS = 100
 SECTION_TEXT = 3000
 TEXT_MAX = 40000
 MODAL_TITLE = 24
+STREAM_TEXT = 12000  # markdown_text per call
+TASK_FIELD = 256  # task_update details / output
+TASK_STATUSES = ("pending", "in_progress", "complete", "error")
 
 
 @dataclass
@@ -113,7 +118,8 @@ def block_problems(blocks: Any, limit: int) -> list[str]:
 
 class FakeSlack:
     def __init__(self, *, team_id: str = "T1", bot_user_id: str = "UBOT", bot_id: str = "BBOT",
-                 token: str = "xoxb-test", host: str = "127.0.0.1"):
+                 token: str = "xoxb-test", host: str = "127.0.0.1", streaming: bool = True):
+        self.streaming = streaming  # False: chat.*Stream answer unknown_method
         self.team_id = team_id
         self.bot_user_id = bot_user_id
         self.bot_id = bot_id
@@ -225,6 +231,12 @@ class FakeSlack:
             if time.monotonic() > deadline:
                 raise TimeoutError("condition not met within %.1f s" % timeout)
             await asyncio.sleep(interval)
+
+    def stream(self, channel: str, ts: str) -> dict[str, Any] | None:
+        """A streamed message: its `text` (all markdown appended), `chunks` (every chunk, in order),
+        `tasks` (task id -> latest task_update), `title` (latest plan title), `streaming`."""
+        message = self.find(channel, ts)
+        return message if message is not None and "chunks" in message else None
 
     # ----------------------------------------------------------------- HTTP
 
@@ -367,6 +379,120 @@ class FakeSlack:
             message["blocks"] = args["blocks"]
         message["edited"] = {"user": self.bot_user_id, "ts": self.next_ts()}
         return {"ok": True, "channel": channel, "ts": ts, "text": message["text"], "message": message}
+
+    # Streaming (https://docs.slack.dev/reference/methods/chat.startStream): a reply in a thread,
+    # for a recipient (team and user required outside DMs), growing by chunks until stopped.
+
+    @staticmethod
+    def _chunk_problem(chunks: Any) -> str | None:
+        if chunks is None:
+            return None
+        if not isinstance(chunks, list):
+            return "invalid_chunks"
+        for chunk in chunks:
+            kind = chunk.get("type") if isinstance(chunk, dict) else None
+            if kind == "markdown_text":
+                if not isinstance(chunk.get("text"), str):
+                    return "invalid_chunks"
+                if len(chunk["text"]) > STREAM_TEXT:
+                    return "msg_too_long"
+            elif kind == "task_update":
+                if not chunk.get("id") or not chunk.get("title") or chunk.get("status") not in TASK_STATUSES:
+                    return "invalid_chunks"
+                if any(len(chunk.get(k) or "") > TASK_FIELD for k in ("details", "output")):
+                    return "invalid_chunks"
+            elif kind == "plan_update":
+                if not isinstance(chunk.get("title"), str):
+                    return "invalid_chunks"
+            elif kind == "blocks":
+                if block_problems(chunk.get("blocks"), MESSAGE_BLOCKS):
+                    return "invalid_blocks"
+            else:
+                return "invalid_chunks"
+        return None
+
+    @staticmethod
+    def _add_chunks(message: dict[str, Any], args: dict[str, Any]) -> None:
+        if args.get("markdown_text"):
+            message["text"] += args["markdown_text"]
+        for chunk in args.get("chunks") or []:
+            message["chunks"].append(chunk)
+            if chunk["type"] == "markdown_text":
+                message["text"] += chunk["text"]
+            elif chunk["type"] == "task_update":
+                message["tasks"][chunk["id"]] = chunk
+            elif chunk["type"] == "plan_update":
+                message["title"] = chunk["title"]
+
+    def _streaming_message(self, args: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        if not self.streaming:
+            return None, "unknown_method"
+        channel, ts = args.get("channel"), args.get("ts")
+        if not channel or not ts:
+            return None, "invalid_arguments"
+        message = self.find(channel, ts)
+        if message is None or "chunks" not in message:
+            return None, "message_not_found"
+        if not message["streaming"]:
+            return None, "message_not_in_streaming_state"
+        if len(args.get("markdown_text") or "") > STREAM_TEXT:
+            return None, "msg_too_long"
+        return message, self._chunk_problem(args.get("chunks"))
+
+    def _m_chat_startStream(self, args):
+        if not self.streaming:
+            return {"ok": False, "error": "unknown_method"}
+        channel, thread_ts = args.get("channel"), args.get("thread_ts")
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        if channel in self.no_access:
+            return {"ok": False, "error": "not_in_channel"}
+        if not thread_ts:
+            return {"ok": False, "error": "invalid_arguments"}
+        if not self.find(channel, thread_ts):
+            return {"ok": False, "error": "thread_not_found"}
+        if not args.get("recipient_team_id"):
+            return {"ok": False, "error": "missing_recipient_team_id"}
+        if not args.get("recipient_user_id"):
+            return {"ok": False, "error": "missing_recipient_user_id"}
+        if args.get("task_display_mode") not in (None, "timeline", "plan"):
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(args.get("markdown_text") or "") > STREAM_TEXT:
+            return {"ok": False, "error": "msg_too_long"}
+        problem = self._chunk_problem(args.get("chunks"))
+        if problem:
+            return {"ok": False, "error": problem}
+        ts = self.add_message(channel, "", user=None, thread_ts=thread_ts, bot=True)
+        message = self.find(channel, ts)
+        assert message is not None
+        message.update(streaming=True, chunks=[], tasks={}, title=None, recipient=args.get("recipient_user_id"),
+                       task_display_mode=args.get("task_display_mode") or "timeline")
+        self._add_chunks(message, args)
+        return {"ok": True, "channel": channel, "ts": ts}
+
+    def _m_chat_appendStream(self, args):
+        message, problem = self._streaming_message(args)
+        if problem or message is None:
+            return {"ok": False, "error": problem}
+        if not args.get("markdown_text") and not args.get("chunks"):
+            return {"ok": False, "error": "no_text"}
+        self._add_chunks(message, args)
+        return {"ok": True, "channel": args["channel"], "ts": args["ts"]}
+
+    def _m_chat_stopStream(self, args):
+        message, problem = self._streaming_message(args)
+        if problem or message is None:
+            return {"ok": False, "error": problem}
+        blocks = args.get("blocks")
+        if block_problems(blocks, MESSAGE_BLOCKS):
+            return {"ok": False, "error": "invalid_blocks",
+                    "response_metadata": {"messages": block_problems(blocks, MESSAGE_BLOCKS)}}
+        self._add_chunks(message, args)
+        message["streaming"] = False
+        # The finished message: the streamed text (Slack renders it as a markdown block), then ours.
+        text_blocks = [{"type": "markdown", "block_id": "stream-" + message["ts"], "text": message["text"]}]
+        message["blocks"] = (text_blocks if message["text"] else []) + list(blocks or [])
+        return {"ok": True, "channel": args["channel"], "ts": args["ts"], "message": message}
 
     def _m_chat_postEphemeral(self, args):
         channel, user = args.get("channel"), args.get("user")

@@ -122,8 +122,10 @@ async def stop_env(env: SlackEnv) -> None:
 
 @pytest.fixture
 async def env(llm, tmp_path, request):
-    overrides = getattr(request, "param", {})
-    fake = await FakeSlack(token=TOKEN).start()
+    overrides = dict(getattr(request, "param", {}))
+    # Most tests run against a Slack without chat.*Stream (the chat.update path); {"streaming": True}
+    # gives them one that streams.
+    fake = await FakeSlack(token=TOKEN, streaming=overrides.pop("streaming", False)).start()
     fake.add_user("U1", "ada")
     fake.add_user("U2", "bob")
     fake.add_user("UADMIN", "root", admin=True)
@@ -225,10 +227,14 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
     assert not any(b["type"] == "actions" for b in final)
     assert "Done" in section_texts(final)
 
+    # This Slack has no chat.startStream: the council fell back to chat.update at once.
+    [refused] = fake.calls_to("chat.startStream")
+    assert refused.response["error"] == "unknown_method" and refused.at <= status_call.at
+
     calls = [c for c in fake.calls if c.method != "auth.test"]
     with capsys.disabled():
-        print(f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council: {len(calls)} "
-              f"({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})")
+        print(f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council (chat.update "
+              f"fallback): {len(calls)} ({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})")
     assert len(calls) <= 12
 
 
@@ -606,3 +612,252 @@ async def test_history_leaderboard_and_export(env):
         (f"council-{council_id}.json", "D1"), (f"council-{council_id}.md", "DU1")]
     assert json.loads(uploads[0]["content"])["id"] == council_id
     assert fake.calls_to("conversations.open")[0].args["users"] == "U1"
+
+
+# --------------------------------------------------------------------------- streaming (chat.startStream)
+
+STREAMING = [{"streaming": True}]
+
+
+def streamed(fake: FakeSlack, channel: str = "C1"):
+    """Streams that ended holding an answer: (startStream call, stopStream call, message)."""
+    out = []
+    for stop in fake.calls_to("chat.stopStream"):
+        if stop.ok and stop.args.get("channel") == channel and any(
+                b.get("block_id", "").startswith("council-a-") for b in stop.args.get("blocks") or []):
+            start = next(c for c in fake.calls_to("chat.startStream") if c.ok and c.response["ts"] == stop.args["ts"])
+            out.append((start, stop, fake.find(channel, stop.args["ts"])))
+    return out
+
+
+def appended_text(fake: FakeSlack, ts: str) -> list[str]:
+    """The markdown text of each append/stop call of one stream, in order."""
+    pieces = []
+    for call in fake.calls_to("chat.appendStream", "chat.stopStream"):
+        if call.ok and call.args.get("ts") == ts:
+            text = "".join(c["text"] for c in call.args.get("chunks") or [] if c["type"] == "markdown_text")
+            pieces.append(text)
+    return pieces
+
+
+@pytest.mark.parametrize("env", STREAMING, indirect=True)
+async def test_streamed_council(env, capsys):
+    fake = env.fake
+    status, body = await env.command("What is six times seven?")
+    ack_s = env.ack_times[-1]
+    assert status == 200 and body == "" and ack_s < 3.0
+    await fake.wait_for(lambda: streamed(fake))
+    await env.settle()
+
+    question = posted(fake)[0]
+    thread_ts = question.response["ts"]
+    [(start, stop, message)] = streamed(fake)
+    assert start.args["thread_ts"] == thread_ts and start.args["task_display_mode"] == "plan"
+    assert (start.args["recipient_team_id"], start.args["recipient_user_id"]) == ("T1", "U1")
+    assert message["text"] == "Final answer by alpha: 42." and not message["streaming"]
+    tasks = message["tasks"]
+    assert [t["title"] for t in tasks.values()][:3] == MEMBERS
+    assert all(t["status"] == "complete" for t in tasks.values()), tasks
+    assert {"reviews", "chairman"} <= set(tasks)
+    assert message["title"].startswith("The council answered")
+    check_blocks(stop.args["blocks"])
+    buttons = [e["action_id"] for b in stop.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert buttons == ["council_stage_answers", "council_stage_reviews", "council_stage_ranking"]
+    assert "Ranking: 1." in json.dumps(stop.args["blocks"])
+    council_id = stop.args["blocks"][0]["block_id"].split("-")[2]
+    assert (await env.service.get_result(council_id)).status is CouncilStatus.OK
+
+    # No answer posted separately; the control message (Stop / Synthesize now) went once it was done.
+    assert not results(fake)
+    [control] = statuses(fake)
+    actions = [e["action_id"] for b in control.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert actions == ["council_stop", "council_synthesize"]
+    assert [c.args["ts"] for c in fake.calls_to("chat.delete") if c.ok] == [control.response["ts"]]
+    assert not fake.calls_to("chat.update")
+    assert [m["ts"] for m in fake.thread("C1", thread_ts)] == [thread_ts, message["ts"]]
+
+    calls = [c for c in fake.calls if c.method != "auth.test"]
+    appends = fake.calls_to("chat.appendStream")
+    with capsys.disabled():
+        print(f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one streamed council: {len(calls)} "
+              f"({', '.join(sorted({c.method for c in calls}))}; chat.appendStream x{len(appends)})")
+    assert len(calls) <= 12
+
+
+@pytest.mark.parametrize("env", STREAMING, indirect=True)
+async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
+    fake = env.fake
+    synthesis = " ".join(f"word{i}" for i in range(60)) + " END."
+    llm.script("alpha", ByStage(Reply("alpha says 42.", delay_s=0.2), Reply(ranking_review()),
+                                Reply(synthesis, token_delay_s=0.05)))
+    llm.script("beta", council_member("beta says 42.", latency_s=1.5))
+    llm.script("gamma", council_member("gamma says 42.", latency_s=2.5))
+    fake.ratelimit("chat.appendStream", times=1, retry_after=1)
+    await env.command("Slow question?")
+    await fake.wait_for(lambda: streamed(fake), timeout=60)
+    await env.settle()
+    [(start, _stop, message)] = streamed(fake)
+    ts = start.response["ts"]
+    writes = [c for c in fake.calls_to("chat.appendStream", "chat.stopStream") if c.args.get("ts") == ts]
+    assert [c.status for c in writes].count(429) == 1
+    done = [c for c in writes if c.ok]
+    gaps = [b.at - a.at for a, b in zip([start] + done, done)]
+    assert all(gap >= 1.0 for gap in gaps), gaps  # at most one write a second, Retry-After honoured
+    # Task states went pending/in progress -> complete, a member at a time.
+    states = [(c["id"], c["status"]) for call in [start] + done for c in call.args.get("chunks") or []
+              if c["type"] == "task_update"]
+    assert ("member-1", "complete") in states and ("member-3", "in_progress") in states
+    assert states.index(("member-3", "in_progress")) < states.index(("member-3", "complete"))
+    assert ("chairman", "in_progress") in states
+    # The chairman's text arrived in a few batches (not one call per token), in order, whole.
+    pieces = [p for p in appended_text(fake, ts) if p]
+    assert 2 <= len(pieces) < 20, pieces
+    assert "".join(pieces) == synthesis == message["text"]
+    assert all(p.endswith(" ") for p in pieces[:-1])  # cut between words
+    calls = [c for c in fake.calls if c.method != "auth.test"]
+    with capsys.disabled():
+        print(f"\n[slack] slower streamed council (~5 s): {len(calls)} Web API calls, "
+              f"chat.appendStream x{len(fake.calls_to('chat.appendStream'))} (one 429 retried), "
+              f"{len(pieces)} text batches for {len(synthesis.split())} tokens")
+
+
+@pytest.mark.parametrize("env", STREAMING, indirect=True)
+async def test_streamed_text_cannot_ping(env, llm):
+    fake = env.fake
+    for name in MEMBERS:
+        llm.script(name, council_member(PING, synthesis=f"{PING} @here and @channel, says {name} <!here|x>"))
+    await env.command(f"Say {PING}")
+    await fake.wait_for(lambda: streamed(fake))
+    await env.settle()
+    [(_start, _stop, message)] = streamed(fake)
+    checked = fake.calls_to("chat.startStream", "chat.appendStream", "chat.stopStream", "chat.postMessage")
+    assert len(checked) >= 4
+    for call in checked:
+        text = json.dumps({k: call.args.get(k) for k in ("text", "blocks", "chunks", "markdown_text")},
+                          ensure_ascii=False)
+        assert "<!channel>" not in text and "<@U999>" not in text and "<!here" not in text, text
+        assert "@here" not in text and "@channel" not in text
+    assert "says alpha" in message["text"] and "hi" in message["text"]
+
+
+@pytest.mark.parametrize("env", STREAMING, indirect=True)
+async def test_stream_refused_falls_back_to_chat_update(env, llm):
+    fake = env.fake
+    # A passing error: this council uses chat.update, the next one streams again.
+    fake.fail("chat.startStream", "internal_error")
+    await env.command("What is six times seven?")
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    [status_call] = statuses(fake)
+    assert status_call.args["blocks"][0]["text"]["text"].startswith(":hourglass_flowing_sand: Convening")
+    updates = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == status_call.response["ts"]]
+    assert updates and "Done" in section_texts(updates[-1].args["blocks"])
+    assert "Final answer by alpha: 42." in section_texts(results(fake)[0].args["blocks"])
+    assert not fake.calls_to("chat.appendStream", "chat.stopStream")
+
+    await env.command("And again?")
+    await fake.wait_for(lambda: streamed(fake))
+    await env.settle()
+    assert len(results(fake)) == 1
+
+    # Slack says the feature is not there: later councils do not even ask (for a while).
+    fake.fail("chat.startStream", "feature_not_enabled")
+    for done, question in enumerate(("Third?", "Fourth?"), start=3):
+        await env.command(question)
+        await fake.wait_for(lambda n=done: len(results(fake)) + len(streamed(fake)) == n)
+        await env.settle()
+    assert len(fake.calls_to("chat.startStream")) == 3 and len(results(fake)) == 3
+    assert env.bot.stream_now() is False
+
+
+@pytest.mark.parametrize("env", STREAMING, indirect=True)
+async def test_stream_that_breaks_hands_over_to_the_status_message(env, llm):
+    fake = env.fake
+    llm.script("beta", council_member("beta says 42.", latency_s=1.5))
+    fake.fail("chat.appendStream", "message_not_in_streaming_state")
+    await env.command("What is six times seven?")
+    await fake.wait_for(lambda: results(fake), timeout=30)
+    await env.settle()
+    [status_call] = statuses(fake)
+    assert status_call.args["blocks"][0]["text"]["text"] == render_note()
+    updates = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == status_call.response["ts"]]
+    assert updates and "Done" in section_texts(updates[-1].args["blocks"])
+    assert any("✅" in section_texts(c.args["blocks"]) for c in updates)  # the full status from then on
+    assert "Final answer by alpha: 42." in section_texts(results(fake)[0].args["blocks"])
+    assert len(fake.calls_to("chat.appendStream")) == 1
+
+
+def render_note() -> str:
+    from bot.slack import render
+
+    return render.STREAM_CONTROL_NOTE
+
+
+@pytest.mark.parametrize("env", STREAMING, indirect=True)
+async def test_streamed_stop_and_synthesize(env, llm):
+    fake = env.fake
+    llm.script("gamma", Hang())
+    llm.script("beta", Hang())
+    await env.command("Will you hang?")
+    await fake.wait_for(lambda: statuses(fake) and llm.requests_for("alpha", stage=1))
+    [control] = statuses(fake)
+    council_id = control.args["blocks"][0]["block_id"].split("-")[2]
+    await env.action("council_synthesize", council_id, user="U1", thread_ts=control.args["thread_ts"])
+    await fake.wait_for(lambda: streamed(fake), timeout=30)
+    await env.settle()
+    [(_start, _stop, message)] = streamed(fake)
+    assert message["text"] == "Final answer by alpha: 42."
+    tasks = message["tasks"]
+    assert tasks["member-1"]["status"] == "complete"
+    assert tasks["member-2"]["status"] == tasks["member-3"]["status"] == "error"
+    assert tasks["chairman"]["status"] == "complete"
+    assert any("Synthesizing" in e["text"] for e in fake.ephemerals)
+
+    # Stop: no answer, so the result is posted as a reply and the control message says so.
+    await env.command("Hang again?")
+    await fake.wait_for(lambda: len(statuses(fake)) == 2)
+    second = statuses(fake)[1]
+    second_id = second.args["blocks"][0]["block_id"].split("-")[2]
+    await env.action("council_stop", second_id, user="U1", thread_ts=second.args["thread_ts"])
+    await fake.wait_for(lambda: results(fake), timeout=30)
+    await env.settle()
+    assert (await env.service.get_result(second_id)).status is CouncilStatus.CANCELLED
+    last = [c for c in fake.calls_to("chat.update") if c.args["ts"] == second.response["ts"]][-1]
+    assert "stopped" in section_texts(last.args["blocks"])
+    stops = [c for c in fake.calls_to("chat.stopStream") if c.ok]
+    assert len(stops) == 2 and "blocks" not in stops[1].args  # the stream closed, the answer posted
+
+
+@pytest.mark.parametrize("env", STREAMING, indirect=True)
+async def test_streamed_answer_is_thread_history(env, llm):
+    fake = env.fake
+    await env.command("What is the capital of France?")
+    await fake.wait_for(lambda: streamed(fake))
+    await env.settle()
+    thread_ts = posted(fake)[0].response["ts"]
+    llm.requests.clear()
+    await env.event(env.mention("<@UBOT> Why?", thread_ts=thread_ts))
+    await fake.wait_for(lambda: len(streamed(fake)) == 2)
+    await env.settle()
+    messages = llm.requests_for(stage=1)[0].messages
+    assert "assistant" in [m["role"] for m in messages]
+    transcript = json.dumps(messages)
+    assert "What is the capital of France?" in transcript and "Final answer by alpha: 42." in transcript
+
+
+@pytest.mark.parametrize("env", STREAMING, indirect=True)
+async def test_long_streamed_answer_is_attached(env, llm):
+    fake = env.fake
+    paragraph = "The council considered this carefully. " * 20 + "\n\n"
+    long_answer = "# Report\n\n" + paragraph * 40  # ~32,000 characters
+    llm.script("alpha", council_member("alpha answers.", synthesis=long_answer))
+    await env.command("Write a long report")
+    await fake.wait_for(lambda: fake.calls_to("files.completeUploadExternal"))
+    await env.settle()
+    [(start, stop, message)] = streamed(fake)
+    assert 11000 < len(message["text"]) <= 12100 and long_answer.startswith(message["text"].rstrip("…").rstrip())
+    assert all(len(p) <= 12000 for p in appended_text(fake, start.response["ts"]))
+    assert "attached below" in json.dumps(stop.args["blocks"])
+    [upload] = fake.uploads.values()
+    assert long_answer.strip() in upload["content"] and upload["thread_ts"] == start.args["thread_ts"]
+    assert not results(fake)

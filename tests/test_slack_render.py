@@ -188,3 +188,33 @@ def test_parse_admin():
     for bad in ("", "help", "frob", "members", "chairman a b", "limits", "limits user=x", "limits speed=3", "audit 99"):
         with pytest.raises(InputRejected):
             parse_admin(bad)
+
+
+def test_streamed_text_is_cut_between_words_and_never_pings():
+    """The chairman's text, arriving a character at a time, is sent in pieces that are each
+    neutralised: no piece may end inside `<!here>`, `<@U1>` or `@channel`."""
+    import re
+
+    from bot.progress import CouncilProgress
+    from bot.render_text import neutralize_slack
+    from bot.slack.runner import STREAM_TEXT_MAX, ProgressStream
+
+    text = ("Hi <!here> and <@U999>, ping @channel or @everyone; mail a@b.c <#C1> `code <!channel>` "
+            + "x" * 50 + "<!subteam^S1> end @here\n") * 3
+    stream = ProgressStream(None, "C1", "1.1", team_id="T1", user_id="U1")  # type: ignore[arg-type]
+    progress = CouncilProgress("c1", stage=3, chairman="alpha", chairman_model="alpha")
+    pieces = []
+    for i in range(1, len(text) + 1):
+        progress.chairman_text = text[:i]
+        stream._progress = progress
+        if i % 7 and i < len(text):
+            continue
+        chunks, commit = stream._pending(final=i == len(text))
+        commit()
+        pieces += [c["text"] for c in chunks if c["type"] == "markdown_text"]
+    joined = "".join(pieces)
+    assert len(pieces) > 10
+    assert joined.replace("\u200b", "") == text[:STREAM_TEXT_MAX]
+    assert joined == neutralize_slack(text)  # the pieces, each neutralised, as the whole would be
+    assert not re.search(r"<[!@#]", joined) and not re.search(r"@(here|channel|everyone)", joined)
+

@@ -30,9 +30,18 @@ def command_fields(fake: FakeSlack, text: str) -> dict[str, str]:
             "trigger_id": f"trig-{time.time()}"}
 
 
-def answers(fake: FakeSlack) -> list:
-    return [c for c in fake.calls_to("chat.postMessage") if c.ok
-            and (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-a-")]
+def answers(fake: FakeSlack) -> list[dict]:
+    """Answers in threads, posted (chat.postMessage) or streamed (chat.stopStream): {"thread_ts", "via"}."""
+    found = []
+    for c in fake.calls_to("chat.postMessage", "chat.stopStream"):
+        if not c.ok or not any(b.get("block_id", "").startswith("council-a-") for b in c.args.get("blocks") or []):
+            continue
+        if c.method == "chat.postMessage":
+            found.append({"thread_ts": c.args.get("thread_ts"), "via": c.method})
+        else:
+            message = fake.find(c.args["channel"], c.args["ts"]) or {}
+            found.append({"thread_ts": message.get("thread_ts"), "via": c.method})
+    return found
 
 
 @pytest.fixture
@@ -118,7 +127,8 @@ async def test_run_slack_socket_mode(llm, tmp_path, fake):
         await fake.wait_for(lambda: fake.socket_ack(first) and fake.socket_ack(again), timeout=5)
         await fake.wait_for(lambda: len(answers(fake)) == 2, timeout=30)
         await asyncio.sleep(0.5)
-        assert len(answers(fake)) == 2 and answers(fake)[1].args["thread_ts"] == ts
+        assert len(answers(fake)) == 2 and answers(fake)[1]["thread_ts"] == ts
+        assert {a["via"] for a in answers(fake)} == {"chat.stopStream"}  # the fake streams, like Slack
         print(f"\n[slack] socket mode ack {ack_s * 1000:.0f} ms")
     finally:
         task.cancel()

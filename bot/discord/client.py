@@ -476,7 +476,7 @@ def build_discord_client(service: CouncilService, settings: Settings, **options:
 
 async def run_discord(service: CouncilService, settings: Settings) -> None:
     if settings.discord_token is None:
-        raise RuntimeError("DISCORD_TOKEN is not set (see docs/discord.md).")
+        raise RuntimeError("DISCORD_TOKEN is not set (see the README, section Discord).")
     client = build_discord_client(service, settings)
     async with client:
         await client.start(settings.discord_token.get_secret_value())

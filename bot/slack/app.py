@@ -3,9 +3,11 @@
 `/council <question>` posts the question in the channel and runs the council in its thread;
 `@bot <question>` runs it in the thread of that message (inside a thread, the earlier messages
 are context); DMs work the same. Every listener acknowledges at once and does its work in a
-background task. One status message per council is edited as it progresses (Stop / Synthesize
-now buttons), then the answer arrives with buttons that open each stage in a modal, loaded
-from the database (so they work after a restart). Nothing about councils is decided here: the
+background task. Progress is streamed into one message (chat.startStream: a task per member, the
+reviews, the chairman, then the chairman's text) with a small Stop / Synthesize now message under
+it; where Slack does not stream, one status message is edited instead (chat.update, throttled).
+The answer comes with buttons that open each stage in a modal, loaded from the database (so they
+work after a restart). Nothing about councils is decided here: the
 service validates, rate-limits, checks permissions and stores.
 
 Entry points: `build_slack_app(service, settings)` and `run_slack(service, settings, http=, port=)`
@@ -34,7 +36,7 @@ from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
-from bot.slack.runner import EDIT_INTERVAL_S, CouncilFollower
+from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower
 from core.errors import CouncilError, NotFound, PermissionDenied
 from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform
 from core.settings import Settings
@@ -49,6 +51,8 @@ DEFAULT_API_URL = "https://slack.com/api/"
 ADMIN_CACHE_S = 60.0
 HISTORY_PAGES = 5  # conversations.replies pages read for a thread follow-up (200 messages each)
 RATE_LIMIT_RETRIES = 3
+STREAMING_MODES = ("auto", "off")
+STREAM_RETRY_S = 600.0  # after chat.startStream said `unknown_method` & co., try again this much later
 
 CANNOT_POST = {
     "not_in_channel": "I'm not in this channel. Invite me with `/invite @{bot}` and ask again.",
@@ -116,11 +120,18 @@ class SlackCouncilBot:
     """Holds the Bolt app, its listeners and the background tasks they start."""
 
     def __init__(self, service: "CouncilService", settings: Settings, client: AsyncWebClient,
-                 *, status_interval: float = EDIT_INTERVAL_S):
+                 *, status_interval: float = EDIT_INTERVAL_S, streaming: str | None = None):
         self.service = service
         self.settings = settings
         self.client = client
         self.status_interval = status_interval
+        # "auto": stream progress with chat.startStream where Slack allows it, else chat.update;
+        # "off": always chat.update (SLACK_STREAMING; tests pass `streaming`).
+        mode = (streaming or settings.slack_streaming).strip().lower()
+        if mode not in STREAMING_MODES:
+            raise ValueError(f"Slack streaming must be one of {', '.join(STREAMING_MODES)}, not {mode!r}")
+        self.streaming = mode
+        self._stream_refused_until = 0.0  # Slack said this app/workspace cannot stream: not before then
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         self.app = AsyncApp(
             client=client,
@@ -382,8 +393,18 @@ class SlackCouncilBot:
         run.request.origin.thread_id = thread_ts  # stored with the result
         await self.follow(run, channel, thread_ts)
 
+    def stream_now(self) -> bool:
+        return self.streaming == "auto" and time.monotonic() >= self._stream_refused_until
+
+    def stream_refused(self, code: str) -> None:
+        """A refusal that will not change soon (no such method, feature, token type) stops the
+        next councils from asking again for a while; anything else only affects that council."""
+        if code in STREAM_UNSUPPORTED:
+            self._stream_refused_until = time.monotonic() + STREAM_RETRY_S
+
     async def follow(self, run: "CouncilRun", channel: str, thread_ts: str) -> CouncilResult:
-        follower = CouncilFollower(self.service, self.client, run, channel, thread_ts, interval=self.status_interval)
+        follower = CouncilFollower(self.service, self.client, run, channel, thread_ts, interval=self.status_interval,
+                                   streaming=self.stream_now(), on_stream_refused=self.stream_refused)
         return await follower.follow()
 
     # ----------------------------------------------------------------- mentions and DMs

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Literal
 
-from bot.progress import CouncilProgress
+from bot.progress import CouncilProgress, MemberState
 from bot.render_text import (
     aggregate_table,
     ballot_line,
@@ -206,14 +206,16 @@ def with_block_id(blocks: list[dict[str, Any]], block_id: str) -> list[dict[str,
 
 
 def council_ref(message: dict[str, Any]) -> tuple[str, str] | None:
-    """("q" | "s" | "a", council id) for a message we posted, from its first block's id."""
+    """("q" | "s" | "a", council id) for a message we posted, from the first block carrying our id.
+
+    Usually the first block; in a streamed answer Slack's own blocks (the streamed text) come
+    first and ours (`stream_final_blocks`) at the bottom."""
     for block in message.get("blocks") or []:
         block_id = block.get("block_id") or ""
         for prefix, kind in ((QUESTION_BLOCK, "q"), (STATUS_BLOCK, "s"), (ANSWER_BLOCK, "a")):
             if block_id.startswith(prefix):
                 council_id = block_id[len(prefix):].split("-", 1)[0]
                 return (kind, council_id) if council_id else None
-        return None
     return None
 
 
@@ -241,10 +243,13 @@ def question_message(question: str, user_id: str, council_id: str) -> Message:
 
 
 def status_message(council_id: str, progress: CouncilProgress | None, *, running: bool = True,
-                   final: str | None = None) -> Message:
-    """The one status message of a council, edited as it progresses."""
+                   final: str | None = None, note: str | None = None) -> Message:
+    """The one status message of a council, edited as it progresses (with `note`, a fixed line:
+    the small control message next to a streamed council)."""
     if final is not None:
         lines = [final]
+    elif note is not None:
+        lines = [note]
     elif progress is None:
         lines = [":hourglass_flowing_sand: Convening the council…"]
     else:
@@ -281,6 +286,135 @@ def final_status(result: CouncilResult) -> str:
     answered = sum(1 for a in result.answers if a.ok)
     mark = ":warning:" if result.status is CouncilStatus.DEGRADED else ":white_check_mark:"
     return f"{mark} Done{took}: {answered}/{len(result.answers)} members answered, {len(result.reviews)} reviews. The answer is below."
+
+
+# --------------------------------------------------------------------------- streaming (chat.startStream)
+
+STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
+TASK_FIELD_MAX = 256  # task details/output
+TASK_TITLE_MAX = 150
+Chunk = dict[str, Any]  # a chat.*Stream chunk: markdown_text, task_update, plan_update
+
+
+def stream_text(text: str) -> str:
+    """Model text for a `markdown_text` chunk: standard Markdown, left as written, pings broken.
+
+    Each piece is neutralised on its own, so the caller cuts the text only at whitespace (no
+    `<!channel>` or `@here` can be formed across two pieces)."""
+    return neutralize_slack(text)
+
+
+def _task(task_id: str, title: str, status: str, details: str | None = None,
+          output: str | None = None) -> Chunk:
+    chunk: Chunk = {"type": "task_update", "id": task_id, "title": clip(neutralize_slack(title), TASK_TITLE_MAX),
+                    "status": status}
+    if details:
+        chunk["details"] = clip(neutralize_slack(details), TASK_FIELD_MAX)
+    if output:
+        chunk["output"] = clip(neutralize_slack(output), TASK_FIELD_MAX)
+    return chunk
+
+
+def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None) -> list[Chunk]:
+    """The council as a plan: one task per member (stage 1), one for the reviews, one for the
+    chairman. Statuses are Slack's: pending, in_progress, complete, error. With `result`, every
+    task gets its final state (nothing is left pending or in progress)."""
+    tasks: list[Chunk] = []
+    answers = {a.model: a for a in result.answers} if result is not None else {}
+    members = list(progress.members.values())
+    for model in answers:
+        if model not in progress.members:
+            members.append(MemberState(model))
+    for index, member in enumerate(members):
+        task_id, title = f"member-{index + 1}", short_model(member.model)
+        answer = answers.get(member.model)
+        if answer is not None:
+            if answer.ok:
+                took = f"Answered in {answer.latency_s:.1f} s" if answer.latency_s is not None else "Answered"
+                tasks.append(_task(task_id, title, "complete", output=took))
+            else:
+                tasks.append(_task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer"))
+        elif member.state == "answered":
+            took = f"Answered in {member.latency_s:.1f} s" if member.latency_s is not None else "Answered"
+            tasks.append(_task(task_id, title, "complete", output=took))
+        elif member.state == "failed":
+            tasks.append(_task(task_id, title, "error", output=member.detail or "failed"))
+        elif result is not None:
+            tasks.append(_task(task_id, title, "error", output="stopped"))
+        else:
+            tasks.append(_task(task_id, title, "in_progress" if progress.stage >= 1 else "pending"))
+
+    expected = progress.reviews_expected or sum(1 for m in members if m.state == "answered")
+    counts = f"{progress.reviews_done}/{expected} reviews, {progress.reviews_parsed} ballots read"
+    title = "Anonymous peer review"
+    if result is not None:
+        if result.reviews:
+            parsed = sum(1 for r in result.reviews if r.ballot_labels)
+            tasks.append(_task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read"))
+        else:
+            tasks.append(_task("reviews", title, "error", output="skipped"))
+    elif progress.stage >= 3:
+        tasks.append(_task("reviews", title, "complete", output=counts))
+    elif progress.stage == 2:
+        tasks.append(_task("reviews", title, "in_progress", details=counts))
+    else:
+        tasks.append(_task("reviews", title, "pending"))
+
+    chairman = short_model(progress.chairman or (result.request.config.chairman if result is not None else "") or "chairman")
+    title = f"Chairman {chairman} writes the answer"
+    synthesis = result.synthesis if result is not None else None
+    if result is not None:
+        if synthesis is not None and synthesis.by_chairman:
+            tasks.append(_task("chairman", title, "complete", output="Done"))
+        elif synthesis is not None:
+            tasks.append(_task("chairman", title, "error",
+                               output=f"{short_model(synthesis.model)} wrote the answer instead"))
+        else:
+            tasks.append(_task("chairman", title, "error",
+                               output="stopped" if result.status is CouncilStatus.CANCELLED else "no answer"))
+    elif progress.stage >= 3:
+        writer = progress.chairman_model
+        details = f"{short_model(writer)} is writing" if writer and progress.chairman and writer != progress.chairman else None
+        tasks.append(_task("chairman", title, "in_progress", details=details))
+    else:
+        tasks.append(_task("chairman", title, "pending"))
+    return tasks
+
+
+def stream_title(progress: CouncilProgress | None, result: CouncilResult | None = None) -> str:
+    """The plan's title (a `plan_update` chunk)."""
+    if result is not None:
+        seconds = result.timings.get("total_s")
+        took = f" in {seconds:.1f} s" if seconds is not None else ""
+        if result.status is CouncilStatus.FAILED:
+            return f"The council failed{took}"
+        if result.status is CouncilStatus.CANCELLED:
+            return f"The council was stopped{took}"
+        return f"The council answered{took}"
+    if progress is None:
+        return "Convening the council…"
+    lines = progress_lines(progress)
+    return clip(lines[0].replace(":hourglass: ", ""), TASK_TITLE_MAX) if lines else "The council is at work"
+
+
+def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> list[dict[str, Any]]:
+    """The blocks chat.stopStream puts under a streamed answer: notes, ranking, footer, buttons.
+
+    The first carries `council-a-<id>`, so thread history and buttons find the council."""
+    blocks: list[dict[str, Any]] = []
+    header = result_header(result)
+    if header:
+        blocks.append(context(plain(header)))
+    if attached and result.synthesis is not None:
+        blocks.append(context(
+            f":page_facing_up: The full answer ({len(result.synthesis.text):,} characters) is attached below as a Markdown file."
+        ))
+    if result.aggregate is not None:
+        blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
+    blocks.append(context(result_footer(result)))
+    if result.answers or result.reviews or result.aggregate is not None:
+        blocks.append(stage_buttons(result.council_id, result))
+    return with_block_id(blocks, f"{ANSWER_BLOCK}{result.council_id}-0")
 
 
 # --------------------------------------------------------------------------- result

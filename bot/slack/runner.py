@@ -1,9 +1,21 @@
-"""Follow one council and keep Slack up to date: a throttled status message, then the answer.
+"""Follow one council and keep Slack up to date, streamed where Slack allows it.
 
-The status message is edited with `chat.update` at most once per `interval` (1.2 s by default;
-Slack allows roughly one message write per second per channel), coalescing: whatever happened in
-between is shown by the next edit. A `ratelimited` answer postpones the next edit by its
-Retry-After (the Web API client itself also retries 429s after Retry-After).
+Streaming (`streaming="auto"`): one `chat.startStream` message in the thread shows the council
+as a plan of tasks (a task per member, one for the reviews, one for the chairman), then the
+chairman's text as it is written (`chat.appendStream`), and `chat.stopStream` ends it with the
+ranking, the footer and the stage buttons under the answer. Appends are coalesced: at most one
+call per `interval` carries every task change and the new text. Streamed messages cannot carry
+buttons while they stream, so a small control message under it holds Stop / Synthesize now, and
+is deleted once the streamed message holds the answer.
+
+Fallback (streaming off, or `chat.startStream` refused: `unknown_method`, `feature_not_enabled`,
+`not_allowed_token_type`, any error): the status message is edited with `chat.update` at most
+once per `interval` (1.2 s by default; Slack allows roughly one message write per second per
+channel), coalescing, then the answer is posted as a reply. A stream that breaks later (an append
+refused for good) hands the display to the same status message, and the answer is posted.
+
+A `ratelimited` answer postpones the next write by its Retry-After (the Web API client itself
+also retries 429s after Retry-After).
 """
 
 from __future__ import annotations
@@ -11,13 +23,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.progress import CouncilProgress
 from bot.slack import render
+from bot.slack.render import Chunk
 from core.models import CouncilFinished, CouncilResult
 
 if TYPE_CHECKING:
@@ -26,6 +39,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EDIT_INTERVAL_S = 1.2
+STREAM_TEXT_MAX = render.LONG_ANSWER_CHARS  # of the chairman's text streamed; a longer answer is attached
+STREAM_PIECE_MAX = 7000  # raw characters per markdown_text chunk (Slack: 12,000 after neutralising)
+# chat.startStream errors meaning "not in this workspace/app/token": no use trying again soon.
+STREAM_UNSUPPORTED = frozenset({"unknown_method", "not_allowed_token_type", "feature_not_enabled",
+                                "missing_scope", "not_supported", "method_deprecated", "invalid_auth_type"})
 
 
 def retry_after_of(exc: SlackApiError, default: float = 1.0) -> float | None:
@@ -97,6 +115,16 @@ class StatusUpdater:
         self._not_before = time.monotonic() + self.interval
         return True
 
+    async def finish_quietly(self) -> None:
+        """Drop any pending edit (the message is about to go)."""
+        self._render = None
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
     async def finish(self, message: render.Message, attempts: int = 3) -> None:
         """The last edit, after any pending one, still respecting the interval and rate limits."""
         self._render = None
@@ -115,8 +143,230 @@ class StatusUpdater:
                 return
 
 
+def _cut(text: str, limit: int, final: bool) -> int:
+    """How much of `text` to send now: at most `limit` characters, ending at whitespace so that
+    separately neutralised pieces never join into a ping (`<` + `!here>`, `@he` + `re`). At the
+    end (`final`) everything goes; a piece without any whitespace is cut where no `<` or `@` is near."""
+    if final and len(text) <= limit:
+        return len(text)
+    window = text[:limit]
+    for i in range(len(window), 0, -1):
+        if window[i - 1].isspace():
+            return i
+    if not final and len(text) < 4 * limit:
+        return 0  # wait for a space
+    cut = len(window)
+    while cut > 1 and (window[cut - 1] == "<" or "@" in window[max(0, cut - 10):cut]):
+        cut -= 1
+    return cut if cut > 1 else len(window)
+
+
+class ProgressStream:
+    """One streamed message (chat.startStream/appendStream/stopStream): the council's tasks,
+    then the chairman's text. Appends at most once per `interval`, coalescing; each append sends
+    only what changed since the last one Slack accepted."""
+
+    def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str, *, team_id: str | None,
+                 user_id: str | None, interval: float = EDIT_INTERVAL_S):
+        self.client = client
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self.team_id = team_id
+        self.user_id = user_id
+        self.interval = interval
+        self.ts: str | None = None
+        self.calls = 0
+        self.ratelimited = 0
+        self.broken = False  # an append failed for good: the status message takes over
+        self.diverged = False  # the streamed text is no longer the start of the answer
+        self.text_sent = 0  # characters of the chairman's (raw) text that Slack has
+        self.streamed = ""  # that text
+        self.attached = False  # the answer is longer than the stream: its file goes under it
+        self._text_model: str | None = None
+        self._tasks: dict[str, Chunk] = {}
+        self._title: str | None = None
+        self._progress: CouncilProgress | None = None
+        self._dirty = False
+        self._not_before = 0.0
+        self._task: asyncio.Task[None] | None = None
+        self._sleeping = False
+
+    async def start(self) -> None:
+        """chat.startStream; raises SlackApiError (or anything else) when Slack will not stream here."""
+        title = render.stream_title(None)
+        args: dict[str, Any] = {"channel": self.channel, "thread_ts": self.thread_ts, "task_display_mode": "plan",
+                                "chunks": [{"type": "plan_update", "title": title}]}
+        if self.team_id:
+            args["recipient_team_id"] = self.team_id
+        if self.user_id:
+            args["recipient_user_id"] = self.user_id
+        response = await self.client.chat_startStream(**args)
+        self.calls += 1
+        ts = response.get("ts")
+        if not ts:
+            raise RuntimeError("chat.startStream answered without a ts")
+        self.ts = str(ts)
+        self._title = title
+        self._not_before = time.monotonic() + self.interval
+
+    # ------------------------------------------------------------- appends
+
+    def update(self, progress: CouncilProgress) -> None:
+        """Schedule an append with the latest state (evaluated when the append happens)."""
+        self._progress = progress
+        self._dirty = True
+        if not self.broken and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while self._dirty and not self.broken:
+            wait = self._not_before - time.monotonic()
+            if wait > 0:
+                self._sleeping = True
+                try:
+                    await asyncio.sleep(wait)
+                finally:
+                    self._sleeping = False
+            self._dirty = False
+            chunks, commit = self._pending(final=False)
+            if not chunks:
+                continue
+            if await self._call("chat_appendStream", chunks=chunks):
+                commit()
+            elif not self.broken:
+                self._dirty = True  # rate limited: the same changes (and more) after Retry-After
+
+    def _pending(self, *, final: bool, result: CouncilResult | None = None,
+                 text: str | None = None) -> tuple[list[Chunk], Callable[[], None]]:
+        """The chunks that bring Slack up to date, and what to remember once it accepted them."""
+        progress = self._progress
+        chunks: list[Chunk] = []
+        title = render.stream_title(progress, result)
+        if title != self._title:
+            chunks.append({"type": "plan_update", "title": title})
+        tasks = render.stream_tasks(progress, result) if progress is not None else []
+        changed = [t for t in tasks if self._tasks.get(t["id"]) != t]
+        chunks += changed
+        sent = self.text_sent
+        model = self._text_model
+        if text is None and progress is not None and not self.diverged:
+            if progress.chairman_model != model and progress.chairman_text:
+                if sent:  # another synthesizer restarted the text: what is shown cannot be taken back
+                    self.diverged = True
+                else:
+                    model = progress.chairman_model
+            if not self.diverged and progress.chairman_model == model:
+                text = progress.chairman_text
+        piece = ""
+        if text is not None and not self.diverged and sent < STREAM_TEXT_MAX:
+            rest = text[sent:STREAM_TEXT_MAX]
+            cut = _cut(rest, STREAM_PIECE_MAX, final)
+            piece = rest[:cut]
+            if piece:
+                chunks.append({"type": "markdown_text", "text": render.stream_text(piece)})
+
+        def commit() -> None:
+            self._title = title
+            for task in changed:
+                self._tasks[task["id"]] = task
+            self._text_model = model
+            self.text_sent = sent + len(piece)
+            self.streamed += piece
+
+        return chunks, commit
+
+    async def _call(self, method: str, **args: Any) -> bool:
+        """True when Slack took it, False when rate limited (try again later); `broken` when refused."""
+        try:
+            await getattr(self.client, method)(channel=self.channel, ts=self.ts, **args)
+            self.calls += 1
+            self._not_before = time.monotonic() + self.interval
+            return True
+        except SlackApiError as exc:
+            delay = retry_after_of(exc)
+            if delay is not None:
+                self.ratelimited += 1
+                self._not_before = time.monotonic() + max(delay, self.interval)
+                log.info("%s rate limited; next call in %.1f s", method, delay)
+                return False
+            log.warning("%s failed (%s); showing progress in the status message instead", method,
+                        exc.response.get("error") if exc.response else exc)
+        except Exception as exc:
+            log.warning("%s failed (%s); showing progress in the status message instead", method, exc)
+        self.broken = True
+        return False
+
+    async def _settle(self) -> None:
+        """Let a running append finish (a sleeping one is dropped: `finish` sends everything)."""
+        self._dirty = False
+        if self._task is not None and not self._task.done():
+            if self._sleeping:
+                self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def _wait_turn(self) -> None:
+        wait = self._not_before - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    # ------------------------------------------------------------- the end
+
+    async def finish(self, result: CouncilResult, attempts: int = 3) -> bool:
+        """Send the last tasks and the rest of the answer, then chat.stopStream.
+
+        True when the streamed message now holds the answer (with the ranking, footer and stage
+        buttons under it; `attached` says a long answer's file is still to upload); False when
+        the caller must post the result as a reply (the stream broke, a fallback synthesizer
+        restarted the text, or there is no answer)."""
+        await self._settle()
+        synthesis = result.synthesis
+        holds = (synthesis is not None and not self.broken and not self.diverged
+                 and synthesis.text.startswith(self.streamed))
+        text = synthesis.text if holds and synthesis is not None else None
+        while text is not None and not self.broken and len(text[self.text_sent:STREAM_TEXT_MAX]) > STREAM_PIECE_MAX:
+            chunks, commit = self._pending(final=True, text=text)  # a long rest, piece by piece
+            await self._wait_turn()
+            if await self._call("chat_appendStream", chunks=chunks):
+                commit()
+        if self.broken:
+            await self._stop_quietly(result)
+            return False
+        chunks, commit = self._pending(final=True, result=result, text=text)
+        if text is not None:
+            self.attached = len(text) > STREAM_TEXT_MAX or render.is_long(result)
+            if self.attached:
+                chunks.append({"type": "markdown_text", "text": "\n\n…"})
+        elif self.text_sent:
+            chunks.append({"type": "markdown_text", "text": "\n\n_The final answer is posted below._"})
+        args: dict[str, Any] = {"chunks": chunks} if chunks else {}
+        if holds:
+            args["blocks"] = render.stream_final_blocks(result, attached=self.attached)
+        for _ in range(attempts):
+            await self._wait_turn()
+            if await self._call("chat_stopStream", **args):
+                commit()
+                return holds
+            if self.broken:
+                return False
+        self.broken = True
+        return False
+
+    async def _stop_quietly(self, result: CouncilResult) -> None:
+        """Close a broken stream if Slack still lets us (one try, errors ignored)."""
+        try:
+            await self.client.chat_stopStream(channel=self.channel, ts=self.ts,
+                                               chunks=render.stream_tasks(self._progress, result)
+                                               if self._progress is not None else None)
+            self.calls += 1
+        except Exception as exc:
+            log.info("could not stop the broken stream: %s", exc)
+
+
 class CouncilFollower:
-    """Posts the status message of a running council in its thread, then the result."""
+    """Shows a running council in its thread (streamed, or a status message), then the result."""
 
     def __init__(
         self,
@@ -127,6 +377,8 @@ class CouncilFollower:
         thread_ts: str,
         *,
         interval: float = EDIT_INTERVAL_S,
+        streaming: bool = False,
+        on_stream_refused: Callable[[str], None] | None = None,
     ):
         self.service = service
         self.client = client
@@ -134,16 +386,41 @@ class CouncilFollower:
         self.channel = channel
         self.thread_ts = thread_ts
         self.interval = interval
+        self.streaming = streaming
+        self.on_stream_refused = on_stream_refused
         self.progress = CouncilProgress(run.council_id)
         self.updater: StatusUpdater | None = None
+        self.stream: ProgressStream | None = None
+
+    async def open_stream(self) -> ProgressStream | None:
+        """Start the streamed message, or None: then this council uses the status message."""
+        origin = self.run.request.origin
+        stream = ProgressStream(self.client, self.channel, self.thread_ts, team_id=origin.workspace_id,
+                                user_id=origin.user_id, interval=self.interval)
+        try:
+            await stream.start()
+            return stream
+        except SlackApiError as exc:
+            code = str(exc.response.get("error", "")) if exc.response is not None else ""
+            log.info("chat.startStream refused (%s): council %s shows progress with chat.update",
+                     code or exc, self.run.council_id)
+            if self.on_stream_refused is not None:
+                self.on_stream_refused(code)
+        except Exception as exc:
+            log.warning("chat.startStream failed (%s): council %s shows progress with chat.update",
+                        exc, self.run.council_id)
+        return None
 
     async def follow(self) -> CouncilResult:
         run, cid = self.run, self.run.council_id
+        if self.streaming:
+            self.stream = await self.open_stream()
+        stream = self.stream
         status_ts: str | None = None
         try:
-            posted = await self.client.chat_postMessage(
-                channel=self.channel, thread_ts=self.thread_ts, **render.status_message(cid, None)
-            )
+            first = (render.status_message(cid, None, note=render.STREAM_CONTROL_NOTE) if stream is not None
+                     else render.status_message(cid, None))
+            posted = await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts, **first)
             status_ts = posted["ts"]
             self.updater = StatusUpdater(self.client, self.channel, status_ts, self.interval)
         except Exception as exc:  # without a status message the council still answers
@@ -156,18 +433,43 @@ class CouncilFollower:
             self.progress.apply(event)
             if isinstance(event, CouncilFinished):
                 break
-            if self.updater is not None:
-                self.updater.update(current)
+            if stream is not None and not stream.broken:
+                stream.update(self.progress)
+            elif self.updater is not None:
+                self.updater.update(current)  # no stream, or it broke: the status message shows it all
         result = self.progress.result or await run.wait()
+        in_stream = False
+        if stream is not None:
+            try:
+                in_stream = await stream.finish(result)
+            except Exception:
+                log.exception("could not finish the stream of council %s", cid)
         try:
-            await self.post_result(result)
+            if in_stream:
+                if stream is not None and stream.attached:
+                    await self.upload_answer(result)
+            else:
+                await self.post_result(result)
             final = render.final_status(result)
         except Exception:
             log.exception("could not post the result of council %s", cid)
             final = f":warning: The answer could not be posted here; get it with `/council export {cid}`."
         if self.updater is not None:
+            if in_stream and await self.delete_status():
+                return result
             await self.updater.finish(render.status_message(cid, None, running=False, final=final))
         return result
+
+    async def delete_status(self) -> bool:
+        """The control message has done its job once the streamed message holds the answer."""
+        assert self.updater is not None
+        await self.updater.finish_quietly()
+        try:
+            await self.client.chat_delete(channel=self.channel, ts=self.updater.ts)
+            return True
+        except Exception as exc:
+            log.info("could not delete the control message: %s", exc)
+            return False
 
     async def post_result(self, result: CouncilResult) -> None:
         for message in render.result_messages(result):
@@ -175,12 +477,16 @@ class CouncilFollower:
                 channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False, unfurl_media=False, **message
             )
         if render.is_long(result):
-            filename, title, content = render.answer_file(result)
-            await self.client.files_upload_v2(
-                channel=self.channel,
-                thread_ts=self.thread_ts,
-                filename=filename,
-                title=title,
-                content=content,
-                initial_comment=f"Full answer of council `{result.council_id}`",
-            )
+            await self.upload_answer(result)
+
+    async def upload_answer(self, result: CouncilResult) -> None:
+        """The full text of a long answer, as a Markdown file in the thread."""
+        filename, title, content = render.answer_file(result)
+        await self.client.files_upload_v2(
+            channel=self.channel,
+            thread_ts=self.thread_ts,
+            filename=filename,
+            title=title,
+            content=content,
+            initial_comment=f"Full answer of council `{result.council_id}`",
+        )
