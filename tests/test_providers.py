@@ -22,6 +22,7 @@ from core.providers.base import (
 )
 from core.providers.openai_compat import OpenAICompatProvider
 from core.providers.router import ProviderRouter
+from core.providers.transport import AiohttpTransport
 from core.settings import Settings
 from tests.llm_server import Fail, Hang, InvalidJSON, Reply, ScriptedLLMServer, flaky
 
@@ -35,13 +36,20 @@ async def server():
         yield srv
 
 
+@pytest.fixture(params=["aiohttp", "httpcore"])
+async def http(request):
+    """The router's transport (aiohttp under httpx) and httpx's own, for a caller's own client."""
+    transport = AiohttpTransport() if request.param == "aiohttp" else None
+    async with httpx.AsyncClient(transport=transport) as client:
+        yield client
+
+
 @pytest.fixture
-async def provider(server):
-    async with httpx.AsyncClient() as http:
-        yield OpenAICompatProvider(
-            "test", server.base_url, SecretStr(KEY), http, max_retries=3, retry_base_s=0.01, retry_max_s=1.0,
-            prices={"priced": (1.0, 2.0)},
-        )
+def provider(server, http):
+    return OpenAICompatProvider(
+        "test", server.base_url, SecretStr(KEY), http, max_retries=3, retry_base_s=0.01, retry_max_s=1.0,
+        prices={"priced": (1.0, 2.0)},
+    )
 
 
 async def test_complete_returns_text_usage_and_cost(server, provider):
@@ -130,15 +138,14 @@ async def test_stream_of_unknown_model_is_typed(provider):
             pass
 
 
-async def test_connection_refused_is_unavailable():
+async def test_connection_refused_is_unavailable(http):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
-    async with httpx.AsyncClient() as http:
-        provider = OpenAICompatProvider("dead", f"http://127.0.0.1:{port}/v1", None, http, max_retries=1, retry_base_s=0.01)
-        with pytest.raises(ProviderUnavailableError, match="unreachable"):
-            await provider.complete("m", MESSAGES, CallOptions(timeout_s=5))
+    provider = OpenAICompatProvider("dead", f"http://127.0.0.1:{port}/v1", None, http, max_retries=1, retry_base_s=0.01)
+    with pytest.raises(ProviderUnavailableError, match="unreachable"):
+        await provider.complete("m", MESSAGES, CallOptions(timeout_s=5))
 
 
 async def test_router_prefixes(server):

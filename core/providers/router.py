@@ -14,6 +14,7 @@ import httpx
 from core.models import ChatMessage, Completion
 from core.providers.base import CallOptions, Provider, ProviderConfigError, ProviderError, StreamItem
 from core.providers.openai_compat import OpenAICompatProvider
+from core.providers.transport import AiohttpTransport
 from core.settings import Settings
 
 MODEL_LIST_TTL_S = 300.0
@@ -26,10 +27,7 @@ class ProviderRouter:
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(
             timeout=httpx.Timeout(None, connect=10.0),  # per-call deadlines are asyncio timeouts
-            limits=httpx.Limits(
-                max_connections=settings.llm_max_connections,
-                max_keepalive_connections=settings.llm_max_connections,
-            ),
+            transport=AiohttpTransport(max_connections=settings.llm_max_connections),
         )
         self._providers: dict[str, Provider] = {}
         self._model_lists: dict[str, tuple[float, set[str]]] = {}
