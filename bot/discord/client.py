@@ -8,9 +8,8 @@ translates Discord events into service calls and renders the events back.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 import discord
@@ -18,10 +17,12 @@ import yarl
 from discord import app_commands
 from discord.gateway import DiscordWebSocket
 
+from bot.conversation import append_turn
 from bot.discord import render
 from bot.discord.admin import build_admin_group
 from bot.progress import CouncilProgress
 from bot.render_text import history_lines, leaderboard_table
+from bot.throttle import Throttle
 from core.errors import CouncilError
 from core.models import Actor, ConversationTurn, CouncilFinished, Origin, Platform
 from core.settings import Settings
@@ -93,30 +94,20 @@ class StatusUpdater:
 
     def __init__(self, message: discord.PartialMessage | discord.Message, interval: float = EDIT_INTERVAL_S):
         self.message = message
-        self.interval = interval
         self.edits = 0
-        self._last = time.monotonic()  # the message was just written
-        self._render: Any = None
-        self._task: asyncio.Task[None] | None = None
-        self._sleeping = False
+        self._render: Callable[[], dict[str, Any]] | None = None
+        self._throttle = Throttle(self._edit_latest, interval)
+        self._throttle.pause()  # the message was just written
 
-    def update(self, render: Any) -> None:
+    def update(self, render: Callable[[], dict[str, Any]]) -> None:
         """Schedule an edit with `render()` evaluated when the edit happens (latest state wins)."""
         self._render = render
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run())
+        self._throttle.request()
 
-    async def _run(self) -> None:
-        while self._render is not None:
-            wait = self._last + self.interval - time.monotonic()
-            if wait > 0:
-                self._sleeping = True
-                try:
-                    await asyncio.sleep(wait)
-                finally:
-                    self._sleeping = False
-            render, self._render = self._render, None
-            await self._edit(**render())
+    async def _edit_latest(self) -> bool:
+        assert self._render is not None
+        await self._edit(**self._render())
+        return True  # discord.py waits out rate limits itself
 
     async def _edit(self, **kwargs: Any) -> None:
         try:
@@ -124,21 +115,12 @@ class StatusUpdater:
             self.edits += 1
         except discord.HTTPException as exc:
             log.warning("could not edit the status message: %s", exc)
-        self._last = time.monotonic()
+        self._throttle.pause()
 
     async def finish(self, **kwargs: Any) -> None:
         """The last edit, after any pending one, still respecting the interval."""
-        self._render = None
-        if self._task is not None and not self._task.done():
-            if self._sleeping:
-                self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-        wait = self._last + self.interval - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
+        await self._throttle.settle()
+        await self._throttle.wait_turn()
         await self._edit(**kwargs)
 
 
@@ -391,13 +373,7 @@ class CouncilBot(discord.Client):
         turns: list[ConversationTurn] = []
         seen: set[str] = set()
         for message in ([starter] if starter else []) + messages:
-            turn = await self.turn_of(message, seen)
-            if turn is None:
-                continue
-            if turns and turn.role == "assistant" and turns[-1].role == "assistant":
-                turns[-1] = turns[-1].model_copy(update={"content": turns[-1].content + "\n\n" + turn.content})
-            else:
-                turns.append(turn)
+            append_turn(turns, await self.turn_of(message, seen))
         return turns
 
     async def follow(self, run: CouncilRun, status: discord.PartialMessage | discord.Message, thread: Any,

@@ -32,6 +32,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.conversation import append_turn
 from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
@@ -453,13 +454,7 @@ class SlackCouncilBot:
         for message in sorted({m["ts"]: m for m in messages}.values(), key=lambda m: float(m["ts"])):
             if float(message["ts"]) >= float(before_ts):
                 break
-            turn = await self.turn_of(message, context, seen)
-            if turn is None:
-                continue
-            if turns and turn.role == "assistant" and turns[-1].role == "assistant":
-                turns[-1] = turns[-1].model_copy(update={"content": turns[-1].content + "\n\n" + turn.content})
-            else:
-                turns.append(turn)
+            append_turn(turns, await self.turn_of(message, context, seen))
         return turns
 
     async def turn_of(self, message: dict[str, Any], context: Any, seen: set[str]) -> ConversationTurn | None:

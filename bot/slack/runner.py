@@ -20,10 +20,9 @@ also retries 429s after Retry-After).
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -31,6 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.progress import CouncilProgress
 from bot.slack import render
 from bot.slack.render import Chunk
+from bot.throttle import Throttle
 from core.models import CouncilFinished, CouncilResult
 
 if TYPE_CHECKING:
@@ -61,84 +61,73 @@ def retry_after_of(exc: SlackApiError, default: float = 1.0) -> float | None:
         return default
 
 
-class StatusUpdater:
-    """Edits one message with the latest state, at most once per `interval`, coalescing."""
+class _PacedWrites:
+    """Writes to one channel at the pace of a Throttle, which Slack's `ratelimited` slows down."""
 
-    def __init__(self, client: AsyncWebClient, channel: str, ts: str, interval: float = EDIT_INTERVAL_S):
+    def __init__(self, client: AsyncWebClient, channel: str, write: Callable[[], Awaitable[bool]], interval: float):
         self.client = client
         self.channel = channel
-        self.ts = ts
-        self.interval = interval
-        self.edits = 0
         self.ratelimited = 0
-        self._not_before = time.monotonic() + interval  # the message was just written
-        self._render: Callable[[], render.Message] | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._sleeping = False
+        self._throttle = Throttle(write, interval)
 
-    def update(self, make: Callable[[], render.Message]) -> None:
-        """Schedule an edit; `make()` is evaluated when the edit happens (the latest state wins)."""
-        self._render = make
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run())
-
-    async def _run(self) -> None:
-        while self._render is not None:
-            wait = self._not_before - time.monotonic()
-            if wait > 0:
-                self._sleeping = True
-                try:
-                    await asyncio.sleep(wait)
-                finally:
-                    self._sleeping = False
-            make, self._render = self._render, None
-            if make is not None and not await self._edit(make()):
-                self._render = self._render or make  # rate limited: try again after Retry-After
-
-    async def _edit(self, message: render.Message) -> bool:
-        """True when done (or failed for good), False when Slack asked us to slow down."""
+    async def _send(self, method: str, failed: str, **args: Any) -> bool | None:
+        """True when Slack took it; False when rate limited (the next write waits out Retry-After);
+        None when it failed otherwise, logged with the format `failed`."""
         try:
-            await self.client.chat_update(channel=self.channel, ts=self.ts, **message)
-            self.edits += 1
-            self._not_before = time.monotonic() + self.interval
-            return True
+            await getattr(self.client, method)(channel=self.channel, **args)
         except SlackApiError as exc:
             delay = retry_after_of(exc)
             if delay is not None:
                 self.ratelimited += 1
-                self._not_before = time.monotonic() + max(delay, self.interval)
-                log.info("status update rate limited; next edit in %.1f s", delay)
+                self._throttle.pause(delay)
+                log.info("%s rate limited; next call in %.1f s", method, delay)
                 return False
-            log.warning("could not update the status message: %s", exc.response.get("error") if exc.response else exc)
+            log.warning(failed, exc.response.get("error") if exc.response else exc)
         except Exception as exc:  # a network hiccup must not end the council's display
-            log.warning("could not update the status message: %s", exc)
-        self._not_before = time.monotonic() + self.interval
-        return True
+            log.warning(failed, exc)
+        else:
+            self._throttle.pause()
+            return True
+        return None
+
+
+class StatusUpdater(_PacedWrites):
+    """Edits one message with the latest state, at most once per `interval`, coalescing."""
+
+    def __init__(self, client: AsyncWebClient, channel: str, ts: str, interval: float = EDIT_INTERVAL_S):
+        super().__init__(client, channel, self._edit_latest, interval)
+        self.ts = ts
+        self.edits = 0
+        self._render: Callable[[], render.Message] | None = None
+        self._throttle.pause()  # the message was just written
+
+    def update(self, make: Callable[[], render.Message]) -> None:
+        """Schedule an edit; `make()` is evaluated when the edit happens (the latest state wins)."""
+        self._render = make
+        self._throttle.request()
+
+    async def _edit_latest(self) -> bool:
+        assert self._render is not None
+        return await self._edit(self._render())
+
+    async def _edit(self, message: render.Message) -> bool:
+        """True when done (or failed for good), False when Slack asked us to slow down."""
+        sent = await self._send("chat_update", "could not update the status message: %s", ts=self.ts, **message)
+        if sent:
+            self.edits += 1
+        elif sent is None:
+            self._throttle.pause()
+        return sent is not False
 
     async def finish_quietly(self) -> None:
         """Drop any pending edit (the message is about to go)."""
-        self._render = None
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await self._throttle.settle(cancel_running=True)
 
     async def finish(self, message: render.Message, attempts: int = 3) -> None:
         """The last edit, after any pending one, still respecting the interval and rate limits."""
-        self._render = None
-        if self._task is not None and not self._task.done():
-            if self._sleeping:
-                self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await self._throttle.settle()
         for _ in range(attempts):
-            wait = self._not_before - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
+            await self._throttle.wait_turn()
             if await self._edit(message):
                 return
 
@@ -161,23 +150,19 @@ def _cut(text: str, limit: int, final: bool) -> int:
     return cut if cut > 1 else len(window)
 
 
-class ProgressStream:
+class ProgressStream(_PacedWrites):
     """One streamed message (chat.startStream/appendStream/stopStream): the council's tasks,
     then the chairman's text. Appends at most once per `interval`, coalescing; each append sends
     only what changed since the last one Slack accepted."""
 
     def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str, *, team_id: str | None,
                  user_id: str | None, interval: float = EDIT_INTERVAL_S):
-        self.client = client
-        self.channel = channel
+        super().__init__(client, channel, self._append, interval)
         self.thread_ts = thread_ts
         self.team_id = team_id
         self.user_id = user_id
-        self.interval = interval
         self.ts: str | None = None
         self.calls = 0
-        self.ratelimited = 0
-        self.broken = False  # an append failed for good: the status message takes over
         self.diverged = False  # the streamed text is no longer the start of the answer
         self.text_sent = 0  # characters of the chairman's (raw) text that Slack has
         self.streamed = ""  # that text
@@ -186,10 +171,11 @@ class ProgressStream:
         self._tasks: dict[str, Chunk] = {}
         self._title: str | None = None
         self._progress: CouncilProgress | None = None
-        self._dirty = False
-        self._not_before = 0.0
-        self._task: asyncio.Task[None] | None = None
-        self._sleeping = False
+
+    @property
+    def broken(self) -> bool:
+        """An append failed for good: the status message takes over."""
+        return self._throttle.closed
 
     async def start(self) -> None:
         """chat.startStream; raises SlackApiError (or anything else) when Slack will not stream here."""
@@ -207,34 +193,24 @@ class ProgressStream:
             raise RuntimeError("chat.startStream answered without a ts")
         self.ts = str(ts)
         self._title = title
-        self._not_before = time.monotonic() + self.interval
+        self._throttle.pause()
 
     # ------------------------------------------------------------- appends
 
     def update(self, progress: CouncilProgress) -> None:
         """Schedule an append with the latest state (evaluated when the append happens)."""
         self._progress = progress
-        self._dirty = True
-        if not self.broken and (self._task is None or self._task.done()):
-            self._task = asyncio.create_task(self._run())
+        self._throttle.request()
 
-    async def _run(self) -> None:
-        while self._dirty and not self.broken:
-            wait = self._not_before - time.monotonic()
-            if wait > 0:
-                self._sleeping = True
-                try:
-                    await asyncio.sleep(wait)
-                finally:
-                    self._sleeping = False
-            self._dirty = False
-            chunks, commit = self._pending(final=False)
-            if not chunks:
-                continue
-            if await self._call("chat_appendStream", chunks=chunks):
-                commit()
-            elif not self.broken:
-                self._dirty = True  # rate limited: the same changes (and more) after Retry-After
+    async def _append(self) -> bool:
+        """False when rate limited: the same changes (and more) after Retry-After."""
+        chunks, commit = self._pending(final=False)
+        if not chunks:
+            return True
+        if await self._call("chat_appendStream", chunks=chunks):
+            commit()
+            return True
+        return False
 
     def _pending(self, *, final: bool, result: CouncilResult | None = None,
                  text: str | None = None) -> tuple[list[Chunk], Callable[[], None]]:
@@ -277,40 +253,13 @@ class ProgressStream:
 
     async def _call(self, method: str, **args: Any) -> bool:
         """True when Slack took it, False when rate limited (try again later); `broken` when refused."""
-        try:
-            await getattr(self.client, method)(channel=self.channel, ts=self.ts, **args)
+        sent = await self._send(method, f"{method} failed (%s); showing progress in the status message instead",
+                                ts=self.ts, **args)
+        if sent:
             self.calls += 1
-            self._not_before = time.monotonic() + self.interval
-            return True
-        except SlackApiError as exc:
-            delay = retry_after_of(exc)
-            if delay is not None:
-                self.ratelimited += 1
-                self._not_before = time.monotonic() + max(delay, self.interval)
-                log.info("%s rate limited; next call in %.1f s", method, delay)
-                return False
-            log.warning("%s failed (%s); showing progress in the status message instead", method,
-                        exc.response.get("error") if exc.response else exc)
-        except Exception as exc:
-            log.warning("%s failed (%s); showing progress in the status message instead", method, exc)
-        self.broken = True
-        return False
-
-    async def _settle(self) -> None:
-        """Let a running append finish (a sleeping one is dropped: `finish` sends everything)."""
-        self._dirty = False
-        if self._task is not None and not self._task.done():
-            if self._sleeping:
-                self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-
-    async def _wait_turn(self) -> None:
-        wait = self._not_before - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
+        elif sent is None:
+            self._throttle.close()
+        return bool(sent)
 
     # ------------------------------------------------------------- the end
 
@@ -321,14 +270,14 @@ class ProgressStream:
         buttons under it; `attached` says a long answer's file is still to upload); False when
         the caller must post the result as a reply (the stream broke, a fallback synthesizer
         restarted the text, or there is no answer)."""
-        await self._settle()
+        await self._throttle.settle()  # a sleeping append is dropped: this sends everything
         synthesis = result.synthesis
         holds = (synthesis is not None and not self.broken and not self.diverged
                  and synthesis.text.startswith(self.streamed))
         text = synthesis.text if holds and synthesis is not None else None
         while text is not None and not self.broken and len(text[self.text_sent:STREAM_TEXT_MAX]) > STREAM_PIECE_MAX:
             chunks, commit = self._pending(final=True, text=text)  # a long rest, piece by piece
-            await self._wait_turn()
+            await self._throttle.wait_turn()
             if await self._call("chat_appendStream", chunks=chunks):
                 commit()
         if self.broken:
@@ -345,13 +294,13 @@ class ProgressStream:
         if holds:
             args["blocks"] = render.stream_final_blocks(result, attached=self.attached)
         for _ in range(attempts):
-            await self._wait_turn()
+            await self._throttle.wait_turn()
             if await self._call("chat_stopStream", **args):
                 commit()
                 return holds
             if self.broken:
                 return False
-        self.broken = True
+        self._throttle.close()
         return False
 
     async def _stop_quietly(self, result: CouncilResult) -> None:

@@ -1,0 +1,90 @@
+"""The pacing shared by the Slack and Discord status messages (bot/throttle.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from bot.throttle import Throttle
+
+INTERVAL = 0.1
+
+
+class Message:
+    """A fake chat message: records what each write showed and when."""
+
+    def __init__(self, answers: list[bool] | None = None, write_s: float = 0.0):
+        self.state = 0
+        self.writes: list[tuple[float, int]] = []
+        self.answers = answers or []  # False: the platform said "slow down"
+        self.write_s = write_s
+        self.throttle = Throttle(self.write, INTERVAL)
+
+    async def write(self) -> bool:
+        shown = self.state  # read when the write happens, not when it was asked for
+        await asyncio.sleep(self.write_s)
+        self.writes.append((time.monotonic(), shown))
+        ok = self.answers.pop(0) if self.answers else True
+        self.throttle.pause(0.0 if ok else 2 * INTERVAL)
+        return ok
+
+
+async def test_writes_are_paced_and_coalesced():
+    message = Message()
+    message.throttle.pause()  # the message was just posted
+    start = time.monotonic()
+    for i in range(1, 30):
+        message.state = i
+        message.throttle.request()
+        await asyncio.sleep(INTERVAL / 10)
+    await asyncio.sleep(2 * INTERVAL)
+    times = [start] + [at for at, _ in message.writes]
+    assert 2 <= len(message.writes) <= 4
+    assert all(b - a >= INTERVAL * 0.95 for a, b in zip(times, times[1:]))
+    assert message.writes[-1][1] == 29  # the last write shows the latest state
+
+
+async def test_a_rate_limited_write_is_retried_after_retry_after():
+    message = Message(answers=[False])
+    message.state = 1
+    message.throttle.request()
+    await asyncio.sleep(0.01)
+    message.state = 2  # asked for while the write was refused: the retry shows it
+    message.throttle.request()
+    await asyncio.sleep(3 * INTERVAL)
+    (first, shown_first), (second, shown_second) = message.writes
+    assert (shown_first, shown_second) == (1, 2)
+    assert second - first >= 2 * INTERVAL * 0.95
+
+
+async def test_settle_drops_a_sleeping_write_and_waits_for_a_running_one():
+    sleeping = Message()
+    sleeping.throttle.pause()
+    sleeping.throttle.request()
+    await sleeping.throttle.settle()
+    await asyncio.sleep(2 * INTERVAL)
+    assert sleeping.writes == []
+
+    running = Message(write_s=INTERVAL)
+    running.throttle.request()
+    await asyncio.sleep(0.01)
+    await running.throttle.settle()
+    assert len(running.writes) == 1  # finished before settle returned: the last write cannot cross it
+
+    dropped = Message(write_s=INTERVAL)
+    dropped.throttle.request()
+    await asyncio.sleep(0.01)
+    await dropped.throttle.settle(cancel_running=True)
+    await asyncio.sleep(2 * INTERVAL)
+    assert dropped.writes == []
+
+
+async def test_no_background_writes_once_closed():
+    message = Message()
+    message.throttle.pause()
+    message.throttle.request()
+    message.throttle.close()
+    await asyncio.sleep(2 * INTERVAL)
+    message.throttle.request()
+    await asyncio.sleep(2 * INTERVAL)
+    assert message.writes == []
