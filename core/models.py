@@ -385,10 +385,9 @@ class Leaderboard(_Model):
 # --------------------------------------------------------------------------- storage rows
 
 
-class StoredBallot(_Model):
-    council_id: str
-    reviewer: str
-    ballot_models: list[str]
+class BallotOrders(_Model):
+    orders: list[list[str]]  # each stored ballot's model ids, best first
+    councils: int  # how many councils they come from
 
 
 class ModelStats(_Model):

@@ -304,10 +304,12 @@ class CouncilService:
         filters = _filters(origin, scope)
         filters.pop("user_id", None)
         started = time.perf_counter()
-        ballots = await self.storage.ballots(**filters)
+        ballots = await self.storage.ballot_orders(**filters)
+        orders = [order for order in ballots.orders if len(order) >= 2]
+        # The fit runs in a thread without the GIL while SQLite gathers the per-model statistics.
+        fit = asyncio.create_task(asyncio.to_thread(rate, orders, rounds=rounds, seed=0)) if orders else None
         stats = await self.storage.model_stats(**filters)
-        orders = [b.ballot_models for b in ballots if len(b.ballot_models) >= 2]
-        ratings = await asyncio.to_thread(rate, orders, rounds=rounds, seed=0) if orders else []
+        ratings = await fit if fit else []
         rows = []
         for rating in ratings:
             st = stats.get(rating.model)
@@ -327,11 +329,10 @@ class CouncilService:
                     cost_per_council_usd=(st.cost_usd / councils) if st and councils and st.cost_usd else None,
                 )
             )
-        council_ids = {b.council_id for b in ballots}
         return Leaderboard(
             scope=_describe_scope(origin, scope),
             rows=rows,
-            councils=len(council_ids),
+            councils=ballots.councils,
             ballots=len(orders),
             computed_s=time.perf_counter() - started,
         )

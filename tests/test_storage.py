@@ -78,13 +78,13 @@ async def test_history_filters_and_order(storage):
 async def test_ballots_and_model_stats(storage):
     await storage.save_result(make_result(council_id="a1"))
     await storage.save_result(make_result(council_id="a2", order=("m-b", "m-a", "m-c")))
-    ballots = await storage.ballots()
-    assert len(ballots) == 6 and all(len(b.ballot_models) == 2 for b in ballots)
+    ballots = await storage.ballot_orders()
+    assert ballots.councils == 2 and len(ballots.orders) == 6 and all(len(order) == 2 for order in ballots.orders)
     stats = await storage.model_stats()
     assert stats["m-a"].councils == 2 and stats["m-a"].first_places == 1
     assert stats["m-down"].failures == 2 and stats["m-down"].councils == 2
     assert stats["m-a"].mean_average_rank == pytest.approx(1.5)
-    assert await storage.ballots(platform=Platform.DISCORD.value) == []
+    assert (await storage.ballot_orders(platform=Platform.DISCORD.value)).orders == []
 
 
 async def test_prune_cascades(storage, tmp_path):
@@ -268,9 +268,13 @@ async def test_ballots_are_ordered_and_stats_count_every_call(storage):
     now = datetime.now(timezone.utc)
     await storage.save_result(make_result(council_id="late", created_at=now, cost=1.0))
     await storage.save_result(make_result(council_id="early", created_at=now - timedelta(hours=1), cost=1.0))
-    ballots = await storage.ballots()
-    assert [b.council_id for b in ballots] == ["early"] * 3 + ["late"] * 3
-    assert [b.reviewer for b in ballots[:3]] == ["m-a", "m-b", "m-c"]
+    ballots = await storage.ballot_orders()
+
+    async def stored(council_id):  # that council's ballots in review order
+        return [r.ballot_models for r in (await storage.get_result(council_id)).reviews if r.ballot_models]
+
+    assert ballots.orders == await stored("early") + await stored("late")
+    assert [r.reviewer for r in (await storage.get_result("early")).reviews if r.ballot_models] == ["m-a", "m-b", "m-c"]
     stats = await storage.model_stats(channel_id="C1")
     # m-b per council: answer 0.1 + review 0.1 (its synthesis has no cost) -> 0.4 over two councils.
     assert stats["m-b"].cost_usd == pytest.approx(0.4)
@@ -338,7 +342,7 @@ async def test_a_version_1_database_upgrades_in_place(tmp_path):
     db.close()
     async with await Storage.open(path) as s:
         assert await s.schema_version() == LATEST
-        assert [b.reviewer for b in await s.ballots()] == ["r1", "r2"]
+        assert (await s.ballot_orders()).orders == [["x", "y"], ["y", "x"]]  # r1's, then r2's
         result = make_result()
         await s.save_result(result)
         assert await s.get_result(result.council_id) == result
