@@ -6,7 +6,7 @@ above it is engine (and transport) overhead. Measured for 1 council and for N co
 
 Two transports:
   http    real loopback HTTP: tests.llm_server.ScriptedLLMServer (in its own process) behind
-          the real ProviderRouter (httpx)
+          the real ProviderRouter (httpx over core.providers.transport's aiohttp transport)
   aiohttp the same server behind a bare aiohttp client: what HTTP costs with a leaner client
   engine  an in-process router that only sleeps: isolates the engine's own overhead
   floor   the same calls on the same sleeping router with bare asyncio.gather and no engine:
