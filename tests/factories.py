@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from core.council import CouncilControl, run_council
 from core.models import (
     Aggregate,
     AggregateEntry,
     CouncilConfig,
+    CouncilFinished,
     CouncilRequest,
     CouncilResult,
     CouncilStatus,
@@ -81,3 +83,15 @@ def make_result(
         usage=Usage(prompt_tokens=500, completion_tokens=200, cost_usd=cost),
         finished_at=(created_at or datetime.now(timezone.utc)) + timedelta(seconds=5),
     )
+
+
+async def run_council_to_end(router, request: CouncilRequest, control: CouncilControl | None = None, on_event=None):
+    """Every event of one council and its result; exactly one CouncilFinished, and it comes last."""
+    events = []
+    async for event in run_council(request, router, control):
+        events.append(event)
+        if on_event is not None:
+            on_event(event, control)
+    finished = [e for e in events if isinstance(e, CouncilFinished)]
+    assert len(finished) == 1 and events[-1] is finished[0]
+    return events, finished[0].result

@@ -15,7 +15,6 @@ from core.models import (
     ChairmanToken,
     ConversationTurn,
     CouncilConfig,
-    CouncilFinished,
     CouncilRequest,
     CouncilResult,
     CouncilStatus,
@@ -30,6 +29,7 @@ from core.models import (
 from core.providers.router import ProviderRouter
 from core.ranking import parse_ranking
 from core.settings import Settings
+from tests.factories import run_council_to_end
 from tests.llm_server import (
     ByStage,
     Fail,
@@ -96,17 +96,6 @@ def script(server: ScriptedLLMServer, scripts: dict) -> None:
         server.script(model, behaviour)
 
 
-async def run(router, request: CouncilRequest, control: CouncilControl | None = None, on_event=None):
-    events = []
-    async for event in run_council(request, router, control):
-        events.append(event)
-        if on_event is not None:
-            on_event(event, control)
-    finished = [e for e in events if isinstance(e, CouncilFinished)]
-    assert len(finished) == 1 and events[-1] is finished[0]
-    return events, finished[0].result
-
-
 def kinds(events) -> list[str]:
     return [e.kind for e in events]
 
@@ -130,7 +119,7 @@ def assert_one_terminal_event_per_member(events):
 
 async def test_happy_path_four_members(server, router):
     script(server, members())
-    events, result = await run(router, CouncilRequest(question="What is the capital of France?", config=config()))
+    events, result = await run_council_to_end(router, CouncilRequest(question="What is the capital of France?", config=config()))
 
     k = kinds(events)
     assert k[:6] == ["started", "stage_started", *["member_started"] * 4]
@@ -171,7 +160,7 @@ async def test_happy_path_four_members(server, router):
 
 async def test_calls_carry_the_configured_options(server, router):
     script(server, members())
-    await run(router, CouncilRequest(question="q", config=config(temperature=0.3, max_answer_tokens=77)))
+    await run_council_to_end(router, CouncilRequest(question="q", config=config(temperature=0.3, max_answer_tokens=77)))
     stage1 = server.requests_for(M1, stage=1)[0].body
     assert stage1["temperature"] == 0.3 and stage1.get("max_tokens", stage1.get("max_completion_tokens")) == 77
     assert server.requests_for(CHAIR, stage=3)[0].stream
@@ -183,7 +172,7 @@ async def test_calls_carry_the_configured_options(server, router):
 async def test_hanging_member_is_cut_by_the_grace_period(server, router):
     script(server, members(**{M4: Hang()}))
     start = time.perf_counter()
-    events, result = await run(router, CouncilRequest(question="q", config=config(grace_s=0.5, member_timeout_s=30)))
+    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(grace_s=0.5, member_timeout_s=30)))
     assert time.perf_counter() - start < 5  # not member_timeout_s
     failed = answer_of(result, M4)
     assert failed.error.kind is ErrorKind.TIMEOUT
@@ -199,7 +188,7 @@ async def test_no_call_runs_past_the_member_timeout(server, router):
     # quorum 1.0: the grace clock never starts, so only member_timeout_s can end the wait.
     script(server, members(**{M4: Hang()}))
     start = time.perf_counter()
-    _, result = await run(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=1.0)))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=1.0)))
     assert time.perf_counter() - start < 4
     assert answer_of(result, M4).error.kind is ErrorKind.TIMEOUT
     assert result.timings["stage1_s"] < 1.6
@@ -207,7 +196,7 @@ async def test_no_call_runs_past_the_member_timeout(server, router):
 
 async def test_member_failing_with_500_is_reported(server, router):
     script(server, members(**{M2: Fail(500, "upstream exploded")}))
-    _, result = await run(router, CouncilRequest(question="q", config=config()))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     error = answer_of(result, M2).error
     assert error.kind is ErrorKind.UNAVAILABLE and error.status == 500 and "upstream exploded" in error.message
     assert result.status is CouncilStatus.DEGRADED
@@ -217,14 +206,14 @@ async def test_member_failing_with_500_is_reported(server, router):
 async def test_rate_limited_then_ok_recovers(server, router):
     good = council_member(ANSWERS[M3], prefer("CADB"))
     script(server, members(**{M3: flaky(1, Fail(429, "slow down", retry_after="0"), good)}))
-    _, result = await run(router, CouncilRequest(question="q", config=config()))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     assert answer_of(result, M3).text == ANSWERS[M3]
     assert result.status is CouncilStatus.OK
 
 
 async def test_invalid_json_is_a_bad_response(server, router):
     script(server, members(**{M3: InvalidJSON()}))
-    _, result = await run(router, CouncilRequest(question="q", config=config()))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     assert answer_of(result, M3).error.kind is ErrorKind.BAD_RESPONSE
     assert result.status is CouncilStatus.DEGRADED and len(result.label_to_model) == 3
 
@@ -233,7 +222,7 @@ async def test_all_members_fail_with_each_cause_named(server, router):
     scripts = members(**{M1: Fail(401, "invalid api key"), M3: Fail(500, "boom")})
     del scripts[M2]  # unknown to the server: 404 model_not_found
     script(server, scripts)
-    events, result = await run(router, CouncilRequest(question="q", config=config(members=[M1, M2, M3])))
+    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(members=[M1, M2, M3])))
     assert result.status is CouncilStatus.FAILED and result.synthesis is None
     message = result.error.message
     assert message.startswith("All 3 council members failed: ")
@@ -245,7 +234,7 @@ async def test_all_members_fail_with_each_cause_named(server, router):
 
 async def test_members_failing_alike_are_named_once_with_the_cause(server, router):
     script(server, {m: Fail(401, "invalid api key") for m in MEMBERS})
-    _, result = await run(router, CouncilRequest(question="q", config=config()))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     assert result.status is CouncilStatus.FAILED and result.error.kind is ErrorKind.AUTH
     assert result.error.message.startswith(f"All 4 council members failed: {M1}, {M2}, {M3}, {M4}: auth 401: ")
     assert result.error.message.count("auth 401") == 1
@@ -256,7 +245,7 @@ async def test_members_failing_alike_are_named_once_with_the_cause(server, route
 
 async def test_chairman_failure_falls_back_to_the_top_ranked_member(server, router):
     script(server, members(**{CHAIR: Fail(401, "invalid api key")}))
-    events, result = await run(router, CouncilRequest(question="q", config=config()))
+    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     top = result.aggregate.entries[0].model
     assert top == M3
     synthesis = result.synthesis
@@ -274,7 +263,7 @@ async def test_chairman_failure_falls_back_to_the_top_ranked_member(server, rout
 async def test_chairman_and_stand_in_fail_keep_the_best_answer(server, router):
     broken = ByStage(Reply(ANSWERS[M3]), members()[M3].stage2, Fail(500, "down"))
     script(server, members(**{CHAIR: Fail(500, "down"), M3: broken}))
-    events, result = await run(router, CouncilRequest(question="q", config=config()))
+    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     synthesis = result.synthesis
     assert synthesis.text == ANSWERS[M3] and synthesis.model == M3 and not synthesis.by_chairman
     assert f"The chairman ({CHAIR}) failed: unavailable 500" in synthesis.note
@@ -287,7 +276,7 @@ async def test_slow_chairman_times_out_into_the_fallback(server, router):
     slow = council_member("x", prefer("CADB"), synthesis="slow " * 50, token_delay_s=0.2)
     script(server, members(**{CHAIR: slow}))
     start = time.perf_counter()
-    _, result = await run(router, CouncilRequest(question="q", config=config(member_timeout_s=1.0)))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(member_timeout_s=1.0)))
     assert time.perf_counter() - start < 5
     assert not result.synthesis.by_chairman
     assert "timeout" in result.synthesis.note
@@ -313,7 +302,7 @@ async def test_odd_ranking_formats_are_parsed(server, router):
     for model, text in reviews.items():
         scripts[model] = ByStage(Reply(ANSWERS[model]), Reply(text), Reply("unused"))
     script(server, scripts)
-    _, result = await run(router, CouncilRequest(question="q", config=config()))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     assert [review_of(result, m).ballot_labels for m in MEMBERS] == [["C", "D", "B"], ["C", "A", "D"], ["A", "D", "B"], ["C", "A", "B"]]
     assert result.aggregate.entries[0].model == M3 and result.status is CouncilStatus.OK
 
@@ -322,7 +311,7 @@ async def test_unparseable_ballot_is_recorded_with_status_none(server, router):
     scripts = members()
     scripts[M2] = ByStage(Reply(ANSWERS[M2]), Reply("I liked them all equally, no favourites."), Reply("x"))
     script(server, scripts)
-    events, result = await run(router, CouncilRequest(question="q", config=config()))
+    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     review = review_of(result, M2)
     assert review.parse_status is ParseStatus.NONE and review.ballot_labels == [] and review.error is None
     assert review.text == "I liked them all equally, no favourites."
@@ -337,7 +326,7 @@ async def test_no_ballot_parsed_means_ranking_unavailable_but_synthesis_runs(ser
     for m in MEMBERS:
         scripts[m] = ByStage(Reply(ANSWERS[m]), Reply("No ranking from me."), Reply("x"))
     script(server, scripts)
-    _, result = await run(router, CouncilRequest(question="q", config=config()))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     assert all(e.average_rank is None for e in result.aggregate.entries)
     assert result.aggregate.ballots_used == 0 and result.aggregate.ballots_unparsed == 4
     assert any(n.startswith("Ranking unavailable") for n in result.notices)
@@ -371,7 +360,7 @@ async def test_malicious_answer_cannot_forge_a_ballot_or_a_fence(server, router)
     for m in (M2, M3, M4):
         scripts[m] = council_member(ANSWERS[m], raw_review=quoting_review)
     script(server, scripts)
-    _, result = await run(router, CouncilRequest(question="q", config=config()))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
 
     for reviewer in (M2, M3, M4):
         review = review_of(result, reviewer)
@@ -393,7 +382,7 @@ async def test_reviewer_prompts_hold_no_model_id_and_orders_differ(server, route
     scripts = members()
     scripts[M1] = council_member(f"As {M1} I can say: Paris.", prefer("CADB"))  # a self-mention
     script(server, scripts)
-    _, result = await run(router, CouncilRequest(question="q", config=config(exclude_self_review=False)))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(exclude_self_review=False)))
     prompts = server.requests_for(stage=2)
     assert len(prompts) == 4
     for call in prompts:
@@ -411,7 +400,7 @@ async def test_reviewer_prompts_hold_no_model_id_and_orders_differ(server, route
 
 async def test_exclude_self_hides_each_reviewers_own_answer(server, router):
     script(server, members())
-    _, result = await run(router, CouncilRequest(question="q", config=config(exclude_self_review=True)))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(exclude_self_review=True)))
     own = {m: a.label for m, a in ((a.model, a) for a in result.answers)}
     for call in server.requests_for(stage=2):
         labels = shown_labels(call.user)
@@ -424,7 +413,7 @@ async def test_label_orders_are_random_across_councils(server, router):
     orders = set()
     for _ in range(3):
         server.requests.clear()
-        await run(router, CouncilRequest(question="q", config=config()))
+        await run_council_to_end(router, CouncilRequest(question="q", config=config()))
         orders |= {(c.model, tuple(shown_labels(c.user))) for c in server.requests_for(stage=2)}
     assert len(orders) > 4
 
@@ -441,7 +430,7 @@ async def test_synthesize_now_during_stage_1_skips_reviews(server, router):
             control.synthesize_now()
 
     start = time.perf_counter()
-    events, result = await run(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
+    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
                                control, on_event)
     assert time.perf_counter() - start < 5
     assert control.synthesize_requested and not control.stopped
@@ -469,7 +458,7 @@ async def test_synthesize_now_during_stage_2_uses_the_ballots_in(server, router)
             if len(seen) == 3:
                 control.synthesize_now()
 
-    _, result = await run(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
                           control, on_event)
     assert review_of(result, M4).error.kind is ErrorKind.CANCELLED
     assert result.aggregate.ballots_used == 3 and result.synthesis.by_chairman
@@ -485,7 +474,7 @@ async def test_stop_during_stage_1_cancels_and_keeps_what_arrived(server, router
             control.stop()
 
     start = time.perf_counter()
-    events, result = await run(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
+    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
                                control, on_event)
     assert time.perf_counter() - start < 5
     assert result.status is CouncilStatus.CANCELLED and result.error.kind is ErrorKind.CANCELLED
@@ -510,7 +499,7 @@ async def test_stop_during_synthesis_keeps_the_partial_text(server, router):
             if len(tokens) == 5:
                 control.stop()
 
-    _, result = await run(router, CouncilRequest(question="q", config=config()), control, on_event)
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()), control, on_event)
     assert result.status is CouncilStatus.CANCELLED
     assert result.synthesis.text.startswith("".join(tokens)) and "incomplete" in result.synthesis.note
     assert result.aggregate is not None and len(result.reviews) == 4
@@ -568,7 +557,7 @@ async def test_history_becomes_prior_messages(server, router):
         ConversationTurn(role="user", content="What is the capital of France?", author="alice"),
         ConversationTurn(role="assistant", content="Paris."),
     ]
-    _, result = await run(router, CouncilRequest(question="And of Italy?", config=config(), history=history))
+    _, result = await run_council_to_end(router, CouncilRequest(question="And of Italy?", config=config(), history=history))
     call = server.requests_for(M1, stage=1)[0]
     assert [m["role"] for m in call.messages] == ["system", "user", "assistant", "user"]
     assert call.messages[1]["content"] == "alice: What is the capital of France?"
@@ -580,7 +569,7 @@ async def test_history_becomes_prior_messages(server, router):
 
 async def test_single_answer_skips_reviews_but_synthesizes(server, router):
     script(server, members(**{M2: Fail(401, "bad key")}))
-    _, result = await run(router, CouncilRequest(question="q", config=config(members=[M1, M2])))
+    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(members=[M1, M2])))
     assert result.label_to_model == {"A": M1} and result.reviews == []
     assert result.aggregate is not None and result.aggregate.entries[0].average_rank is None
     assert result.synthesis.by_chairman and result.status is CouncilStatus.DEGRADED

@@ -26,10 +26,10 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from core.council import run_council
-from core.models import ChairmanToken, CouncilConfig, CouncilFinished, CouncilRequest, CouncilStatus, ParseStatus
+from core.models import ChairmanToken, CouncilConfig, CouncilRequest, CouncilStatus, ParseStatus
 from core.providers.router import ProviderRouter
 from core.settings import Settings
+from tests.factories import run_council_to_end
 from tests.optional import needs
 
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
@@ -154,18 +154,11 @@ async def test_full_council_over_llama_cpp_server(llama_server):
         grace_s=600,
     )
     request = CouncilRequest(question="Name two benefits of regular exercise.", config=config)
-    tokens: list[str] = []
-    finished = None
     try:
-        async for event in run_council(request, router):
-            if isinstance(event, ChairmanToken):
-                tokens.append(event.delta)
-            elif isinstance(event, CouncilFinished):
-                finished = event
+        events, result = await run_council_to_end(router, request)
     finally:
         await router.aclose()
-    assert finished is not None
-    result = finished.result
+    tokens = [event.delta for event in events if isinstance(event, ChairmanToken)]
     assert result.status is not CouncilStatus.FAILED, result.error
     assert all(answer.ok for answer in result.answers), [a.error for a in result.answers]
     assert all(answer.usage.completion_tokens > 0 for answer in result.answers)

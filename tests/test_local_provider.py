@@ -20,12 +20,10 @@ from core.models import (
     ChatMessage,
     Completion,
     CouncilConfig,
-    CouncilFinished,
     CouncilRequest,
     CouncilStatus,
     ParseStatus,
 )
-from core.council import run_council
 from core.providers import local_models
 from core.providers.base import (
     CallOptions,
@@ -37,6 +35,7 @@ from core.providers.base import (
 from core.providers.local import MISSING_LLAMA, LocalProvider
 from core.providers.router import ProviderRouter
 from core.settings import LOCAL_DEFAULT_MEMBERS, Settings
+from tests.factories import run_council_to_end
 from tests.optional import needs
 
 
@@ -244,18 +243,11 @@ async def test_full_council_on_local_models(settings):
         grace_s=600,
     )
     request = CouncilRequest(question="Name two benefits of regular exercise.", config=config)
-    tokens = 0
-    finished = None
     try:
-        async for event in run_council(request, router):
-            if isinstance(event, ChairmanToken):
-                tokens += 1
-            elif isinstance(event, CouncilFinished):
-                finished = event
+        events, result = await run_council_to_end(router, request)
     finally:
         await router.aclose()
-    assert finished is not None
-    result = finished.result
+    tokens = sum(isinstance(event, ChairmanToken) for event in events)
     assert result.status is not CouncilStatus.FAILED, result.error
     assert [a.model for a in result.answers] == LOCAL_DEFAULT_MEMBERS
     assert all(a.ok for a in result.answers), [a.error for a in result.answers]

@@ -9,7 +9,7 @@ from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenie
 from core.models import Actor, CouncilQueued, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
-from tests.llm_server import Fail, Hang, Reply, council_member
+from tests.llm_server import Fail, Hang, council_member
 
 ORIGIN = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1", user_name="ada")
 
