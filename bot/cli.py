@@ -11,8 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Sequence
 
-from bot.progress import CouncilProgress
-from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, progress_lines, result_header
+from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
 from core.errors import CouncilError
 from core.export import to_json
 from core.models import (
@@ -114,7 +113,6 @@ def _plain(text: str) -> str:
 
 
 async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
-    settings = service.settings
     origin = Origin(platform=Platform.CLI, channel_id="terminal", user_id=args.user)
     run = await service.start_council(args.question, origin)
     term = Terminal(quiet=args.json or args.quiet)

@@ -292,8 +292,24 @@ class CouncilService:
     ) -> list[CouncilSummary]:
         return await self.storage.list_councils(limit=max(1, min(limit, 100)), **_filters(origin, scope))
 
-    async def export(self, council_id: str, fmt: Literal["markdown", "json"] = "markdown") -> str:
+    @staticmethod
+    def visible_to(result: CouncilResult, viewer: Origin, *, admin: bool = False) -> bool:
+        """A council stays in the workspace (Slack team, Discord server) it was asked in; there it
+        is visible from its channel, to whoever asked it, and to the workspace's admins."""
+        asked = result.request.origin
+        if asked.platform is not viewer.platform or asked.workspace_id != viewer.workspace_id:
+            return False
+        return admin or asked.channel_id == viewer.channel_id or asked.user_id == viewer.user_id
+
+    async def export(
+        self, council_id: str, fmt: Literal["markdown", "json"] = "markdown", *,
+        viewer: Origin | None = None, admin: bool = False,
+    ) -> str:
+        """The council as Markdown or JSON. With `viewer` (the chat adapters), a council it may not
+        see is reported as not found; without (the CLI, which owns the database), any council."""
         result = await self.get_result(council_id)
+        if viewer is not None and not self.visible_to(result, viewer, admin=admin):
+            raise NotFound(f"No council with id `{council_id.strip()}` here.")
         return to_json(result) if fmt == "json" else to_markdown(result)
 
     async def leaderboard(

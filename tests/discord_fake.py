@@ -88,6 +88,9 @@ class FakeDiscord:
             "position": 0, "permission_overwrites": [], "nsfw": False, "parent_id": None,
             "topic": None, "last_message_id": None, "rate_limit_per_user": 0,
         }
+        self.other_channel_id = self.channel_id + 1  # a second text channel of the guild
+        self.channels[self.other_channel_id] = {**self.channels[self.channel_id], "id": str(self.other_channel_id),
+                                                "name": "random", "position": 1}
 
     # ------------------------------------------------------------------ lifecycle
 

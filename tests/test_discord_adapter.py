@@ -389,6 +389,17 @@ async def test_export_history_and_leaderboard(env):
     (_, name, content), = upload.files
     assert name == f"council-{council_id}.md" and b"Export me" in content
 
+    # Someone else, from another channel, gets "not found"; a member with Manage Server gets the file.
+    stranger = await fake.push_command("council-export", [{"name": "id", "type": 3, "value": council_id}],
+                                       user_id=9001, channel_id=fake.other_channel_id)
+    await fake.wait_for(lambda: "No council with id" in json.dumps(ephemeral_replies(fake, stranger.token)), 10)
+    assert not [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{stranger.token}") and c.files]
+    admin = await fake.push_command("council-export", [{"name": "id", "type": 3, "value": council_id}],
+                                    user_id=9002, channel_id=fake.other_channel_id,
+                                    permissions=BASIC_PERMISSIONS | MANAGE_GUILD)
+    await fake.wait_for(lambda: [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{admin.token}")
+                                 and c.files], 10)
+
     history = await fake.push_command("council-history")
     await fake.wait_for(lambda: ephemeral_replies(fake, history.token)
                         and ephemeral_replies(fake, history.token)[0]["embeds"], 10)

@@ -36,6 +36,22 @@ async def test_council_is_stored_whole_and_exported(service, llm):
         await service.get_result("nope")
 
 
+async def test_export_is_visible_only_inside_the_councils_workspace(service, llm):
+    asked = ORIGIN.model_copy(update={"platform": Platform.SLACK, "workspace_id": "T1", "channel_id": "C1", "user_id": "U1"})
+    result = await service.ask("What is six times seven?", asked)
+    elsewhere = asked.model_copy(update={"channel_id": "C2", "user_id": "U2"})
+    assert "six times seven" in await service.export(result.council_id, viewer=asked)
+    assert "six times seven" in await service.export(result.council_id, viewer=asked.model_copy(update={"user_id": "U2"}))
+    assert "six times seven" in await service.export(result.council_id, viewer=elsewhere.model_copy(update={"user_id": "U1"}))
+    assert "six times seven" in await service.export(result.council_id, viewer=elsewhere, admin=True)
+    with pytest.raises(NotFound, match="here"):
+        await service.export(result.council_id, viewer=elsewhere)
+    for other in ({"workspace_id": "T2"}, {"platform": Platform.DISCORD}):  # an admin elsewhere sees nothing
+        with pytest.raises(NotFound):
+            await service.export(result.council_id, viewer=asked.model_copy(update=other), admin=True)
+    assert "six times seven" in await service.export(result.council_id)  # the CLI owns the database
+
+
 async def test_bad_questions_get_clear_messages(service):
     with pytest.raises(InputRejected, match="Ask a question"):
         await service.start_council("   ", ORIGIN)

@@ -229,7 +229,9 @@ class CouncilBot(discord.Client):
             interaction: discord.Interaction, council_id: str, format: Literal["markdown", "json"] = "markdown"
         ) -> None:
             await interaction.response.defer(ephemeral=True, thinking=True)
-            text = await self.service.export(council_id, format)
+            viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
+            text = await self.service.export(council_id, format, viewer=viewer,
+                                             admin=actor_of(interaction).is_platform_admin)
             ext = "md" if format == "markdown" else "json"
             file = render.markdown_file(text, f"council-{council_id.strip()}.{ext}")
             await interaction.followup.send(f"Council `{council_id.strip()}`", file=file, ephemeral=True)

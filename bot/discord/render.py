@@ -16,7 +16,6 @@ import discord
 
 from bot.progress import CouncilProgress
 from bot.render_text import (
-    ZWSP,
     aggregate_table,
     ballot_line,
     neutralize_discord,

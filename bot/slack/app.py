@@ -346,11 +346,12 @@ class SlackCouncilBot:
         assert match is not None
         council_id, fmt = match.group(1).lower(), (match.group(2) or "markdown").lower()
         fmt = "json" if fmt == "json" else "markdown"
-        result = await self.service.get_result(council_id)
-        actor = Actor(user_id=origin.user_id or "")
-        if not self._visible(result, origin) and not (await self.actor(actor.user_id)).is_platform_admin:
-            raise NotFound(f"No council with id `{council_id}` here.")
-        text = await self.service.export(council_id, fmt)  # type: ignore[arg-type]
+        try:
+            text = await self.service.export(council_id, fmt, viewer=origin)  # type: ignore[arg-type]
+        except NotFound:  # admins see every council of the workspace: ask Slack only when it matters
+            if not (await self.actor(origin.user_id or "")).is_platform_admin:
+                raise
+            text = await self.service.export(council_id, fmt, viewer=origin, admin=True)  # type: ignore[arg-type]
         channel = origin.channel_id
         if not channel or not channel.startswith("D"):
             opened = await self.client.conversations_open(users=origin.user_id)
@@ -362,14 +363,6 @@ class SlackCouncilBot:
         )
         if channel != origin.channel_id:
             await tell(f"I sent `council-{council_id}.{ext}` to you in a direct message.")
-
-    @staticmethod
-    def _visible(result: CouncilResult, origin: Origin) -> bool:
-        """A council can be exported from the workspace, channel or person it belongs to."""
-        asked = result.request.origin
-        if asked.platform is not Platform.SLACK or asked.workspace_id != origin.workspace_id:
-            return False
-        return asked.channel_id == origin.channel_id or asked.user_id == origin.user_id
 
     async def council_from_command(self, question: str, origin: Origin,
                                    respond: Callable[..., Awaitable[Any]], context: Any) -> None:
