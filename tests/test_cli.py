@@ -80,3 +80,20 @@ async def test_leaderboard_and_prune(tmp_path, llm):
     assert code == 0 and "total: 2 councils" in out
     code, out, _ = await council(tmp_path, llm, "prune", "--older-than", "0d")
     assert code == 0 and "removed 2" in out
+
+
+async def test_history_show_and_export(tmp_path, llm):
+    code, out, _ = await council(tmp_path, llm, "ask", "--json", "What is six times seven?")
+    council_id = json.loads(out)["id"]
+    code, out, err = await council(tmp_path, llm, "history")
+    assert code == 0, err
+    assert council_id in out and "What is six times seven?" in out
+    code, out, err = await council(tmp_path, llm, "show", council_id)
+    assert code == 0, err
+    assert "Final answer by" in out and "Extracted ballot" in out
+    code, out, err = await council(tmp_path, llm, "export", council_id, "--format", "json", "-o", str(tmp_path / "c.json"))
+    assert code == 0, err
+    document = json.loads((tmp_path / "c.json").read_text())
+    assert document["id"] == council_id and len(document["stage2"]) == len(MEMBERS)
+    code, out, err = await council(tmp_path, llm, "show", "0000000000000000")
+    assert code != 0 and "No council with id" in err
