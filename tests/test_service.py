@@ -232,3 +232,20 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         assert len(history) == 5 and all(s.cost_usd == pytest.approx(0.007) for s in history)
     finally:
         await svc.aclose()
+
+
+async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from tests.factories import make_result
+
+    svc = await CouncilService.open(make_settings(llm, tmp_path))
+    now = datetime.now(timezone.utc)
+    await svc.storage.save_result(make_result(council_id="old0000000000000", created_at=now - timedelta(days=40)))
+    await svc.storage.save_result(make_result(council_id="new0000000000000", created_at=now - timedelta(days=5)))
+    await svc.aclose()
+    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_RETENTION_DAYS=30))
+    try:
+        assert [s.council_id for s in await svc.history(None, "all")] == ["new0000000000000"]
+    finally:
+        await svc.aclose()
