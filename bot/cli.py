@@ -119,8 +119,8 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
     if set(run.request.config.members) <= set(LOCAL_DEFAULT_MEMBERS):
         term.note(
             "ℹ This council runs tiny offline models (SmolLM2-135M, Gemma 3 270M) on this machine:\n"
-            "  expect quirky answers and unreadable rankings. For real models set OPENROUTER_API_KEY\n"
-            "  (or LLM_BASE_URL + LLM_API_KEY) and COUNCIL_MODELS; see README.\n"
+            "  expect quirky answers (a grammar keeps their reviews in the ranking format). For real\n"
+            "  models set OPENROUTER_API_KEY (or LLM_BASE_URL + LLM_API_KEY) and COUNCIL_MODELS; see README.\n"
         )
     term.note(f"Council {run.council_id}: {', '.join(run.request.config.members)} · chairman {run.request.config.chairman}")
     result: CouncilResult | None = None

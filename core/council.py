@@ -33,7 +33,7 @@ import random
 import secrets
 import time
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
@@ -307,7 +307,8 @@ class _Council:
             builder = prompts.ReviewPrompts(self.request.question, texts, self.review_fence,
                                             history=self.request.history, member_ids=self._all_ids())
             options = self._options(None)
-            batch = self._launch({r: partial(self.router.complete, r, builder.messages(shown), options)
+            batch = self._launch({r: partial(self.router.complete, r, builder.messages(shown),
+                                             replace(options, ranking_labels=tuple(shown)))
                                   for r, shown in plans.items()}, "review")
             yield self._event(StageStarted, stage=2)
             async with aclosing(self._gather(batch, "review", "reviewers")) as outcomes:

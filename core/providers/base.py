@@ -71,6 +71,10 @@ class CallOptions:
     timeout_s: float = 120.0
     temperature: float | None = None
     max_tokens: int | None = None
+    # A stage-2 review must end with a ranking of these labels. Providers that can constrain
+    # their output (local GGUF models, with a grammar) use it so that tiny models keep the
+    # format; the others rely on the prompt alone.
+    ranking_labels: tuple[str, ...] | None = None
 
 
 @runtime_checkable

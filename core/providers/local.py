@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import functools
+import itertools
 import logging
 import os
 import threading
@@ -167,6 +169,7 @@ class _Sampling:
     min_p: float
     repeat_penalty: float
     seed: int | None
+    grammar: str | None = None  # GBNF the output must follow
 
 
 class LocalProvider:
@@ -283,9 +286,10 @@ class LocalProvider:
         limit = self.settings.local_max_tokens
         max_tokens = min(options.max_tokens, limit) if options.max_tokens else limit
         temperature = options.temperature if options.temperature is not None else preset.temperature
+        grammar = ranking_grammar(options.ranking_labels) if options.ranking_labels else None
         return _Sampling(max_tokens=max(1, max_tokens), temperature=temperature, top_p=preset.top_p,
                          top_k=preset.top_k, min_p=preset.min_p, repeat_penalty=preset.repeat_penalty,
-                         seed=preset.seed)
+                         seed=preset.seed, grammar=grammar)
 
     def _start(self, loop, instance: _Instance, resolved: LocalModel, messages, sampling, stop, queue) -> asyncio.Future:
         """Run the call in a worker thread; the instance lock is released when the thread ends."""
@@ -400,10 +404,11 @@ class LocalProvider:
         finish = None
         emitted = False
         try:
+            grammar = _compiled_grammar(sampling.grammar) if sampling.grammar else None
             chunks = llm.create_chat_completion(
                 messages=chat, stream=True, max_tokens=max_tokens, temperature=sampling.temperature,
                 top_p=sampling.top_p, top_k=sampling.top_k, min_p=sampling.min_p,
-                repeat_penalty=sampling.repeat_penalty, seed=sampling.seed,
+                repeat_penalty=sampling.repeat_penalty, seed=sampling.seed, grammar=grammar,
             )
             try:
                 for chunk in chunks:
@@ -435,6 +440,40 @@ class LocalProvider:
                 raise _Aborted() from None
             raise
         return "".join(parts), finish, emitted
+
+
+# A review's evaluation before its ranking, in characters: long enough to say something, short
+# enough that the ranking fits in LOCAL_MAX_TOKENS.
+_REVIEW_NOTE_CHARS = (20, 600)
+_PERMUTATIONS_UP_TO = 5  # labels; beyond, each place is any label (the parser drops repeats)
+
+
+@functools.lru_cache(maxsize=64)
+def ranking_grammar(labels: tuple[str, ...]) -> str:
+    """GBNF for a review: a short evaluation, then FINAL RANKING with every label once.
+
+    Tiny models rarely end with a readable ranking on their own; the grammar fixes the format
+    and leaves the judgement (which label goes where) to the model."""
+    low, high = _REVIEW_NOTE_CHARS
+    quoted = [f'"{label}"' for label in labels]
+    if len(labels) <= _PERMUTATIONS_UP_TO:
+        orders = itertools.permutations(quoted)
+        items = " | ".join(
+            " ".join(f'"{n}. Response " {label} "\\n"' for n, label in enumerate(order, 1)) for order in orders
+        )
+    else:
+        any_label = "(" + " | ".join(quoted) + ")"
+        items = " ".join(f'"{n}. Response " {any_label} "\\n"' for n in range(1, len(labels) + 1))
+    return (
+        f'root ::= note "\\n\\nFINAL RANKING:\\n" ranking\n'
+        f"note ::= [^\\n<>]{{{low},{high}}}\n"
+        f"ranking ::= {items}\n"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_grammar(text: str):
+    return _import_llama().LlamaGrammar.from_string(text, verbose=False)
 
 
 def _install_abort_callback(llama_cpp, llm, should_abort: Callable[[], bool]):
