@@ -214,6 +214,7 @@ class ScriptedLLMServer:
     host: str = "127.0.0.1"
     requests: list[RecordedRequest] = field(default_factory=list)
     record: bool = True
+    ssl_context: Any = None  # an ssl.SSLContext: serve HTTPS
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -221,7 +222,9 @@ class ScriptedLLMServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        scheme = "https" if self.ssl_context else "http"
+        host = "localhost" if self.ssl_context else self.host  # the name the test certificate is for
+        return f"{scheme}://{host}:{self.port}/v1"
 
     def script(self, model: str, behaviour: Behaviour) -> None:
         self.models[model] = behaviour
@@ -235,7 +238,7 @@ class ScriptedLLMServer:
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, 0, backlog=1024)
+        site = web.TCPSite(self._runner, self.host, 0, backlog=1024, ssl_context=self.ssl_context)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         return self

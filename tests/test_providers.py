@@ -2,10 +2,12 @@
 
 import asyncio
 import socket
+import ssl
 import time
 
 import httpx
 import pytest
+import trustme
 from pydantic import SecretStr
 
 from core.models import ChatMessage, Completion
@@ -191,3 +193,28 @@ async def test_parallel_calls_share_one_pool(server):
         assert time.perf_counter() - started < 2.0
     finally:
         await router.aclose()
+
+
+async def test_https_endpoint_is_verified_against_ssl_cert_file(tmp_path, monkeypatch):
+    """The router's transport checks certificates: an unknown CA is refused as unreachable, and
+    SSL_CERT_FILE (as with httpx) names the CA to trust."""
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("localhost").configure_cert(server_context)
+    async with ScriptedLLMServer(ssl_context=server_context) as tls_server:
+        tls_server.script("m", Reply("over TLS"))
+        settings = Settings(_env_file=None, LLM_BASE_URL=tls_server.base_url, LLM_API_KEY="k", LLM_MAX_RETRIES=0)
+        router = ProviderRouter(settings)
+        try:
+            with pytest.raises(ProviderUnavailableError):
+                await router.complete("m", MESSAGES, CallOptions(timeout_s=5))
+        finally:
+            await router.aclose()
+        ca_file = tmp_path / "ca.pem"
+        ca.cert_pem.write_to_path(str(ca_file))
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+        router = ProviderRouter(settings)
+        try:
+            assert (await router.complete("m", MESSAGES, CallOptions(timeout_s=5))).text == "over TLS"
+        finally:
+            await router.aclose()

@@ -14,9 +14,12 @@ Decompression is left to httpx (aiohttp's is off) so a body is never decoded twi
 from __future__ import annotations
 
 import asyncio
+import os
+import ssl
 from collections.abc import AsyncIterator
 
 import aiohttp
+import certifi
 import httpx
 
 _CHUNK = 64 * 1024
@@ -62,9 +65,13 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     def _get_session(self) -> aiohttp.ClientSession:
         # Created on first use: a ClientSession binds to the running event loop.
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=self._keepalive_s)
+            # As httpx would: SSL_CERT_FILE or certifi's CA bundle (slim images may lack the
+            # system's), and the HTTP(S)_PROXY / NO_PROXY environment.
+            tls = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or certifi.where())
+            connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=self._keepalive_s, ssl=tls)
             self._session = aiohttp.ClientSession(
-                connector=connector, auto_decompress=False, skip_auto_headers=("User-Agent", "Accept-Encoding")
+                connector=connector, auto_decompress=False, trust_env=True,
+                skip_auto_headers=("User-Agent", "Accept-Encoding"),
             )
         return self._session
 
