@@ -276,9 +276,13 @@ def status_message(council_id: str, progress: CouncilProgress | None, *, running
     return {"text": fallback(f"Council: {text}"), "blocks": with_block_id(blocks, STATUS_BLOCK + council_id)}
 
 
-def final_status(result: CouncilResult) -> str:
+def _took(result: CouncilResult) -> str:
     seconds = result.timings.get("total_s")
-    took = f" in {seconds:.1f} s" if seconds is not None else ""
+    return f" in {seconds:.1f} s" if seconds is not None else ""
+
+
+def final_status(result: CouncilResult) -> str:
+    took = _took(result)
     if result.status is CouncilStatus.FAILED:
         return f":x: The council failed{took}. Details below."
     if result.status is CouncilStatus.CANCELLED:
@@ -384,8 +388,7 @@ def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None)
 def stream_title(progress: CouncilProgress | None, result: CouncilResult | None = None) -> str:
     """The plan's title (a `plan_update` chunk)."""
     if result is not None:
-        seconds = result.timings.get("total_s")
-        took = f" in {seconds:.1f} s" if seconds is not None else ""
+        took = _took(result)
         if result.status is CouncilStatus.FAILED:
             return f"The council failed{took}"
         if result.status is CouncilStatus.CANCELLED:
