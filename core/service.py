@@ -322,10 +322,12 @@ class CouncilService:
         started = time.perf_counter()
         ballots = await self.storage.ballot_orders(**filters)
         orders = [order for order in ballots.orders if len(order) >= 2]
+
+        async def fit() -> list:
+            return await asyncio.to_thread(rate, orders, rounds=rounds, seed=0) if orders else []
+
         # The fit runs in a thread without the GIL while SQLite gathers the per-model statistics.
-        fit = asyncio.create_task(asyncio.to_thread(rate, orders, rounds=rounds, seed=0)) if orders else None
-        stats = await self.storage.model_stats(**filters)
-        ratings = await fit if fit else []
+        ratings, stats = await asyncio.gather(fit(), self.storage.model_stats(**filters))
         rows = []
         for rating in ratings:
             st = stats.get(rating.model)
