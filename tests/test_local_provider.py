@@ -296,16 +296,30 @@ def test_missing_model_package_is_a_config_error_naming_the_package(monkeypatch,
     assert local_models.available_names() == []
 
 
+@pytest.fixture(scope="module")
+def smollm2_vocab():
+    import llama_cpp
+
+    return llama_cpp.Llama(model_path=str(local_models.smollm2_path()), vocab_only=True, verbose=False)
+
+
 @llama_test
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 6, 9])
-def test_ranking_grammar_compiles_for_every_council_size(count):
+def test_ranking_grammar_is_accepted_by_llama_cpp_for_every_council_size(count, smollm2_vocab):
     """Up to five labels the grammar lists every order (so a ballot is always complete); beyond,
-    each place is any label. Either way llama.cpp must accept it."""
+    each place is any label. llama.cpp's grammar sampler must parse it (it returns NULL on an
+    error, which llama-cpp-python does not check)."""
     import llama_cpp
 
     from core.providers.local import ranking_grammar
 
-    labels = tuple("ABCDEFGHI"[:count])
-    text = ranking_grammar(labels)
+    def parses(text: str) -> bool:
+        sampler = llama_cpp.llama_sampler_init_grammar(smollm2_vocab._model.vocab, text.encode(), b"root")
+        if sampler:
+            llama_cpp.llama_sampler_free(sampler)
+        return bool(sampler)
+
+    text = ranking_grammar(tuple("ABCDEFGHI"[:count]))
     assert text.count(" | ") == (math.factorial(count) - 1 if count <= 5 else (count - 1) * count)
-    llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+    assert parses(text)
+    assert not parses(text.replace("ranking ::=", "ranking ::= (", 1))  # the check can fail

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Sequence
 
 from core.models import ChatMessage, Completion, Usage
+from core.prompts import RANKING_HEADER
 from core.providers import local_models
 from core.providers.base import (
     BadResponseError,
@@ -465,7 +466,7 @@ def ranking_grammar(labels: tuple[str, ...]) -> str:
         any_label = "(" + " | ".join(quoted) + ")"
         items = " ".join(f'"{n}. Response " {any_label} "\\n"' for n in range(1, len(labels) + 1))
     return (
-        f'root ::= note "\\n\\nFINAL RANKING:\\n" ranking\n'
+        f'root ::= note "\\n\\n{RANKING_HEADER}\\n" ranking\n'
         f"note ::= [^\\n<>]{{{low},{high}}}\n"
         f"ranking ::= {items}\n"
     )
