@@ -26,20 +26,22 @@ import resource
 import sys
 import time
 import tracemalloc
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import AsyncIterator, Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from core.council import run_council  # noqa: E402
-from core.models import Completion, CouncilConfig, CouncilFinished, CouncilRequest, CouncilStatus, Usage  # noqa: E402
-from core.providers.base import TextDelta  # noqa: E402
+from core.council import run_council
+from core.models import Completion, CouncilConfig, CouncilFinished, CouncilRequest, CouncilStatus, Usage
+from core.providers.base import TextDelta
 
 MEMBERS = ["bench/alpha", "bench/beta", "bench/gamma", "bench/delta"]
 CHAIRMAN = "bench/chair"
 ANSWER = "The answer is forty-two, because " + "it follows from the premises. " * 20
-REVIEW = "All four are fine; A is clearest.\n\nFINAL RANKING:\n1. Response A\n2. Response B\n3. Response C\n4. Response D"
+REVIEW = (
+    "All four are fine; A is clearest.\n\nFINAL RANKING:\n1. Response A\n2. Response B\n3. Response C\n4. Response D"
+)
 SYNTHESIS_CHUNKS = 10
 
 
@@ -88,8 +90,11 @@ def _behaviours(timing: Timing) -> dict:
     synthesis = " ".join(f"part{i}" for i in range(SYNTHESIS_CHUNKS))  # one SSE chunk per word
 
     def member() -> ByStage:
-        return ByStage(Reply(ANSWER, delay_s=timing.latency_s), Reply(REVIEW, delay_s=timing.latency_s),
-                       Reply(synthesis, token_delay_s=timing.chunk_s))
+        return ByStage(
+            Reply(ANSWER, delay_s=timing.latency_s),
+            Reply(REVIEW, delay_s=timing.latency_s),
+            Reply(synthesis, token_delay_s=timing.chunk_s),
+        )
 
     return {model: member() for model in [*MEMBERS, CHAIRMAN]}
 
@@ -113,8 +118,14 @@ async def http_router(timing: Timing, max_connections: int = 2000):
     from core.settings import Settings
 
     base_url, stop = await _server_process(timing)
-    settings = Settings(_env_file=None, LLM_BASE_URL=base_url, LLM_API_KEY="bench-key", LLM_MAX_CONNECTIONS=max_connections,
-                        LLM_MAX_RETRIES=0, DATABASE_URL="sqlite:///:memory:")
+    settings = Settings(
+        _env_file=None,
+        LLM_BASE_URL=base_url,
+        LLM_API_KEY="bench-key",
+        LLM_MAX_CONNECTIONS=max_connections,
+        LLM_MAX_RETRIES=0,
+        DATABASE_URL="sqlite:///:memory:",
+    )
     router = ProviderRouter(settings)
 
     async def close() -> None:
@@ -138,7 +149,11 @@ class AiohttpRouter:
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
 
     def _body(self, model, messages, stream: bool) -> dict:
-        return {"model": model, "messages": [{"role": m.role, "content": m.content} for m in messages], "stream": stream}
+        return {
+            "model": model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "stream": stream,
+        }
 
     async def complete(self, model, messages, options) -> Completion:
         async with self.session.post(f"{self.base_url}/chat/completions", json=self._body(model, messages, False)) as r:
@@ -167,8 +182,15 @@ class AiohttpRouter:
 
 async def _server_process(timing: Timing):
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, os.path.abspath(__file__), "--serve", "--latency", str(timing.latency_s),
-        "--chunk", str(timing.chunk_s), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        os.path.abspath(__file__),
+        "--serve",
+        "--latency",
+        str(timing.latency_s),
+        "--chunk",
+        str(timing.chunk_s),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
     base_url = (await proc.stdout.readline()).decode().strip()
 
@@ -274,10 +296,20 @@ async def floor(timing: Timing, counts: list[int]) -> None:
         cpu0, start = time.process_time(), time.perf_counter()
         results = await asyncio.gather(*(_bare_council(router, i) for i in range(count)))
         wall = time.perf_counter() - start
-        report("floor", timing, {"councils": count, "wall_s": wall, "events": 0, "statuses": {"ok"},
-                                 "mean_council_s": sum(r[0] for r in results) / count,
-                                 "max_council_s": max(r[0] for r in results), "cpu_s": time.process_time() - cpu0,
-                                 "stages": {}})
+        report(
+            "floor",
+            timing,
+            {
+                "councils": count,
+                "wall_s": wall,
+                "events": 0,
+                "statuses": {"ok"},
+                "mean_council_s": sum(r[0] for r in results) / count,
+                "max_council_s": max(r[0] for r in results),
+                "cpu_s": time.process_time() - cpu0,
+                "stages": {},
+            },
+        )
 
 
 async def _sleeping(timing: Timing):
@@ -309,8 +341,10 @@ def main() -> None:
         asyncio.run(serve(timing))
         return
     counts = [1, args.councils]
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPU(s); 4 members + chairman; "
-          f"call latency {timing.latency_s}s, chairman {SYNTHESIS_CHUNKS} chunks x {timing.chunk_s}s")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPU(s); 4 members + chairman; "
+        f"call latency {timing.latency_s}s, chairman {SYNTHESIS_CHUNKS} chunks x {timing.chunk_s}s"
+    )
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  (* = cold warm-up run)")
     if args.mode in ("floor", "all"):
         asyncio.run(floor(timing, counts))

@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.service import CouncilService  # noqa: E402
-from core.settings import Settings  # noqa: E402
-from tests.factories import make_result  # noqa: E402
+from core.service import CouncilService
+from core.settings import Settings
+from tests.factories import make_result
 
 MODELS = ["m-a", "m-b", "m-c", "m-d", "m-e"]  # true strength order
 
@@ -50,10 +50,14 @@ async def main() -> None:
             for _ in range(3):
                 board = await service.leaderboard(origin, scope, rounds=args.rounds)
                 timings.append(board.computed_s)
-            print(f"leaderboard ({label}): {board.councils:,} councils, {board.ballots:,} ballots, {args.rounds} "
-                  f"bootstrap rounds: best {min(timings):.2f} s, median {sorted(timings)[1]:.2f} s")
+            print(
+                f"leaderboard ({label}): {board.councils:,} councils, {board.ballots:,} ballots, {args.rounds} "
+                f"bootstrap rounds: best {min(timings):.2f} s, median {sorted(timings)[1]:.2f} s"
+            )
             for row in board.rows:
-                print(f"  {row.model:6} rating {row.rating:7.1f}  95% CI {row.low:7.1f}–{row.high:7.1f}  win {row.win_rate:.2f}")
+                print(
+                    f"  {row.model:6} rating {row.rating:7.1f}  95% CI {row.low:7.1f}–{row.high:7.1f}  win {row.win_rate:.2f}"
+                )
         await split(service, args.rounds)
         await service.aclose()
 

@@ -24,9 +24,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from core import _ranking  # noqa: E402
-from core import ranking  # noqa: E402
-from tests import ranking_reference as ref  # noqa: E402
+from core import (
+    _ranking,
+    ranking,
+)
+from tests import ranking_reference as ref
 
 MODELS = ["openai/gpt-5.1", "anthropic/claude-sonnet-4.5", "google/gemini-3-pro", "x-ai/grok-4", "meta/llama-4"]
 PROSE = [
@@ -38,8 +40,9 @@ PROSE = [
 ]
 LIST_FORMS = [
     lambda order: "\n".join(f"{i}. Response {x}" for i, x in enumerate(order, 1)),
-    lambda order: "\n".join(f"{i}. **Response {x}** - {random.choice(['best', 'solid', 'weak', 'wrong'])}"
-                            for i, x in enumerate(order, 1)),
+    lambda order: "\n".join(
+        f"{i}. **Response {x}** - {random.choice(['best', 'solid', 'weak', 'wrong'])}" for i, x in enumerate(order, 1)
+    ),
     lambda order: "\n".join(f"- Response {x}" for x in order),
     lambda order: " > ".join(order),
     lambda order: ", ".join(f"Response {x}" for x in order),
@@ -129,8 +132,9 @@ def main() -> None:
 
     # (c) leaderboard
     strength = {m: i for i, m in enumerate(MODELS)}
-    ballots = [sorted(MODELS, key=lambda m: strength[m] + rng.gauss(0, 1.2))[: rng.choice([3, 4, 5])]
-               for _ in range(n_ballots)]
+    ballots = [
+        sorted(MODELS, key=lambda m: strength[m] + rng.gauss(0, 1.2))[: rng.choice([3, 4, 5])] for _ in range(n_ballots)
+    ]
     t_rust, board = timed(lambda: ranking.leaderboard(ballots, rounds=args.rounds, seed=0), 3)
     t0, point = timed(lambda: ref.leaderboard(ballots, rounds=0))
     tk, sample = timed(lambda: ref.leaderboard(ballots, rounds=args.ref_rounds, seed=0))
@@ -139,8 +143,14 @@ def main() -> None:
     check = ranking.leaderboard(ballots, rounds=args.ref_rounds, seed=0)
     for a, b in zip(check, sample):
         assert a.model == b.model and abs(a.rating - b.rating) < 1e-6 and abs(a.low - b.low) < 1e-6, (a, b)
-    rows.append((f"(c) leaderboard {n_ballots:,} ballots x {args.rounds} rounds", t_rust, t_ref,
-                 f"ref extrapolated from {args.ref_rounds} rounds"))
+    rows.append(
+        (
+            f"(c) leaderboard {n_ballots:,} ballots x {args.rounds} rounds",
+            t_rust,
+            t_ref,
+            f"ref extrapolated from {args.ref_rounds} rounds",
+        )
+    )
 
     print(f"wall times, gc off while timing; rust: best of 3 runs, reference: 1 run; load average at start: {load}")
     width = max(len(r[0]) for r in rows)

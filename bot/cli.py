@@ -7,9 +7,9 @@ import asyncio
 import logging
 import re
 import sys
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Sequence
 
 from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
 from core.errors import CouncilError
@@ -122,7 +122,9 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
             "  expect quirky answers (a grammar keeps their reviews in the ranking format). For real\n"
             "  models set OPENROUTER_API_KEY (or LLM_BASE_URL + LLM_API_KEY) and COUNCIL_MODELS; see README.\n"
         )
-    term.note(f"Council {run.council_id}: {', '.join(run.request.config.members)} · chairman {run.request.config.chairman}")
+    term.note(
+        f"Council {run.council_id}: {', '.join(run.request.config.members)} · chairman {run.request.config.chairman}"
+    )
     result: CouncilResult | None = None
     try:
         async for event in run.events():
@@ -194,7 +196,9 @@ async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'day':<10}  {'councils':>8}  {'tokens in':>10}  {'tokens out':>10}  {'cost':>10}")
     for row in rows:
-        print(f"{row.day:<10}  {row.councils:>8}  {row.prompt_tokens:>10}  {row.completion_tokens:>10}  ${row.cost_usd:>9.4f}")
+        print(
+            f"{row.day:<10}  {row.councils:>8}  {row.prompt_tokens:>10}  {row.completion_tokens:>10}  ${row.cost_usd:>9.4f}"
+        )
     total = sum(r.cost_usd for r in rows)
     print(f"total: {sum(r.councils for r in rows)} councils, ${total:.4f}")
     return EXIT_OK
@@ -254,7 +258,9 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="council", description="LLM Council: several models answer, rank each other, a chairman synthesizes.")
+    parser = argparse.ArgumentParser(
+        prog="council", description="LLM Council: several models answer, rank each other, a chairman synthesizes."
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="debug logging on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -70,7 +70,11 @@ def split_text(text: str, limit: int) -> list[str]:
 
 def short_model(model: str) -> str:
     """`openrouter:openai/gpt-5.1` -> `gpt-5.1`: enough to recognise, short enough for a table."""
-    return model.split(":", 1)[-1].rsplit("/", 1)[-1] if "/" in model or model.startswith(("local:", "openrouter:")) else model
+    return (
+        model.split(":", 1)[-1].rsplit("/", 1)[-1]
+        if "/" in model or model.startswith(("local:", "openrouter:"))
+        else model
+    )
 
 
 def ranking_line(aggregate: Aggregate | None) -> str:
@@ -125,7 +129,12 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
         lines.append(f":hourglass: Waiting for a free slot (position {progress.queued_position} in the queue)")
         return lines
     answered, failed, thinking = progress.counts()
-    stage_names = {0: "starting", 1: "Stage 1/3: members answer", 2: "Stage 2/3: anonymous peer review", 3: "Stage 3/3: chairman synthesis"}
+    stage_names = {
+        0: "starting",
+        1: "Stage 1/3: members answer",
+        2: "Stage 2/3: anonymous peer review",
+        3: "Stage 3/3: chairman synthesis",
+    }
     lines.append(stage_names.get(progress.stage, "working"))
     for member in progress.members.values():
         icon = {"answered": "✅", "failed": "❌", "thinking": "⏳"}[member.state]

@@ -4,7 +4,8 @@ Every function returns tuples, or instances of `cls` (a class with the same fiel
 dataclasses of core.ranking) built without calling its __init__.
 """
 
-from typing import Literal, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Literal, TypeVar
 
 __version__: str
 

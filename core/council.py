@@ -32,10 +32,11 @@ import math
 import random
 import secrets
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from core import prompts, ranking
 from core.models import (
@@ -202,8 +203,11 @@ async def run_council(
         yield council._event(CouncilStarted, members=council.members, chairman=council.config.chairman)
         # Stages are driven from here, not from a nested generator: every event passes through
         # each generator level, which is measurable with hundreds of concurrent councils.
-        for name, stage in (("stage1_s", council._stage1), ("stage2_s", council._stage2),
-                            ("stage3_s", council._stage3)):
+        for name, stage in (
+            ("stage1_s", council._stage1),
+            ("stage2_s", council._stage2),
+            ("stage3_s", council._stage3),
+        ):
             if not council._should_run(name):
                 continue
             start = time.perf_counter()
@@ -304,12 +308,23 @@ class _Council:
         plans = self._review_plans()
         if plans:  # none when a lone answer may not be reviewed by its own author
             texts = {label: self.answers[m].text or "" for label, m in self.label_to_model.items()}
-            builder = prompts.ReviewPrompts(self.request.question, texts, self.review_fence,
-                                            history=self.request.history, member_ids=self._all_ids())
+            builder = prompts.ReviewPrompts(
+                self.request.question,
+                texts,
+                self.review_fence,
+                history=self.request.history,
+                member_ids=self._all_ids(),
+            )
             options = self._options(None)
-            batch = self._launch({r: partial(self.router.complete, r, builder.messages(shown),
-                                             replace(options, ranking_labels=tuple(shown)))
-                                  for r, shown in plans.items()}, "review")
+            batch = self._launch(
+                {
+                    r: partial(
+                        self.router.complete, r, builder.messages(shown), replace(options, ranking_labels=tuple(shown))
+                    )
+                    for r, shown in plans.items()
+                },
+                "review",
+            )
             yield self._event(StageStarted, stage=2)
             async with aclosing(self._gather(batch, "review", "reviewers")) as outcomes:
                 async for outcome in outcomes:
@@ -326,8 +341,7 @@ class _Council:
         model_to_label = {m: label for label, m in self.label_to_model.items()}
         plans = {}
         for reviewer, own in model_to_label.items():
-            shown = [label for label in self.label_to_model
-                     if not (self.config.exclude_self_review and label == own)]
+            shown = [label for label in self.label_to_model if not (self.config.exclude_self_review and label == own)]
             if shown:
                 self.rng.shuffle(shown)
                 plans[reviewer] = shown
@@ -340,34 +354,48 @@ class _Council:
         if outcome.completion is not None:
             parsed = ranking.parse_ranking(outcome.completion.text, shown)
             fields = dict(
-                text=outcome.completion.text, usage=outcome.completion.usage, ballot_labels=list(parsed.order),
+                text=outcome.completion.text,
+                usage=outcome.completion.usage,
+                ballot_labels=list(parsed.order),
                 ballot_models=[self.label_to_model[label] for label in parsed.order],
                 parse_status=ParseStatus(parsed.status),
             )
-        review = Review(reviewer=outcome.key, shown_labels=shown, error=outcome.error, latency_s=outcome.latency_s,
-                        **fields)
+        review = Review(
+            reviewer=outcome.key, shown_labels=shown, error=outcome.error, latency_s=outcome.latency_s, **fields
+        )
         self.reviews[outcome.key] = review
         return review
 
     def _aggregate(self) -> Aggregate:
         parsed = self._parsed_reviews()
         scores = ranking.aggregate(
-            {r.reviewer: r.ballot_labels for r in parsed}, self.label_to_model,
+            {r.reviewer: r.ballot_labels for r in parsed},
+            self.label_to_model,
             exclude_self=self.config.exclude_self_review,
         )
         model_to_label = {m: label for label, m in self.label_to_model.items()}
         entries = [
             AggregateEntry(
-                model=s.candidate, label=model_to_label.get(s.candidate), position=s.position,
-                average_rank=s.average_rank, rankings_count=s.rankings_count, borda=s.borda,
-                condorcet_wins=s.copeland, first_place_votes=s.first_place_votes,
+                model=s.candidate,
+                label=model_to_label.get(s.candidate),
+                position=s.position,
+                average_rank=s.average_rank,
+                rankings_count=s.rankings_count,
+                borda=s.borda,
+                condorcet_wins=s.copeland,
+                first_place_votes=s.first_place_votes,
             )
             for s in scores
         ]
         agreement = ranking.kendall_w([r.ballot_models for r in parsed], list(self.label_to_model.values()))
         unparsed = sum(1 for r in self.reviews.values() if r.text is not None and r.parse_status is ParseStatus.NONE)
-        return Aggregate(entries=entries, agreement_w=agreement, method="mean_rank",
-                         ballots_used=len(parsed), ballots_unparsed=unparsed)
+        return Aggregate(
+            entries=entries,
+            agreement_w=agreement,
+            method="mean_rank",
+            ballots_used=len(parsed),
+            ballots_unparsed=unparsed,
+        )
 
     def _parsed_reviews(self) -> list[Review]:
         return [r for r in self.reviews.values() if r.error is None and r.parse_status is not ParseStatus.NONE]
@@ -432,11 +460,16 @@ class _Council:
         if self.control.synthesize_requested:
             return ErrorInfo(kind=ErrorKind.CANCELLED, message="skipped: you asked to synthesize now")
         if in_grace:
-            return ErrorInfo(kind=ErrorKind.TIMEOUT, message=(
-                f"no {noun} within the {_secs(self.config.grace_s)} grace period after "
-                f"{succeeded} of {total} {plural} answered"))
-        return ErrorInfo(kind=ErrorKind.TIMEOUT,
-                         message=f"no {noun} within the {_secs(self.config.member_timeout_s)} time limit")
+            return ErrorInfo(
+                kind=ErrorKind.TIMEOUT,
+                message=(
+                    f"no {noun} within the {_secs(self.config.grace_s)} grace period after "
+                    f"{succeeded} of {total} {plural} answered"
+                ),
+            )
+        return ErrorInfo(
+            kind=ErrorKind.TIMEOUT, message=f"no {noun} within the {_secs(self.config.member_timeout_s)} time limit"
+        )
 
     def _spawn(self, coro, what: str) -> asyncio.Task:
         # Named after the council so that a leak would be easy to attribute (tests check it).
@@ -462,8 +495,9 @@ class _Council:
         return _Outcome(completion=completion, latency_s=time.perf_counter() - start)
 
     def _options(self, max_tokens: int | None) -> CallOptions:
-        return CallOptions(timeout_s=self.config.member_timeout_s, temperature=self.config.temperature,
-                           max_tokens=max_tokens)
+        return CallOptions(
+            timeout_s=self.config.member_timeout_s, temperature=self.config.temperature, max_tokens=max_tokens
+        )
 
     def _all_ids(self) -> list[str]:
         return [*self.members, self.config.chairman]
@@ -510,8 +544,10 @@ class _Council:
                 return
             cause += f"; the stand-in {stand_in} also failed: {outcome.error.short()}"
         best = ranked[0]
-        note = (f"{cause}; this is the top-ranked member answer "
-                f"(Response {self.answers[best].label}, by {best}) as written, without synthesis.")
+        note = (
+            f"{cause}; this is the top-ranked member answer "
+            f"(Response {self.answers[best].label}, by {best}) as written, without synthesis."
+        )
         self.synthesis = Synthesis(model=best, text=self.answers[best].text or "", by_chairman=False, note=note)
 
     def _ranked_members(self) -> list[str]:
@@ -525,8 +561,14 @@ class _Council:
         texts = {label: self.answers[m].text or "" for label, m in self.label_to_model.items()}
         reviews = [r.text for r in self.reviews.values() if r.text]
         return prompts.chairman_messages(
-            self.request.question, texts, reviews, self.aggregate.entries if self.aggregate else None,
-            self.chair_fence, history=self.request.history, member_ids=self._all_ids(), fallback=fallback,
+            self.request.question,
+            texts,
+            reviews,
+            self.aggregate.entries if self.aggregate else None,
+            self.chair_fence,
+            history=self.request.history,
+            member_ids=self._all_ids(),
+            fallback=fallback,
         )
 
     def _start_stream(self, model: str, messages: list[ChatMessage]) -> _StreamState:
@@ -586,16 +628,26 @@ class _Council:
 
     def _synthesis(self, model: str, outcome: _Outcome, *, by_chairman: bool, note: str | None = None) -> Synthesis:
         assert outcome.completion is not None
-        return Synthesis(model=model, text=outcome.completion.text, by_chairman=by_chairman, note=note,
-                         latency_s=outcome.latency_s, usage=outcome.completion.usage)
+        return Synthesis(
+            model=model,
+            text=outcome.completion.text,
+            by_chairman=by_chairman,
+            note=note,
+            latency_s=outcome.latency_s,
+            usage=outcome.completion.usage,
+        )
 
     def _partial_synthesis(self, model: str, outcome: _Outcome, state: _StreamState) -> Synthesis | None:
         text = "".join(state.deltas)
         if not text.strip():
             return None
-        return Synthesis(model=model, text=text, by_chairman=model == self.config.chairman,
-                         note="The council was stopped while this answer was being written; it is incomplete.",
-                         latency_s=outcome.latency_s)
+        return Synthesis(
+            model=model,
+            text=text,
+            by_chairman=model == self.config.chairman,
+            note="The council was stopped while this answer was being written; it is incomplete.",
+            latency_s=outcome.latency_s,
+        )
 
     # ------------------------------------------------------------------ result
 
@@ -603,10 +655,18 @@ class _Council:
         self.timings["total_s"] = round(time.perf_counter() - self._started, 4)
         status, error = self._status()
         return CouncilResult(
-            council_id=self.request.council_id, request=self.request, status=status,
-            answers=[self.answers[m] for m in self.members], reviews=list(self.reviews.values()),
-            label_to_model=dict(self.label_to_model), aggregate=self.aggregate, synthesis=self.synthesis,
-            notices=self._notices(), error=error, timings=dict(self.timings), usage=self.usage,
+            council_id=self.request.council_id,
+            request=self.request,
+            status=status,
+            answers=[self.answers[m] for m in self.members],
+            reviews=list(self.reviews.values()),
+            label_to_model=dict(self.label_to_model),
+            aggregate=self.aggregate,
+            synthesis=self.synthesis,
+            notices=self._notices(),
+            error=error,
+            timings=dict(self.timings),
+            usage=self.usage,
         )
 
     def _status(self) -> tuple[CouncilStatus, ErrorInfo | None]:
@@ -630,7 +690,9 @@ class _Council:
         kinds = {a.error.kind for a in answers if a.error}
         kind = kinds.pop() if len(kinds) == 1 else ErrorKind.UNKNOWN
         if self.control.synthesize_requested and self.skipped:
-            return ErrorInfo(kind=kind, message=f"No council member had answered when you asked to synthesize: {causes}")
+            return ErrorInfo(
+                kind=kind, message=f"No council member had answered when you asked to synthesize: {causes}"
+            )
         if len(answers) == 1:
             return ErrorInfo(kind=kind, message=f"The only council member failed: {causes}")
         return ErrorInfo(kind=kind, message=f"All {len(answers)} council members failed: {causes}")
@@ -639,8 +701,11 @@ class _Council:
         notes = []
         if self.synthesis is not None and self.synthesis.note:
             notes.append(self.synthesis.note)  # a degraded synthesis says so first
-        notes += [f"{a.model} gave no answer: {a.error.short()}" for a in self.answers.values()
-                  if a.error is not None and a.model not in self.skipped and self.label_to_model]
+        notes += [
+            f"{a.model} gave no answer: {a.error.short()}"
+            for a in self.answers.values()
+            if a.error is not None and a.model not in self.skipped and self.label_to_model
+        ]
         notes += self._skipped_notes("answers", [m for m in self.members if m in self.skipped])
         notes += self._review_notes()
         return notes

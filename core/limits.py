@@ -7,8 +7,9 @@ import logging
 import math
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from core.errors import InputRejected, Overloaded, RateLimited
 
@@ -29,8 +30,7 @@ def validate_question(text: str, max_chars: int) -> str:
         )
     if len(question) > max_chars:
         raise InputRejected(
-            f"Your question is {len(question):,} characters; the limit is {max_chars:,}. "
-            "Shorten it and ask again."
+            f"Your question is {len(question):,} characters; the limit is {max_chars:,}. Shorten it and ask again."
         )
     return question
 
@@ -46,7 +46,7 @@ def _when(seconds: float) -> str:
 class RateLimiter:
     """Sliding one-hour windows over hits persisted in storage, so a restart resets nothing."""
 
-    def __init__(self, storage: "Storage", window_s: float = WINDOW_S):
+    def __init__(self, storage: Storage, window_s: float = WINDOW_S):
         self.storage = storage
         self.window_s = window_s
         self._lock = asyncio.Lock()  # check-then-record must not interleave

@@ -7,9 +7,9 @@ output and exports without bespoke code. Nothing here knows about Slack or Disco
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +19,7 @@ def new_council_id() -> str:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class _Model(BaseModel):
@@ -67,7 +67,7 @@ class Usage(_Model):
     # Provider-reported cost where available (OpenRouter), else priced from settings.
     cost_usd: float | None = None
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         cost = None
         if self.cost_usd is not None or other.cost_usd is not None:
             cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
@@ -315,19 +315,7 @@ class CouncilFinished(_Event):
 
 
 CouncilEvent = Annotated[
-    Union[
-        CouncilQueued,
-        CouncilStarted,
-        StageStarted,
-        MemberStarted,
-        MemberFinished,
-        MemberFailed,
-        ReviewFinished,
-        AggregateReady,
-        ChairmanToken,
-        ChairmanFinished,
-        CouncilFinished,
-    ],
+    CouncilQueued | CouncilStarted | StageStarted | MemberStarted | MemberFinished | MemberFailed | ReviewFinished | AggregateReady | ChairmanToken | ChairmanFinished | CouncilFinished,
     Field(discriminator="kind"),
 ]
 

@@ -33,15 +33,15 @@ from typing import Literal
 from core import _ranking
 
 __all__ = [
-    "ParsedRanking",
     "CandidateScore",
+    "ParsedRanking",
     "Rating",
-    "parse_ranking",
     "aggregate",
     "aggregate_many",
     "aggregate_models",
     "kendall_w",
     "leaderboard",
+    "parse_ranking",
 ]
 
 ParseStatus = Literal["complete", "partial", "none"]

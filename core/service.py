@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import datetime, timedelta, timezone
-from typing import AsyncIterator, Literal, Sequence
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 from core.council import CouncilControl, run_council
 from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenied, UnknownModels
@@ -105,7 +106,7 @@ class CouncilService:
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
-    async def open(cls, settings: Settings | None = None, *, router: ProviderRouter | None = None) -> "CouncilService":
+    async def open(cls, settings: Settings | None = None, *, router: ProviderRouter | None = None) -> CouncilService:
         settings = settings or Settings()
         storage = await Storage.open(settings.sqlite_path)
         interrupted = await storage.mark_interrupted()
@@ -139,7 +140,7 @@ class CouncilService:
         await self.router.aclose()
         await self.storage.close()
 
-    async def __aenter__(self) -> "CouncilService":
+    async def __aenter__(self) -> CouncilService:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -170,9 +171,7 @@ class CouncilService:
                 channel and channel.channel_limit_per_hour, self.settings.channel_limit_per_hour
             ),
         )
-        request = CouncilRequest(
-            question=question, config=config, history=self._trim_history(history), origin=origin
-        )
+        request = CouncilRequest(question=question, config=config, history=self._trim_history(history), origin=origin)
         await self.storage.save_council_started(request)
         run = CouncilRun(request)
         self._runs[run.council_id] = run
@@ -204,6 +203,7 @@ class CouncilService:
     async def _drive(self, run: CouncilRun) -> None:
         result: CouncilResult | None = None
         try:
+
             async def on_queued(position: int) -> None:
                 await run.publish(CouncilQueued(council_id=run.council_id, position=position))
 
@@ -267,7 +267,7 @@ class CouncilService:
         budget = _pick(channel and channel.daily_budget_usd, self.settings.daily_budget_usd)
         if not budget:
             return
-        day_start = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+        day_start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
         spent = await self.storage.spent_since(origin.channel_key, day_start)
         if spent >= budget:
             raise BudgetExceeded(
@@ -302,8 +302,12 @@ class CouncilService:
         return admin or asked.channel_id == viewer.channel_id or asked.user_id == viewer.user_id
 
     async def export(
-        self, council_id: str, fmt: Literal["markdown", "json"] = "markdown", *,
-        viewer: Origin | None = None, admin: bool = False,
+        self,
+        council_id: str,
+        fmt: Literal["markdown", "json"] = "markdown",
+        *,
+        viewer: Origin | None = None,
+        admin: bool = False,
     ) -> str:
         """The council as Markdown or JSON. With `viewer` (the chat adapters), a council it may not
         see is reported as not found; without (the CLI, which owns the database), any council."""
@@ -360,7 +364,7 @@ class CouncilService:
         return await self.storage.usage_by_day(origin.channel_key if origin else None, days)
 
     async def prune(self, older_than: timedelta) -> int:
-        return await self.storage.prune(datetime.now(timezone.utc) - older_than)
+        return await self.storage.prune(datetime.now(UTC) - older_than)
 
     # ------------------------------------------------------------------ admin
 
@@ -390,7 +394,9 @@ class CouncilService:
             raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
         await self._require_known(cleaned)
         current = await self.channel_settings(origin)
-        await self._save_channel(actor, current.model_copy(update={"members": cleaned}), "set_members", {"members": cleaned})
+        await self._save_channel(
+            actor, current.model_copy(update={"members": cleaned}), "set_members", {"members": cleaned}
+        )
         return await self.effective_config(origin)
 
     async def admin_set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
@@ -400,7 +406,9 @@ class CouncilService:
             raise InputRejected("Name the chairman's model id.")
         await self._require_known([chairman])
         current = await self.channel_settings(origin)
-        await self._save_channel(actor, current.model_copy(update={"chairman": chairman}), "set_chairman", {"chairman": chairman})
+        await self._save_channel(
+            actor, current.model_copy(update={"chairman": chairman}), "set_chairman", {"chairman": chairman}
+        )
         return await self.effective_config(origin)
 
     async def admin_set_limits(
@@ -448,7 +456,8 @@ class CouncilService:
         unknown = await self.router.unknown_models(models)
         if unknown:
             raise UnknownModels(
-                "Unknown model id(s): " + ", ".join(f"`{m}`" for m in unknown)
+                "Unknown model id(s): "
+                + ", ".join(f"`{m}`" for m in unknown)
                 + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
                 unknown,
             )

@@ -39,9 +39,7 @@ CsvList = Annotated[list[str], NoDecode]
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
-    )
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True)
 
     # ----------------------------------------------------------------- providers
     llm_base_url: str | None = Field(None, alias="LLM_BASE_URL")
@@ -143,5 +141,5 @@ class Settings(BaseSettings):
         url = self.database_url
         for prefix in ("sqlite+aiosqlite:///", "sqlite:///"):
             if url.startswith(prefix):
-                return url[len(prefix):] or ":memory:"
+                return url[len(prefix) :] or ":memory:"
         raise ValueError(f"DATABASE_URL must start with sqlite:/// (got scheme of {url.split(':', 1)[0]!r})")

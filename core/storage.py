@@ -23,10 +23,11 @@ import json
 import re
 import sqlite3
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import aiosqlite
 
@@ -75,12 +76,12 @@ def _iso(value: datetime) -> str:
     Naive datetimes are taken to be UTC.
     """
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def _now_iso() -> str:
-    return _iso(datetime.now(timezone.utc))
+    return _iso(datetime.now(UTC))
 
 
 def _dumps(value: Any) -> str:
@@ -94,7 +95,12 @@ def _plain(value: Any) -> Any:
 def _filters(platform=None, workspace_id=None, channel_id=None, user_id=None, prefix: str = "") -> tuple[str, list]:
     """WHERE clause for the optional history filters (None means "any")."""
     clauses, params = [], []
-    for column, value in (("platform", platform), ("workspace_id", workspace_id), ("channel_id", channel_id), ("user_id", user_id)):
+    for column, value in (
+        ("platform", platform),
+        ("workspace_id", workspace_id),
+        ("channel_id", channel_id),
+        ("user_id", user_id),
+    ):
         if value is not None:
             clauses.append(f"{prefix}{column} = ?")
             params.append(_plain(value))
@@ -143,7 +149,7 @@ class Storage:
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
-    async def open(cls, path: str, migrations_dir: Path = MIGRATIONS_DIR) -> "Storage":
+    async def open(cls, path: str, migrations_dir: Path = MIGRATIONS_DIR) -> Storage:
         """Open (creating the parent directory), configure WAL, and apply pending migrations."""
         if path != ":memory:":
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +173,7 @@ class Storage:
         async with self._lock:
             await self._db.close()
 
-    async def __aenter__(self) -> "Storage":
+    async def __aenter__(self) -> Storage:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -273,10 +279,21 @@ class Storage:
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (id) DO NOTHING""",
             (
-                request.council_id, _iso(request.created_at), RUNNING, request.question,
-                _dumps([t.model_dump(mode="json") for t in request.history]), o.platform.value, o.workspace_id,
-                o.channel_id, o.channel_key, o.thread_id, o.user_id, o.user_name,
-                _dumps(request.config.members), request.config.chairman, request.config.model_dump_json(),
+                request.council_id,
+                _iso(request.created_at),
+                RUNNING,
+                request.question,
+                _dumps([t.model_dump(mode="json") for t in request.history]),
+                o.platform.value,
+                o.workspace_id,
+                o.channel_id,
+                o.channel_key,
+                o.thread_id,
+                o.user_id,
+                o.user_name,
+                _dumps(request.config.members),
+                request.config.chairman,
+                request.config.model_dump_json(),
             ),
         )
 
@@ -306,14 +323,32 @@ class Storage:
                error, notices, timings, prompt_tokens, completion_tokens, cost_usd, duration_s, result)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
-                cid, _iso(request.created_at), _iso(result.finished_at), result.status.value, request.question,
-                _dumps([t.model_dump(mode="json") for t in request.history]), o.platform.value, o.workspace_id,
-                o.channel_id, o.channel_key, o.thread_id, o.user_id, o.user_name, _dumps(request.config.members),
-                request.config.chairman, request.config.model_dump_json(), winner,
+                cid,
+                _iso(request.created_at),
+                _iso(result.finished_at),
+                result.status.value,
+                request.question,
+                _dumps([t.model_dump(mode="json") for t in request.history]),
+                o.platform.value,
+                o.workspace_id,
+                o.channel_id,
+                o.channel_key,
+                o.thread_id,
+                o.user_id,
+                o.user_name,
+                _dumps(request.config.members),
+                request.config.chairman,
+                request.config.model_dump_json(),
+                winner,
                 result.aggregate.agreement_w if result.aggregate else None,
-                result.error.model_dump_json() if result.error else None, _dumps(result.notices),
-                _dumps(result.timings), result.usage.prompt_tokens, result.usage.completion_tokens,
-                result.usage.cost_usd, result.timings.get("total_s"), result.model_dump_json(),
+                result.error.model_dump_json() if result.error else None,
+                _dumps(result.notices),
+                _dumps(result.timings),
+                result.usage.prompt_tokens,
+                result.usage.completion_tokens,
+                result.usage.cost_usd,
+                result.timings.get("total_s"),
+                result.model_dump_json(),
             ),
         )
         await db.executemany(
@@ -330,8 +365,17 @@ class Storage:
                cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [
                 (
-                    cid, i, r.reviewer, r.text, _dumps(r.shown_labels), _dumps(r.ballot_labels), _dumps(r.ballot_models),
-                    r.parse_status.value, *_error_cols(r.error), r.latency_s, *_usage_cols(r.usage),
+                    cid,
+                    i,
+                    r.reviewer,
+                    r.text,
+                    _dumps(r.shown_labels),
+                    _dumps(r.ballot_labels),
+                    _dumps(r.ballot_models),
+                    r.parse_status.value,
+                    *_error_cols(r.error),
+                    r.latency_s,
+                    *_usage_cols(r.usage),
                 )
                 for i, r in enumerate(result.reviews)
             ],
@@ -345,8 +389,17 @@ class Storage:
                 """INSERT INTO aggregates (council_id, model, label, position, average_rank, rankings_count, borda,
                    condorcet_wins, first_place_votes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 [
-                    (cid, e.model, e.label, e.position, e.average_rank, e.rankings_count, e.borda, e.condorcet_wins,
-                     e.first_place_votes)
+                    (
+                        cid,
+                        e.model,
+                        e.label,
+                        e.position,
+                        e.average_rank,
+                        e.rankings_count,
+                        e.borda,
+                        e.condorcet_wins,
+                        e.first_place_votes,
+                    )
                     for e in result.aggregate.entries
                 ],
             )
@@ -418,7 +471,9 @@ class Storage:
         order within a council, so that the leaderboard's seeded bootstrap is repeatable."""
         where, params = _filters(platform, workspace_id, channel_id, prefix="c.")
         source = f"reviews r JOIN councils c ON c.id = r.council_id WHERE {where} AND r.ballot_models != '[]'"
-        rows = await self._fetchall(f"SELECT r.ballot_models FROM {source} ORDER BY c.created_at, c.id, r.position", params)
+        rows = await self._fetchall(
+            f"SELECT r.ballot_models FROM {source} ORDER BY c.created_at, c.id, r.position", params
+        )
         councils = (await self._fetchall(f"SELECT COUNT(DISTINCT r.council_id) FROM {source}", params))[0][0]
         # One JSON document for all ballots: decoding (and validating) them row by row cost more
         # than the query; the rows were validated when they were written.
@@ -429,9 +484,12 @@ class Storage:
         """Per model: councils it was a member of, failed answers, stage-1 mean latency, cost of all its
         calls (answers, reviews, syntheses), first places and mean of its average rank in aggregates."""
         where, params = _filters(platform, workspace_id, channel_id, prefix="c.")
+
         # Without a filter every row counts: skipping the join to councils halves these scans.
         def scope(table: str) -> str:
-            return f"{table} JOIN councils c ON c.id = {table.split()[-1]}.council_id WHERE {where}" if params else table
+            return (
+                f"{table} JOIN councils c ON c.id = {table.split()[-1]}.council_id WHERE {where}" if params else table
+            )
 
         stats: dict[str, ModelStats] = {}
         for r in await self._fetchall(
@@ -477,7 +535,7 @@ class Storage:
 
     async def usage_by_day(self, channel_key: str | None = None, days: int = 30) -> list[DailyUsage]:
         """Councils, tokens and cost per UTC day over the last `days` days, oldest first (empty days omitted)."""
-        since = datetime.now(timezone.utc) - timedelta(days=days)
+        since = datetime.now(UTC) - timedelta(days=days)
         sql = """SELECT substr(created_at, 1, 10) AS day, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens),
                         COALESCE(SUM(cost_usd), 0) FROM councils WHERE created_at >= ?"""
         params: list[Any] = [_iso(since)]
@@ -512,9 +570,14 @@ class Storage:
             """INSERT OR REPLACE INTO channel_settings (channel_key, members, chairman, user_limit_per_hour,
                channel_limit_per_hour, daily_budget_usd, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
             (
-                settings.channel_key, _dumps(settings.members) if settings.members is not None else None,
-                settings.chairman, settings.user_limit_per_hour, settings.channel_limit_per_hour,
-                settings.daily_budget_usd, _now_iso(), actor_id,
+                settings.channel_key,
+                _dumps(settings.members) if settings.members is not None else None,
+                settings.chairman,
+                settings.user_limit_per_hour,
+                settings.channel_limit_per_hour,
+                settings.daily_budget_usd,
+                _now_iso(),
+                actor_id,
             ),
         )
 
@@ -535,7 +598,9 @@ class Storage:
             params.append(channel_key)
         rows = await self._fetchall(sql + " ORDER BY id DESC LIMIT ?", (*params, max(0, limit)))
         return [
-            AuditEntry(at=datetime.fromisoformat(r[0]), channel_key=r[1], actor_id=r[2], action=r[3], detail=json.loads(r[4]))
+            AuditEntry(
+                at=datetime.fromisoformat(r[0]), channel_key=r[1], actor_id=r[2], action=r[3], detail=json.loads(r[4])
+            )
             for r in rows
         ]
 
@@ -608,8 +673,12 @@ def _usage_cols(usage: Usage) -> tuple[int, int, float | None]:
 
 def _origin_from_row(row: aiosqlite.Row) -> Origin:
     return Origin(
-        platform=row["platform"], workspace_id=row["workspace_id"], channel_id=row["channel_id"],
-        thread_id=row["thread_id"], user_id=row["user_id"], user_name=row["user_name"],
+        platform=row["platform"],
+        workspace_id=row["workspace_id"],
+        channel_id=row["channel_id"],
+        thread_id=row["thread_id"],
+        user_id=row["user_id"],
+        user_name=row["user_name"],
     )
 
 

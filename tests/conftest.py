@@ -12,7 +12,19 @@ from tests.llm_server import ScriptedLLMServer, council_member
 
 # Tests never read a developer's .env or inherit their keys.
 for _name in list(os.environ):
-    if _name.startswith(("LLM_", "OPENROUTER_", "COUNCIL_", "SLACK_", "DISCORD_", "RATE_LIMIT_", "DATABASE_URL", "LOCAL_", "MODEL_PRICES")):
+    if _name.startswith(
+        (
+            "LLM_",
+            "OPENROUTER_",
+            "COUNCIL_",
+            "SLACK_",
+            "DISCORD_",
+            "RATE_LIMIT_",
+            "DATABASE_URL",
+            "LOCAL_",
+            "MODEL_PRICES",
+        )
+    ):
         del os.environ[_name]
 
 MEMBERS = ["alpha", "beta", "gamma"]
@@ -38,7 +50,9 @@ def make_settings(server: ScriptedLLMServer, tmp_path, **overrides) -> Settings:
 async def llm():
     async with ScriptedLLMServer() as server:
         for name in MEMBERS:
-            server.script(name, council_member(f"{name} says: the answer is 42.", synthesis=f"Final answer by {name}: 42."))
+            server.script(
+                name, council_member(f"{name} says: the answer is 42.", synthesis=f"Final answer by {name}: 42.")
+            )
         yield server
 
 

@@ -13,9 +13,10 @@ import asyncio
 import itertools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from aiohttp import WSMsgType, web
 
@@ -29,7 +30,7 @@ def snowflake() -> int:
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 ALL_PERMISSIONS = (1 << 50) - 1
@@ -84,17 +85,29 @@ class FakeDiscord:
         self._runner: web.AppRunner | None = None
         self.port = 0
         self.channels[self.channel_id] = {
-            "id": str(self.channel_id), "type": 0, "guild_id": str(self.guild_id), "name": "general",
-            "position": 0, "permission_overwrites": [], "nsfw": False, "parent_id": None,
-            "topic": None, "last_message_id": None, "rate_limit_per_user": 0,
+            "id": str(self.channel_id),
+            "type": 0,
+            "guild_id": str(self.guild_id),
+            "name": "general",
+            "position": 0,
+            "permission_overwrites": [],
+            "nsfw": False,
+            "parent_id": None,
+            "topic": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
         }
         self.other_channel_id = self.channel_id + 1  # a second text channel of the guild
-        self.channels[self.other_channel_id] = {**self.channels[self.channel_id], "id": str(self.other_channel_id),
-                                                "name": "random", "position": 1}
+        self.channels[self.other_channel_id] = {
+            **self.channels[self.channel_id],
+            "id": str(self.other_channel_id),
+            "name": "random",
+            "position": 1,
+        }
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self) -> "FakeDiscord":
+    async def start(self) -> FakeDiscord:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
@@ -122,47 +135,122 @@ class FakeDiscord:
     # ------------------------------------------------------------------ payload builders
 
     def user(self, user_id: int, name: str = "alice", bot: bool = False) -> dict[str, Any]:
-        return {"id": str(user_id), "username": name, "discriminator": "0", "global_name": name.title(),
-                "avatar": None, "bot": bot, "public_flags": 0}
+        return {
+            "id": str(user_id),
+            "username": name,
+            "discriminator": "0",
+            "global_name": name.title(),
+            "avatar": None,
+            "bot": bot,
+            "public_flags": 0,
+        }
 
     def bot_user(self) -> dict[str, Any]:
         return self.user(self.bot_id, "councilbot", bot=True) | {"verified": True, "mfa_enabled": False, "flags": 0}
 
-    def member(self, user_id: int, name: str = "alice", permissions: int = BASIC_PERMISSIONS,
-               bot: bool = False) -> dict[str, Any]:
-        return {"user": self.user(user_id, name, bot), "roles": [], "joined_at": now_iso(), "deaf": False,
-                "mute": False, "nick": None, "avatar": None, "flags": 0, "pending": False,
-                "permissions": str(permissions)}
+    def member(
+        self, user_id: int, name: str = "alice", permissions: int = BASIC_PERMISSIONS, bot: bool = False
+    ) -> dict[str, Any]:
+        return {
+            "user": self.user(user_id, name, bot),
+            "roles": [],
+            "joined_at": now_iso(),
+            "deaf": False,
+            "mute": False,
+            "nick": None,
+            "avatar": None,
+            "flags": 0,
+            "pending": False,
+            "permissions": str(permissions),
+        }
 
     def guild_payload(self) -> dict[str, Any]:
         return {
-            "id": str(self.guild_id), "name": "Test Guild", "icon": None, "splash": None, "discovery_splash": None,
-            "owner_id": str(self.owner_id), "afk_channel_id": None, "afk_timeout": 300,
-            "verification_level": 0, "default_message_notifications": 0, "explicit_content_filter": 0,
-            "roles": [{"id": str(self.guild_id), "name": "@everyone", "permissions": str(BASIC_PERMISSIONS),
-                       "position": 0, "color": 0, "hoist": False, "managed": False, "mentionable": False,
-                       "flags": 0}],
-            "emojis": [], "stickers": [], "features": [], "mfa_level": 0, "application_id": None,
-            "system_channel_id": None, "system_channel_flags": 0, "rules_channel_id": None,
-            "vanity_url_code": None, "description": None, "banner": None, "premium_tier": 0,
-            "premium_subscription_count": 0, "preferred_locale": "en-US", "public_updates_channel_id": None,
-            "nsfw_level": 0, "premium_progress_bar_enabled": False, "joined_at": now_iso(), "large": False,
-            "unavailable": False, "member_count": 2, "voice_states": [], "presences": [],
-            "members": [{k: v for k, v in self.member(self.bot_id, "councilbot", bot=True).items()
-                         if k != "permissions"}],
+            "id": str(self.guild_id),
+            "name": "Test Guild",
+            "icon": None,
+            "splash": None,
+            "discovery_splash": None,
+            "owner_id": str(self.owner_id),
+            "afk_channel_id": None,
+            "afk_timeout": 300,
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "roles": [
+                {
+                    "id": str(self.guild_id),
+                    "name": "@everyone",
+                    "permissions": str(BASIC_PERMISSIONS),
+                    "position": 0,
+                    "color": 0,
+                    "hoist": False,
+                    "managed": False,
+                    "mentionable": False,
+                    "flags": 0,
+                }
+            ],
+            "emojis": [],
+            "stickers": [],
+            "features": [],
+            "mfa_level": 0,
+            "application_id": None,
+            "system_channel_id": None,
+            "system_channel_flags": 0,
+            "rules_channel_id": None,
+            "vanity_url_code": None,
+            "description": None,
+            "banner": None,
+            "premium_tier": 0,
+            "premium_subscription_count": 0,
+            "preferred_locale": "en-US",
+            "public_updates_channel_id": None,
+            "nsfw_level": 0,
+            "premium_progress_bar_enabled": False,
+            "joined_at": now_iso(),
+            "large": False,
+            "unavailable": False,
+            "member_count": 2,
+            "voice_states": [],
+            "presences": [],
+            "members": [
+                {k: v for k, v in self.member(self.bot_id, "councilbot", bot=True).items() if k != "permissions"}
+            ],
             "channels": [c for c in self.channels.values() if c["type"] in (0, 2, 4, 5, 15)],
             "threads": [c for c in self.channels.values() if c["type"] in (10, 11, 12)],
-            "stage_instances": [], "guild_scheduled_events": [], "soundboard_sounds": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "soundboard_sounds": [],
         }
 
-    def _message(self, channel_id: int, author: dict[str, Any], data: dict[str, Any], *, type: int = 0,
-                 flags: int = 0, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _message(
+        self,
+        channel_id: int,
+        author: dict[str, Any],
+        data: dict[str, Any],
+        *,
+        type: int = 0,
+        flags: int = 0,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         message = {
-            "id": str(snowflake()), "channel_id": str(channel_id), "guild_id": str(self.guild_id),
-            "author": author, "content": data.get("content") or "", "timestamp": now_iso(),
-            "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [],
-            "mention_roles": [], "attachments": [], "embeds": data.get("embeds") or [], "pinned": False,
-            "type": type, "flags": flags | int(data.get("flags") or 0), "components": data.get("components") or [],
+            "id": str(snowflake()),
+            "channel_id": str(channel_id),
+            "guild_id": str(self.guild_id),
+            "author": author,
+            "content": data.get("content") or "",
+            "timestamp": now_iso(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": data.get("embeds") or [],
+            "pinned": False,
+            "type": type,
+            "flags": flags | int(data.get("flags") or 0),
+            "components": data.get("components") or [],
         }
         message.update(extra or {})
         return message
@@ -174,6 +262,7 @@ class FakeDiscord:
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 10) -> Any:
         """Wait until predicate() is truthy (re-checked whenever a call is recorded)."""
+
         async def loop() -> Any:
             async with self._changed:
                 while True:
@@ -181,48 +270,81 @@ class FakeDiscord:
                     if value:
                         return value
                     await self._changed.wait()
+
         return await asyncio.wait_for(loop(), timeout)
 
     def calls_to(self, method: str, prefix: str = "") -> list[Call]:
         return [c for c in self.calls if c.method == method and c.path.startswith(prefix)]
 
     def channel_messages(self, channel_id: int) -> list[dict[str, Any]]:
-        return sorted((m for m in self.messages.values() if int(m["channel_id"]) == channel_id
-                       and not m["flags"] & 64), key=lambda m: int(m["id"]))
+        return sorted(
+            (m for m in self.messages.values() if int(m["channel_id"]) == channel_id and not m["flags"] & 64),
+            key=lambda m: int(m["id"]),
+        )
 
     def threads(self) -> list[dict[str, Any]]:
         return [c for c in self.channels.values() if c["type"] in (11, 12)]
 
-    async def push_command(self, name: str, options: list[dict[str, Any]] | None = None, *,
-                           user_id: int | None = None, permissions: int = BASIC_PERMISSIONS,
-                           channel_id: int | None = None) -> Interaction:
+    async def push_command(
+        self,
+        name: str,
+        options: list[dict[str, Any]] | None = None,
+        *,
+        user_id: int | None = None,
+        permissions: int = BASIC_PERMISSIONS,
+        channel_id: int | None = None,
+    ) -> Interaction:
         """An application command (type 2) as INTERACTION_CREATE."""
-        data = {"id": str(snowflake()), "name": name, "type": 1, "options": options or [],
-                "guild_id": str(self.guild_id)}
-        return await self._push_interaction(2, data, user_id=user_id, permissions=permissions,
-                                            channel_id=channel_id)
+        data = {
+            "id": str(snowflake()),
+            "name": name,
+            "type": 1,
+            "options": options or [],
+            "guild_id": str(self.guild_id),
+        }
+        return await self._push_interaction(2, data, user_id=user_id, permissions=permissions, channel_id=channel_id)
 
-    async def push_component(self, message_id: int, custom_id: str, *, user_id: int | None = None,
-                             permissions: int = BASIC_PERMISSIONS) -> Interaction:
+    async def push_component(
+        self, message_id: int, custom_id: str, *, user_id: int | None = None, permissions: int = BASIC_PERMISSIONS
+    ) -> Interaction:
         """A button click (type 3) on a stored message."""
         message = self.messages[message_id]
         data = {"custom_id": custom_id, "component_type": 2}
-        return await self._push_interaction(3, data, user_id=user_id, permissions=permissions,
-                                            channel_id=int(message["channel_id"]), message=message)
+        return await self._push_interaction(
+            3, data, user_id=user_id, permissions=permissions, channel_id=int(message["channel_id"]), message=message
+        )
 
-    async def _push_interaction(self, type: int, data: dict[str, Any], *, user_id: int | None,
-                                permissions: int, channel_id: int | None,
-                                message: dict[str, Any] | None = None) -> Interaction:
+    async def _push_interaction(
+        self,
+        type: int,
+        data: dict[str, Any],
+        *,
+        user_id: int | None,
+        permissions: int,
+        channel_id: int | None,
+        message: dict[str, Any] | None = None,
+    ) -> Interaction:
         user_id = user_id or 4242
         channel_id = channel_id or self.channel_id
         interaction_id = snowflake()
         token = f"tok-{interaction_id}"
         payload = {
-            "id": str(interaction_id), "application_id": str(self.app_id), "type": type, "data": data,
-            "guild_id": str(self.guild_id), "channel_id": str(channel_id), "channel": self.channels[channel_id],
-            "member": self.member(user_id, permissions=permissions), "token": token, "version": 1,
-            "app_permissions": str(BASIC_PERMISSIONS), "locale": "en-US", "guild_locale": "en-US",
-            "entitlements": [], "authorizing_integration_owners": {"0": str(self.guild_id)}, "context": 0,
+            "id": str(interaction_id),
+            "application_id": str(self.app_id),
+            "type": type,
+            "data": data,
+            "guild_id": str(self.guild_id),
+            "channel_id": str(channel_id),
+            "channel": self.channels[channel_id],
+            "member": self.member(user_id, permissions=permissions),
+            "token": token,
+            "version": 1,
+            "app_permissions": str(BASIC_PERMISSIONS),
+            "locale": "en-US",
+            "guild_locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": str(self.guild_id)},
+            "context": 0,
             "attachment_size_limit": 10 * 1024 * 1024,
             "guild": {"id": str(self.guild_id), "locale": "en-US", "features": []},
         }
@@ -233,9 +355,17 @@ class FakeDiscord:
         await self.dispatch("INTERACTION_CREATE", payload)
         return record
 
-    async def push_message(self, content: str, *, user_id: int = 4242, name: str = "alice",
-                           channel_id: int | None = None, mention_bot: bool = True, bot: bool = False,
-                           reply_to: int | None = None) -> dict[str, Any]:
+    async def push_message(
+        self,
+        content: str,
+        *,
+        user_id: int = 4242,
+        name: str = "alice",
+        channel_id: int | None = None,
+        mention_bot: bool = True,
+        bot: bool = False,
+        reply_to: int | None = None,
+    ) -> dict[str, Any]:
         """A user's message (MESSAGE_CREATE), stored in the channel like Discord would."""
         channel_id = channel_id or self.channel_id
         author = self.user(user_id, name, bot)
@@ -245,8 +375,12 @@ class FakeDiscord:
         if reply_to is not None:
             ref = self.messages[reply_to]
             type = 19
-            extra["message_reference"] = {"message_id": ref["id"], "channel_id": ref["channel_id"],
-                                          "guild_id": str(self.guild_id), "type": 0}
+            extra["message_reference"] = {
+                "message_id": ref["id"],
+                "channel_id": ref["channel_id"],
+                "guild_id": str(self.guild_id),
+                "type": 0,
+            }
             extra["referenced_message"] = ref
             if ref["author"]["id"] == str(self.bot_id) and not mention_bot:
                 mentions = [ref["author"]]  # replies ping the author by default
@@ -283,9 +417,14 @@ class FakeDiscord:
                 self._sockets = [s for s in self._sockets if not s.closed] + [ws]
                 session = f"session-{snowflake()}"
                 ready = {
-                    "v": 10, "user": self.bot_user(), "session_id": session, "resume_gateway_url": self.ws_url,
-                    "guilds": [{"id": str(self.guild_id), "unavailable": True}], "private_channels": [],
-                    "relationships": [], "application": {"id": str(self.app_id), "flags": 1 << 19},
+                    "v": 10,
+                    "user": self.bot_user(),
+                    "session_id": session,
+                    "resume_gateway_url": self.ws_url,
+                    "guilds": [{"id": str(self.guild_id), "unavailable": True}],
+                    "private_channels": [],
+                    "relationships": [],
+                    "application": {"id": str(self.app_id), "flags": 1 << 19},
                     "shard": [0, 1],
                 }
                 await self.dispatch("READY", ready)
@@ -327,21 +466,34 @@ class FakeDiscord:
         # Discord sends exactly "application/json" (discord.py compares the header verbatim).
         return web.Response(body=json.dumps(body).encode(), status=status, content_type="application/json")
 
-    async def _handle(self, method: str, path: str, payload: Any, files: list, request: web.Request
-                      ) -> tuple[int, Any]:
+    async def _handle(self, method: str, path: str, payload: Any, files: list, request: web.Request) -> tuple[int, Any]:
         parts = path.strip("/").split("/")
         if path == "/gateway/bot":
-            return 200, {"url": self.ws_url, "shards": 1, "session_start_limit": {
-                "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}}
+            return 200, {
+                "url": self.ws_url,
+                "shards": 1,
+                "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+            }
         if path == "/gateway":
             return 200, {"url": self.ws_url}
         if path == "/users/@me":
             return 200, self.bot_user()
         if path in ("/oauth2/applications/@me", "/applications/@me"):
-            return 200, {"id": str(self.app_id), "name": "Council", "icon": None, "description": "",
-                         "rpc_origins": [], "bot_public": True, "bot_require_code_grant": False,
-                         "owner": self.user(self.owner_id, "owner"), "summary": "", "verify_key": "00",
-                         "team": None, "flags": 1 << 19, "bot": self.bot_user()}
+            return 200, {
+                "id": str(self.app_id),
+                "name": "Council",
+                "icon": None,
+                "description": "",
+                "rpc_origins": [],
+                "bot_public": True,
+                "bot_require_code_grant": False,
+                "owner": self.user(self.owner_id, "owner"),
+                "summary": "",
+                "verify_key": "00",
+                "team": None,
+                "flags": 1 << 19,
+                "bot": self.bot_user(),
+            }
         if parts[0] == "applications" and parts[-1] == "commands":
             guild = int(parts[3]) if len(parts) == 5 and parts[2] == "guilds" else None
             if method == "PUT":
@@ -361,9 +513,17 @@ class FakeDiscord:
         return 404, {"message": "404: Not Found", "code": 0}
 
     def _command(self, data: dict[str, Any], guild: int | None) -> dict[str, Any]:
-        command = {"id": str(snowflake()), "application_id": str(self.app_id), "version": str(snowflake()),
-                   "type": 1, "description": "", "options": [], "default_member_permissions": None,
-                   "dm_permission": True, "nsfw": False} | data
+        command = {
+            "id": str(snowflake()),
+            "application_id": str(self.app_id),
+            "version": str(snowflake()),
+            "type": 1,
+            "description": "",
+            "options": [],
+            "default_member_permissions": None,
+            "dm_permission": True,
+            "nsfw": False,
+        } | data
         if guild:
             command["guild_id"] = str(guild)
         return command
@@ -372,8 +532,14 @@ class FakeDiscord:
         if files:
             data = dict(data)
             data["attachments"] = [
-                {"id": str(snowflake()), "filename": fn, "size": len(content), "url": f"http://127.0.0.1/{fn}",
-                 "proxy_url": f"http://127.0.0.1/{fn}", "content_type": "text/markdown"}
+                {
+                    "id": str(snowflake()),
+                    "filename": fn,
+                    "size": len(content),
+                    "url": f"http://127.0.0.1/{fn}",
+                    "proxy_url": f"http://127.0.0.1/{fn}",
+                    "content_type": "text/markdown",
+                }
                 for _, fn, content in files
             ]
         return data
@@ -397,22 +563,38 @@ class FakeDiscord:
         message = None
         if kind in (4, 5):
             msg_type = 20 if record.type == 2 else 0
-            extra = {"webhook_id": str(self.app_id), "application_id": str(self.app_id),
-                     "interaction_metadata": {"id": str(record.id), "type": record.type,
-                                              "user": record.payload["member"]["user"],
-                                              "authorizing_integration_owners": {}}}
-            message = self._message(record.channel_id, self.bot_user(), data if kind == 4 else {},
-                                    type=msg_type, flags=(128 if kind == 5 else 0) | int(data.get("flags") or 0),
-                                    extra=extra)
+            extra = {
+                "webhook_id": str(self.app_id),
+                "application_id": str(self.app_id),
+                "interaction_metadata": {
+                    "id": str(record.id),
+                    "type": record.type,
+                    "user": record.payload["member"]["user"],
+                    "authorizing_integration_owners": {},
+                },
+            }
+            message = self._message(
+                record.channel_id,
+                self.bot_user(),
+                data if kind == 4 else {},
+                type=msg_type,
+                flags=(128 if kind == 5 else 0) | int(data.get("flags") or 0),
+                extra=extra,
+            )
             self._store(message, files)
             record.original_id = int(message["id"])
         elif kind == 7 and "message" in record.payload:
             message = self.messages[int(record.payload["message"]["id"])]
             message.update({k: v for k, v in data.items() if k in ("content", "embeds", "components")})
-        response = {"interaction": {"id": str(record.id), "type": record.type,
-                                    "response_message_id": message and message["id"],
-                                    "response_message_loading": kind == 5,
-                                    "response_message_ephemeral": bool(message and message["flags"] & 64)}}
+        response = {
+            "interaction": {
+                "id": str(record.id),
+                "type": record.type,
+                "response_message_id": message and message["id"],
+                "response_message_loading": kind == 5,
+                "response_message_ephemeral": bool(message and message["flags"] & 64),
+            }
+        }
         if message is not None:
             response["resource"] = {"type": kind, "message": message}
         return 200, response
@@ -427,8 +609,12 @@ class FakeDiscord:
                 original["flags"] &= ~128
                 record.followups.append(int(original["id"]))
                 return 200, self._store(original, files)
-            message = self._message(record.channel_id, self.bot_user(), payload or {},
-                                    extra={"webhook_id": str(self.app_id), "application_id": str(self.app_id)})
+            message = self._message(
+                record.channel_id,
+                self.bot_user(),
+                payload or {},
+                extra={"webhook_id": str(self.app_id), "application_id": str(self.app_id)},
+            )
             record.followups.append(int(message["id"]))
             return 200, self._store(message, files)
         target = rest[1]
@@ -448,10 +634,13 @@ class FakeDiscord:
 
     @staticmethod
     def _edit_fields(payload: Any) -> dict[str, Any]:
-        return {k: v for k, v in (payload or {}).items() if k in ("content", "embeds", "components", "allowed_mentions")}
+        return {
+            k: v for k, v in (payload or {}).items() if k in ("content", "embeds", "components", "allowed_mentions")
+        }
 
-    async def _channels(self, method: str, channel_id: int, rest: list[str], payload: Any, files: list,
-                        request: web.Request) -> tuple[int, Any]:
+    async def _channels(
+        self, method: str, channel_id: int, rest: list[str], payload: Any, files: list, request: web.Request
+    ) -> tuple[int, Any]:
         channel = self.channels[channel_id]
         if not rest:
             return 200, channel
@@ -460,8 +649,10 @@ class FakeDiscord:
             type = 0
             if payload.get("message_reference"):
                 ref = self.messages[int(payload["message_reference"]["message_id"])]
-                extra = {"message_reference": payload["message_reference"] | {"channel_id": ref["channel_id"]},
-                         "referenced_message": ref}
+                extra = {
+                    "message_reference": payload["message_reference"] | {"channel_id": ref["channel_id"]},
+                    "referenced_message": ref,
+                }
                 type = 19
             message = self._message(channel_id, self.bot_user(), payload, type=type, extra=extra)
             self._store(message, files)
@@ -489,19 +680,43 @@ class FakeDiscord:
             starter = self.messages[int(rest[1])] if len(rest) == 3 else None
             thread_id = int(starter["id"]) if starter else snowflake()  # Discord: thread id == message id
             thread = {
-                "id": str(thread_id), "type": payload.get("type", 11), "guild_id": str(self.guild_id),
-                "parent_id": str(channel_id), "owner_id": str(self.bot_id), "name": payload["name"],
-                "last_message_id": None, "rate_limit_per_user": 0, "message_count": 0, "member_count": 1,
-                "total_message_sent": 0, "flags": 0, "applied_tags": [],
-                "thread_metadata": {"archived": False, "auto_archive_duration": payload.get("auto_archive_duration", 1440),
-                                    "archive_timestamp": now_iso(), "locked": False, "create_timestamp": now_iso()},
+                "id": str(thread_id),
+                "type": payload.get("type", 11),
+                "guild_id": str(self.guild_id),
+                "parent_id": str(channel_id),
+                "owner_id": str(self.bot_id),
+                "name": payload["name"],
+                "last_message_id": None,
+                "rate_limit_per_user": 0,
+                "message_count": 0,
+                "member_count": 1,
+                "total_message_sent": 0,
+                "flags": 0,
+                "applied_tags": [],
+                "thread_metadata": {
+                    "archived": False,
+                    "auto_archive_duration": payload.get("auto_archive_duration", 1440),
+                    "archive_timestamp": now_iso(),
+                    "locked": False,
+                    "create_timestamp": now_iso(),
+                },
             }
             self.channels[thread_id] = thread
             if starter is not None:
                 starter["thread"] = thread
-                marker = self._message(thread_id, starter["author"], {}, type=21, extra={
-                    "message_reference": {"message_id": starter["id"], "channel_id": str(channel_id),
-                                          "guild_id": str(self.guild_id)}})
+                marker = self._message(
+                    thread_id,
+                    starter["author"],
+                    {},
+                    type=21,
+                    extra={
+                        "message_reference": {
+                            "message_id": starter["id"],
+                            "channel_id": str(channel_id),
+                            "guild_id": str(self.guild_id),
+                        }
+                    },
+                )
                 self.messages[int(marker["id"])] = marker
             await self.dispatch("THREAD_CREATE", thread | {"newly_created": True})
             return 201, thread

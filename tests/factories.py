@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from core.council import CouncilControl, run_council
 from core.models import (
@@ -45,7 +45,8 @@ def make_result(
         reviews.append(
             Review(
                 reviewer=reviewer,
-                text="Notes...\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {model_to_label[m]}" for i, m in enumerate(ballot, 1)),
+                text="Notes...\nFINAL RANKING:\n"
+                + "\n".join(f"{i}. Response {model_to_label[m]}" for i, m in enumerate(ballot, 1)),
                 shown_labels=[model_to_label[m] for m in reversed(ballot)],
                 ballot_labels=[model_to_label[m] for m in ballot],
                 ballot_models=ballot,
@@ -54,16 +55,34 @@ def make_result(
                 usage=Usage(prompt_tokens=100, completion_tokens=50, cost_usd=cost / 10),
             )
         )
-    reviews.append(Review(reviewer="m-x", text="I like them all.", shown_labels=["A", "B"], parse_status=ParseStatus.NONE))
+    reviews.append(
+        Review(reviewer="m-x", text="I like them all.", shown_labels=["A", "B"], parse_status=ParseStatus.NONE)
+    )
     request = CouncilRequest(
         council_id=council_id,
         question="What is the capital of France?",
         config=CouncilConfig(members=members, chairman=order[0]),
-        origin=Origin(platform=platform, workspace_id="T1", channel_id=channel_id, thread_id="1.2", user_id=user_id, user_name="ada"),
-        created_at=created_at or datetime.now(timezone.utc),
+        origin=Origin(
+            platform=platform,
+            workspace_id="T1",
+            channel_id=channel_id,
+            thread_id="1.2",
+            user_id=user_id,
+            user_name="ada",
+        ),
+        created_at=created_at or datetime.now(UTC),
     )
     entries = [
-        AggregateEntry(model=m, label=model_to_label[m], position=i, average_rank=float(i), rankings_count=2, borda=3.0 - i, condorcet_wins=2.0 - i, first_place_votes=2 if i == 1 else 0)
+        AggregateEntry(
+            model=m,
+            label=model_to_label[m],
+            position=i,
+            average_rank=float(i),
+            rankings_count=2,
+            borda=3.0 - i,
+            condorcet_wins=2.0 - i,
+            first_place_votes=2 if i == 1 else 0,
+        )
         for i, m in enumerate(order, 1)
     ]
     return CouncilResult(
@@ -71,17 +90,34 @@ def make_result(
         request=request,
         status=CouncilStatus.DEGRADED,
         answers=[
-            *(MemberAnswer(model=m, label=model_to_label[m], text=f"Paris, says {m}.", latency_s=2.0, usage=Usage(prompt_tokens=10, completion_tokens=5, cost_usd=cost / 10)) for m in order),
-            MemberAnswer(model="m-down", error=ErrorInfo(kind=ErrorKind.AUTH, message="the API key was rejected (401)", status=401)),
+            *(
+                MemberAnswer(
+                    model=m,
+                    label=model_to_label[m],
+                    text=f"Paris, says {m}.",
+                    latency_s=2.0,
+                    usage=Usage(prompt_tokens=10, completion_tokens=5, cost_usd=cost / 10),
+                )
+                for m in order
+            ),
+            MemberAnswer(
+                model="m-down",
+                error=ErrorInfo(kind=ErrorKind.AUTH, message="the API key was rejected (401)", status=401),
+            ),
         ],
         reviews=reviews,
         label_to_model=labels,
         aggregate=Aggregate(entries=entries, agreement_w=0.75, ballots_used=3, ballots_unparsed=1),
-        synthesis=Synthesis(model=order[1], text="Paris.", by_chairman=False, note=f"The chairman ({order[0]}) failed: timeout; {order[1]} synthesized this answer instead."),
+        synthesis=Synthesis(
+            model=order[1],
+            text="Paris.",
+            by_chairman=False,
+            note=f"The chairman ({order[0]}) failed: timeout; {order[1]} synthesized this answer instead.",
+        ),
         notices=["m-down failed: auth 401"],
         timings={"stage1_s": 2.0, "stage2_s": 1.5, "stage3_s": 1.0, "total_s": 4.5},
         usage=Usage(prompt_tokens=500, completion_tokens=200, cost_usd=cost),
-        finished_at=(created_at or datetime.now(timezone.utc)) + timedelta(seconds=5),
+        finished_at=(created_at or datetime.now(UTC)) + timedelta(seconds=5),
     )
 
 

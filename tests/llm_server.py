@@ -13,8 +13,9 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from aiohttp import web
 
@@ -65,7 +66,9 @@ def shown_labels(prompt: str) -> list[str]:
 class Behaviour:
     """Decides the reply to one request."""
 
-    async def respond(self, request: web.Request, call: RecordedRequest, server: "ScriptedLLMServer") -> web.StreamResponse:
+    async def respond(
+        self, request: web.Request, call: RecordedRequest, server: ScriptedLLMServer
+    ) -> web.StreamResponse:
         raise NotImplementedError
 
 
@@ -86,7 +89,10 @@ class Reply(Behaviour):
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         text = self.text_for(call)
-        usage = {"prompt_tokens": sum(len(m["content"].split()) for m in call.messages), "completion_tokens": len(text.split())}
+        usage = {
+            "prompt_tokens": sum(len(m["content"].split()) for m in call.messages),
+            "completion_tokens": len(text.split()),
+        }
         if self.cost is not None:
             usage["cost"] = self.cost
         if not call.stream:
@@ -95,7 +101,9 @@ class Reply(Behaviour):
                     "id": "chatcmpl-test",
                     "object": "chat.completion",
                     "model": call.model,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ],
                     "usage": usage,
                 }
             )
@@ -174,7 +182,9 @@ class ByStage(Behaviour):
         return await {1: self.stage1, 2: self.stage2, 3: self.stage3}[call.stage].respond(request, call, server)
 
 
-def ranking_review(order: Callable[[list[str]], Sequence[str]] | None = None, preamble: str = "Response-by-response notes.") -> Callable[[RecordedRequest], str]:
+def ranking_review(
+    order: Callable[[list[str]], Sequence[str]] | None = None, preamble: str = "Response-by-response notes."
+) -> Callable[[RecordedRequest], str]:
     """A review text ending in a FINAL RANKING of the shown labels (alphabetical by default)."""
 
     def text(call: RecordedRequest) -> str:
@@ -232,7 +242,7 @@ class ScriptedLLMServer:
     def requests_for(self, model: str | None = None, stage: int | None = None) -> list[RecordedRequest]:
         return [r for r in self.requests if (model is None or r.model == model) and (stage is None or r.stage == stage)]
 
-    async def __aenter__(self) -> "ScriptedLLMServer":
+    async def __aenter__(self) -> ScriptedLLMServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
@@ -248,7 +258,9 @@ class ScriptedLLMServer:
             await self._runner.cleanup()
 
     async def _models(self, request: web.Request) -> web.Response:
-        data = [{"id": name, "object": "model", "created": int(time.time()), "owned_by": "test"} for name in self.models]
+        data = [
+            {"id": name, "object": "model", "created": int(time.time()), "owned_by": "test"} for name in self.models
+        ]
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:

@@ -63,7 +63,7 @@ def _skip(line: str, p: int, chars) -> int:
 
 
 def _word(line: str, p: int, word: str) -> bool:
-    return _lower(line[p:p + len(word)]) == word
+    return _lower(line[p : p + len(word)]) == word
 
 
 def _is_blank(line: str) -> bool:
@@ -198,7 +198,7 @@ def _join(line: str, p: int) -> tuple[bool, int] | None:
     c = line[p]
     if c == ">":
         return True, _skip(line, p, ">")
-    if c in "-=" and line[p + 1:p + 2] == ">":
+    if c in "-=" and line[p + 1 : p + 2] == ">":
         return True, _skip(line, p + 1, ">")
     if c in ",;":
         return False, p + 1
@@ -260,7 +260,7 @@ def _after_header(lines: list[str], at: int, rest: int) -> list[str]:
     out: list[str] = []
     state = "search"
     kind, indent0, last = "", 0, 0
-    first = lines[at][_skip(lines[at], rest, set(WS) | set("*_`~")):]
+    first = lines[at][_skip(lines[at], rest, set(WS) | set("*_`~")) :]
     i = at
     while i < len(lines):
         line = first if i == at else lines[i]
@@ -394,7 +394,7 @@ def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]
             first[b[0]] += 1
     copeland = Counter()
     for i, a in enumerate(candidates):
-        for c in candidates[i + 1:]:
+        for c in candidates[i + 1 :]:
             a_wins = sum(1 for b in ballots if a in b and c in b and b.index(a) < b.index(c))
             c_wins = sum(1 for b in ballots if a in b and c in b and b.index(c) < b.index(a))
             if a_wins + c_wins == 0:
@@ -415,8 +415,9 @@ def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]
     return [CandidateScore(c, i, mean, n, bo, co, fi) for i, (c, mean, n, bo, co, fi) in enumerate(rows, start=1)]
 
 
-def aggregate(ballots: Mapping[str, Sequence[str]], label_to_model: Mapping[str, str], *,
-              exclude_self: bool = False) -> list[CandidateScore]:
+def aggregate(
+    ballots: Mapping[str, Sequence[str]], label_to_model: Mapping[str, str], *, exclude_self: bool = False
+) -> list[CandidateScore]:
     models = list(label_to_model.values())
     if len(set(models)) != len(models):
         raise ValueError("model given twice")
@@ -455,10 +456,10 @@ def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> fl
                 sums[c] += shared
         t = n - k
         if t > 1:
-            tie_total += t ** 3 - t
+            tie_total += t**3 - t
     mean = m * (n + 1) / 2
     s = sum((sums[c] - mean) ** 2 for c in candidates)
-    denom = m * m * (n ** 3 - n) - m * tie_total
+    denom = m * m * (n**3 - n) - m * tie_total
     if denom <= 0:
         return None
     return min(1.0, max(0.0, 12 * s / denom))
@@ -494,7 +495,7 @@ class Xoshiro256pp:
         self.s = s
 
     @classmethod
-    def for_round(cls, seed: int, r: int) -> "Xoshiro256pp":
+    def for_round(cls, seed: int, r: int) -> Xoshiro256pp:
         return cls(seed ^ ((r * ROUND_MIX) & MASK))
 
     def next_u64(self) -> int:
@@ -553,8 +554,9 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (h - lo) * (sorted_values[hi] - sorted_values[lo])
 
 
-def leaderboard(ballots: Sequence[Sequence[str]], *, rounds: int = 1000, seed: int = 0,
-                confidence: float = 0.95) -> list[Rating]:
+def leaderboard(
+    ballots: Sequence[Sequence[str]], *, rounds: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> list[Rating]:
     if not 0 < confidence < 1:
         raise ValueError("confidence must be strictly between 0 and 1")
     models = sorted({m for b in ballots for m in b})
@@ -578,7 +580,7 @@ def leaderboard(ballots: Sequence[Sequence[str]], *, rounds: int = 1000, seed: i
         for shape, c in zip(shapes, counts):
             if c:
                 for a, x in enumerate(shape):
-                    for y in shape[a + 1:]:
+                    for y in shape[a + 1 :]:
                         w[x][y] += c
         return w
 

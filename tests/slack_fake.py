@@ -24,8 +24,9 @@ import itertools
 import json
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -117,8 +118,16 @@ def block_problems(blocks: Any, limit: int) -> list[str]:
 
 
 class FakeSlack:
-    def __init__(self, *, team_id: str = "T1", bot_user_id: str = "UBOT", bot_id: str = "BBOT",
-                 token: str = "xoxb-test", host: str = "127.0.0.1", streaming: bool = True):
+    def __init__(
+        self,
+        *,
+        team_id: str = "T1",
+        bot_user_id: str = "UBOT",
+        bot_id: str = "BBOT",
+        token: str = "xoxb-test",
+        host: str = "127.0.0.1",
+        streaming: bool = True,
+    ):
         self.streaming = streaming  # False: chat.*Stream answer unknown_method
         self.team_id = team_id
         self.bot_user_id = bot_user_id
@@ -146,7 +155,7 @@ class FakeSlack:
 
     # ----------------------------------------------------------------- lifecycle
 
-    async def start(self) -> "FakeSlack":
+    async def start(self) -> FakeSlack:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/upload/{file_id}", self._upload)
@@ -180,8 +189,15 @@ class FakeSlack:
 
     def add_user(self, user_id: str, name: str | None = None, *, admin: bool = False, owner: bool = False) -> None:
         self.users[user_id] = {
-            "id": user_id, "team_id": self.team_id, "name": name or user_id.lower(), "real_name": name or user_id,
-            "is_admin": admin, "is_owner": owner, "is_primary_owner": False, "is_bot": False, "deleted": False,
+            "id": user_id,
+            "team_id": self.team_id,
+            "name": name or user_id.lower(),
+            "real_name": name or user_id,
+            "is_admin": admin,
+            "is_owner": owner,
+            "is_primary_owner": False,
+            "is_bot": False,
+            "deleted": False,
         }
 
     def ratelimit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
@@ -194,8 +210,17 @@ class FakeSlack:
     def next_ts(self) -> str:
         return f"{1700000000 + next(self._clock)}.{next(self._clock):06d}"
 
-    def add_message(self, channel: str, text: str, *, user: str | None = "U1", thread_ts: str | None = None,
-                    bot: bool = False, blocks: list | None = None, ts: str | None = None) -> str:
+    def add_message(
+        self,
+        channel: str,
+        text: str,
+        *,
+        user: str | None = "U1",
+        thread_ts: str | None = None,
+        bot: bool = False,
+        blocks: list | None = None,
+        ts: str | None = None,
+    ) -> str:
         """A message as if someone posted it (for thread history)."""
         ts = ts or self.next_ts()
         message: dict[str, Any] = {"type": "message", "ts": ts, "text": text, "team": self.team_id}
@@ -271,8 +296,9 @@ class FakeSlack:
         if pending:
             retry_after = pending.pop(0)
             call.status = 429
-            return self._reply(call, {"ok": False, "error": "ratelimited"}, status=429,
-                               headers={"Retry-After": str(retry_after)})
+            return self._reply(
+                call, {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": str(retry_after)}
+            )
         failures = self._failures.get(method)
         if failures:
             return self._reply(call, {"ok": False, "error": failures.pop(0)})
@@ -281,15 +307,18 @@ class FakeSlack:
             return self._reply(call, {"ok": False, "error": "unknown_method"})
         return self._reply(call, handler(args))
 
-    def _reply(self, call: ApiCall, body: dict[str, Any], status: int = 200,
-               headers: dict[str, str] | None = None) -> web.Response:
+    def _reply(
+        self, call: ApiCall, body: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None
+    ) -> web.Response:
         call.response = body
         return web.json_response(body, status=status, headers=headers)
 
     async def _upload(self, request: web.Request) -> web.Response:
         file_id = request.match_info["file_id"]
         data = await request.read()
-        self.calls.append(ApiCall("upload", {"file_id": file_id, "bytes": len(data)}, dict(request.headers), time.monotonic()))
+        self.calls.append(
+            ApiCall("upload", {"file_id": file_id, "bytes": len(data)}, dict(request.headers), time.monotonic())
+        )
         if file_id not in self.uploads:
             return web.Response(status=404, text="unknown upload")
         self.uploads[file_id]["content"] = data.decode("utf-8", "replace")
@@ -298,16 +327,21 @@ class FakeSlack:
     async def _respond(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.responses.append(body)
-        self.calls.append(ApiCall("response_url", body, dict(request.headers), time.monotonic(),
-                                  response={"ok": True}))
+        self.calls.append(ApiCall("response_url", body, dict(request.headers), time.monotonic(), response={"ok": True}))
         return web.Response(text="ok")
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self.sockets.append(ws)
-        await ws.send_json({"type": "hello", "num_connections": len(self.sockets),
-                            "connection_info": {"app_id": "A1"}, "debug_info": {"host": "fake"}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": len(self.sockets),
+                "connection_info": {"app_id": "A1"},
+                "debug_info": {"host": "fake"},
+            }
+        )
         try:
             async for message in ws:
                 if message.type.name == "TEXT":
@@ -320,9 +354,16 @@ class FakeSlack:
     async def send_envelope(self, kind: str, payload: dict[str, Any]) -> str:
         """Deliver a Socket Mode envelope (events_api, slash_commands, interactive) to the app."""
         envelope_id = f"env-{next(self._envelopes)}"
-        await self.sockets[-1].send_json({"envelope_id": envelope_id, "type": kind, "payload": payload,
-                                          "accepts_response_payload": kind != "events_api", "retry_attempt": 0,
-                                          "retry_reason": ""})
+        await self.sockets[-1].send_json(
+            {
+                "envelope_id": envelope_id,
+                "type": kind,
+                "payload": payload,
+                "accepts_response_payload": kind != "events_api",
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
+        )
         return envelope_id
 
     def socket_ack(self, envelope_id: str) -> dict[str, Any] | None:
@@ -344,9 +385,16 @@ class FakeSlack:
         return None
 
     def _m_auth_test(self, args):
-        return {"ok": True, "url": "https://test.slack.com/", "team": "Test", "user": "council",
-                "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": self.bot_id,
-                "is_enterprise_install": False}
+        return {
+            "ok": True,
+            "url": "https://test.slack.com/",
+            "team": "Test",
+            "user": "council",
+            "team_id": self.team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "is_enterprise_install": False,
+        }
 
     def _m_chat_postMessage(self, args):
         channel = args.get("channel")
@@ -356,13 +404,17 @@ class FakeSlack:
             return {"ok": False, "error": "not_in_channel"}
         problem = self._check_message(args)
         if problem:
-            return {"ok": False, "error": problem,
-                    "response_metadata": {"messages": block_problems(args.get("blocks"), MESSAGE_BLOCKS)}}
+            return {
+                "ok": False,
+                "error": problem,
+                "response_metadata": {"messages": block_problems(args.get("blocks"), MESSAGE_BLOCKS)},
+            }
         thread_ts = args.get("thread_ts")
         if thread_ts and not self.find(channel, thread_ts):
             return {"ok": False, "error": "thread_not_found"}
-        ts = self.add_message(channel, args.get("text") or "", user=None, thread_ts=thread_ts, bot=True,
-                              blocks=args.get("blocks"))
+        ts = self.add_message(
+            channel, args.get("text") or "", user=None, thread_ts=thread_ts, bot=True, blocks=args.get("blocks")
+        )
         message = self.find(channel, ts)
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
@@ -465,8 +517,14 @@ class FakeSlack:
         ts = self.add_message(channel, "", user=None, thread_ts=thread_ts, bot=True)
         message = self.find(channel, ts)
         assert message is not None
-        message.update(streaming=True, chunks=[], tasks={}, title=None, recipient=args.get("recipient_user_id"),
-                       task_display_mode=args.get("task_display_mode") or "timeline")
+        message.update(
+            streaming=True,
+            chunks=[],
+            tasks={},
+            title=None,
+            recipient=args.get("recipient_user_id"),
+            task_display_mode=args.get("task_display_mode") or "timeline",
+        )
         self._add_chunks(message, args)
         return {"ok": True, "channel": channel, "ts": ts}
 
@@ -485,8 +543,11 @@ class FakeSlack:
             return {"ok": False, "error": problem}
         blocks = args.get("blocks")
         if block_problems(blocks, MESSAGE_BLOCKS):
-            return {"ok": False, "error": "invalid_blocks",
-                    "response_metadata": {"messages": block_problems(blocks, MESSAGE_BLOCKS)}}
+            return {
+                "ok": False,
+                "error": "invalid_blocks",
+                "response_metadata": {"messages": block_problems(blocks, MESSAGE_BLOCKS)},
+            }
         self._add_chunks(message, args)
         message["streaming"] = False
         # The finished message: the streamed text (Slack renders it as a markdown block), then ours.
@@ -547,8 +608,7 @@ class FakeSlack:
         title = (view.get("title") or {}).get("text", "")
         problems = block_problems(view.get("blocks"), MODAL_BLOCKS)
         if not title or len(title) > MODAL_TITLE or problems:
-            return {"ok": False, "error": "invalid_arguments",
-                    "response_metadata": {"messages": problems or ["title"]}}
+            return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": problems or ["title"]}}
         view_id = f"V{len(self.views) + 1:08d}"
         self.views.append({**view, "id": view_id, "trigger_id": trigger})
         return {"ok": True, "view": {**view, "id": view_id}}
@@ -570,13 +630,18 @@ class FakeSlack:
             upload = self.uploads.get(item.get("id"))
             if upload is None or upload["content"] is None:
                 return {"ok": False, "error": "file_not_found"}
-            upload.update(title=item.get("title"), channel=args.get("channel_id"), thread_ts=args.get("thread_ts"),
-                          initial_comment=args.get("initial_comment"))
+            upload.update(
+                title=item.get("title"),
+                channel=args.get("channel_id"),
+                thread_ts=args.get("thread_ts"),
+                initial_comment=args.get("initial_comment"),
+            )
             done.append({"id": item["id"], "name": upload["filename"], "title": item.get("title")})
             channel = args.get("channel_id")
             if channel:
-                self.add_message(channel, args.get("initial_comment") or "", user=None, bot=True,
-                                 thread_ts=args.get("thread_ts"))
+                self.add_message(
+                    channel, args.get("initial_comment") or "", user=None, bot=True, thread_ts=args.get("thread_ts")
+                )
         return {"ok": True, "files": done}
 
 

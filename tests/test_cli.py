@@ -12,9 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 async def council(tmp_path, llm, *args, extra_env=None):
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_", "DATABASE_URL"))
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_", "DATABASE_URL"))}
     env.update(
         LLM_BASE_URL=llm.base_url,
         LLM_API_KEY="cli-test-key",
@@ -25,8 +23,14 @@ async def council(tmp_path, llm, *args, extra_env=None):
     )
     env.update(extra_env or {})
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", *args, cwd=tmp_path, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "bot.cli",
+        *args,
+        cwd=tmp_path,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     return process.returncode, out.decode(), err.decode()
@@ -91,7 +95,9 @@ async def test_history_show_and_export(tmp_path, llm):
     code, out, err = await council(tmp_path, llm, "show", council_id)
     assert code == 0, err
     assert "Final answer by" in out and "Extracted ballot" in out
-    code, out, err = await council(tmp_path, llm, "export", council_id, "--format", "json", "-o", str(tmp_path / "c.json"))
+    code, out, err = await council(
+        tmp_path, llm, "export", council_id, "--format", "json", "-o", str(tmp_path / "c.json")
+    )
     assert code == 0, err
     document = json.loads((tmp_path / "c.json").read_text())
     assert document["id"] == council_id and len(document["stage2"]) == len(MEMBERS)

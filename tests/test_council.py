@@ -119,7 +119,9 @@ def assert_one_terminal_event_per_member(events):
 
 async def test_happy_path_four_members(server, router):
     script(server, members())
-    events, result = await run_council_to_end(router, CouncilRequest(question="What is the capital of France?", config=config()))
+    events, result = await run_council_to_end(
+        router, CouncilRequest(question="What is the capital of France?", config=config())
+    )
 
     k = kinds(events)
     assert k[:6] == ["started", "stage_started", *["member_started"] * 4]
@@ -139,11 +141,21 @@ async def test_happy_path_four_members(server, router):
 
     # Each reviewer prefers C > A > D > B among what it was shown (its own answer excluded):
     # M1 ranks C,D,B; M2 C,A,D; M3 A,D,B; M4 C,A,B.
-    assert [review_of(result, m).ballot_labels for m in MEMBERS] == [["C", "D", "B"], ["C", "A", "D"], ["A", "D", "B"], ["C", "A", "B"]]
+    assert [review_of(result, m).ballot_labels for m in MEMBERS] == [
+        ["C", "D", "B"],
+        ["C", "A", "D"],
+        ["A", "D", "B"],
+        ["C", "A", "B"],
+    ]
     assert all(r.parse_status is ParseStatus.COMPLETE for r in result.reviews)
     assert review_of(result, M2).ballot_models == [M3, M1, M4]
     agg = result.aggregate
-    assert [(e.model, e.label, e.position) for e in agg.entries] == [(M3, "C", 1), (M1, "A", 2), (M4, "D", 3), (M2, "B", 4)]
+    assert [(e.model, e.label, e.position) for e in agg.entries] == [
+        (M3, "C", 1),
+        (M1, "A", 2),
+        (M4, "D", 3),
+        (M2, "B", 4),
+    ]
     assert [e.average_rank for e in agg.entries] == pytest.approx([1.0, 5 / 3, 7 / 3, 3.0])
     assert [e.rankings_count for e in agg.entries] == [3, 3, 3, 3]
     assert agg.method == "mean_rank" and agg.ballots_used == 4 and agg.ballots_unparsed == 0
@@ -172,7 +184,9 @@ async def test_calls_carry_the_configured_options(server, router):
 async def test_hanging_member_is_cut_by_the_grace_period(server, router):
     script(server, members(**{M4: Hang()}))
     start = time.perf_counter()
-    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(grace_s=0.5, member_timeout_s=30)))
+    events, result = await run_council_to_end(
+        router, CouncilRequest(question="q", config=config(grace_s=0.5, member_timeout_s=30))
+    )
     assert time.perf_counter() - start < 5  # not member_timeout_s
     failed = answer_of(result, M4)
     assert failed.error.kind is ErrorKind.TIMEOUT
@@ -188,7 +202,9 @@ async def test_no_call_runs_past_the_member_timeout(server, router):
     # quorum 1.0: the grace clock never starts, so only member_timeout_s can end the wait.
     script(server, members(**{M4: Hang()}))
     start = time.perf_counter()
-    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=1.0)))
+    _, result = await run_council_to_end(
+        router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=1.0))
+    )
     assert time.perf_counter() - start < 4
     assert answer_of(result, M4).error.kind is ErrorKind.TIMEOUT
     assert result.timings["stage1_s"] < 1.6
@@ -226,7 +242,9 @@ async def test_all_members_fail_with_each_cause_named(server, router):
     assert result.status is CouncilStatus.FAILED and result.synthesis is None
     message = result.error.message
     assert message.startswith("All 3 council members failed: ")
-    assert f"{M1}: auth 401" in message and f"{M2}: model_not_found 404" in message and f"{M3}: unavailable 500" in message
+    assert (
+        f"{M1}: auth 401" in message and f"{M2}: model_not_found 404" in message and f"{M3}: unavailable 500" in message
+    )
     assert "unable to generate" not in message.lower()
     assert not [e for e in events if isinstance(e, (StageStarted,)) and e.stage > 1]
     assert kinds(events)[-1] == "finished"
@@ -303,7 +321,12 @@ async def test_odd_ranking_formats_are_parsed(server, router):
         scripts[model] = ByStage(Reply(ANSWERS[model]), Reply(text), Reply("unused"))
     script(server, scripts)
     _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
-    assert [review_of(result, m).ballot_labels for m in MEMBERS] == [["C", "D", "B"], ["C", "A", "D"], ["A", "D", "B"], ["C", "A", "B"]]
+    assert [review_of(result, m).ballot_labels for m in MEMBERS] == [
+        ["C", "D", "B"],
+        ["C", "A", "D"],
+        ["A", "D", "B"],
+        ["C", "A", "B"],
+    ]
     assert result.aggregate.entries[0].model == M3 and result.status is CouncilStatus.OK
 
 
@@ -430,8 +453,9 @@ async def test_synthesize_now_during_stage_1_skips_reviews(server, router):
             control.synthesize_now()
 
     start = time.perf_counter()
-    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
-                               control, on_event)
+    events, result = await run_council_to_end(
+        router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)), control, on_event
+    )
     assert time.perf_counter() - start < 5
     assert control.synthesize_requested and not control.stopped
     assert not any(isinstance(e, (ReviewFinished, AggregateReady)) for e in events)
@@ -458,8 +482,9 @@ async def test_synthesize_now_during_stage_2_uses_the_ballots_in(server, router)
             if len(seen) == 3:
                 control.synthesize_now()
 
-    _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
-                          control, on_event)
+    _, result = await run_council_to_end(
+        router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)), control, on_event
+    )
     assert review_of(result, M4).error.kind is ErrorKind.CANCELLED
     assert result.aggregate.ballots_used == 3 and result.synthesis.by_chairman
     assert result.status is CouncilStatus.OK
@@ -474,8 +499,9 @@ async def test_stop_during_stage_1_cancels_and_keeps_what_arrived(server, router
             control.stop()
 
     start = time.perf_counter()
-    events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)),
-                               control, on_event)
+    events, result = await run_council_to_end(
+        router, CouncilRequest(question="q", config=config(quorum=1.0, member_timeout_s=30)), control, on_event
+    )
     assert time.perf_counter() - start < 5
     assert result.status is CouncilStatus.CANCELLED and result.error.kind is ErrorKind.CANCELLED
     assert answer_of(result, M1).text == ANSWERS[M1]
@@ -557,7 +583,9 @@ async def test_history_becomes_prior_messages(server, router):
         ConversationTurn(role="user", content="What is the capital of France?", author="alice"),
         ConversationTurn(role="assistant", content="Paris."),
     ]
-    _, result = await run_council_to_end(router, CouncilRequest(question="And of Italy?", config=config(), history=history))
+    _, result = await run_council_to_end(
+        router, CouncilRequest(question="And of Italy?", config=config(), history=history)
+    )
     call = server.requests_for(M1, stage=1)[0]
     assert [m["role"] for m in call.messages] == ["system", "user", "assistant", "user"]
     assert call.messages[1]["content"] == "alice: What is the capital of France?"

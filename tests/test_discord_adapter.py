@@ -70,8 +70,11 @@ async def env(llm, tmp_path, request):
 
 def final_edits(fake: FakeDiscord) -> list:
     """The last edit of each status message removes its Stop/Synthesize buttons."""
-    return [c for c in fake.calls if c.method == "PATCH" and c.path.startswith("/channels/")
-            and c.json and c.json.get("components") == []]
+    return [
+        c
+        for c in fake.calls
+        if c.method == "PATCH" and c.path.startswith("/channels/") and c.json and c.json.get("components") == []
+    ]
 
 
 async def wait_finished(fake: FakeDiscord, count: int = 1, timeout: float = 30) -> None:
@@ -79,14 +82,24 @@ async def wait_finished(fake: FakeDiscord, count: int = 1, timeout: float = 30) 
 
 
 def carries_text(call) -> bool:
-    return call.method in ("POST", "PATCH") and isinstance(call.json, dict) and (
-        call.json.get("content") or call.json.get("embeds")
-        or (call.json.get("data") or {}).get("content") or (call.json.get("data") or {}).get("embeds"))
+    return (
+        call.method in ("POST", "PATCH")
+        and isinstance(call.json, dict)
+        and (
+            call.json.get("content")
+            or call.json.get("embeds")
+            or (call.json.get("data") or {}).get("content")
+            or (call.json.get("data") or {}).get("embeds")
+        )
+    )
 
 
 def answer_messages(fake: FakeDiscord) -> list[dict]:
-    return [m for m in fake.messages.values() if any(
-        (e.get("footer") or {}).get("text", "").startswith("Council ") for e in m["embeds"])]
+    return [
+        m
+        for m in fake.messages.values()
+        if any((e.get("footer") or {}).get("text", "").startswith("Council ") for e in m["embeds"])
+    ]
 
 
 def council_option(question: str) -> list[dict]:
@@ -95,8 +108,13 @@ def council_option(question: str) -> list[dict]:
 
 def subcommand(name: str, **options: Any) -> list[dict]:
     types = {str: 3, int: 4, float: 10}
-    return [{"name": name, "type": 1,
-             "options": [{"name": k, "type": types[type(v)], "value": v} for k, v in options.items()]}]
+    return [
+        {
+            "name": name,
+            "type": 1,
+            "options": [{"name": k, "type": types[type(v)], "value": v} for k, v in options.items()],
+        }
+    ]
 
 
 def ephemeral_replies(fake: FakeDiscord, token: str) -> list[dict]:
@@ -116,7 +134,9 @@ def check_embed_limits(message: dict) -> None:
         assert len(e.get("fields") or []) <= 25
         for f in e.get("fields") or []:
             assert len(f["name"]) <= 256 and len(f["value"]) <= 1024
-        total += len(e.get("title") or "") + len(e.get("description") or "") + len((e.get("footer") or {}).get("text", ""))
+        total += (
+            len(e.get("title") or "") + len(e.get("description") or "") + len((e.get("footer") or {}).get("text", ""))
+        )
         total += sum(len(f["name"]) + len(f["value"]) for f in e.get("fields") or [])
     assert total <= 6000
     assert len(message.get("content") or "") <= 2000
@@ -132,8 +152,14 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
     assert identify["intents"] & (1 << 15), "message content intent"
     assert fake.calls_to("GET", "/gateway/bot"), "gateway URL comes from the API"
     names = {c["name"]: c for c in fake.global_commands}
-    assert {"council", "council-admin", "council-help", "council-history", "council-leaderboard",
-            "council-export"} <= set(names)
+    assert {
+        "council",
+        "council-admin",
+        "council-help",
+        "council-history",
+        "council-leaderboard",
+        "council-export",
+    } <= set(names)
     admin = names["council-admin"]
     assert int(admin["default_member_permissions"]) == MANAGE_GUILD
     assert {o["name"] for o in admin["options"]} == {"show", "members", "chairman", "limits", "reset", "audit"}
@@ -141,8 +167,9 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
 
 
 async def test_guild_sync_when_guild_id_is_set(env, llm, tmp_path):
-    env.settings = make_settings(llm, tmp_path, DISCORD_TOKEN=TOKEN, DISCORD_API_URL=env.fake.api_url,
-                                 DISCORD_GUILD_ID=str(env.fake.guild_id))
+    env.settings = make_settings(
+        llm, tmp_path, DISCORD_TOKEN=TOKEN, DISCORD_API_URL=env.fake.api_url, DISCORD_GUILD_ID=str(env.fake.guild_id)
+    )
     await env.restart()
     commands = env.fake.guild_commands[env.fake.guild_id]
     assert "council" in {c["name"] for c in commands}
@@ -152,8 +179,12 @@ async def test_guild_sync_when_guild_id_is_set(env, llm, tmp_path):
 async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
     fake = env.fake
     for name in MEMBERS:
-        llm.script(name, council_member(f"{PING_TEXT} from {name}", synthesis=PING_TEXT + " " + "word " * 40,
-                                        latency_s=0.4, token_delay_s=0.05))
+        llm.script(
+            name,
+            council_member(
+                f"{PING_TEXT} from {name}", synthesis=PING_TEXT + " " + "word " * 40, latency_s=0.4, token_delay_s=0.05
+            ),
+        )
     before = len(fake.calls)
     interaction = await fake.push_command("council", council_option("What is 6 x 7? @here"))
     await fake.wait_for(lambda: interaction.responded_at, 3)
@@ -178,8 +209,12 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
     assert fake.channels[thread_id]["type"] == 11
 
     # Status edits (webhook @original, then the channel endpoint) at least 1.5 s apart.
-    edits = [c for c in calls if c.method == "PATCH" and (
-        c.path.endswith("/messages/@original") or c.path == f"/channels/{fake.channel_id}/messages/{status_id}")]
+    edits = [
+        c
+        for c in calls
+        if c.method == "PATCH"
+        and (c.path.endswith("/messages/@original") or c.path == f"/channels/{fake.channel_id}/messages/{status_id}")
+    ]
     assert len(edits) >= 3
     gaps = [b.at - a.at for a, b in zip(edits, edits[1:])]
     print(f"[discord] status edits: {len(edits)}, smallest gap {min(gaps):.2f} s")
@@ -247,8 +282,13 @@ async def test_stage_buttons_work_after_restart(env):
     await env.restart()  # a new process: new client, new service, same database
 
     click = await fake.push_component(int(answer["id"]), f"council:answers:{council_id}")
-    await fake.wait_for(lambda: len(ephemeral_replies(fake, click.token)) >= 1
-                        and not ephemeral_replies(fake, click.token)[0]["flags"] & 128, 10)
+    await fake.wait_for(
+        lambda: (
+            len(ephemeral_replies(fake, click.token)) >= 1
+            and not ephemeral_replies(fake, click.token)[0]["flags"] & 128
+        ),
+        10,
+    )
     replies = ephemeral_replies(fake, click.token)
     assert all(m["flags"] & 64 for m in replies)
     titles = " ".join(e.get("title", "") for m in replies for e in m["embeds"])
@@ -257,8 +297,10 @@ async def test_stage_buttons_work_after_restart(env):
 
     for stage, expected in (("reviews", "Ballot"), ("ranking", "Aggregate ranking")):
         click = await fake.push_component(int(answer["id"]), f"council:{stage}:{council_id}")
-        await fake.wait_for(lambda: ephemeral_replies(fake, click.token)
-                            and not ephemeral_replies(fake, click.token)[0]["flags"] & 128, 10)
+        await fake.wait_for(
+            lambda: ephemeral_replies(fake, click.token) and not ephemeral_replies(fake, click.token)[0]["flags"] & 128,
+            10,
+        )
         assert expected in json.dumps(ephemeral_replies(fake, click.token))
 
 
@@ -271,8 +313,9 @@ async def test_stop_and_synthesize_buttons(env, llm):
     # The buttons appear with the first progress edit.
     await fake.wait_for(lambda: fake.messages[status_id]["components"], 5)
     council_id = fake.messages[status_id]["components"][0]["components"][0]["custom_id"].split(":")[2]
-    await fake.wait_for(lambda: len(llm.requests_for(stage=1)) >= 2 and any(
-        r.model == "alpha" for r in llm.requests_for(stage=1)), 5)
+    await fake.wait_for(
+        lambda: len(llm.requests_for(stage=1)) >= 2 and any(r.model == "alpha" for r in llm.requests_for(stage=1)), 5
+    )
     await asyncio.sleep(0.6)  # alpha and beta have answered, gamma is slow
 
     stranger = await fake.push_component(status_id, f"council:stop:{council_id}", user_id=2002)
@@ -294,32 +337,42 @@ async def test_admin_commands_need_manage_server(env):
     fake, service = env.fake, env.service
     origin = Origin(platform=Platform.DISCORD, workspace_id=str(fake.guild_id), channel_id=str(fake.channel_id))
 
-    denied = await fake.push_command("council-admin", subcommand("members", members="beta gamma"),
-                                     permissions=BASIC_PERMISSIONS)
-    await fake.wait_for(lambda: ephemeral_replies(fake, denied.token)
-                        and ephemeral_replies(fake, denied.token)[0]["content"], 10)
+    denied = await fake.push_command(
+        "council-admin", subcommand("members", members="beta gamma"), permissions=BASIC_PERMISSIONS
+    )
+    await fake.wait_for(
+        lambda: ephemeral_replies(fake, denied.token) and ephemeral_replies(fake, denied.token)[0]["content"], 10
+    )
     [message] = ephemeral_replies(fake, denied.token)
     assert message["flags"] & 64 and "admin" in message["content"].lower()
     assert (await service.channel_settings(origin)).members is None
 
-    allowed = await fake.push_command("council-admin", subcommand("members", members="beta, gamma"),
-                                      permissions=BASIC_PERMISSIONS | MANAGE_GUILD, user_id=777)
-    await fake.wait_for(lambda: ephemeral_replies(fake, allowed.token)
-                        and ephemeral_replies(fake, allowed.token)[0]["content"], 10)
+    allowed = await fake.push_command(
+        "council-admin",
+        subcommand("members", members="beta, gamma"),
+        permissions=BASIC_PERMISSIONS | MANAGE_GUILD,
+        user_id=777,
+    )
+    await fake.wait_for(
+        lambda: ephemeral_replies(fake, allowed.token) and ephemeral_replies(fake, allowed.token)[0]["content"], 10
+    )
     assert "updated" in ephemeral_replies(fake, allowed.token)[0]["content"]
     assert (await service.channel_settings(origin)).members == ["beta", "gamma"]
     [entry] = await service.audit_log(Actor(user_id="777", is_platform_admin=True), origin)
     assert entry.action == "set_members" and entry.actor_id == "777"
 
     audit = await fake.push_command("council-admin", subcommand("audit"), permissions=MANAGE_GUILD, user_id=777)
-    await fake.wait_for(lambda: ephemeral_replies(fake, audit.token)
-                        and ephemeral_replies(fake, audit.token)[0]["embeds"], 10)
+    await fake.wait_for(
+        lambda: ephemeral_replies(fake, audit.token) and ephemeral_replies(fake, audit.token)[0]["embeds"], 10
+    )
     assert "set_members" in ephemeral_replies(fake, audit.token)[0]["embeds"][0]["description"]
 
-    limits = await fake.push_command("council-admin", subcommand("limits", user_per_hour=3),
-                                     permissions=MANAGE_GUILD, user_id=777)
-    await fake.wait_for(lambda: ephemeral_replies(fake, limits.token)
-                        and ephemeral_replies(fake, limits.token)[0]["content"], 10)
+    limits = await fake.push_command(
+        "council-admin", subcommand("limits", user_per_hour=3), permissions=MANAGE_GUILD, user_id=777
+    )
+    await fake.wait_for(
+        lambda: ephemeral_replies(fake, limits.token) and ephemeral_replies(fake, limits.token)[0]["content"], 10
+    )
     assert (await service.channel_settings(origin)).user_limit_per_hour == 3
 
 
@@ -383,31 +436,43 @@ async def test_export_history_and_leaderboard(env):
     council_id = answer["components"][0]["components"][0]["custom_id"].split(":")[2]
 
     export = await fake.push_command("council-export", [{"name": "id", "type": 3, "value": council_id}])
-    await fake.wait_for(lambda: [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{export.token}")
-                                 and c.files], 10)
+    await fake.wait_for(
+        lambda: [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{export.token}") and c.files], 10
+    )
     [upload] = [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{export.token}") and c.files]
-    (_, name, content), = upload.files
+    ((_, name, content),) = upload.files
     assert name == f"council-{council_id}.md" and b"Export me" in content
 
     # Someone else, from another channel, gets "not found"; a member with Manage Server gets the file.
-    stranger = await fake.push_command("council-export", [{"name": "id", "type": 3, "value": council_id}],
-                                       user_id=9001, channel_id=fake.other_channel_id)
+    stranger = await fake.push_command(
+        "council-export",
+        [{"name": "id", "type": 3, "value": council_id}],
+        user_id=9001,
+        channel_id=fake.other_channel_id,
+    )
     await fake.wait_for(lambda: "No council with id" in json.dumps(ephemeral_replies(fake, stranger.token)), 10)
     assert not [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{stranger.token}") and c.files]
-    admin = await fake.push_command("council-export", [{"name": "id", "type": 3, "value": council_id}],
-                                    user_id=9002, channel_id=fake.other_channel_id,
-                                    permissions=BASIC_PERMISSIONS | MANAGE_GUILD)
-    await fake.wait_for(lambda: [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{admin.token}")
-                                 and c.files], 10)
+    admin = await fake.push_command(
+        "council-export",
+        [{"name": "id", "type": 3, "value": council_id}],
+        user_id=9002,
+        channel_id=fake.other_channel_id,
+        permissions=BASIC_PERMISSIONS | MANAGE_GUILD,
+    )
+    await fake.wait_for(
+        lambda: [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{admin.token}") and c.files], 10
+    )
 
     history = await fake.push_command("council-history")
-    await fake.wait_for(lambda: ephemeral_replies(fake, history.token)
-                        and ephemeral_replies(fake, history.token)[0]["embeds"], 10)
+    await fake.wait_for(
+        lambda: ephemeral_replies(fake, history.token) and ephemeral_replies(fake, history.token)[0]["embeds"], 10
+    )
     assert council_id in ephemeral_replies(fake, history.token)[0]["embeds"][0]["description"]
 
     board = await fake.push_command("council-leaderboard", [{"name": "scope", "type": 3, "value": "all"}])
-    await fake.wait_for(lambda: ephemeral_replies(fake, board.token)
-                        and ephemeral_replies(fake, board.token)[0]["embeds"], 15)
+    await fake.wait_for(
+        lambda: ephemeral_replies(fake, board.token) and ephemeral_replies(fake, board.token)[0]["embeds"], 15
+    )
     assert "alpha" in ephemeral_replies(fake, board.token)[0]["embeds"][0]["description"]
 
     help_ = await fake.push_command("council-help")

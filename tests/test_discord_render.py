@@ -28,13 +28,32 @@ def result(answer_chars: int = 30_000, members: int = 8, status=CouncilStatus.OK
         request=request,
         status=status,
         answers=[MemberAnswer(model=m, label=chr(65 + i), text=text, latency_s=1.0) for i, m in enumerate(models)],
-        reviews=[Review(reviewer=m, text=text, shown_labels=["A", "B"], ballot_labels=["A", "B"],
-                        ballot_models=models[:2], parse_status=ParseStatus.COMPLETE) for m in models],
+        reviews=[
+            Review(
+                reviewer=m,
+                text=text,
+                shown_labels=["A", "B"],
+                ballot_labels=["A", "B"],
+                ballot_models=models[:2],
+                parse_status=ParseStatus.COMPLETE,
+            )
+            for m in models
+        ],
         label_to_model={chr(65 + i): m for i, m in enumerate(models)},
-        aggregate=Aggregate(entries=[AggregateEntry(model=m, position=i + 1, average_rank=i + 1.0, rankings_count=3)
-                                     for i, m in enumerate(models)], agreement_w=0.5, ballots_used=8),
-        synthesis=Synthesis(model=models[1], text=text, by_chairman=by_chairman,
-                            note=None if by_chairman else "The chairman timed out; model-1 synthesized."),
+        aggregate=Aggregate(
+            entries=[
+                AggregateEntry(model=m, position=i + 1, average_rank=i + 1.0, rankings_count=3)
+                for i, m in enumerate(models)
+            ],
+            agreement_w=0.5,
+            ballots_used=8,
+        ),
+        synthesis=Synthesis(
+            model=models[1],
+            text=text,
+            by_chairman=by_chairman,
+            note=None if by_chairman else "The chairman timed out; model-1 synthesized.",
+        ),
         notices=[] if status is CouncilStatus.OK else ["model-7 failed: timeout"],
         timings={"total_s": 12.0},
     )

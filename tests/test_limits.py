@@ -25,28 +25,42 @@ async def test_sliding_window_persists_across_restarts(tmp_path):
     async with await Storage.open(path) as storage:
         limiter = RateLimiter(storage)
         for i in range(3):
-            await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=0, now=t0 + i * 60)
+            await limiter.check_and_record(
+                user_key="u", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=0, now=t0 + i * 60
+            )
     async with await Storage.open(path) as storage:  # a restart
         limiter = RateLimiter(storage)
         with pytest.raises(RateLimited) as refused:
-            await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=0, now=t0 + 600)
+            await limiter.check_and_record(
+                user_key="u", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=0, now=t0 + 600
+            )
         # The first hit (t0) ages out at t0 + 3600.
         assert refused.value.retry_after_s == pytest.approx(3000)
         assert "limit 3" in refused.value.user_message and "50 minutes" in refused.value.user_message
-        await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=0, now=t0 + 3601)
+        await limiter.check_and_record(
+            user_key="u", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=0, now=t0 + 3601
+        )
         # Another user is unaffected; the channel limit counts everyone.
-        await limiter.check_and_record(user_key="v", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=5, now=t0 + 3602)  # 5th hit in the window
+        await limiter.check_and_record(
+            user_key="v", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=5, now=t0 + 3602
+        )  # 5th hit in the window
         with pytest.raises(RateLimited, match="This channel"):
-            await limiter.check_and_record(user_key="w", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=4, now=t0 + 3603)
+            await limiter.check_and_record(
+                user_key="w", channel_key="c", user_limit_per_hour=3, channel_limit_per_hour=4, now=t0 + 3603
+            )
 
 
 async def test_refused_requests_are_not_counted(tmp_path):
     async with await Storage.open(str(tmp_path / "c.db")) as storage:
         limiter = RateLimiter(storage)
-        await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=1, channel_limit_per_hour=0, now=0.0)
+        await limiter.check_and_record(
+            user_key="u", channel_key="c", user_limit_per_hour=1, channel_limit_per_hour=0, now=0.0
+        )
         for _ in range(3):
             with pytest.raises(RateLimited):
-                await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=1, channel_limit_per_hour=0, now=10.0)
+                await limiter.check_and_record(
+                    user_key="u", channel_key="c", user_limit_per_hour=1, channel_limit_per_hour=0, now=10.0
+                )
         assert await storage.count_hits("user:u", -1) == 1
 
 
@@ -107,29 +121,49 @@ async def test_refusal_message_and_retry_after(tmp_path):
     async with await Storage.open(str(tmp_path / "c.db")) as storage:
         limiter = RateLimiter(storage)
         for i in range(20):
-            await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=20, channel_limit_per_hour=0, now=t0 + i)
+            await limiter.check_and_record(
+                user_key="u", channel_key="c", user_limit_per_hour=20, channel_limit_per_hour=0, now=t0 + i
+            )
         with pytest.raises(RateLimited) as refused:
-            await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=20, channel_limit_per_hour=0, now=t0 + 2880)
-        assert refused.value.user_message == "You have asked 20 councils in the last hour (limit 20). Try again in 12 minutes."
+            await limiter.check_and_record(
+                user_key="u", channel_key="c", user_limit_per_hour=20, channel_limit_per_hour=0, now=t0 + 2880
+            )
+        assert (
+            refused.value.user_message
+            == "You have asked 20 councils in the last hour (limit 20). Try again in 12 minutes."
+        )
         assert refused.value.retry_after_s == pytest.approx(720)
         # An admin lowers the limit to 5: a slot frees when the 16th hit (t0 + 15) ages out.
         with pytest.raises(RateLimited) as refused:
-            await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=5, channel_limit_per_hour=0, now=t0 + 3600)
-        assert refused.value.retry_after_s == pytest.approx(15) and "Try again in 15 seconds." in refused.value.user_message
+            await limiter.check_and_record(
+                user_key="u", channel_key="c", user_limit_per_hour=5, channel_limit_per_hour=0, now=t0 + 3600
+            )
+        assert (
+            refused.value.retry_after_s == pytest.approx(15)
+            and "Try again in 15 seconds." in refused.value.user_message
+        )
         with pytest.raises(RateLimited) as refused:
-            await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=5, channel_limit_per_hour=0, now=t0 + 3614.5)
+            await limiter.check_and_record(
+                user_key="u", channel_key="c", user_limit_per_hour=5, channel_limit_per_hour=0, now=t0 + 3614.5
+            )
         assert "Try again in 1 second." in refused.value.user_message
-        await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=5, channel_limit_per_hour=0, now=t0 + 3616)
+        await limiter.check_and_record(
+            user_key="u", channel_key="c", user_limit_per_hour=5, channel_limit_per_hour=0, now=t0 + 3616
+        )
 
 
 async def test_zero_means_unlimited_but_hits_are_still_recorded(tmp_path):
     async with await Storage.open(str(tmp_path / "c.db")) as storage:
         limiter = RateLimiter(storage)
         for i in range(30):
-            await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=0, channel_limit_per_hour=0, now=100.0 + i)
+            await limiter.check_and_record(
+                user_key="u", channel_key="c", user_limit_per_hour=0, channel_limit_per_hour=0, now=100.0 + i
+            )
         assert await storage.count_hits("user:u", 0) == 30 and await storage.count_hits("channel:c", 0) == 30
         with pytest.raises(RateLimited, match=r"You have asked 30 councils .*\(limit 10\)"):
-            await limiter.check_and_record(user_key="u", channel_key="c", user_limit_per_hour=10, channel_limit_per_hour=0, now=200.0)
+            await limiter.check_and_record(
+                user_key="u", channel_key="c", user_limit_per_hour=10, channel_limit_per_hour=0, now=200.0
+            )
 
 
 async def test_gate_refuses_in_slot_when_the_queue_is_full():

@@ -64,11 +64,25 @@ def llama_server(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     threads = str(max(1, os.cpu_count() or 1))
     command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(smollm2_path()), "--model_alias", ALIAS,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "4096", "--n_threads", threads, "--n_threads_batch", threads,
-        "--interrupt_requests", "False",
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(smollm2_path()),
+        "--model_alias",
+        ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        threads,
+        "--n_threads_batch",
+        threads,
+        "--interrupt_requests",
+        "False",
     ]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
@@ -106,6 +120,7 @@ def _capped_router(settings: Settings):
     The engine sends no max_tokens for reviews and llama_cpp.server has no server-side cap, so
     SmolLM2 may ramble until its context is full; this keeps the test to about a minute.
     """
+
     class CappedRouter(ProviderRouter):
         async def complete(self, model_id, messages, options):
             return await super().complete(model_id, messages, _cap(options))
@@ -127,6 +142,7 @@ def _settings(base_url: str) -> Settings:
 async def test_server_lists_its_alias_and_answers_any_model_name(llama_server):
     from core.models import ChatMessage
     from core.providers.base import CallOptions, TextDelta
+
     router = ProviderRouter(_settings(llama_server))
     try:
         provider, _ = router.resolve("smollm2-a")

@@ -8,8 +8,8 @@ The two "missing dependency" tests at the end need neither and always run.
 from __future__ import annotations
 
 import asyncio
-import math
 import importlib.util
+import math
 import sys
 import time
 from pathlib import Path

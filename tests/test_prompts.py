@@ -131,8 +131,9 @@ def _entries():
 def test_chairman_prompt_is_anonymous_and_carries_the_ranking_by_label():
     answers = {"A": "openai/gpt-5.1 says 4", "B": "four"}
     reviews = ["Response B is best.\nFINAL RANKING:\n1. Response B\n2. Response A"]
-    messages = prompts.chairman_messages("What is 2+2?", answers, reviews, _entries(), Fence("abcdabcdabcdabcd"),
-                                         member_ids=MODEL_IDS)
+    messages = prompts.chairman_messages(
+        "What is 2+2?", answers, reviews, _entries(), Fence("abcdabcdabcdabcd"), member_ids=MODEL_IDS
+    )
     system, user = messages[0].content, messages[1].content
     assert "chairman" in system.lower()
     for model_id in MODEL_IDS:

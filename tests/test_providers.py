@@ -49,7 +49,13 @@ async def http(request):
 @pytest.fixture
 def provider(server, http):
     return OpenAICompatProvider(
-        "test", server.base_url, SecretStr(KEY), http, max_retries=3, retry_base_s=0.01, retry_max_s=1.0,
+        "test",
+        server.base_url,
+        SecretStr(KEY),
+        http,
+        max_retries=3,
+        retry_base_s=0.01,
+        retry_max_s=1.0,
         prices={"priced": (1.0, 2.0)},
     )
 

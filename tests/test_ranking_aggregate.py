@@ -81,8 +81,9 @@ def test_matches_reference_on_thousands_of_random_councils():
     for _ in range(4000):
         ballots, label_to_model = _random_council(rng)
         for exclude_self in (False, True):
-            assert aggregate(ballots, label_to_model, exclude_self=exclude_self) == \
-                ref.aggregate(ballots, label_to_model, exclude_self=exclude_self)
+            assert aggregate(ballots, label_to_model, exclude_self=exclude_self) == ref.aggregate(
+                ballots, label_to_model, exclude_self=exclude_self
+            )
 
 
 def _random_ballots(rng: random.Random, candidates: list[str], m: int) -> list[list[str]]:
@@ -103,8 +104,10 @@ def test_kendall_w_matches_reference_on_random_ballots():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.permutations(["a", "b", "c", "d", "e"]).map(lambda p: p[: len(p)]), min_size=0, max_size=12),
-       st.randoms(use_true_random=False))
+@given(
+    st.lists(st.permutations(["a", "b", "c", "d", "e"]).map(lambda p: p[: len(p)]), min_size=0, max_size=12),
+    st.randoms(use_true_random=False),
+)
 def test_invariant_to_ballot_order(ballots, rnd):
     candidates = ["a", "b", "c", "d", "e"]
     trimmed = [b[: rnd.randint(0, 5)] for b in ballots]
@@ -131,28 +134,34 @@ def test_kendall_w_extremes():
     assert not math.isnan(w) and 0.5 < w <= 1.0
 
 
-@pytest.mark.parametrize("call", [
-    lambda: aggregate({"r": ["A", "A"]}, {"A": "x"}),
-    lambda: aggregate({"r": ["Q"]}, {"A": "x"}),
-    lambda: aggregate({}, {"A": "x", "B": "x"}),
-    lambda: aggregate_models([["a", "zz"]], ["a", "b"]),
-    lambda: aggregate_models([], ["a", "a"]),
-    lambda: kendall_w([["a", "a"]], ["a", "b"]),
-    lambda: kendall_w([["q"]], ["a", "b"]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: aggregate({"r": ["A", "A"]}, {"A": "x"}),
+        lambda: aggregate({"r": ["Q"]}, {"A": "x"}),
+        lambda: aggregate({}, {"A": "x", "B": "x"}),
+        lambda: aggregate_models([["a", "zz"]], ["a", "b"]),
+        lambda: aggregate_models([], ["a", "a"]),
+        lambda: kendall_w([["a", "a"]], ["a", "b"]),
+        lambda: kendall_w([["q"]], ["a", "b"]),
+    ],
+)
 def test_invalid_values_raise_value_error(call):
     with pytest.raises(ValueError):
         call()
 
 
-@pytest.mark.parametrize("call", [
-    lambda: aggregate([("r", ["A"])], {"A": "x"}),
-    lambda: aggregate({"r": "A"}, {"A": "x"}),
-    lambda: aggregate({"r": [1]}, {"A": "x"}),
-    lambda: aggregate_models(["ab"], ["a", "b"]),
-    lambda: aggregate_models([["a"]], "ab"),
-    lambda: kendall_w(None, ["a"]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: aggregate([("r", ["A"])], {"A": "x"}),
+        lambda: aggregate({"r": "A"}, {"A": "x"}),
+        lambda: aggregate({"r": [1]}, {"A": "x"}),
+        lambda: aggregate_models(["ab"], ["a", "b"]),
+        lambda: aggregate_models([["a"]], "ab"),
+        lambda: kendall_w(None, ["a"]),
+    ],
+)
 def test_wrong_types_raise_type_error(call):
     with pytest.raises(TypeError):
         call()

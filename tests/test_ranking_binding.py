@@ -17,8 +17,10 @@ def test_tuple_results_match_the_dataclasses():
     # pairs are accepted as well as dicts
     assert _ranking.aggregate(list(ballots.items()), list(label_to_model.items()), False) == rows
     assert _ranking.parse_ranking("FINAL RANKING: B > A", ["A", "B"]) == (["B", "A"], "complete")
-    assert ranking.Rating(*_ranking.leaderboard([["a", "b"]], 5, 0, 0.9)[0]) == \
-        ranking.leaderboard([["a", "b"]], rounds=5, seed=0, confidence=0.9)[0]
+    assert (
+        ranking.Rating(*_ranking.leaderboard([["a", "b"]], 5, 0, 0.9)[0])
+        == ranking.leaderboard([["a", "b"]], rounds=5, seed=0, confidence=0.9)[0]
+    )
 
 
 def test_parse_many_equals_per_call():

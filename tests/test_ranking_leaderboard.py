@@ -40,8 +40,10 @@ def test_matches_reference_on_random_small_histories():
         rounds = rng.randint(0, 20)
         conf = rng.choice([0.5, 0.9, 0.95])
         seed = rng.getrandbits(64)
-        assert_close(leaderboard(ballots, rounds=rounds, seed=seed, confidence=conf),
-                     ref.leaderboard(ballots, rounds=rounds, seed=seed, confidence=conf))
+        assert_close(
+            leaderboard(ballots, rounds=rounds, seed=seed, confidence=conf),
+            ref.leaderboard(ballots, rounds=rounds, seed=seed, confidence=conf),
+        )
 
 
 def test_recovers_true_order_with_intervals():
@@ -86,8 +88,10 @@ def test_degenerate_inputs():
     assert [(r.low, r.high) for r in board] == [(r.rating, r.rating) for r in board]
 
 
-@pytest.mark.parametrize("kwargs", [dict(confidence=1.0), dict(confidence=0.0), dict(rounds=-1), dict(seed=-1),
-                                    dict(seed=2**64), dict(rounds=10**7)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(confidence=1.0), dict(confidence=0.0), dict(rounds=-1), dict(seed=-1), dict(seed=2**64), dict(rounds=10**7)],
+)
 def test_invalid_values_raise_value_error(kwargs):
     with pytest.raises(ValueError):
         leaderboard([["a", "b"]], **kwargs)
@@ -98,8 +102,16 @@ def test_repeated_model_in_a_ballot_is_rejected():
         leaderboard([["a", "b", "a"]])
 
 
-@pytest.mark.parametrize("kwargs,ballots", [(dict(rounds=1.5), [["a", "b"]]), (dict(seed="0"), [["a", "b"]]),
-                                            (dict(), ["ab"]), (dict(), [[1, 2]]), (dict(confidence="x"), [["a"]])])
+@pytest.mark.parametrize(
+    "kwargs,ballots",
+    [
+        (dict(rounds=1.5), [["a", "b"]]),
+        (dict(seed="0"), [["a", "b"]]),
+        (dict(), ["ab"]),
+        (dict(), [[1, 2]]),
+        (dict(confidence="x"), [["a"]]),
+    ],
+)
 def test_wrong_types_raise_type_error(kwargs, ballots):
     with pytest.raises(TypeError):
         leaderboard(ballots, **kwargs)

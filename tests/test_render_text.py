@@ -58,7 +58,9 @@ def test_neutralize_discord(raw):
 def test_ranking_line_and_table():
     aggregate = Aggregate(
         entries=[
-            AggregateEntry(model="openrouter:openai/gpt-5.1", label="A", position=1, average_rank=1.0, rankings_count=3),
+            AggregateEntry(
+                model="openrouter:openai/gpt-5.1", label="A", position=1, average_rank=1.0, rankings_count=3
+            ),
             AggregateEntry(model="local:smollm2", label="B", position=2, average_rank=1.67, rankings_count=3),
         ],
         agreement_w=0.8,

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+from datetime import UTC
 
 import pytest
 
@@ -37,12 +38,18 @@ async def test_council_is_stored_whole_and_exported(service, llm):
 
 
 async def test_export_is_visible_only_inside_the_councils_workspace(service, llm):
-    asked = ORIGIN.model_copy(update={"platform": Platform.SLACK, "workspace_id": "T1", "channel_id": "C1", "user_id": "U1"})
+    asked = ORIGIN.model_copy(
+        update={"platform": Platform.SLACK, "workspace_id": "T1", "channel_id": "C1", "user_id": "U1"}
+    )
     result = await service.ask("What is six times seven?", asked)
     elsewhere = asked.model_copy(update={"channel_id": "C2", "user_id": "U2"})
     assert "six times seven" in await service.export(result.council_id, viewer=asked)
-    assert "six times seven" in await service.export(result.council_id, viewer=asked.model_copy(update={"user_id": "U2"}))
-    assert "six times seven" in await service.export(result.council_id, viewer=elsewhere.model_copy(update={"user_id": "U1"}))
+    assert "six times seven" in await service.export(
+        result.council_id, viewer=asked.model_copy(update={"user_id": "U2"})
+    )
+    assert "six times seven" in await service.export(
+        result.council_id, viewer=elsewhere.model_copy(update={"user_id": "U1"})
+    )
     assert "six times seven" in await service.export(result.council_id, viewer=elsewhere, admin=True)
     with pytest.raises(NotFound, match="here"):
         await service.export(result.council_id, viewer=elsewhere)
@@ -149,7 +156,9 @@ async def test_concurrency_cap_queues_councils(llm, tmp_path):
 async def test_all_members_failing_names_each_cause(llm, tmp_path):
     llm.script("alpha", Fail(401, "Invalid API key"))
     llm.script("beta", Hang())
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=0.5))
+    svc = await CouncilService.open(
+        make_settings(llm, tmp_path, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=0.5)
+    )
     try:
         result = await svc.ask("anyone?", ORIGIN)
         assert result.status is CouncilStatus.FAILED
@@ -179,7 +188,11 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
 
     for name in members:
         llm.script(name, council_member(f"{name}'s answer", raw_review=truthful))
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MODELS=",".join(members), RATE_LIMIT_USER_PER_HOUR=0, RATE_LIMIT_CHANNEL_PER_HOUR=0))
+    svc = await CouncilService.open(
+        make_settings(
+            llm, tmp_path, COUNCIL_MODELS=",".join(members), RATE_LIMIT_USER_PER_HOUR=0, RATE_LIMIT_CHANNEL_PER_HOUR=0
+        )
+    )
     try:
         results = await asyncio.gather(*(svc.ask(f"q{i}?", ORIGIN) for i in range(12)))
         assert all(r.status is CouncilStatus.OK for r in results)
@@ -213,8 +226,15 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         llm.script(name, council_member(f"{name} answers", raw_review=noisy_review, cost=0.001))
     llm.record = False  # 7,000 requests: keep the server lean
     svc = await CouncilService.open(
-        make_settings(llm, tmp_path, RATE_LIMIT_USER_PER_HOUR=0, RATE_LIMIT_CHANNEL_PER_HOUR=0,
-                      COUNCIL_MAX_CONCURRENT=50, COUNCIL_MAX_QUEUED=2000, COUNCIL_EXCLUDE_SELF=False)
+        make_settings(
+            llm,
+            tmp_path,
+            RATE_LIMIT_USER_PER_HOUR=0,
+            RATE_LIMIT_CHANNEL_PER_HOUR=0,
+            COUNCIL_MAX_CONCURRENT=50,
+            COUNCIL_MAX_QUEUED=2000,
+            COUNCIL_EXCLUDE_SELF=False,
+        )
     )
     try:
         runs = [await svc.start_council(f"question {i}?", ORIGIN) for i in range(1000)]
@@ -235,12 +255,12 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
 
 
 async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_path):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from tests.factories import make_result
 
     svc = await CouncilService.open(make_settings(llm, tmp_path))
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     await svc.storage.save_result(make_result(council_id="old0000000000000", created_at=now - timedelta(days=40)))
     await svc.storage.save_result(make_result(council_id="new0000000000000", created_at=now - timedelta(days=5)))
     await svc.aclose()

@@ -42,8 +42,15 @@ class SlackEnv:
         self._counter += 1
         return f"{prefix}{self._counter:04d}"
 
-    async def post(self, body: str, content_type: str, *, headers: dict[str, str] | None = None,
-                   signed: bool = True, secret: str = SECRET) -> tuple[int, str]:
+    async def post(
+        self,
+        body: str,
+        content_type: str,
+        *,
+        headers: dict[str, str] | None = None,
+        signed: bool = True,
+        secret: str = SECRET,
+    ) -> tuple[int, str]:
         all_headers = {"Content-Type": content_type, **(sign(secret, body) if signed else {}), **(headers or {})}
         started = time.perf_counter()
         async with self.session.post(self.url, data=body.encode(), headers=all_headers) as response:
@@ -51,28 +58,49 @@ class SlackEnv:
         self.ack_times.append(time.perf_counter() - started)
         return response.status, text
 
-    async def command(self, text: str, *, user: str = "U1", channel: str = "C1", command: str = "/council",
-                      trigger: str | None = None) -> tuple[int, str]:
-        body = encode_form({
-            "token": "legacy", "team_id": "T1", "team_domain": "test", "channel_id": channel,
-            "channel_name": "general", "user_id": user, "user_name": user.lower(), "command": command,
-            "text": text, "api_app_id": "A1", "is_enterprise_install": "false",
-            "response_url": self.fake.response_url(self.next_id("cmd")), "trigger_id": trigger or self.next_id("trig."),
-        })
+    async def command(
+        self, text: str, *, user: str = "U1", channel: str = "C1", command: str = "/council", trigger: str | None = None
+    ) -> tuple[int, str]:
+        body = encode_form(
+            {
+                "token": "legacy",
+                "team_id": "T1",
+                "team_domain": "test",
+                "channel_id": channel,
+                "channel_name": "general",
+                "user_id": user,
+                "user_name": user.lower(),
+                "command": command,
+                "text": text,
+                "api_app_id": "A1",
+                "is_enterprise_install": "false",
+                "response_url": self.fake.response_url(self.next_id("cmd")),
+                "trigger_id": trigger or self.next_id("trig."),
+            }
+        )
         return await self.post(body, "application/x-www-form-urlencoded")
 
-    async def event(self, event: dict[str, Any], *, event_id: str | None = None,
-                    retry: int | None = None) -> tuple[int, str]:
-        body = json.dumps({
-            "token": "legacy", "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
-            "event": {"event_ts": event.get("ts"), **event}, "event_id": event_id or self.next_id("Ev"),
-            "event_time": int(time.time()),
-            "authorizations": [{"team_id": "T1", "user_id": "UBOT", "is_bot": True, "enterprise_id": None}],
-        })
+    async def event(
+        self, event: dict[str, Any], *, event_id: str | None = None, retry: int | None = None
+    ) -> tuple[int, str]:
+        body = json.dumps(
+            {
+                "token": "legacy",
+                "team_id": "T1",
+                "api_app_id": "A1",
+                "type": "event_callback",
+                "event": {"event_ts": event.get("ts"), **event},
+                "event_id": event_id or self.next_id("Ev"),
+                "event_time": int(time.time()),
+                "authorizations": [{"team_id": "T1", "user_id": "UBOT", "is_bot": True, "enterprise_id": None}],
+            }
+        )
         headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"} if retry else None
         return await self.post(body, "application/json", headers=headers)
 
-    def mention(self, text: str, *, user: str = "U1", channel: str = "C1", thread_ts: str | None = None) -> dict[str, Any]:
+    def mention(
+        self, text: str, *, user: str = "U1", channel: str = "C1", thread_ts: str | None = None
+    ) -> dict[str, Any]:
         """An @mention as Slack would deliver it (the message also exists in the fake)."""
         ts = self.fake.add_message(channel, text, user=user, thread_ts=thread_ts)
         event = {"type": "app_mention", "user": user, "text": text, "ts": ts, "channel": channel, "team": "T1"}
@@ -80,19 +108,47 @@ class SlackEnv:
             event["thread_ts"] = thread_ts
         return event
 
-    async def action(self, action_id: str, value: str, *, user: str = "U1", channel: str = "C1",
-                     message_ts: str = "1.1", thread_ts: str | None = None) -> tuple[int, str]:
+    async def action(
+        self,
+        action_id: str,
+        value: str,
+        *,
+        user: str = "U1",
+        channel: str = "C1",
+        message_ts: str = "1.1",
+        thread_ts: str | None = None,
+    ) -> tuple[int, str]:
         payload = {
-            "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": "T1"},
-            "api_app_id": "A1", "token": "legacy",
-            "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": False,
-                          **({"thread_ts": thread_ts} if thread_ts else {})},
-            "trigger_id": self.next_id("trigger."), "team": {"id": "T1", "domain": "test"},
+            "type": "block_actions",
+            "user": {"id": user, "username": user.lower(), "team_id": "T1"},
+            "api_app_id": "A1",
+            "token": "legacy",
+            "container": {
+                "type": "message",
+                "message_ts": message_ts,
+                "channel_id": channel,
+                "is_ephemeral": False,
+                **({"thread_ts": thread_ts} if thread_ts else {}),
+            },
+            "trigger_id": self.next_id("trigger."),
+            "team": {"id": "T1", "domain": "test"},
             "channel": {"id": channel, "name": "general"},
-            "message": {"type": "message", "ts": message_ts, "text": "", **({"thread_ts": thread_ts} if thread_ts else {})},
+            "message": {
+                "type": "message",
+                "ts": message_ts,
+                "text": "",
+                **({"thread_ts": thread_ts} if thread_ts else {}),
+            },
             "response_url": self.fake.response_url(self.next_id("act")),
-            "actions": [{"action_id": action_id, "block_id": "b", "value": value, "type": "button",
-                         "action_ts": str(time.time())}],
+            "actions": [
+                {
+                    "action_id": action_id,
+                    "block_id": "b",
+                    "value": value,
+                    "type": "button",
+                    "action_ts": str(time.time()),
+                }
+            ],
         }
         return await self.post(encode_form({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 
@@ -110,8 +166,15 @@ async def start_env(fake: FakeSlack, settings, service: CouncilService) -> Slack
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return SlackEnv(fake, service, council_bot_of(app), settings, runner, f"http://127.0.0.1:{port}/slack/events",
-                    aiohttp.ClientSession())
+    return SlackEnv(
+        fake,
+        service,
+        council_bot_of(app),
+        settings,
+        runner,
+        f"http://127.0.0.1:{port}/slack/events",
+        aiohttp.ClientSession(),
+    )
 
 
 async def stop_env(env: SlackEnv) -> None:
@@ -129,8 +192,9 @@ async def env(llm, tmp_path, request):
     fake.add_user("U1", "ada")
     fake.add_user("U2", "bob")
     fake.add_user("UADMIN", "root", admin=True)
-    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET,
-                             SLACK_API_URL=fake.api_url, **overrides)
+    settings = make_settings(
+        llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_URL=fake.api_url, **overrides
+    )
     service = await CouncilService.open(settings)
     e = await start_env(fake, settings, service)
     yield e
@@ -148,13 +212,19 @@ def posted(fake: FakeSlack, channel: str = "C1"):
 
 def results(fake: FakeSlack, channel: str = "C1"):
     """Posted answer messages (their first block id starts with council-a-)."""
-    return [c for c in posted(fake, channel)
-            if (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-a-")]
+    return [
+        c
+        for c in posted(fake, channel)
+        if (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-a-")
+    ]
 
 
 def statuses(fake: FakeSlack, channel: str = "C1"):
-    return [c for c in posted(fake, channel)
-            if (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-s-")]
+    return [
+        c
+        for c in posted(fake, channel)
+        if (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-s-")
+    ]
 
 
 def all_text(call) -> str:
@@ -175,8 +245,11 @@ def check_blocks(blocks: list[dict], limit: int = MESSAGE_BLOCKS) -> None:
 
 def ephemeral_texts(fake: FakeSlack) -> list[str]:
     texts = [e.get("text", "") + json.dumps(e.get("blocks") or []) for e in fake.ephemerals]
-    texts += [r.get("text", "") + json.dumps(r.get("blocks") or []) for r in fake.responses
-              if r.get("response_type") == "ephemeral"]
+    texts += [
+        r.get("text", "") + json.dumps(r.get("blocks") or [])
+        for r in fake.responses
+        if r.get("response_type") == "ephemeral"
+    ]
     return texts
 
 
@@ -212,7 +285,11 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
     assert stored.status is CouncilStatus.OK and stored.request.origin.thread_id == thread_ts
     assert stored.request.origin.platform is Platform.SLACK and stored.request.origin.workspace_id == "T1"
     buttons = [e for b in answer.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
-    assert {b["action_id"] for b in buttons} == {"council_stage_answers", "council_stage_reviews", "council_stage_ranking"}
+    assert {b["action_id"] for b in buttons} == {
+        "council_stage_answers",
+        "council_stage_reviews",
+        "council_stage_ranking",
+    }
     assert all(b["value"] == council_id for b in buttons)
     contexts = json.dumps([b for b in answer.args["blocks"] if b["type"] == "context"])
     assert "Ranking: 1." in contexts
@@ -233,16 +310,20 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
 
     calls = [c for c in fake.calls if c.method != "auth.test"]
     with capsys.disabled():
-        print(f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council (chat.update "
-              f"fallback): {len(calls)} ({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})")
+        print(
+            f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council (chat.update "
+            f"fallback): {len(calls)} ({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})"
+        )
     assert len(calls) <= 12
 
 
 async def test_progress_is_throttled_and_streams_the_chairman(env, llm):
     fake = env.fake
     synthesis = " ".join(f"word{i}" for i in range(60)) + " END."
-    llm.script("alpha", ByStage(Reply("alpha says 42.", delay_s=0.2), Reply(ranking_review()),
-                                Reply(synthesis, token_delay_s=0.05)))
+    llm.script(
+        "alpha",
+        ByStage(Reply("alpha says 42.", delay_s=0.2), Reply(ranking_review()), Reply(synthesis, token_delay_s=0.05)),
+    )
     llm.script("beta", council_member("beta says 42.", latency_s=1.5))
     llm.script("gamma", council_member("gamma says 42.", latency_s=2.5))
     fake.ratelimit("chat.update", times=1, retry_after=1)
@@ -264,8 +345,10 @@ async def test_progress_is_throttled_and_streams_the_chairman(env, llm):
     assert all(any(b["type"] == "actions" for b in c.args["blocks"]) for c in done[:-1])
     assert "Done" in section_texts(done[-1].args["blocks"])
     calls = [c for c in fake.calls if c.method != "auth.test"]
-    print(f"\n[slack] slower council (~5 s, streamed synthesis): {len(calls)} Web API calls, "
-          f"chat.update x{len(updates)} (one 429 retried)")
+    print(
+        f"\n[slack] slower council (~5 s, streamed synthesis): {len(calls)} Web API calls, "
+        f"chat.update x{len(updates)} (one 429 retried)"
+    )
 
 
 async def test_help_and_subcommand_parsing(env):
@@ -482,8 +565,11 @@ async def test_admin_commands_are_gated_and_audited(env):
     assert (await service.effective_config(origin)).members == MEMBERS
     assert fake.calls_to("users.info")[-1].args["user"] == "U2"
 
-    for text, command in (("members beta, gamma", "/council-admin"), ("admin chairman gamma", "/council"),
-                          ("admin limits user=5 channel=9 budget=2.50", "/council")):
+    for text, command in (
+        ("members beta, gamma", "/council-admin"),
+        ("admin chairman gamma", "/council"),
+        ("admin limits user=5 channel=9 budget=2.50", "/council"),
+    ):
         await env.command(text, user="UADMIN", command=command)
         await env.settle()  # one after the other, as people type them
     config = await service.effective_config(origin)
@@ -568,8 +654,15 @@ async def test_rate_limited_web_api_is_retried(env):
 async def test_direct_messages(env, llm):
     fake = env.fake
     ts = fake.add_message("D1", "What is six times seven?", user="U1")
-    dm = {"type": "message", "channel_type": "im", "user": "U1", "text": "What is six times seven?", "ts": ts,
-          "channel": "D1", "team": "T1"}
+    dm = {
+        "type": "message",
+        "channel_type": "im",
+        "user": "U1",
+        "text": "What is six times seven?",
+        "ts": ts,
+        "channel": "D1",
+        "team": "T1",
+    }
     await env.event(dm)
     # Ignored: our own messages, other bots, edits.
     await env.event({**dm, "ts": fake.add_message("D1", "x", bot=True), "user": "UBOT", "bot_id": "BBOT"})
@@ -615,7 +708,9 @@ async def test_history_leaderboard_and_export(env):
     assert any(f"No council with id `{council_id}` here" in t for t in texts)
     uploads = sorted(fake.uploads.values(), key=lambda u: u["filename"])
     assert [(u["filename"], u["channel"]) for u in uploads] == [
-        (f"council-{council_id}.json", "D1"), (f"council-{council_id}.md", "DU1")]
+        (f"council-{council_id}.json", "D1"),
+        (f"council-{council_id}.md", "DU1"),
+    ]
     assert json.loads(uploads[0]["content"])["id"] == council_id
     assert fake.calls_to("conversations.open")[0].args["users"] == "U1"
 
@@ -629,8 +724,11 @@ def streamed(fake: FakeSlack, channel: str = "C1"):
     """Streams that ended holding an answer: (startStream call, stopStream call, message)."""
     out = []
     for stop in fake.calls_to("chat.stopStream"):
-        if stop.ok and stop.args.get("channel") == channel and any(
-                b.get("block_id", "").startswith("council-a-") for b in stop.args.get("blocks") or []):
+        if (
+            stop.ok
+            and stop.args.get("channel") == channel
+            and any(b.get("block_id", "").startswith("council-a-") for b in stop.args.get("blocks") or [])
+        ):
             start = next(c for c in fake.calls_to("chat.startStream") if c.ok and c.response["ts"] == stop.args["ts"])
             out.append((start, stop, fake.find(channel, stop.args["ts"])))
     return out
@@ -685,8 +783,10 @@ async def test_streamed_council(env, capsys):
     calls = [c for c in fake.calls if c.method != "auth.test"]
     appends = fake.calls_to("chat.appendStream")
     with capsys.disabled():
-        print(f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one streamed council: {len(calls)} "
-              f"({', '.join(sorted({c.method for c in calls}))}; chat.appendStream x{len(appends)})")
+        print(
+            f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one streamed council: {len(calls)} "
+            f"({', '.join(sorted({c.method for c in calls}))}; chat.appendStream x{len(appends)})"
+        )
     assert len(calls) <= 12
 
 
@@ -694,8 +794,10 @@ async def test_streamed_council(env, capsys):
 async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
     fake = env.fake
     synthesis = " ".join(f"word{i}" for i in range(60)) + " END."
-    llm.script("alpha", ByStage(Reply("alpha says 42.", delay_s=0.2), Reply(ranking_review()),
-                                Reply(synthesis, token_delay_s=0.05)))
+    llm.script(
+        "alpha",
+        ByStage(Reply("alpha says 42.", delay_s=0.2), Reply(ranking_review()), Reply(synthesis, token_delay_s=0.05)),
+    )
     llm.script("beta", council_member("beta says 42.", latency_s=1.5))
     llm.script("gamma", council_member("gamma says 42.", latency_s=2.5))
     fake.ratelimit("chat.appendStream", times=1, retry_after=1)
@@ -710,8 +812,12 @@ async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
     gaps = [b.at - a.at for a, b in zip([start] + done, done)]
     assert all(gap >= 1.0 for gap in gaps), gaps  # at most one write a second, Retry-After honoured
     # Task states went pending/in progress -> complete, a member at a time.
-    states = [(c["id"], c["status"]) for call in [start] + done for c in call.args.get("chunks") or []
-              if c["type"] == "task_update"]
+    states = [
+        (c["id"], c["status"])
+        for call in [start] + done
+        for c in call.args.get("chunks") or []
+        if c["type"] == "task_update"
+    ]
     assert ("member-1", "complete") in states and ("member-3", "in_progress") in states
     assert states.index(("member-3", "in_progress")) < states.index(("member-3", "complete"))
     assert ("chairman", "in_progress") in states
@@ -722,9 +828,11 @@ async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
     assert all(p.endswith(" ") for p in pieces[:-1])  # cut between words
     calls = [c for c in fake.calls if c.method != "auth.test"]
     with capsys.disabled():
-        print(f"\n[slack] slower streamed council (~5 s): {len(calls)} Web API calls, "
-              f"chat.appendStream x{len(fake.calls_to('chat.appendStream'))} (one 429 retried), "
-              f"{len(pieces)} text batches for {len(synthesis.split())} tokens")
+        print(
+            f"\n[slack] slower streamed council (~5 s): {len(calls)} Web API calls, "
+            f"chat.appendStream x{len(fake.calls_to('chat.appendStream'))} (one 429 retried), "
+            f"{len(pieces)} text batches for {len(synthesis.split())} tokens"
+        )
 
 
 @pytest.mark.parametrize("env", STREAMING, indirect=True)
@@ -739,8 +847,9 @@ async def test_streamed_text_cannot_ping(env, llm):
     checked = fake.calls_to("chat.startStream", "chat.appendStream", "chat.stopStream", "chat.postMessage")
     assert len(checked) >= 4
     for call in checked:
-        text = json.dumps({k: call.args.get(k) for k in ("text", "blocks", "chunks", "markdown_text")},
-                          ensure_ascii=False)
+        text = json.dumps(
+            {k: call.args.get(k) for k in ("text", "blocks", "chunks", "markdown_text")}, ensure_ascii=False
+        )
         assert "<!channel>" not in text and "<@U999>" not in text and "<!here" not in text, text
         assert "@here" not in text and "@channel" not in text
     assert "says alpha" in message["text"] and "hi" in message["text"]

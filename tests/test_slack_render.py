@@ -57,8 +57,19 @@ def test_markdown_becomes_mrkdwn(markdown, expected):
     assert render.mrkdwn(markdown) == expected
 
 
-@pytest.mark.parametrize("text", ["<!channel> hi", "<!here|here>", "<@U999>", "<!subteam^S1>", "<#C1>",
-                                  "[x](<!channel>)", "[x](https://a.b/<!channel>)", "@here and @everyone and @channel"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<!channel> hi",
+        "<!here|here>",
+        "<@U999>",
+        "<!subteam^S1>",
+        "<#C1>",
+        "[x](<!channel>)",
+        "[x](https://a.b/<!channel>)",
+        "@here and @everyone and @channel",
+    ],
+)
 def test_no_text_can_ping(text):
     for out in (render.mrkdwn(text), render.plain(text)):
         assert "<!" not in out and "<@" not in out and "<#" not in out
@@ -126,8 +137,9 @@ def test_failed_and_cancelled_results():
 def test_stage_modals_stay_within_limits():
     result = make_result()
     huge = ("Long answer paragraph. " * 100 + "\n\n") * 20  # ~46,000 characters each
-    result.answers = [MemberAnswer(model=f"vendor/model-{i}", label=chr(65 + i), text=huge, latency_s=1.0)
-                      for i in range(8)]
+    result.answers = [
+        MemberAnswer(model=f"vendor/model-{i}", label=chr(65 + i), text=huge, latency_s=1.0) for i in range(8)
+    ]
     for stage in render.STAGES:
         view = render.stage_modal(result, stage)
         assert view["type"] == "modal" and len(view["title"]["text"]) <= render.MODAL_TITLE_MAX
@@ -171,7 +183,10 @@ def test_question_message():
     message = render.question_message("Why <!channel>?\n" + "q" * 5000, "U1", "cid1")
     check(message["blocks"])
     assert message["blocks"][0]["text"]["text"].startswith("<@U1> asked the council:\n> Why")
-    assert "&lt;!channel&gt;?" in texts(message["blocks"]) and "".join(b["text"]["text"] for b in message["blocks"]).count("q") == 5000
+    assert (
+        "&lt;!channel&gt;?" in texts(message["blocks"])
+        and "".join(b["text"]["text"] for b in message["blocks"]).count("q") == 5000
+    )
     assert "<!channel>" not in message["text"]
     assert render.council_ref(message) == ("q", "cid1")
     assert render.council_ref({"blocks": [{"type": "section", "block_id": "other"}]}) is None
@@ -182,7 +197,10 @@ def test_parse_admin():
     assert parse_admin("members a, b c").members == ["a", "b", "c"]
     assert parse_admin("chairman x/y").chairman == "x/y"
     assert parse_admin("limits user=3 channel=10 budget=$2.5").limits == {
-        "user_per_hour": 3, "channel_per_hour": 10, "daily_budget_usd": 2.5}
+        "user_per_hour": 3,
+        "channel_per_hour": 10,
+        "daily_budget_usd": 2.5,
+    }
     assert parse_admin("audit 5").count == 5
     assert parse_admin("SHOW").op == "show"
     for bad in ("", "help", "frob", "members", "chairman a b", "limits", "limits user=x", "limits speed=3", "audit 99"):
@@ -199,8 +217,11 @@ def test_streamed_text_is_cut_between_words_and_never_pings():
     from bot.render_text import neutralize_slack
     from bot.slack.runner import STREAM_TEXT_MAX, ProgressStream
 
-    text = ("Hi <!here> and <@U999>, ping @channel or @everyone; mail a@b.c <#C1> `code <!channel>` "
-            + "x" * 50 + "<!subteam^S1> end @here\n") * 3
+    text = (
+        "Hi <!here> and <@U999>, ping @channel or @everyone; mail a@b.c <#C1> `code <!channel>` "
+        + "x" * 50
+        + "<!subteam^S1> end @here\n"
+    ) * 3
     stream = ProgressStream(None, "C1", "1.1", team_id="T1", user_id="U1")  # type: ignore[arg-type]
     progress = CouncilProgress("c1", stage=3, chairman="alpha", chairman_model="alpha")
     pieces = []
@@ -217,4 +238,3 @@ def test_streamed_text_is_cut_between_words_and_never_pings():
     assert joined.replace("\u200b", "") == text[:STREAM_TEXT_MAX]
     assert joined == neutralize_slack(text)  # the pieces, each neutralised, as the whole would be
     assert not re.search(r"<[!@#]", joined) and not re.search(r"@(here|channel|everyone)", joined)
-

@@ -25,9 +25,18 @@ def free_port() -> int:
 
 
 def command_fields(fake: FakeSlack, text: str) -> dict[str, str]:
-    return {"team_id": "T1", "channel_id": "C1", "channel_name": "general", "user_id": "U1", "user_name": "ada",
-            "command": "/council", "text": text, "api_app_id": "A1", "response_url": fake.response_url("run"),
-            "trigger_id": f"trig-{time.time()}"}
+    return {
+        "team_id": "T1",
+        "channel_id": "C1",
+        "channel_name": "general",
+        "user_id": "U1",
+        "user_name": "ada",
+        "command": "/council",
+        "text": text,
+        "api_app_id": "A1",
+        "response_url": fake.response_url("run"),
+        "trigger_id": f"trig-{time.time()}",
+    }
 
 
 def answers(fake: FakeSlack) -> list[dict]:
@@ -56,7 +65,9 @@ async def test_api_url_is_normalised(llm, tmp_path, fake):
         settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_API_URL=given)
         assert api_base_url(settings) == fake.api_url + "/"
     assert api_base_url(make_settings(llm, tmp_path)) == "https://slack.com/api/"
-    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_URL=fake.api_url)
+    settings = make_settings(
+        llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_URL=fake.api_url
+    )
     service = await CouncilService.open(settings)
     try:
         app = build_slack_app(service, settings)
@@ -69,8 +80,14 @@ async def test_api_url_is_normalised(llm, tmp_path, fake):
 async def test_run_slack_http_mode(llm, tmp_path, fake):
     port = free_port()
     # An app token is set, but --http wins.
-    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET,
-                             SLACK_API_URL=fake.api_url, SLACK_APP_TOKEN="xapp-test")
+    settings = make_settings(
+        llm,
+        tmp_path,
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=fake.api_url,
+        SLACK_APP_TOKEN="xapp-test",
+    )
     service = await CouncilService.open(settings)
     task = asyncio.create_task(run_slack(service, settings, http=True, port=port, host="127.0.0.1"))
     try:
@@ -89,8 +106,9 @@ async def test_run_slack_http_mode(llm, tmp_path, fake):
             async with session.post(url + "/slack/events", data=body, headers=headers) as response:
                 assert response.status == 200
             assert time.perf_counter() - started < 3
-            async with session.post(url + "/slack/events", data=body,
-                                    headers={**headers, **sign("bad", body)}) as response:
+            async with session.post(
+                url + "/slack/events", data=body, headers={**headers, **sign("bad", body)}
+            ) as response:
                 assert response.status == 401
         await fake.wait_for(lambda: answers(fake), timeout=30)
         assert not fake.sockets and not fake.calls_to("apps.connections.open")
@@ -101,8 +119,9 @@ async def test_run_slack_http_mode(llm, tmp_path, fake):
 
 
 async def test_run_slack_socket_mode(llm, tmp_path, fake):
-    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_API_URL=fake.api_url,
-                             SLACK_APP_TOKEN="xapp-test")  # no signing secret needed
+    settings = make_settings(
+        llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_API_URL=fake.api_url, SLACK_APP_TOKEN="xapp-test"
+    )  # no signing secret needed
     service = await CouncilService.open(settings)
     task = asyncio.create_task(run_slack(service, settings))
     try:
@@ -118,10 +137,22 @@ async def test_run_slack_socket_mode(llm, tmp_path, fake):
         await fake.wait_for(lambda: answers(fake), timeout=30)
 
         ts = fake.add_message("C1", "<@UBOT> And seven times six?", user="U1")
-        event = {"type": "app_mention", "user": "U1", "text": "<@UBOT> And seven times six?", "ts": ts,
-                 "channel": "C1", "event_ts": ts}
-        body = {"team_id": "T1", "api_app_id": "A1", "type": "event_callback", "event": event, "event_id": "EvS1",
-                "event_time": int(time.time())}
+        event = {
+            "type": "app_mention",
+            "user": "U1",
+            "text": "<@UBOT> And seven times six?",
+            "ts": ts,
+            "channel": "C1",
+            "event_ts": ts,
+        }
+        body = {
+            "team_id": "T1",
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event": event,
+            "event_id": "EvS1",
+            "event_time": int(time.time()),
+        }
         first = await fake.send_envelope("events_api", body)
         again = await fake.send_envelope("events_api", body)  # a redelivery
         await fake.wait_for(lambda: fake.socket_ack(first) and fake.socket_ack(again), timeout=5)
@@ -161,6 +192,16 @@ def test_manifest_matches_the_app():
     assert manifest["settings"]["interactivity"]["is_enabled"] and manifest["settings"]["socket_mode_enabled"]
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
     # One scope per Web API method the bot calls, plus what the events need.
-    assert {"app_mentions:read", "chat:write", "commands", "channels:history", "groups:history", "im:history",
-            "mpim:history", "users:read", "files:write", "im:write"} <= scopes
+    assert {
+        "app_mentions:read",
+        "chat:write",
+        "commands",
+        "channels:history",
+        "groups:history",
+        "im:history",
+        "mpim:history",
+        "users:read",
+        "files:write",
+        "im:write",
+    } <= scopes
     assert manifest["features"]["app_home"]["messages_tab_enabled"]

@@ -3,7 +3,7 @@
 import asyncio
 import sqlite3
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -31,8 +31,13 @@ async def test_result_round_trips_exactly(storage):
 async def test_normalised_rows_hold_ballots_labels_and_errors(storage, tmp_path):
     await storage.save_result(make_result())
     db = sqlite3.connect(tmp_path / "db" / "council.db")
-    assert db.execute("SELECT COUNT(*) FROM answers WHERE error_kind = 'auth' AND error_status = 401").fetchone()[0] == 1
-    assert db.execute("SELECT parse_status, COUNT(*) FROM reviews GROUP BY parse_status ORDER BY 1").fetchall() == [("complete", 3), ("none", 1)]
+    assert (
+        db.execute("SELECT COUNT(*) FROM answers WHERE error_kind = 'auth' AND error_status = 401").fetchone()[0] == 1
+    )
+    assert db.execute("SELECT parse_status, COUNT(*) FROM reviews GROUP BY parse_status ORDER BY 1").fetchall() == [
+        ("complete", 3),
+        ("none", 1),
+    ]
     assert dict(db.execute("SELECT label, model FROM label_map").fetchall()) == {"A": "m-a", "B": "m-b", "C": "m-c"}
     assert db.execute("SELECT model FROM aggregates WHERE position = 1").fetchone()[0] == "m-a"
     assert db.execute("SELECT by_chairman, model FROM synthesis").fetchone() == (0, "m-b")
@@ -61,10 +66,15 @@ async def test_newer_database_is_refused_with_a_clear_message(tmp_path):
 
 
 async def test_history_filters_and_order(storage):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for i in range(6):
         await storage.save_result(
-            make_result(council_id=f"id{i}", channel_id="C1" if i % 2 else "C2", user_id=f"U{i % 3}", created_at=now - timedelta(minutes=i))
+            make_result(
+                council_id=f"id{i}",
+                channel_id="C1" if i % 2 else "C2",
+                user_id=f"U{i % 3}",
+                created_at=now - timedelta(minutes=i),
+            )
         )
     everything = await storage.list_councils(limit=10)
     assert [s.council_id for s in everything] == [f"id{i}" for i in range(6)]
@@ -88,10 +98,10 @@ async def test_ballots_and_model_stats(storage):
 
 
 async def test_prune_cascades(storage, tmp_path):
-    old = datetime.now(timezone.utc) - timedelta(days=100)
+    old = datetime.now(UTC) - timedelta(days=100)
     await storage.save_result(make_result(council_id="old", created_at=old))
     await storage.save_result(make_result(council_id="new"))
-    assert await storage.prune(datetime.now(timezone.utc) - timedelta(days=90)) == 1
+    assert await storage.prune(datetime.now(UTC) - timedelta(days=90)) == 1
     db = sqlite3.connect(tmp_path / "db" / "council.db")
     assert db.execute("SELECT COUNT(*) FROM answers WHERE council_id = 'old'").fetchone()[0] == 0
     assert await storage.get_result("new") is not None
@@ -128,7 +138,7 @@ async def test_claim_event_only_once(storage):
 async def test_spend_and_usage_by_day(storage):
     await storage.save_result(make_result(council_id="x1", cost=0.25))
     await storage.save_result(make_result(council_id="x2", cost=0.5, channel_id="C9"))
-    day = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    day = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     assert await storage.spent_since("slack:T1:C1", day) == pytest.approx(0.25)
     assert await storage.spent_since(None, day) == pytest.approx(0.75)
     usage = await storage.usage_by_day()
@@ -164,10 +174,13 @@ async def test_new_migration_applies_on_reopen_in_order(tmp_path):
     async with await Storage.open(path):
         pass
     n = LATEST
-    migrations = _copy_migrations(tmp_path, {
-        f"{n + 2:04d}_third.sql": "ALTER TABLE extra ADD COLUMN b TEXT;",
-        f"{n + 1:04d}_second.sql": "-- a comment; with a semicolon\nCREATE TABLE extra (a TEXT); INSERT INTO extra (a) VALUES ('x;y');",
-    })
+    migrations = _copy_migrations(
+        tmp_path,
+        {
+            f"{n + 2:04d}_third.sql": "ALTER TABLE extra ADD COLUMN b TEXT;",
+            f"{n + 1:04d}_second.sql": "-- a comment; with a semicolon\nCREATE TABLE extra (a TEXT); INSERT INTO extra (a) VALUES ('x;y');",
+        },
+    )
     async with await Storage.open(path, migrations) as s:
         assert await s.schema_version() == n + 2
     async with await Storage.open(path, migrations) as s:  # nothing left to apply
@@ -245,14 +258,14 @@ async def test_running_councils_are_not_history_and_are_not_clobbered(storage):
     await storage.save_council_started(running)
     assert await storage.get_result("busy") is None
     assert [s.council_id for s in await storage.list_councils()] == ["done"]
-    assert await storage.prune(datetime.now(timezone.utc) + timedelta(days=1)) == 1  # running ones are kept
+    assert await storage.prune(datetime.now(UTC) + timedelta(days=1)) == 1  # running ones are kept
     assert await storage.mark_interrupted() == 1
     interrupted = await storage.get_result("busy")
     assert interrupted.request == running and interrupted.notices and interrupted.error.kind.value == "cancelled"
 
 
 async def test_history_pagination(storage):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for i in range(5):
         await storage.save_result(make_result(council_id=f"p{i}", created_at=now - timedelta(hours=i)))
     page1 = await storage.list_councils(limit=2)
@@ -265,7 +278,7 @@ async def test_history_pagination(storage):
 
 
 async def test_ballots_are_ordered_and_stats_count_every_call(storage):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     await storage.save_result(make_result(council_id="late", created_at=now, cost=1.0))
     await storage.save_result(make_result(council_id="early", created_at=now - timedelta(hours=1), cost=1.0))
     ballots = await storage.ballot_orders()
@@ -334,10 +347,15 @@ async def test_a_version_1_database_upgrades_in_place(tmp_path):
     async with await Storage.open(path, v1) as s:
         assert await s.schema_version() == 1
     db = sqlite3.connect(path)
-    db.execute("INSERT INTO councils (id, created_at, status, question, platform, channel_key, members, chairman, config) "
-               "VALUES ('old', '2025-01-01T00:00:00.000000+00:00', 'ok', 'q', 'cli', 'cli:-:-', '[]', 'm', '{}')")
-    db.executemany("INSERT INTO reviews (council_id, reviewer, shown_labels, ballot_labels, ballot_models, parse_status) "
-                   "VALUES ('old', ?, '[]', '[]', ?, 'complete')", [("r1", '["x", "y"]'), ("r2", '["y", "x"]')])
+    db.execute(
+        "INSERT INTO councils (id, created_at, status, question, platform, channel_key, members, chairman, config) "
+        "VALUES ('old', '2025-01-01T00:00:00.000000+00:00', 'ok', 'q', 'cli', 'cli:-:-', '[]', 'm', '{}')"
+    )
+    db.executemany(
+        "INSERT INTO reviews (council_id, reviewer, shown_labels, ballot_labels, ballot_models, parse_status) "
+        "VALUES ('old', ?, '[]', '[]', ?, 'complete')",
+        [("r1", '["x", "y"]'), ("r2", '["y", "x"]')],
+    )
     db.commit()
     db.close()
     async with await Storage.open(path) as s:

@@ -25,6 +25,7 @@ def _config_embed(title: str, config: CouncilConfig, channel: ChannelSettings | 
     embed.add_field(name="Members", value=render.clip("\n".join(config.members), render.FIELD_MAX), inline=False)
     embed.add_field(name="Chairman", value=render.clip(config.chairman, render.FIELD_MAX), inline=False)
     if channel is not None:
+
         def show(value: Any, unit: str = "") -> str:
             return "default" if value is None else f"{value}{unit}"
 
@@ -48,10 +49,12 @@ def _entry(entry: Any) -> str:
     when = at.strftime("%Y-%m-%d %H:%M") if at is not None else "?"
     detail = getattr(entry, "detail", None) or {}
     shown = ", ".join(f"{k}={v}" for k, v in detail.items()) if isinstance(detail, dict) else str(detail)
-    return f"{when} · <@{getattr(entry, 'actor_id', '?')}> · {getattr(entry, 'action', '?')} {render.safe(shown)}".strip()
+    return (
+        f"{when} · <@{getattr(entry, 'actor_id', '?')}> · {getattr(entry, 'action', '?')} {render.safe(shown)}".strip()
+    )
 
 
-def build_admin_group(bot: "CouncilBot") -> app_commands.Group:
+def build_admin_group(bot: CouncilBot) -> app_commands.Group:
     from bot.discord.client import actor_of, origin_of  # circular at import time
 
     group = app_commands.Group(
@@ -67,7 +70,9 @@ def build_admin_group(bot: "CouncilBot") -> app_commands.Group:
         return actor_of(interaction), origin_of(interaction.user, interaction.channel, interaction.guild_id)
 
     async def send(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
-        await interaction.followup.send(content, ephemeral=True, allowed_mentions=discord.AllowedMentions.none(), **kwargs)
+        await interaction.followup.send(
+            content, ephemeral=True, allowed_mentions=discord.AllowedMentions.none(), **kwargs
+        )
 
     @group.command(name="show", description="The council configuration of this channel")
     async def show(interaction: discord.Interaction) -> None:
@@ -92,7 +97,8 @@ def build_admin_group(bot: "CouncilBot") -> app_commands.Group:
 
     @group.command(name="limits", description="Set this channel's rate limits and daily budget")
     @app_commands.describe(
-        user_per_hour="Councils per user per hour", channel_per_hour="Councils per channel per hour",
+        user_per_hour="Councils per user per hour",
+        channel_per_hour="Councils per channel per hour",
         daily_budget_usd="Spending cap per day in USD",
     )
     async def limits(
@@ -103,7 +109,10 @@ def build_admin_group(bot: "CouncilBot") -> app_commands.Group:
     ) -> None:
         actor, origin = await begin(interaction)
         updated = await service.admin_set_limits(
-            actor, origin, user_per_hour=user_per_hour, channel_per_hour=channel_per_hour,
+            actor,
+            origin,
+            user_per_hour=user_per_hour,
+            channel_per_hour=channel_per_hour,
             daily_budget_usd=daily_budget_usd,
         )
         config = await service.effective_config(origin)
@@ -122,7 +131,11 @@ def build_admin_group(bot: "CouncilBot") -> app_commands.Group:
         actor, origin = await begin(interaction)
         entries = await service.audit_log(actor, origin, limit)
         text = "\n".join(_entry(e) for e in entries) or "No admin changes yet."
-        await send(interaction, embed=discord.Embed(title="Admin audit log", color=render.COLOR_INFO,
-                                                    description=render.clip(text, render.DESCRIPTION_MAX)))
+        await send(
+            interaction,
+            embed=discord.Embed(
+                title="Admin audit log", color=render.COLOR_INFO, description=render.clip(text, render.DESCRIPTION_MAX)
+            ),
+        )
 
     return group

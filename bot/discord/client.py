@@ -60,7 +60,7 @@ While it runs: **Stop**, or **Synthesize now** with the answers that have arrive
 
 def origin_of(user: discord.abc.User, channel: Any, guild_id: int | None) -> Origin:
     thread = channel if isinstance(channel, discord.Thread) else None
-    channel_id = (thread.parent_id if thread else getattr(channel, "id", None))
+    channel_id = thread.parent_id if thread else getattr(channel, "id", None)
     return Origin(
         platform=Platform.DISCORD,
         workspace_id=str(guild_id) if guild_id else None,
@@ -158,9 +158,11 @@ class CouncilBot(discord.Client):
 
     async def on_ready(self) -> None:
         log.info(
-            "Discord: logged in as %s; invite URL: %s", self.user,
-            discord.utils.oauth_url(self.application_id or 0, permissions=INVITE_PERMISSIONS,
-                                    scopes=("bot", "applications.commands")),
+            "Discord: logged in as %s; invite URL: %s",
+            self.user,
+            discord.utils.oauth_url(
+                self.application_id or 0, permissions=INVITE_PERMISSIONS, scopes=("bot", "applications.commands")
+            ),
         )
 
     async def on_app_command_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
@@ -218,8 +220,11 @@ class CouncilBot(discord.Client):
             await interaction.response.defer(thinking=True)
             origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
             board = await self.service.leaderboard(origin, {"server": "workspace"}.get(scope, scope))  # type: ignore[arg-type]
-            embed = discord.Embed(title="Council leaderboard", color=render.COLOR_INFO,
-                                  description=render.clip(leaderboard_table(board), render.DESCRIPTION_MAX))
+            embed = discord.Embed(
+                title="Council leaderboard",
+                color=render.COLOR_INFO,
+                description=render.clip(leaderboard_table(board), render.DESCRIPTION_MAX),
+            )
             await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
 
         @tree.command(name="council-export", description="Download a council as Markdown or JSON")
@@ -230,8 +235,9 @@ class CouncilBot(discord.Client):
         ) -> None:
             await interaction.response.defer(ephemeral=True, thinking=True)
             viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-            text = await self.service.export(council_id, format, viewer=viewer,
-                                             admin=actor_of(interaction).is_platform_admin)
+            text = await self.service.export(
+                council_id, format, viewer=viewer, admin=actor_of(interaction).is_platform_admin
+            )
             ext = "md" if format == "markdown" else "json"
             file = render.markdown_file(text, f"council-{council_id.strip()}.{ext}")
             await interaction.followup.send(f"Council `{council_id.strip()}`", file=file, ephemeral=True)
@@ -331,8 +337,11 @@ class CouncilBot(discord.Client):
                     return None
                 seen.add(council_id)
                 stored = await self._stored(council_id)
-                text = stored.synthesis.text if stored and stored.synthesis else "\n\n".join(
-                    e.description or "" for e in message.embeds).replace(render.ZWSP, "").strip()
+                text = (
+                    stored.synthesis.text
+                    if stored and stored.synthesis
+                    else "\n\n".join(e.description or "" for e in message.embeds).replace(render.ZWSP, "").strip()
+                )
                 return ConversationTurn(role="assistant", content=text, author="council") if text else None
             if message.type is discord.MessageType.chat_input_command:  # a /council status message
                 council_id = render.council_id_of_status(message.content)
@@ -378,8 +387,9 @@ class CouncilBot(discord.Client):
             append_turn(turns, await self.turn_of(message, seen))
         return turns
 
-    async def follow(self, run: CouncilRun, status: discord.PartialMessage | discord.Message, thread: Any,
-                     question: str, asker: str) -> None:
+    async def follow(
+        self, run: CouncilRun, status: discord.PartialMessage | discord.Message, thread: Any, question: str, asker: str
+    ) -> None:
         """Fold the council's events into the status message, then post the answer."""
         progress = CouncilProgress(run.council_id)
         updater = StatusUpdater(status)
@@ -411,8 +421,13 @@ class CouncilBot(discord.Client):
         except Exception:
             log.exception("following council %s failed", run.council_id)
             await updater.finish(
-                content=render.status_content(question, run.council_id, asker, None,
-                                              final="⚠️ Could not show the result here; try `/council-export`."),
+                content=render.status_content(
+                    question,
+                    run.council_id,
+                    asker,
+                    None,
+                    final="⚠️ Could not show the result here; try `/council-export`.",
+                ),
                 view=None,
             )
 

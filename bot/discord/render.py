@@ -78,8 +78,9 @@ def quote(text: str, limit: int = 600) -> str:
     return "\n".join("> " + line for line in text.splitlines() or [""])
 
 
-def status_content(question: str, council_id: str, asker_mention: str, progress: CouncilProgress | None,
-                   final: str | None = None) -> str:
+def status_content(
+    question: str, council_id: str, asker_mention: str, progress: CouncilProgress | None, final: str | None = None
+) -> str:
     """The one status message: who asked what, then progress lines (or the final state)."""
     head = f"{STATUS_MARK} · asked by {asker_mention} · `{council_id}`\n{quote(safe(question))}\n"
     if final is not None:
@@ -154,8 +155,9 @@ def pack(embeds: list[discord.Embed], budget: int = MESSAGE_EMBED_CHARS) -> list
     return messages
 
 
-def text_embeds(text: str, *, title: str | None = None, color: discord.Color = COLOR_INFO,
-                chunk: int = DESCRIPTION_MAX) -> list[discord.Embed]:
+def text_embeds(
+    text: str, *, title: str | None = None, color: discord.Color = COLOR_INFO, chunk: int = DESCRIPTION_MAX
+) -> list[discord.Embed]:
     """One or more embeds carrying `text` (already neutralized); the title goes on the first."""
     # Keep each embed well under 6000 together with a title/footer so packing always works.
     chunks = split_text(text, min(chunk, DESCRIPTION_MAX)) if text else [""]
@@ -261,8 +263,11 @@ def answers_embeds(result: CouncilResult) -> list[discord.Embed]:
             embeds += text_embeds(safe(answer.text), title=f"{label}{answer.model}{took}", color=COLOR_INFO, chunk=3900)
         else:
             why = answer.error.short() if answer.error else "no answer"
-            embeds.append(discord.Embed(title=clip(f"❌ {answer.model}", TITLE_MAX), description=clip(safe(why), 4000),
-                                        color=COLOR_FAIL))
+            embeds.append(
+                discord.Embed(
+                    title=clip(f"❌ {answer.model}", TITLE_MAX), description=clip(safe(why), 4000), color=COLOR_FAIL
+                )
+            )
     return embeds or [discord.Embed(description="No answers were recorded.", color=COLOR_FAIL)]
 
 
@@ -270,8 +275,13 @@ def reviews_embeds(result: CouncilResult) -> list[discord.Embed]:
     embeds: list[discord.Embed] = []
     for review in result.reviews:
         if review.error is not None or not review.text:
-            embeds.append(discord.Embed(title=clip(f"Review by {review.reviewer}", TITLE_MAX),
-                                        description=clip(safe(ballot_line(review)), 4000), color=COLOR_FAIL))
+            embeds.append(
+                discord.Embed(
+                    title=clip(f"Review by {review.reviewer}", TITLE_MAX),
+                    description=clip(safe(ballot_line(review)), 4000),
+                    color=COLOR_FAIL,
+                )
+            )
             continue
         shown = ", ".join(review.shown_labels)
         part = text_embeds(safe(review.text), title=f"Review by {review.reviewer}", chunk=3800)
@@ -300,8 +310,12 @@ def stage_messages(result: CouncilResult, stage: str, markdown: str | None = Non
     if len(groups) > STAGE_MESSAGES and markdown is not None:
         groups = groups[: STAGE_MESSAGES - 1]
         messages: list[dict[str, Any]] = [{"embeds": g} for g in groups]
-        messages.append({"content": "The rest is in the attached export.",
-                         "file": markdown_file(markdown, f"council-{result.council_id}.md")})
+        messages.append(
+            {
+                "content": "The rest is in the attached export.",
+                "file": markdown_file(markdown, f"council-{result.council_id}.md"),
+            }
+        )
         return messages
     return [{"embeds": g} for g in groups]
 

@@ -85,13 +85,17 @@ def parse_admin(text: str) -> AdminCommand:
         try:
             limits[name] = float(value) if name == "daily_budget_usd" else int(value)
         except ValueError:
-            raise InputRejected(f"`{render.plain(item)}`: {'an amount in USD' if name == 'daily_budget_usd' else 'a whole number'} is needed.") from None
+            raise InputRejected(
+                f"`{render.plain(item)}`: {'an amount in USD' if name == 'daily_budget_usd' else 'a whole number'} is needed."
+            ) from None
     if not limits:
         raise InputRejected("Give at least one of `user=N`, `channel=N` (councils per hour), `budget=USD` (per day).")
     return AdminCommand(op, limits=limits)
 
 
-async def handle_admin(service: "CouncilService", actor: Actor, origin: Origin, command: AdminCommand) -> render.Message:
+async def handle_admin(
+    service: CouncilService, actor: Actor, origin: Origin, command: AdminCommand
+) -> render.Message:
     """Run one admin operation; refusals (PermissionDenied, UnknownModels, ...) propagate."""
     title = "Council for this channel"
     if command.op == "show":
@@ -109,6 +113,8 @@ async def handle_admin(service: "CouncilService", actor: Actor, origin: Origin, 
     if command.op == "reset":
         await service.admin_reset(actor, origin)
         config = await service.effective_config(origin)
-        return render.config_message("Channel settings reset to the defaults", config, await service.channel_settings(origin))
+        return render.config_message(
+            "Channel settings reset to the defaults", config, await service.channel_settings(origin)
+        )
     entries = await service.audit_log(actor, origin, command.count)
     return render.audit_message(entries)

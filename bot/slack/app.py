@@ -20,7 +20,8 @@ import asyncio
 import logging
 import re
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -120,8 +121,15 @@ def parse_command(text: str) -> Command:
 class SlackCouncilBot:
     """Holds the Bolt app, its listeners and the background tasks they start."""
 
-    def __init__(self, service: "CouncilService", settings: Settings, client: AsyncWebClient,
-                 *, status_interval: float = EDIT_INTERVAL_S, streaming: str | None = None):
+    def __init__(
+        self,
+        service: CouncilService,
+        settings: Settings,
+        client: AsyncWebClient,
+        *,
+        status_interval: float = EDIT_INTERVAL_S,
+        streaming: str | None = None,
+    ):
         self.service = service
         self.settings = settings
         self.client = client
@@ -178,9 +186,17 @@ class SlackCouncilBot:
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
-    async def ephemeral(self, channel: str | None, user: str, text: str, *, thread_ts: str | None = None,
-                        respond: Callable[..., Awaitable[Any]] | None = None,
-                        blocks: list[dict[str, Any]] | None = None, prefer_respond: bool = False) -> None:
+    async def ephemeral(
+        self,
+        channel: str | None,
+        user: str,
+        text: str,
+        *,
+        thread_ts: str | None = None,
+        respond: Callable[..., Awaitable[Any]] | None = None,
+        blocks: list[dict[str, Any]] | None = None,
+        prefer_respond: bool = False,
+    ) -> None:
         """Only `user` sees it: chat.postEphemeral, or the interaction's response_url when that
         is preferred (slash commands work in channels the bot is not in) or the first fails."""
         payload: dict[str, Any] = {"text": text}
@@ -225,10 +241,22 @@ class SlackCouncilBot:
         return Actor(user_id=user_id, is_platform_admin=is_admin)
 
     @staticmethod
-    def origin(team_id: str | None, channel: str | None, user: str | None, *, thread_ts: str | None = None,
-               user_name: str | None = None) -> Origin:
-        return Origin(platform=Platform.SLACK, workspace_id=team_id, channel_id=channel, thread_id=thread_ts,
-                      user_id=user, user_name=user_name)
+    def origin(
+        team_id: str | None,
+        channel: str | None,
+        user: str | None,
+        *,
+        thread_ts: str | None = None,
+        user_name: str | None = None,
+    ) -> Origin:
+        return Origin(
+            platform=Platform.SLACK,
+            workspace_id=team_id,
+            channel_id=channel,
+            thread_id=thread_ts,
+            user_id=user,
+            user_name=user_name,
+        )
 
     async def _first_delivery(self, body: dict[str, Any], event: dict[str, Any], request: Any) -> bool:
         """False for Slack's retries of an event we already took (X-Slack-Retry-Num) and for the
@@ -300,14 +328,16 @@ class SlackCouncilBot:
 
     # ----------------------------------------------------------------- slash commands
 
-    async def handle_command(self, kind: str, argument: str, command: dict[str, Any],
-                             respond: Callable[..., Awaitable[Any]], context: Any) -> None:
+    async def handle_command(
+        self, kind: str, argument: str, command: dict[str, Any], respond: Callable[..., Awaitable[Any]], context: Any
+    ) -> None:
         user, channel = command["user_id"], command.get("channel_id")
         trigger = command.get("trigger_id")
         if trigger and not await self.service.claim_event("slack", f"command:{trigger}"):
             return
-        origin = self.origin(command.get("team_id") or context.team_id, channel, user,
-                             user_name=command.get("user_name"))
+        origin = self.origin(
+            command.get("team_id") or context.team_id, channel, user, user_name=command.get("user_name")
+        )
 
         async def tell(text: str, blocks: list[dict[str, Any]] | None = None) -> None:
             await self.ephemeral(channel, user, text, respond=respond, blocks=blocks, prefer_respond=True)
@@ -358,21 +388,27 @@ class SlackCouncilBot:
             channel = opened["channel"]["id"]
         ext = "json" if fmt == "json" else "md"
         await self.client.files_upload_v2(
-            channel=channel, content=text, filename=f"council-{council_id}.{ext}",
-            title=f"Council {council_id}", initial_comment=f"Export of council `{council_id}`",
+            channel=channel,
+            content=text,
+            filename=f"council-{council_id}.{ext}",
+            title=f"Council {council_id}",
+            initial_comment=f"Export of council `{council_id}`",
         )
         if channel != origin.channel_id:
             await tell(f"I sent `council-{council_id}.{ext}` to you in a direct message.")
 
-    async def council_from_command(self, question: str, origin: Origin,
-                                   respond: Callable[..., Awaitable[Any]], context: Any) -> None:
+    async def council_from_command(
+        self, question: str, origin: Origin, respond: Callable[..., Awaitable[Any]], context: Any
+    ) -> None:
         """Start the council, post the question in the channel, run the council in its thread."""
         user, channel = origin.user_id or "", origin.channel_id or ""
         run = await self.service.start_council(slack_unescape(question), origin)  # refusals -> caller
         self.councils_started += 1
         try:
             posted = await self.client.chat_postMessage(
-                channel=channel, unfurl_links=False, unfurl_media=False,
+                channel=channel,
+                unfurl_links=False,
+                unfurl_media=False,
                 **render.question_message(run.request.question, user, run.council_id),
             )
         except SlackApiError as exc:
@@ -380,8 +416,13 @@ class SlackCouncilBot:
             code = _error_code(exc)
             bot = f"<@{context.bot_user_id}>" if context.bot_user_id else "the bot"
             message = CANNOT_POST.get(code, f"I could not post in this channel ({code or 'error'}).")
-            await self.ephemeral(channel, user, message.replace("@{bot}", bot).replace("{bot}", bot),
-                                 respond=respond, prefer_respond=True)
+            await self.ephemeral(
+                channel,
+                user,
+                message.replace("@{bot}", bot).replace("{bot}", bot),
+                respond=respond,
+                prefer_respond=True,
+            )
             return
         thread_ts = posted["ts"]
         run.request.origin.thread_id = thread_ts  # stored with the result
@@ -396,9 +437,17 @@ class SlackCouncilBot:
         if code in STREAM_UNSUPPORTED:
             self._stream_refused_until = time.monotonic() + STREAM_RETRY_S
 
-    async def follow(self, run: "CouncilRun", channel: str, thread_ts: str) -> CouncilResult:
-        follower = CouncilFollower(self.service, self.client, run, channel, thread_ts, interval=self.status_interval,
-                                   streaming=self.stream_now(), on_stream_refused=self.stream_refused)
+    async def follow(self, run: CouncilRun, channel: str, thread_ts: str) -> CouncilResult:
+        follower = CouncilFollower(
+            self.service,
+            self.client,
+            run,
+            channel,
+            thread_ts,
+            interval=self.status_interval,
+            streaming=self.stream_now(),
+            on_stream_refused=self.stream_refused,
+        )
         return await follower.follow()
 
     # ----------------------------------------------------------------- mentions and DMs
@@ -426,7 +475,9 @@ class SlackCouncilBot:
         self.councils_started += 1
         await self.follow(run, channel, thread_ts or ts)
 
-    async def thread_history(self, channel: str, thread_ts: str, before_ts: str, context: Any) -> list[ConversationTurn]:
+    async def thread_history(
+        self, channel: str, thread_ts: str, before_ts: str, context: Any
+    ) -> list[ConversationTurn]:
         """The thread's earlier messages as conversation turns: our answers as the assistant."""
         messages: list[dict[str, Any]] = []
         cursor = None
@@ -469,8 +520,11 @@ class SlackCouncilBot:
             if stored is not None and stored.synthesis is not None:
                 text = stored.synthesis.text
             else:
-                text = "\n".join(b["text"]["text"] for b in message.get("blocks") or []
-                                 if b.get("type") == "section" and isinstance(b.get("text"), dict))
+                text = "\n".join(
+                    b["text"]["text"]
+                    for b in message.get("blocks") or []
+                    if b.get("type") == "section" and isinstance(b.get("text"), dict)
+                )
                 text = slack_unescape(text.replace(ZWSP, "")) if text else ""
             return ConversationTurn(role="assistant", content=text, author="council") if text.strip() else None
         if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
@@ -510,13 +564,14 @@ class SlackCouncilBot:
             note = "Synthesizing with the answers so far…" if synthesize else "Stopping the council…"
             await self.ephemeral(channel, user, note, thread_ts=thread_ts)
 
-    async def handle_stage(self, body: dict[str, Any], action: dict[str, Any],
-                           respond: Callable[..., Awaitable[Any]] | None = None) -> None:
+    async def handle_stage(
+        self, body: dict[str, Any], action: dict[str, Any], respond: Callable[..., Awaitable[Any]] | None = None
+    ) -> None:
         """Open a stage of a stored council in a modal (trigger ids expire after 3 s: no detours)."""
         user = body["user"]["id"]
         channel = (body.get("channel") or {}).get("id")
         thread_ts = (body.get("container") or {}).get("thread_ts")
-        stage = action["action_id"][len(render.ACTION_STAGE_PREFIX):]
+        stage = action["action_id"][len(render.ACTION_STAGE_PREFIX) :]
         team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
         try:
             result = await self.service.get_result(action.get("value", ""))
@@ -528,8 +583,13 @@ class SlackCouncilBot:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts, respond=respond)
         except SlackApiError as exc:
             log.warning("views.open failed: %s", _error_code(exc))
-            await self.ephemeral(channel, user, f"Could not open the details ({_error_code(exc)}). Try again.",
-                                 thread_ts=thread_ts, respond=respond)
+            await self.ephemeral(
+                channel,
+                user,
+                f"Could not open the details ({_error_code(exc)}). Try again.",
+                thread_ts=thread_ts,
+                respond=respond,
+            )
 
 
 # --------------------------------------------------------------------------- entry points
@@ -547,11 +607,11 @@ def build_client(settings: Settings) -> AsyncWebClient:
     )
 
 
-def build_slack_bot(service: "CouncilService", settings: Settings, **options: Any) -> SlackCouncilBot:
+def build_slack_bot(service: CouncilService, settings: Settings, **options: Any) -> SlackCouncilBot:
     return SlackCouncilBot(service, settings, build_client(settings), **options)
 
 
-def build_slack_app(service: "CouncilService", settings: Settings) -> AsyncApp:
+def build_slack_app(service: CouncilService, settings: Settings) -> AsyncApp:
     """The Bolt app with every listener registered (its bot: `council_bot_of(app)`)."""
     return build_slack_bot(service, settings).app
 
@@ -576,8 +636,9 @@ def build_web_app(app: AsyncApp, path: str = EVENTS_PATH) -> web.Application:
     return web_app
 
 
-async def run_slack(service: "CouncilService", settings: Settings, *, http: bool = False, port: int = 3000,
-                    host: str = "0.0.0.0") -> None:
+async def run_slack(
+    service: CouncilService, settings: Settings, *, http: bool = False, port: int = 3000, host: str = "0.0.0.0"
+) -> None:
     """Run the Slack bot until cancelled: Socket Mode when SLACK_APP_TOKEN is set (and not `http`),
     otherwise the HTTP Events API on `host:port` at /slack/events (needs SLACK_SIGNING_SECRET)."""
     if settings.slack_bot_token is None:

@@ -14,7 +14,8 @@ Our own messages carry the council id in their first block's `block_id` (`counci
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from bot.progress import CouncilProgress, MemberState
 from bot.render_text import (
@@ -127,7 +128,7 @@ def _prose(text: str) -> str:
             continue
         bullet = _BULLET.match(line)
         if bullet:
-            line = bullet.group(1) + "• " + line[bullet.end():]
+            line = bullet.group(1) + "• " + line[bullet.end() :]
         parts = _CODE_SPAN.split(line)
         lines.append("".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else _inline(p) for p in parts))
     return "\n".join(lines)
@@ -143,10 +144,10 @@ def mrkdwn(text: str | None) -> str:
     out: list[str] = []
     pos = 0
     for fence in _FENCE.finditer(text):
-        out.append(_prose(text[pos:fence.start()]))
+        out.append(_prose(text[pos : fence.start()]))
         block = fence.group(0)
         first_newline = block.find("\n")
-        body = block[first_newline + 1:] if first_newline != -1 else block[3:]
+        body = block[first_newline + 1 :] if first_newline != -1 else block[3:]
         if body.endswith("```"):
             body = body[:-3]
         body = body.rstrip("\n")
@@ -184,7 +185,9 @@ def context(text: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, CONTEXT_MAX)}]}
 
 
-def button(text: str, action_id: str, value: str, style: str | None = None, confirm: dict | None = None) -> dict[str, Any]:
+def button(
+    text: str, action_id: str, value: str, style: str | None = None, confirm: dict | None = None
+) -> dict[str, Any]:
     element: dict[str, Any] = {
         "type": "button",
         "text": {"type": "plain_text", "text": text, "emoji": True},
@@ -214,7 +217,7 @@ def council_ref(message: dict[str, Any]) -> tuple[str, str] | None:
         block_id = block.get("block_id") or ""
         for prefix, kind in ((QUESTION_BLOCK, "q"), (STATUS_BLOCK, "s"), (ANSWER_BLOCK, "a")):
             if block_id.startswith(prefix):
-                council_id = block_id[len(prefix):].split("-", 1)[0]
+                council_id = block_id[len(prefix) :].split("-", 1)[0]
                 return (kind, council_id) if council_id else None
     return None
 
@@ -239,11 +242,20 @@ def question_message(question: str, user_id: str, council_id: str) -> Message:
     blocks = [section(f"<@{user_id}> asked the council:\n{quote(chunks[0])}")]
     blocks += [section(quote(chunk)) for chunk in chunks[1:]]
     blocks = _limit_blocks(blocks, MESSAGE_BLOCKS - 1, "The question is cut here.")
-    return {"text": fallback(plain(f"Council question: {question}")), "blocks": with_block_id(blocks, QUESTION_BLOCK + council_id)}
+    return {
+        "text": fallback(plain(f"Council question: {question}")),
+        "blocks": with_block_id(blocks, QUESTION_BLOCK + council_id),
+    }
 
 
-def status_message(council_id: str, progress: CouncilProgress | None, *, running: bool = True,
-                   final: str | None = None, note: str | None = None) -> Message:
+def status_message(
+    council_id: str,
+    progress: CouncilProgress | None,
+    *,
+    running: bool = True,
+    final: str | None = None,
+    note: str | None = None,
+) -> Message:
     """The one status message of a council, edited as it progresses (with `note`, a fixed line:
     the small control message next to a streamed council)."""
     if final is not None:
@@ -259,7 +271,7 @@ def status_message(council_id: str, progress: CouncilProgress | None, *, running
         tail = progress.chairman_text[-STREAM_TAIL_CHARS:]
         if len(progress.chairman_text) > STREAM_TAIL_CHARS:
             cut = tail.find("\n")
-            tail = "…" + (tail[cut + 1:] if 0 <= cut < 200 else tail)
+            tail = "…" + (tail[cut + 1 :] if 0 <= cut < 200 else tail)
         blocks.append(section(clip(mrkdwn(tail), SECTION_MAX)))
     blocks.append(context(f"Council `{council_id}`"))
     if running:
@@ -308,10 +320,13 @@ def stream_text(text: str) -> str:
     return neutralize_slack(text)
 
 
-def _task(task_id: str, title: str, status: str, details: str | None = None,
-          output: str | None = None) -> Chunk:
-    chunk: Chunk = {"type": "task_update", "id": task_id, "title": clip(neutralize_slack(title), TASK_TITLE_MAX),
-                    "status": status}
+def _task(task_id: str, title: str, status: str, details: str | None = None, output: str | None = None) -> Chunk:
+    chunk: Chunk = {
+        "type": "task_update",
+        "id": task_id,
+        "title": clip(neutralize_slack(title), TASK_TITLE_MAX),
+        "status": status,
+    }
     if details:
         chunk["details"] = clip(neutralize_slack(details), TASK_FIELD_MAX)
     if output:
@@ -337,7 +352,9 @@ def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None)
                 took = f"Answered in {answer.latency_s:.1f} s" if answer.latency_s is not None else "Answered"
                 tasks.append(_task(task_id, title, "complete", output=took))
             else:
-                tasks.append(_task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer"))
+                tasks.append(
+                    _task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer")
+                )
         elif member.state == "answered":
             took = f"Answered in {member.latency_s:.1f} s" if member.latency_s is not None else "Answered"
             tasks.append(_task(task_id, title, "complete", output=took))
@@ -354,7 +371,9 @@ def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None)
     if result is not None:
         if result.reviews:
             parsed = sum(1 for r in result.reviews if r.ballot_labels)
-            tasks.append(_task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read"))
+            tasks.append(
+                _task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read")
+            )
         else:
             tasks.append(_task("reviews", title, "error", output="skipped"))
     elif progress.stage >= 3:
@@ -364,21 +383,34 @@ def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None)
     else:
         tasks.append(_task("reviews", title, "pending"))
 
-    chairman = short_model(progress.chairman or (result.request.config.chairman if result is not None else "") or "chairman")
+    chairman = short_model(
+        progress.chairman or (result.request.config.chairman if result is not None else "") or "chairman"
+    )
     title = f"Chairman {chairman} writes the answer"
     synthesis = result.synthesis if result is not None else None
     if result is not None:
         if synthesis is not None and synthesis.by_chairman:
             tasks.append(_task("chairman", title, "complete", output="Done"))
         elif synthesis is not None:
-            tasks.append(_task("chairman", title, "error",
-                               output=f"{short_model(synthesis.model)} wrote the answer instead"))
+            tasks.append(
+                _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
+            )
         else:
-            tasks.append(_task("chairman", title, "error",
-                               output="stopped" if result.status is CouncilStatus.CANCELLED else "no answer"))
+            tasks.append(
+                _task(
+                    "chairman",
+                    title,
+                    "error",
+                    output="stopped" if result.status is CouncilStatus.CANCELLED else "no answer",
+                )
+            )
     elif progress.stage >= 3:
         writer = progress.chairman_model
-        details = f"{short_model(writer)} is writing" if writer and progress.chairman and writer != progress.chairman else None
+        details = (
+            f"{short_model(writer)} is writing"
+            if writer and progress.chairman and writer != progress.chairman
+            else None
+        )
         tasks.append(_task("chairman", title, "in_progress", details=details))
     else:
         tasks.append(_task("chairman", title, "pending"))
@@ -409,9 +441,11 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
     if header:
         blocks.append(context(plain(header)))
     if attached and result.synthesis is not None:
-        blocks.append(context(
-            f":page_facing_up: The full answer ({len(result.synthesis.text):,} characters) is attached below as a Markdown file."
-        ))
+        blocks.append(
+            context(
+                f":page_facing_up: The full answer ({len(result.synthesis.text):,} characters) is attached below as a Markdown file."
+            )
+        )
     if result.aggregate is not None:
         blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
     blocks.append(context(result_footer(result)))
@@ -475,9 +509,11 @@ def result_messages(result: CouncilResult) -> list[Message]:
         if is_long(result):
             start = mrkdwn(clip(text, SUMMARY_CHARS))
             body_blocks = sections(start)
-            body_blocks.append(context(
-                f":page_facing_up: The full answer ({len(text):,} characters) is attached below as a Markdown file."
-            ))
+            body_blocks.append(
+                context(
+                    f":page_facing_up: The full answer ({len(text):,} characters) is attached below as a Markdown file."
+                )
+            )
         else:
             body_blocks = sections(mrkdwn(text))
     tail_blocks: list[dict[str, Any]] = []
@@ -582,10 +618,12 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
         body = sections(plain(aggregate_table(result.aggregate)))
         if result.aggregate is not None:
             body.append(context(plain(ranking_line(result.aggregate))))
-            body.append(context(
-                "mean = average position over the ballots that ranked it (lower is better); votes = ballots; "
-                "Borda and Copeland are tie-breakers; Kendall's W = agreement between reviewers (0–1)."
-            ))
+            body.append(
+                context(
+                    "mean = average position over the ballots that ranked it (lower is better); votes = ballots; "
+                    "Borda and Copeland are tie-breakers; Kendall's W = agreement between reviewers (0–1)."
+                )
+            )
     blocks = _limit_blocks(intro + body, MODAL_BLOCKS, note)
     return {
         "type": "modal",
@@ -625,13 +663,16 @@ def history_message(summaries: list[CouncilSummary], scope: str) -> Message:
 
 def leaderboard_message(board: Leaderboard) -> Message:
     rendered = plain(leaderboard_table(board))
-    return {"text": fallback(f"Council leaderboard ({board.scope})"),
-            "blocks": text_blocks(f"Council leaderboard ({board.scope})", rendered)}
+    return {
+        "text": fallback(f"Council leaderboard ({board.scope})"),
+        "blocks": text_blocks(f"Council leaderboard ({board.scope})", rendered),
+    }
 
 
 def config_message(title: str, config: CouncilConfig, channel: ChannelSettings | None = None) -> Message:
     lines = [f"*Members:* {', '.join(config.members)}", f"*Chairman:* {config.chairman}"]
     if channel is not None:
+
         def show(value: Any, unit: str = "") -> str:
             return "default" if value is None else f"{value}{unit}"
 
@@ -650,6 +691,8 @@ def audit_message(entries: Iterable[AuditEntry]) -> Message:
     lines = []
     for entry in entries:
         detail = ", ".join(f"{k}={v}" for k, v in (entry.detail or {}).items())
-        lines.append(plain(f"{entry.at:%Y-%m-%d %H:%M} · {entry.action} {detail}".strip()) + f" · by <@{entry.actor_id}>")
+        lines.append(
+            plain(f"{entry.at:%Y-%m-%d %H:%M} · {entry.action} {detail}".strip()) + f" · by <@{entry.actor_id}>"
+        )
     rendered = "\n".join(lines) or "No admin changes in this channel yet."
     return {"text": "Admin audit log", "blocks": text_blocks("Admin audit log", rendered)}

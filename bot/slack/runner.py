@@ -42,8 +42,17 @@ EDIT_INTERVAL_S = 1.2
 STREAM_TEXT_MAX = render.LONG_ANSWER_CHARS  # of the chairman's text streamed; a longer answer is attached
 STREAM_PIECE_MAX = 7000  # raw characters per markdown_text chunk (Slack: 12,000 after neutralising)
 # chat.startStream errors meaning "not in this workspace/app/token": no use trying again soon.
-STREAM_UNSUPPORTED = frozenset({"unknown_method", "not_allowed_token_type", "feature_not_enabled",
-                                "missing_scope", "not_supported", "method_deprecated", "invalid_auth_type"})
+STREAM_UNSUPPORTED = frozenset(
+    {
+        "unknown_method",
+        "not_allowed_token_type",
+        "feature_not_enabled",
+        "missing_scope",
+        "not_supported",
+        "method_deprecated",
+        "invalid_auth_type",
+    }
+)
 
 
 def retry_after_of(exc: SlackApiError, default: float = 1.0) -> float | None:
@@ -145,7 +154,7 @@ def _cut(text: str, limit: int, final: bool) -> int:
     if not final and len(text) < 4 * limit:
         return 0  # wait for a space
     cut = len(window)
-    while cut > 1 and (window[cut - 1] == "<" or "@" in window[max(0, cut - 10):cut]):
+    while cut > 1 and (window[cut - 1] == "<" or "@" in window[max(0, cut - 10) : cut]):
         cut -= 1
     return cut if cut > 1 else len(window)
 
@@ -155,8 +164,16 @@ class ProgressStream(_PacedWrites):
     then the chairman's text. Appends at most once per `interval`, coalescing; each append sends
     only what changed since the last one Slack accepted."""
 
-    def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str, *, team_id: str | None,
-                 user_id: str | None, interval: float = EDIT_INTERVAL_S):
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        channel: str,
+        thread_ts: str,
+        *,
+        team_id: str | None,
+        user_id: str | None,
+        interval: float = EDIT_INTERVAL_S,
+    ):
         super().__init__(client, channel, self._append, interval)
         self.thread_ts = thread_ts
         self.team_id = team_id
@@ -180,8 +197,12 @@ class ProgressStream(_PacedWrites):
     async def start(self) -> None:
         """chat.startStream; raises SlackApiError (or anything else) when Slack will not stream here."""
         title = render.stream_title(None)
-        args: dict[str, Any] = {"channel": self.channel, "thread_ts": self.thread_ts, "task_display_mode": "plan",
-                                "chunks": [{"type": "plan_update", "title": title}]}
+        args: dict[str, Any] = {
+            "channel": self.channel,
+            "thread_ts": self.thread_ts,
+            "task_display_mode": "plan",
+            "chunks": [{"type": "plan_update", "title": title}],
+        }
         if self.team_id:
             args["recipient_team_id"] = self.team_id
         if self.user_id:
@@ -212,8 +233,9 @@ class ProgressStream(_PacedWrites):
             return True
         return False
 
-    def _pending(self, *, final: bool, result: CouncilResult | None = None,
-                 text: str | None = None) -> tuple[list[Chunk], Callable[[], None]]:
+    def _pending(
+        self, *, final: bool, result: CouncilResult | None = None, text: str | None = None
+    ) -> tuple[list[Chunk], Callable[[], None]]:
         """The chunks that bring Slack up to date, and what to remember once it accepted them."""
         progress = self._progress
         chunks: list[Chunk] = []
@@ -253,8 +275,9 @@ class ProgressStream(_PacedWrites):
 
     async def _call(self, method: str, **args: Any) -> bool:
         """True when Slack took it, False when rate limited (try again later); `broken` when refused."""
-        sent = await self._send(method, f"{method} failed (%s); showing progress in the status message instead",
-                                ts=self.ts, **args)
+        sent = await self._send(
+            method, f"{method} failed (%s); showing progress in the status message instead", ts=self.ts, **args
+        )
         if sent:
             self.calls += 1
         elif sent is None:
@@ -272,10 +295,11 @@ class ProgressStream(_PacedWrites):
         restarted the text, or there is no answer)."""
         await self._throttle.settle()  # a sleeping append is dropped: this sends everything
         synthesis = result.synthesis
-        holds = (synthesis is not None and not self.broken and not self.diverged
-                 and synthesis.text.startswith(self.streamed))
+        holds = (
+            synthesis is not None and not self.broken and not self.diverged and synthesis.text.startswith(self.streamed)
+        )
         text = synthesis.text if holds and synthesis is not None else None
-        while text is not None and not self.broken and len(text[self.text_sent:STREAM_TEXT_MAX]) > STREAM_PIECE_MAX:
+        while text is not None and not self.broken and len(text[self.text_sent : STREAM_TEXT_MAX]) > STREAM_PIECE_MAX:
             chunks, commit = self._pending(final=True, text=text)  # a long rest, piece by piece
             await self._throttle.wait_turn()
             if await self._call("chat_appendStream", chunks=chunks):
@@ -306,9 +330,11 @@ class ProgressStream(_PacedWrites):
     async def _stop_quietly(self, result: CouncilResult) -> None:
         """Close a broken stream if Slack still lets us (one try, errors ignored)."""
         try:
-            await self.client.chat_stopStream(channel=self.channel, ts=self.ts,
-                                               chunks=render.stream_tasks(self._progress, result)
-                                               if self._progress is not None else None)
+            await self.client.chat_stopStream(
+                channel=self.channel,
+                ts=self.ts,
+                chunks=render.stream_tasks(self._progress, result) if self._progress is not None else None,
+            )
             self.calls += 1
         except Exception as exc:
             log.info("could not stop the broken stream: %s", exc)
@@ -319,9 +345,9 @@ class CouncilFollower:
 
     def __init__(
         self,
-        service: "CouncilService",
+        service: CouncilService,
         client: AsyncWebClient,
-        run: "CouncilRun",
+        run: CouncilRun,
         channel: str,
         thread_ts: str,
         *,
@@ -344,20 +370,30 @@ class CouncilFollower:
     async def open_stream(self) -> ProgressStream | None:
         """Start the streamed message, or None: then this council uses the status message."""
         origin = self.run.request.origin
-        stream = ProgressStream(self.client, self.channel, self.thread_ts, team_id=origin.workspace_id,
-                                user_id=origin.user_id, interval=self.interval)
+        stream = ProgressStream(
+            self.client,
+            self.channel,
+            self.thread_ts,
+            team_id=origin.workspace_id,
+            user_id=origin.user_id,
+            interval=self.interval,
+        )
         try:
             await stream.start()
             return stream
         except SlackApiError as exc:
             code = str(exc.response.get("error", "")) if exc.response is not None else ""
-            log.info("chat.startStream refused (%s): council %s shows progress with chat.update",
-                     code or exc, self.run.council_id)
+            log.info(
+                "chat.startStream refused (%s): council %s shows progress with chat.update",
+                code or exc,
+                self.run.council_id,
+            )
             if self.on_stream_refused is not None:
                 self.on_stream_refused(code)
         except Exception as exc:
-            log.warning("chat.startStream failed (%s): council %s shows progress with chat.update",
-                        exc, self.run.council_id)
+            log.warning(
+                "chat.startStream failed (%s): council %s shows progress with chat.update", exc, self.run.council_id
+            )
         return None
 
     async def follow(self) -> CouncilResult:
@@ -367,8 +403,11 @@ class CouncilFollower:
         stream = self.stream
         status_ts: str | None = None
         try:
-            first = (render.status_message(cid, None, note=render.STREAM_CONTROL_NOTE) if stream is not None
-                     else render.status_message(cid, None))
+            first = (
+                render.status_message(cid, None, note=render.STREAM_CONTROL_NOTE)
+                if stream is not None
+                else render.status_message(cid, None)
+            )
             posted = await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts, **first)
             status_ts = posted["ts"]
             self.updater = StatusUpdater(self.client, self.channel, status_ts, self.interval)

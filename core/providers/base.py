@@ -6,8 +6,9 @@ Errors are typed so that the real cause (401, unknown model, timeout, ...) reach
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import AsyncIterator, Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from core.models import ChatMessage, Completion, ErrorInfo, ErrorKind
 
@@ -83,9 +84,7 @@ class Provider(Protocol):
 
     name: str
 
-    async def complete(
-        self, model: str, messages: Sequence[ChatMessage], options: CallOptions
-    ) -> Completion: ...
+    async def complete(self, model: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion: ...
 
     def stream(
         self, model: str, messages: Sequence[ChatMessage], options: CallOptions

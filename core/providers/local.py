@@ -36,9 +36,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import Any
 
 from core.models import ChatMessage, Completion, Usage
 from core.prompts import RANKING_HEADER
@@ -67,7 +68,7 @@ _CUT_MARK = "\n\n[... part of this text was cut: too long for the local model's 
 
 def _import_llama():
     try:
-        import llama_cpp  # noqa: F401
+        import llama_cpp
     except ImportError as exc:
         raise ProviderConfigError(MISSING_LLAMA) from exc
     except OSError as exc:  # the shared library is there but cannot be loaded
@@ -117,7 +118,7 @@ def _quiet_native_logs(llama_cpp) -> None:
     if _log_callback is not None:
         return
     try:
-        import llama_cpp._logger  # noqa: F401  (installs its callback first; ours replaces it)
+        import llama_cpp._logger
 
         @llama_cpp.llama_log_callback
         def callback(level: int, text: bytes, _user_data) -> None:
@@ -230,8 +231,13 @@ class LocalProvider:
                     yield TextDelta(value)
                 elif kind == "done":
                     text, usage, finish = value
-                    yield Completion(model=model, text=text, usage=usage, finish_reason=finish,
-                                     latency_s=time.perf_counter() - started)
+                    yield Completion(
+                        model=model,
+                        text=text,
+                        usage=usage,
+                        finish_reason=finish,
+                        latency_s=time.perf_counter() - started,
+                    )
                     return
                 else:
                     raise value
@@ -288,11 +294,20 @@ class LocalProvider:
         max_tokens = min(options.max_tokens, limit) if options.max_tokens else limit
         temperature = options.temperature if options.temperature is not None else preset.temperature
         grammar = ranking_grammar(options.ranking_labels) if options.ranking_labels else None
-        return _Sampling(max_tokens=max(1, max_tokens), temperature=temperature, top_p=preset.top_p,
-                         top_k=preset.top_k, min_p=preset.min_p, repeat_penalty=preset.repeat_penalty,
-                         seed=preset.seed, grammar=grammar)
+        return _Sampling(
+            max_tokens=max(1, max_tokens),
+            temperature=temperature,
+            top_p=preset.top_p,
+            top_k=preset.top_k,
+            min_p=preset.min_p,
+            repeat_penalty=preset.repeat_penalty,
+            seed=preset.seed,
+            grammar=grammar,
+        )
 
-    def _start(self, loop, instance: _Instance, resolved: LocalModel, messages, sampling, stop, queue) -> asyncio.Future:
+    def _start(
+        self, loop, instance: _Instance, resolved: LocalModel, messages, sampling, stop, queue
+    ) -> asyncio.Future:
         """Run the call in a worker thread; the instance lock is released when the thread ends."""
 
         def emit(kind: str, value: Any) -> None:
@@ -354,7 +369,9 @@ class LocalProvider:
                 instance.chat_format is None and "tokenizer.chat_template" not in (llm.metadata or {})
             ):
                 llm.chat_handler = _plain_chat_handler(llama_cpp)
-            instance.abort_cb = _install_abort_callback(llama_cpp, llm, lambda: instance.stop is not None and instance.stop.is_set())
+            instance.abort_cb = _install_abort_callback(
+                llama_cpp, llm, lambda: instance.stop is not None and instance.stop.is_set()
+            )
             instance.llm = llm
             return llm
 
@@ -365,8 +382,15 @@ class LocalProvider:
             busy = max(1, self._busy)
         return max(1, self._cpus // busy)
 
-    def _generate(self, instance: _Instance, resolved: LocalModel, messages: Sequence[ChatMessage],
-                  sampling: _Sampling, stop: threading.Event, emit: Callable[[str, Any], None]):
+    def _generate(
+        self,
+        instance: _Instance,
+        resolved: LocalModel,
+        messages: Sequence[ChatMessage],
+        sampling: _Sampling,
+        stop: threading.Event,
+        emit: Callable[[str, Any], None],
+    ):
         llm = self._load(instance)
         if stop.is_set():
             raise _Aborted()
@@ -407,9 +431,16 @@ class LocalProvider:
         try:
             grammar = _compiled_grammar(sampling.grammar) if sampling.grammar else None
             chunks = llm.create_chat_completion(
-                messages=chat, stream=True, max_tokens=max_tokens, temperature=sampling.temperature,
-                top_p=sampling.top_p, top_k=sampling.top_k, min_p=sampling.min_p,
-                repeat_penalty=sampling.repeat_penalty, seed=sampling.seed, grammar=grammar,
+                messages=chat,
+                stream=True,
+                max_tokens=max_tokens,
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                top_k=sampling.top_k,
+                min_p=sampling.min_p,
+                repeat_penalty=sampling.repeat_penalty,
+                seed=sampling.seed,
+                grammar=grammar,
             )
             try:
                 for chunk in chunks:
@@ -432,8 +463,7 @@ class LocalProvider:
         except ValueError as exc:
             if "context window" in str(exc):
                 raise BadResponseError(
-                    f"the prompt is too long for the local model's context window "
-                    f"(LOCAL_N_CTX={llm.n_ctx()}): {exc}"
+                    f"the prompt is too long for the local model's context window (LOCAL_N_CTX={llm.n_ctx()}): {exc}"
                 ) from exc
             raise
         except RuntimeError:
@@ -466,9 +496,7 @@ def ranking_grammar(labels: tuple[str, ...]) -> str:
         any_label = "(" + " | ".join(quoted) + ")"
         items = " ".join(f'"{n}. Response " {any_label} "\\n"' for n in range(1, len(labels) + 1))
     return (
-        f'root ::= note "\\n\\n{RANKING_HEADER}\\n" ranking\n'
-        f"note ::= [^\\n<>]{{{low},{high}}}\n"
-        f"ranking ::= {items}\n"
+        f'root ::= note "\\n\\n{RANKING_HEADER}\\n" ranking\nnote ::= [^\\n<>]{{{low},{high}}}\nranking ::= {items}\n'
     )
 
 
@@ -573,7 +601,7 @@ def _fit(llm, chat: list[dict[str, str]], max_tokens: int, n_ctx: int, name: str
         if keep < _MIN_KEEP_TOKENS:
             break
         kept[i] = keep
-        head, tail = toks[: keep // 2], toks[len(toks) - (keep - keep // 2):]
+        head, tail = toks[: keep // 2], toks[len(toks) - (keep - keep // 2) :]
         content = _detok(llm, head) + _CUT_MARK + _detok(llm, tail)
         chat[i] = {"role": chat[i]["role"], "content": content}
         new_size = len(tokens(content)) + _MESSAGE_OVERHEAD

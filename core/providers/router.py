@@ -7,7 +7,7 @@ split off, because plain ids may contain colons themselves (Ollama's `llama3:8b`
 from __future__ import annotations
 
 import time
-from typing import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import httpx
 

@@ -34,7 +34,7 @@ class _ResponseStream(httpx.AsyncByteStream):
         try:
             async for chunk in self._response.content.iter_chunked(_CHUNK):
                 yield chunk
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise _translate(exc, self._request) from exc
 
     async def aclose(self) -> None:
@@ -70,7 +70,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             tls = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or certifi.where())
             connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=self._keepalive_s, ssl=tls)
             self._session = aiohttp.ClientSession(
-                connector=connector, auto_decompress=False, trust_env=True,
+                connector=connector,
+                auto_decompress=False,
+                trust_env=True,
                 skip_auto_headers=("User-Agent", "Accept-Encoding"),
             )
         return self._session
@@ -91,7 +93,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 timeout=timeout,
                 compress=None,
             )
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise _translate(exc, request) from exc
         return httpx.Response(
             status_code=response.status,
