@@ -95,6 +95,35 @@ class Settings(BaseSettings):
     discord_guild_id: int | None = Field(None, alias="DISCORD_GUILD_ID")
     discord_api_url: str | None = Field(None, alias="DISCORD_API_URL")
 
+    # ----------------------------------------------------------------- attachments and web search
+    # Issue 13, read by core/attachments (AttachmentLimits.from_settings) and core/search
+    # (search_backend_from_settings). Kept apart from the blocks above on purpose.
+    attachment_max_file_mb: float = Field(20.0, alias="COUNCIL_ATTACHMENT_MAX_FILE_MB", gt=0)
+    attachment_max_total_mb: float = Field(50.0, alias="COUNCIL_ATTACHMENT_MAX_TOTAL_MB", gt=0)
+    attachment_max_files: int = Field(5, alias="COUNCIL_ATTACHMENT_MAX_FILES", ge=0)
+    # Extracted text of all files of one question; the rest is cut with a visible note.
+    attachment_max_chars: int = Field(100_000, alias="COUNCIL_ATTACHMENT_MAX_CHARS", ge=1)
+    attachment_max_pages: int = Field(200, alias="COUNCIL_ATTACHMENT_MAX_PAGES", ge=1)
+    attachment_fetch_timeout_s: float = Field(30.0, alias="COUNCIL_ATTACHMENT_FETCH_TIMEOUT_S", gt=0)
+
+    search_backend: Literal["off", "searxng", "brave"] = Field("off", alias="COUNCIL_SEARCH")
+    searxng_url: str | None = Field(None, alias="SEARXNG_URL")
+    brave_api_key: SecretStr | None = Field(None, alias="BRAVE_API_KEY")
+    search_results: int = Field(5, alias="COUNCIL_SEARCH_RESULTS", ge=1, le=20)
+    search_timeout_s: float = Field(10.0, alias="COUNCIL_SEARCH_TIMEOUT_S", gt=0)
+
+    @field_validator("search_backend", mode="before")
+    @classmethod
+    def _search_backend_name(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip().lower() or "off"
+        return value
+
+    @field_validator("searxng_url", "brave_api_key", mode="before")
+    @classmethod
+    def _blank_search_value_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
     log_level: str = Field("INFO", alias="LOG_LEVEL")
 
     _split = field_validator("council_models", "admin_users", mode="before")(_split_csv)

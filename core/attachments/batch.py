@@ -1,0 +1,94 @@
+"""All files of one question: count, sizes, downloads, extraction and the shared character budget.
+
+`prepare_attachments` never raises for a bad file: each unreadable file becomes an
+`AttachmentRefusal` naming it, and the council runs on the readable ones. Files are read in the
+order given, so earlier files get the character budget first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+
+from core.attachments.errors import AttachmentRefused
+from core.attachments.extract import extract_file
+from core.attachments.fetch import AttachmentFetcher
+from core.attachments.limits import AttachmentLimits, format_bytes
+from core.attachments.models import AttachmentBatch, AttachmentRefusal, ExtractedAttachment, IncomingFile
+
+
+async def prepare_attachments(
+    files: Sequence[IncomingFile],
+    *,
+    limits: AttachmentLimits | None = None,
+    fetcher: AttachmentFetcher | None = None,
+) -> AttachmentBatch:
+    """Download (when a file has a URL and no bytes) and read every file within the question's limits."""
+    limits = limits or AttachmentLimits()
+    accepted = list(files[: limits.max_files])
+    refusals: dict[int, AttachmentRefusal] = {}
+    for index, extra in enumerate(files[limits.max_files :], start=limits.max_files):
+        refusals[index] = AttachmentRefusal(
+            name=extra.name, reason=f"not read: at most {limits.max_files} files can be attached to one question"
+        )
+
+    contents = await asyncio.gather(*(_content(file, limits, fetcher) for file in accepted))
+
+    attachments: list[ExtractedAttachment] = []
+    notices: list[str] = []
+    seen_hashes: dict[str, str] = {}
+    total_bytes = 0
+    chars_left = limits.max_chars
+    for index, (file, content) in enumerate(zip(accepted, contents)):
+        if isinstance(content, AttachmentRefused):
+            refusals[index] = content.refusal()
+            continue
+        if total_bytes + len(content) > limits.max_total_bytes:
+            refusals[index] = AttachmentRefusal(
+                name=file.name,
+                reason=f"not read: the files of one question may total at most {format_bytes(limits.max_total_bytes)}",
+            )
+            continue
+        total_bytes += len(content)
+        digest = hashlib.sha256(content).hexdigest()
+        if digest in seen_hashes:
+            notices.append(f"{file.name}: same content as {seen_hashes[digest]}, read once")
+            continue
+        try:
+            attachment = await asyncio.to_thread(
+                extract_file,
+                file.name,
+                content,
+                declared_type=file.declared_type,
+                limits=limits,
+                char_budget=chars_left,
+            )
+        except AttachmentRefused as refused:
+            refusals[index] = refused.refusal()
+            continue
+        seen_hashes[digest] = file.name
+        chars_left -= attachment.char_count
+        attachments.append(attachment)
+    return AttachmentBatch(
+        attachments=tuple(attachments),
+        refusals=tuple(refusals[index] for index in sorted(refusals)),
+        notices=tuple(notices),
+    )
+
+
+async def _content(
+    file: IncomingFile, limits: AttachmentLimits, fetcher: AttachmentFetcher | None
+) -> bytes | AttachmentRefused:
+    """The file's bytes, or the refusal: checked against the declared size before any download."""
+    too_large = AttachmentRefused(file.name, f"is larger than the {format_bytes(limits.max_file_bytes)} limit per file")
+    if file.size is not None and file.size > limits.max_file_bytes:
+        return too_large
+    if file.data is not None:
+        return too_large if len(file.data) > limits.max_file_bytes else file.data
+    if file.url is None or fetcher is None:
+        return AttachmentRefused(file.name, "could not be downloaded (no address to fetch it from)")
+    try:
+        return await fetcher.fetch(file.url, name=file.name, max_bytes=limits.max_file_bytes)
+    except AttachmentRefused as refused:
+        return refused

@@ -1,0 +1,69 @@
+"""Cutting extracted text to the characters a question has left, with a note of what was cut."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core.attachments.models import TextSection
+
+# A cut moves back to the last whitespace when one is this close, so words are not split.
+_WORD_BOUNDARY_WINDOW = 200
+
+
+@dataclass(frozen=True)
+class Fitted:
+    sections: tuple[TextSection, ...]
+    notice: str | None
+    # True when a lazy source (PDF pages) was not consumed to its end.
+    stopped_early: bool = False
+
+
+def fit_sections(
+    name: str,
+    sections: Iterable[TextSection],
+    budget: int,
+    *,
+    limit: int,
+    later_units: str = "sections",
+    total_units: int | None = None,
+) -> Fitted:
+    """Keep sections in order until `budget` characters are used; cut the one that overflows.
+
+    `limit` is the configured per-question figure named in the notice. For lazy sources (PDF
+    pages) pass `total_units` so the notice can say which pages were not read without reading them.
+    """
+    kept: list[TextSection] = []
+    used = 0
+    iterator = iter(sections)
+    for index, section in enumerate(iterator):
+        room = budget - used
+        if len(section.text) <= room:
+            kept.append(section)
+            used += len(section.text)
+            continue
+        cut_at = _cut_point(section.text, room)
+        if cut_at > 0:
+            kept.append(TextSection(label=section.label, text=section.text[:cut_at]))
+        where = f" in {section.label}" if section.label else ""
+        detail = [f"{len(section.text) - cut_at:,} characters of it left out"]
+        if total_units is not None:
+            later = total_units - index - 1
+            if later > 0:
+                detail.append(f"{later} later {later_units} not read")
+        else:
+            rest = list(iterator)
+            if rest:
+                detail.append(
+                    f"{len(rest)} later {later_units} ({sum(len(s.text) for s in rest):,} characters) left out"
+                )
+        notice = f"{name}: text cut at the {limit:,}-character limit for one question{where}; " + ", ".join(detail)
+        return Fitted(tuple(kept), notice, stopped_early=True)
+    return Fitted(tuple(kept), None)
+
+
+def _cut_point(text: str, room: int) -> int:
+    if room <= 0:
+        return 0
+    boundary = max(text.rfind(" ", 0, room + 1), text.rfind("\n", 0, room + 1))
+    return boundary if boundary > 0 and room - boundary <= _WORD_BOUNDARY_WINDOW else room
