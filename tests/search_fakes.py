@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlparse, urlsplit
 
 from aiohttp import web
 
@@ -103,7 +103,7 @@ class FakeSearxng(_FakeSearchServer):
                 "title": hit.title,
                 "content": hit.snippet,
                 "engine": "duckduckgo",
-                "parsed_url": list(urlsplit(hit.url)) + [""],
+                "parsed_url": list(urlparse(hit.url)),
                 "template": "default.html",
                 "engines": ["duckduckgo", "brave"],
                 "positions": [index + 1],
