@@ -106,9 +106,10 @@ class Settings(BaseSettings):
     attachment_max_pages: int = Field(200, alias="COUNCIL_ATTACHMENT_MAX_PAGES", ge=1)
     attachment_fetch_timeout_s: float = Field(30.0, alias="COUNCIL_ATTACHMENT_FETCH_TIMEOUT_S", gt=0)
 
-    search_backend: Literal["off", "searxng", "brave"] = Field("off", alias="COUNCIL_SEARCH")
+    search_backend: Literal["off", "searxng", "brave", "tavily"] = Field("off", alias="COUNCIL_SEARCH")
     searxng_url: str | None = Field(None, alias="SEARXNG_URL")
     brave_api_key: SecretStr | None = Field(None, alias="BRAVE_API_KEY")
+    tavily_api_key: SecretStr | None = Field(None, alias="TAVILY_API_KEY")
     search_results: int = Field(5, alias="COUNCIL_SEARCH_RESULTS", ge=1, le=20)
     search_timeout_s: float = Field(10.0, alias="COUNCIL_SEARCH_TIMEOUT_S", gt=0)
 
@@ -119,7 +120,7 @@ class Settings(BaseSettings):
             return value.strip().lower() or "off"
         return value
 
-    @field_validator("searxng_url", "brave_api_key", mode="before")
+    @field_validator("searxng_url", "brave_api_key", "tavily_api_key", mode="before")
     @classmethod
     def _blank_search_value_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

@@ -1,4 +1,4 @@
-"""Loopback servers speaking the documented JSON of the search backends (SearXNG, Brave).
+"""Loopback servers speaking the documented JSON of the search backends (SearXNG, Brave, Tavily).
 
 Each serves the same `FakeHit` list in its own format and records every request, so a test
 checks both what the backend sent (query, key header) and what it made of the answer.
@@ -11,6 +11,9 @@ checks both what the backend sent (query, key header) and what it made of the an
   `{"type": "search", "query": {"original"}, "web": {"type": "search", "results": [{"type":
   "search_result", "title", "url", "description", "age", "page_age", "meta_url", "language",
   "family_friendly"}]}}`; a wrong token is 401 and a spent quota 429 with Brave's ErrorResponse.
+- Tavily: `POST /search` with `Authorization: Bearer <key>` and a JSON body -> `{"query", "answer",
+  "images", "results": [{"title", "url", "content", "score", "raw_content", "published_date"}],
+  "response_time"}`; a wrong key is 401 `{"detail": {"error": ...}}`.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class SearchRequest:
     path: str
     query: dict[str, str]
     headers: dict[str, str]
+    body: Any = None
 
 
 @dataclass
@@ -73,7 +77,8 @@ class _FakeSearchServer:
         await self._app.__aexit__(*exc)
 
     async def _before(self, request: web.Request) -> web.Response | None:
-        self.requests.append(SearchRequest(request.path, dict(request.query), dict(request.headers)))
+        body = await request.json() if request.method == "POST" else None
+        self.requests.append(SearchRequest(request.path, dict(request.query), dict(request.headers), body))
         if self.knobs.delay_s:
             await asyncio.sleep(self.knobs.delay_s)
         if self.knobs.raw_body is not None:
@@ -182,3 +187,40 @@ def _brave_error(status: int, code: str, detail: str) -> web.Response:
         },
         status=status,
     )
+
+
+@dataclass
+class FakeTavily(_FakeSearchServer):
+    api_key: str = "tvly-test-key"
+
+    def _routes(self) -> list[web.RouteDef]:
+        return [web.post("/search", self._search)]
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url + "/search"
+
+    async def _search(self, request: web.Request) -> web.Response:
+        early = await self._before(request)
+        if early is not None:
+            return early
+        if request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return web.json_response({"detail": {"error": "Unauthorized: missing or invalid API key."}}, status=401)
+        body = self.requests[-1].body or {}
+        if not body.get("query"):
+            return web.json_response({"detail": {"error": "Query is missing."}}, status=400)
+        count = int(body.get("max_results", 5))
+        results = [
+            {
+                "title": hit.title,
+                "url": hit.url,
+                "content": hit.snippet,
+                "score": round(0.9 - index * 0.1, 2),
+                "raw_content": None,
+                **({"published_date": hit.published} if hit.published else {}),
+            }
+            for index, hit in enumerate(self.hits[:count])
+        ]
+        return web.json_response(
+            {"query": body["query"], "answer": None, "images": [], "results": results, "response_time": "0.42"}
+        )

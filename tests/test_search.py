@@ -18,10 +18,11 @@ from core.search import (
     SearchTimeout,
     SearchUnavailable,
     SearxngBackend,
+    TavilyBackend,
     search_backend_from_settings,
 )
 from core.settings import Settings
-from tests.search_fakes import FakeBrave, FakeHit, FakeSearxng, Knobs
+from tests.search_fakes import FakeBrave, FakeHit, FakeSearxng, FakeTavily, Knobs
 
 HITS = [
     FakeHit(
@@ -82,6 +83,53 @@ async def test_brave_sends_key_header_and_count_and_parses_web_results():
     assert [r.title for r in results] == ["Rust 1.90 released", "Rust (programming language)"]
     assert results[0].snippet == "The Rust team is happy"
     assert results[0].published == date(2025, 9, 18)
+
+
+async def test_tavily_posts_the_documented_body_with_a_bearer_key():
+    async with FakeTavily(hits=HITS) as server:
+        backend = TavilyBackend(SecretStr(server.api_key), timeout_s=5, endpoint=server.endpoint)
+        try:
+            results = await backend.search("rust release", max_results=5)
+        finally:
+            await backend.aclose()
+    sent = server.requests[0]
+    assert sent.headers["Authorization"] == f"Bearer {server.api_key}"
+    assert sent.body == {
+        "query": "rust release",
+        "max_results": 5,
+        "search_depth": "basic",
+        "topic": "general",
+        "include_answer": False,
+        "include_raw_content": False,
+    }
+    assert [r.url for r in results] == [
+        "https://blog.rust-lang.org/2025/09/18/Rust-1.90.0/",
+        "https://en.wikipedia.org/wiki/Rust_(programming_language)",
+        "http://example.org/rust",
+    ]
+    assert results[2].published == date(2025, 9, 18)
+
+
+@pytest.mark.parametrize("status", [429, 432, 433])
+async def test_tavily_out_of_credits_is_rate_limited(status):
+    async with FakeTavily(hits=HITS, knobs=Knobs(status=status)) as server:
+        backend = TavilyBackend(SecretStr(server.api_key), timeout_s=5, endpoint=server.endpoint)
+        try:
+            with pytest.raises(SearchRateLimited, match=f"HTTP {status}"):
+                await backend.search("q", max_results=5)
+        finally:
+            await backend.aclose()
+
+
+async def test_tavily_wrong_key_is_an_auth_error_without_the_key():
+    async with FakeTavily(hits=HITS) as server:
+        backend = TavilyBackend(SecretStr("tvly-wrong-secret"), timeout_s=5, endpoint=server.endpoint)
+        try:
+            with pytest.raises(SearchAuthError) as caught:
+                await backend.search("q", max_results=5)
+        finally:
+            await backend.aclose()
+    assert "tvly-wrong-secret" not in str(caught.value)
 
 
 async def test_brave_without_web_results_is_an_empty_list():
@@ -160,7 +208,7 @@ async def test_unreachable_backend_is_unavailable():
 
 
 def _settings(monkeypatch, **values) -> Settings:
-    for name in ("SEARXNG_URL", "BRAVE_API_KEY"):
+    for name in ("SEARXNG_URL", "BRAVE_API_KEY", "TAVILY_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     return Settings(_env_file=None, **values)
 
@@ -189,6 +237,9 @@ async def test_factory_builds_the_selected_backend(monkeypatch):
     brave = search_backend_from_settings(_settings(monkeypatch, COUNCIL_SEARCH="brave", BRAVE_API_KEY="k"))
     assert isinstance(brave, BraveBackend)
     await brave.aclose()
+    tavily = search_backend_from_settings(_settings(monkeypatch, COUNCIL_SEARCH="tavily", TAVILY_API_KEY="tvly-k"))
+    assert isinstance(tavily, TavilyBackend)
+    await tavily.aclose()
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ Public interface (what the wiring round uses):
   `COUNCIL_SEARCH=off`); call `search(question, max_results=settings.search_results)`. The
   timeout (`COUNCIL_SEARCH_TIMEOUT_S`) is the backend's own and covers the whole call.
 - Backends: `SearxngBackend(base_url, timeout_s=...)`, `BraveBackend(api_key, timeout_s=...,
-  endpoint=BRAVE_SEARCH_URL)`.
+  endpoint=BRAVE_SEARCH_URL)`, `TavilyBackend(api_key, timeout_s=..., endpoint=TAVILY_SEARCH_URL)`.
 
 Still to wire (not here): the per-channel switch (`/council-admin search on|off`, a default
 setting), per-question keyword/option/`--search`, sources fenced and numbered in the prompts,
@@ -34,9 +34,11 @@ from core.search.models import (
     SearchUnavailable,
 )
 from core.search.searxng import SearxngBackend
+from core.search.tavily import TAVILY_SEARCH_URL, TavilyBackend
 
 __all__ = [
     "BRAVE_SEARCH_URL",
+    "TAVILY_SEARCH_URL",
     "BraveBackend",
     "SearchAuthError",
     "SearchBackend",
@@ -48,5 +50,6 @@ __all__ = [
     "SearchTimeout",
     "SearchUnavailable",
     "SearxngBackend",
+    "TavilyBackend",
     "search_backend_from_settings",
 ]

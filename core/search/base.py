@@ -41,6 +41,8 @@ class HttpSearchBackend:
     """Shared by the backends: one httpx client, one deadline per search, statuses as typed errors."""
 
     name = "http"
+    # Statuses that mean "too many requests or no credits left" for this backend.
+    quota_statuses: frozenset[int] = frozenset({429})
 
     def __init__(self, *, timeout_s: float, client: httpx.AsyncClient | None = None):
         self.timeout_s = timeout_s
@@ -63,8 +65,8 @@ class HttpSearchBackend:
         status = response.status_code
         if status in (401, 403):
             raise SearchAuthError(f"{label} search refused the request (HTTP {status})", status=status)
-        if status == 429:
-            raise SearchRateLimited(f"{label} search is rate limited (HTTP 429)", status=status)
+        if status in self.quota_statuses:
+            raise SearchRateLimited(f"{label} search is rate limited or out of credits (HTTP {status})", status=status)
         if status != 200:
             raise SearchUnavailable(f"{label} search failed (HTTP {status})", status=status)
         try:

@@ -10,6 +10,7 @@ from core.search.base import SearchBackend
 from core.search.brave import BraveBackend
 from core.search.models import SearchConfigError
 from core.search.searxng import SearxngBackend
+from core.search.tavily import TavilyBackend
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -34,4 +35,8 @@ def search_backend_from_settings(
         if settings.brave_api_key is None or not settings.brave_api_key.get_secret_value():
             raise SearchConfigError("COUNCIL_SEARCH=brave needs BRAVE_API_KEY")
         return BraveBackend(settings.brave_api_key, timeout_s=timeout_s, client=client)
+    if settings.search_backend == "tavily":
+        if settings.tavily_api_key is None or not settings.tavily_api_key.get_secret_value():
+            raise SearchConfigError("COUNCIL_SEARCH=tavily needs TAVILY_API_KEY")
+        return TavilyBackend(settings.tavily_api_key, timeout_s=timeout_s, client=client)
     raise SearchConfigError(f"unknown COUNCIL_SEARCH backend {settings.search_backend!r}")
