@@ -119,3 +119,19 @@ async def test_remote_files_are_fetched_and_declared_sizes_checked_before_downlo
 async def test_a_url_without_a_fetcher_is_refused():
     batch = await prepare_attachments([IncomingFile(name="x.txt", url="https://files.slack.com/x")])
     assert batch.user_notices() == ["x.txt: could not be downloaded (no address to fetch it from)"]
+
+
+async def test_declared_sizes_over_the_total_are_refused_without_a_download():
+    async with FileHostFake(files={"a.txt": b"a" * 600, "b.txt": b"b" * 600, "c.txt": b"c" * 300}) as host:
+        async with AttachmentFetcher(allowed_hosts=["127.0.0.1"]) as fetcher:
+            batch = await prepare_attachments(
+                [
+                    IncomingFile(name=name, size=size, url=host.url(f"/files/{name}"))
+                    for name, size in (("a.txt", 600), ("b.txt", 600), ("c.txt", 300))
+                ],
+                limits=AttachmentLimits(max_total_bytes=1000),
+                fetcher=fetcher,
+            )
+    assert [a.name for a in batch.attachments] == ["a.txt", "c.txt"]
+    assert [r.name for r in batch.refusals] == ["b.txt"]
+    assert len(host.seen_authorization) == 2  # b.txt was never requested

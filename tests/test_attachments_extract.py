@@ -223,6 +223,14 @@ def test_a_file_claiming_to_be_an_image_is_checked():
     assert "not a valid JPEG" in refused("x", b"<svg/>", declared_type="image/jpeg")
 
 
+@pytest.mark.parametrize(
+    ("name", "declared_type"), [("scan.tiff", None), ("photo.heic", None), ("drawing", "image/svg+xml")]
+)
+def test_other_image_types_are_named_as_unsupported_images(name, declared_type):
+    reason = refused(name, b"II*\x00" + b"\x00" * 64, declared_type=declared_type)
+    assert reason == "is an image type that is not supported (PNG, JPEG, WebP and GIF are)"
+
+
 def test_image_content_part_is_the_openai_format():
     attachment = extract_file("dot.png", PNG_1PX)
     part = image_content_part(attachment)

@@ -33,22 +33,29 @@ async def prepare_attachments(
             name=extra.name, reason=f"not read: at most {limits.max_files} files can be attached to one question"
         )
 
-    contents = await asyncio.gather(*(_content(file, limits, fetcher) for file in accepted))
+    # Declared sizes are checked before any download, so a question cannot pull in far more
+    # than its total; files without a declared size are checked once downloaded.
+    declared_total = 0
+    for index, file in enumerate(accepted):
+        if file.size is not None and file.size <= limits.max_file_bytes:
+            if declared_total + file.size > limits.max_total_bytes:
+                refusals[index] = _over_total(file, limits)
+            else:
+                declared_total += file.size
+    to_read = [(index, file) for index, file in enumerate(accepted) if index not in refusals]
+    contents = await asyncio.gather(*(_content(file, limits, fetcher) for _, file in to_read))
 
     attachments: list[ExtractedAttachment] = []
     notices: list[str] = []
     seen_hashes: dict[str, str] = {}
     total_bytes = 0
     chars_left = limits.max_chars
-    for index, (file, content) in enumerate(zip(accepted, contents)):
+    for (index, file), content in zip(to_read, contents):
         if isinstance(content, AttachmentRefused):
             refusals[index] = content.refusal()
             continue
         if total_bytes + len(content) > limits.max_total_bytes:
-            refusals[index] = AttachmentRefusal(
-                name=file.name,
-                reason=f"not read: the files of one question may total at most {format_bytes(limits.max_total_bytes)}",
-            )
+            refusals[index] = _over_total(file, limits)
             continue
         total_bytes += len(content)
         digest = hashlib.sha256(content).hexdigest()
@@ -74,6 +81,13 @@ async def prepare_attachments(
         attachments=tuple(attachments),
         refusals=tuple(refusals[index] for index in sorted(refusals)),
         notices=tuple(notices),
+    )
+
+
+def _over_total(file: IncomingFile, limits: AttachmentLimits) -> AttachmentRefusal:
+    return AttachmentRefusal(
+        name=file.name,
+        reason=f"not read: the files of one question may total at most {format_bytes(limits.max_total_bytes)}",
     )
 
 

@@ -60,6 +60,9 @@ _DECLARED_CLAIMS = {
     "image/webp": "image/webp",
 }
 _CLAIM_NAMES = {"application/pdf": "PDF", DOCX_MEDIA_TYPE: "DOCX", **_IMAGE_NAMES}
+# Images models are not sent: named as such rather than called "binary".
+_OTHER_IMAGE_EXTENSIONS = {".bmp", ".tif", ".tiff", ".heic", ".heif", ".avif", ".ico", ".svg", ".psd"}
+UNSUPPORTED_IMAGE = "is an image type that is not supported (PNG, JPEG, WebP and GIF are)"
 
 # Text media types by extension; anything else that decodes as text is text/plain (source code, logs...).
 _TEXT_MEDIA_TYPES = {
@@ -97,13 +100,15 @@ def detect(name: str, data: bytes, declared_type: str | None = None) -> Detected
         return found
     if claim is not None:
         raise AttachmentRefused(name, f"is not a valid {_CLAIM_NAMES[claim]} file (its content does not match)")
+    suffix = PurePosixPath(name.lower()).suffix
+    if suffix in _OTHER_IMAGE_EXTENSIONS or (declared_type or "").strip().lower().startswith("image/"):
+        raise AttachmentRefused(name, UNSUPPORTED_IMAGE)
     if data.startswith(_OLE_MAGIC):
         raise AttachmentRefused(
             name, "is an encrypted Office file or an old binary Office format (save it as DOCX or PDF)"
         )
     if data.startswith(b"PK\x03\x04"):
         raise AttachmentRefused(name, "is an archive or Office file other than DOCX, which is not supported")
-    suffix = PurePosixPath(name.lower()).suffix
     return Detected(FileFormat.TEXT, _TEXT_MEDIA_TYPES.get(suffix, "text/plain"))
 
 
