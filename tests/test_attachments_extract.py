@@ -83,6 +83,15 @@ def test_pdf_cut_at_the_character_budget_names_the_page_and_the_pages_not_read()
     )
 
 
+def test_pdf_cut_counts_pages_beyond_the_page_limit_as_not_read():
+    data = make_pdf(["a" * 30, "b" * 30, "c" * 30, "d" * 30, "e" * 30])
+    attachment = extract_file("big.pdf", data, limits=AttachmentLimits(max_chars=45, max_pages=3))
+    assert attachment.notices == (
+        "big.pdf: text cut at the 45-character limit for one question in page 2; "
+        "15 characters of it left out, 3 later pages not read",
+    )
+
+
 def test_a_file_claiming_to_be_pdf_without_pdf_bytes_is_refused():
     assert refused("report.pdf", b"just some words") == "is not a valid PDF file (its content does not match)"
 

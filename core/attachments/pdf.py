@@ -49,7 +49,7 @@ def extract_pdf(name: str, data: bytes, *, max_pages: int, char_budget: int, cha
         char_budget,
         limit=char_limit,
         later_units="pages",
-        total_units=pages_to_read,
+        total_units=page_count,
     )
     sections = tuple(section for section in fitted.sections if section.text)
     if not fitted.stopped_early and not sections:
