@@ -51,6 +51,7 @@ class Knobs:
     delay_s: float = 0.0
     status: int | None = None
     raw_body: str | None = None
+    redirect_to: str | None = None
 
 
 @dataclass
@@ -81,6 +82,8 @@ class _FakeSearchServer:
         self.requests.append(SearchRequest(request.path, dict(request.query), dict(request.headers), body))
         if self.knobs.delay_s:
             await asyncio.sleep(self.knobs.delay_s)
+        if self.knobs.redirect_to is not None:
+            return web.Response(status=302, headers={"Location": self.knobs.redirect_to})
         if self.knobs.raw_body is not None:
             return web.Response(text=self.knobs.raw_body, status=self.knobs.status or 200)
         if self.knobs.status is not None:

@@ -132,6 +132,35 @@ async def test_tavily_wrong_key_is_an_auth_error_without_the_key():
     assert "tvly-wrong-secret" not in str(caught.value)
 
 
+async def test_keyed_backends_do_not_follow_redirects_with_their_key():
+    async with FakeBrave(hits=HITS) as elsewhere, FakeTavily(hits=HITS) as other_tavily:
+        async with (
+            FakeBrave(hits=HITS, knobs=Knobs(redirect_to=elsewhere.endpoint)) as brave_server,
+            FakeTavily(hits=HITS, knobs=Knobs(redirect_to=other_tavily.endpoint)) as tavily_server,
+        ):
+            backends = [
+                BraveBackend(SecretStr(brave_server.api_key), timeout_s=5, endpoint=brave_server.endpoint),
+                TavilyBackend(SecretStr(tavily_server.api_key), timeout_s=5, endpoint=tavily_server.endpoint),
+            ]
+            for backend in backends:
+                try:
+                    with pytest.raises(SearchUnavailable, match="HTTP 302"):
+                        await backend.search("q", max_results=5)
+                finally:
+                    await backend.aclose()
+    assert elsewhere.requests == [] and other_tavily.requests == []
+
+
+async def test_searxng_follows_its_instance_redirects():
+    async with FakeSearxng(hits=HITS) as target:
+        async with FakeSearxng(knobs=Knobs(redirect_to=target.base_url + "/search?q=q&format=json")) as moved:
+            backend = SearxngBackend(moved.base_url, timeout_s=5)
+            try:
+                assert len(await backend.search("q", max_results=5)) == 4
+            finally:
+                await backend.aclose()
+
+
 async def test_brave_without_web_results_is_an_empty_list():
     async with FakeBrave(hits=[]) as server:
         backend = BraveBackend(SecretStr(server.api_key), timeout_s=5, endpoint=server.endpoint)

@@ -43,11 +43,13 @@ class HttpSearchBackend:
     name = "http"
     # Statuses that mean "too many requests or no credits left" for this backend.
     quota_statuses: frozenset[int] = frozenset({429})
+    # Keyed backends never follow redirects: httpx would carry a custom key header to any host.
+    follow_redirects = False
 
     def __init__(self, *, timeout_s: float, client: httpx.AsyncClient | None = None):
         self.timeout_s = timeout_s
         self._owns_client = client is None
-        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), follow_redirects=True)
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout_s))
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -57,7 +59,7 @@ class HttpSearchBackend:
         label = self.name
         try:
             async with asyncio.timeout(self.timeout_s):
-                response = await self._client.request(method, url, **kwargs)
+                response = await self._client.request(method, url, follow_redirects=self.follow_redirects, **kwargs)
         except (TimeoutError, httpx.TimeoutException) as exc:
             raise SearchTimeout(f"{label} search timed out after {self.timeout_s:g} s") from exc
         except httpx.HTTPError as exc:

@@ -16,6 +16,7 @@ from core.search.models import SearchBadResponse, SearchResult
 
 class SearxngBackend(HttpSearchBackend):
     name = "SearXNG"
+    follow_redirects = True  # no key to leak; instances often redirect http -> https
 
     def __init__(self, base_url: str, *, timeout_s: float, client: httpx.AsyncClient | None = None):
         super().__init__(timeout_s=timeout_s, client=client)
