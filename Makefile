@@ -32,6 +32,7 @@ bench:
 	$(PYTHON) bench/bench_ranking.py
 	$(PYTHON) bench/bench_engine.py
 	$(PYTHON) bench/bench_leaderboard.py
+	$(PYTHON) bench/bench_attachments.py
 
 fuzz:
 	$(PYTHON) -m pip install atheris
