@@ -131,6 +131,13 @@ def test_damaged_docx_is_refused():
     assert "not a readable DOCX" in reason
 
 
+def test_docx_with_an_unsupported_zip_version_is_refused_by_name():
+    data = bytearray(make_docx(["some text"]))
+    central = data.find(b"PK\x01\x02")
+    data[central + 6 : central + 8] = (150).to_bytes(2, "little")  # "needs zip version 15.0"
+    assert refused("odd.docx", bytes(data)) == "is not a valid DOCX file (its content does not match)"
+
+
 def test_docx_that_would_inflate_beyond_the_limit_is_refused():
     data = make_docx(["x" * 5000])
     reason = refused("bomb.docx", data, limits=AttachmentLimits(max_unzipped_bytes=1000))

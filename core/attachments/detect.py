@@ -128,7 +128,7 @@ def _is_docx(data: bytes) -> bool:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return "word/document.xml" in archive.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except Exception:  # a probe: BadZipFile, but also NotImplementedError, EOFError... on damaged zips
         return False
 
 

@@ -19,6 +19,9 @@ from core.attachments.errors import AttachmentRefused
 from core.attachments.models import TextSection
 
 log = logging.getLogger(__name__)
+# pypdf logs a warning for every object it repairs in a damaged file; the refusal (or the file
+# read anyway) already says what matters, and a user's upload must not flood the bot's log.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 _CORRUPT = "is not a readable PDF (damaged or incomplete)"
 

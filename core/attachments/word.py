@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 _HEADING_STYLES = ("heading", "title")
 _MAX_LABEL_CHARS = 80
+_DAMAGED = "is not a readable DOCX file (damaged or incomplete)"
 
 
 def extract_docx(name: str, data: bytes, *, max_unzipped_bytes: int) -> tuple[TextSection, ...]:
@@ -32,7 +33,7 @@ def extract_docx(name: str, data: bytes, *, max_unzipped_bytes: int) -> tuple[Te
         blocks = list(document.iter_inner_content())
     except Exception as exc:  # BadZipFile, KeyError, lxml errors, ValueError on a broken package
         log.info("docx %r: cannot open: %s", name, type(exc).__name__)
-        raise AttachmentRefused(name, "is not a readable DOCX file (damaged or incomplete)") from exc
+        raise AttachmentRefused(name, _DAMAGED) from exc
     sections = _sections(blocks)
     if not any(section.text.strip() for section in sections):
         raise AttachmentRefused(name, "has no text")
@@ -43,8 +44,8 @@ def _check_unzipped_size(name: str, data: bytes, limit: int) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             inflated = sum(info.file_size for info in archive.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise AttachmentRefused(name, "is not a readable DOCX file (damaged or incomplete)") from exc
+    except Exception as exc:  # BadZipFile, NotImplementedError ("zip file version"), EOFError...
+        raise AttachmentRefused(name, _DAMAGED) from exc
     if inflated > limit:
         raise AttachmentRefused(name, f"would unpack to more than {format_bytes(limit)}, which is refused")
 
