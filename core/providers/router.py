@@ -7,7 +7,8 @@ split off, because plain ids may contain colons themselves (Ollama's `llama3:8b`
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
 
 import httpx
 
@@ -15,6 +16,7 @@ from core.models import ChatMessage, Completion
 from core.providers.base import CallOptions, Provider, ProviderConfigError, ProviderError, StreamItem
 from core.providers.openai_compat import OpenAICompatProvider
 from core.providers.transport import AiohttpTransport
+from core.redact import Redactor
 from core.settings import Settings
 
 MODEL_LIST_TTL_S = 300.0
@@ -31,6 +33,7 @@ class ProviderRouter:
         )
         self._providers: dict[str, Provider] = {}
         self._model_lists: dict[str, tuple[float, set[str]]] = {}
+        self._redact = Redactor.from_settings(settings)
 
     # ------------------------------------------------------------------ routing
 
@@ -82,15 +85,17 @@ class ProviderRouter:
 
     async def complete(self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
         provider, model = self.resolve(model_id)
-        completion = await provider.complete(model, messages, options)
+        with self._redacted_errors():
+            completion = await provider.complete(model, messages, options)
         return completion.model_copy(update={"model": model_id})
 
     async def stream(
         self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions
     ) -> AsyncIterator[StreamItem]:
         provider, model = self.resolve(model_id)
-        async for item in provider.stream(model, messages, options):
-            yield item.model_copy(update={"model": model_id}) if isinstance(item, Completion) else item
+        with self._redacted_errors():
+            async for item in provider.stream(model, messages, options):
+                yield item.model_copy(update={"model": model_id}) if isinstance(item, Completion) else item
 
     async def unknown_models(self, model_ids: Sequence[str]) -> list[str]:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
@@ -107,13 +112,24 @@ class ProviderRouter:
         if cached and time.monotonic() - cached[0] < MODEL_LIST_TTL_S:
             return cached[1]
         try:
-            models = set(await provider.list_models())
+            with self._redacted_errors():
+                models = set(await provider.list_models())
         except ProviderError as exc:
             if exc.kind.value in ("auth", "config"):
                 raise
             return None  # endpoints without a model list cannot veto an id
         self._model_lists[provider.name] = (time.monotonic(), models)
         return models
+
+    @contextmanager
+    def _redacted_errors(self) -> Iterator[None]:
+        """Provider messages quote error bodies, and some endpoints quote the caller's key back."""
+        try:
+            yield
+        except ProviderError as exc:
+            exc.message = self._redact(exc.message)
+            exc.args = (exc.message,)
+            raise
 
     async def aclose(self) -> None:
         for provider in self._providers.values():
