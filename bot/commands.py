@@ -12,8 +12,8 @@ from collections.abc import Awaitable
 from datetime import timedelta
 from pathlib import Path
 
+from bot.cli import EXIT_FAILED, EXIT_OK
 from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
-from bot.cli import EXIT_FAILED, EXIT_OK, EXIT_REFUSED
 from core.errors import ConfigurationError, CouncilError, InputRejected, Unreachable
 from core.export import to_json
 from core.models import (
@@ -194,7 +194,7 @@ async def cmd_export(service: CouncilService, args: argparse.Namespace) -> int:
     text = await service.export(args.council_id, "json" if args.format == "json" else "markdown")
     if args.output:
         try:
-            Path(args.output).write_text(text, encoding="utf-8")
+            await asyncio.to_thread(Path(args.output).write_text, text, encoding="utf-8")
         except OSError as exc:
             raise InputRejected(
                 f"Cannot write {args.output}: {exc.strerror or exc}. Check that the folder exists and is writable."
@@ -223,9 +223,8 @@ async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'day':<10}  {'councils':>8}  {'tokens in':>10}  {'tokens out':>10}  {'cost':>10}")
     for row in rows:
-        print(
-            f"{row.day:<10}  {row.councils:>8}  {row.prompt_tokens:>10}  {row.completion_tokens:>10}  ${row.cost_usd:>9.4f}"
-        )
+        tokens = f"{row.prompt_tokens:>10}  {row.completion_tokens:>10}"
+        print(f"{row.day:<10}  {row.councils:>8}  {tokens}  ${row.cost_usd:>9.4f}")
     total = sum(r.cost_usd for r in rows)
     print(f"total: {sum(r.councils for r in rows)} councils, ${total:.4f}")
     return EXIT_OK
@@ -289,7 +288,7 @@ async def _reporting(platform: str, api_url: str | None, bot: Awaitable[None]) -
     host = api_url or {"Slack": "https://slack.com/api/", "Discord": "https://discord.com/api"}[platform]
     try:
         await bot
-    except (aiohttp.ClientConnectionError, OSError, asyncio.TimeoutError) as exc:
+    except (aiohttp.ClientConnectionError, OSError, TimeoutError) as exc:
         raise Unreachable(
             f"Cannot reach {platform} at {host} ({_reason(exc)}). Check the network"
             f"{f' and {platform.upper()}_API_URL' if api_url else ''}, then start the bot again."

@@ -9,15 +9,15 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
-
-import httpx
+from typing import TYPE_CHECKING
 
 from core.models import ChatMessage, Completion
 from core.providers.base import CallOptions, Provider, ProviderConfigError, ProviderError, StreamItem
-from core.providers.openai_compat import OpenAICompatProvider
-from core.providers.transport import AiohttpTransport
 from core.redact import Redactor
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    import httpx
 
 MODEL_LIST_TTL_S = 300.0
 _OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-Title": "LLM Council"}
@@ -27,10 +27,7 @@ class ProviderRouter:
     def __init__(self, settings: Settings, http_client: httpx.AsyncClient | None = None):
         self.settings = settings
         self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(
-            timeout=httpx.Timeout(None, connect=10.0),  # per-call deadlines are asyncio timeouts
-            transport=AiohttpTransport(max_connections=settings.llm_max_connections),
-        )
+        self._http_client = http_client
         self._providers: dict[str, Provider] = {}
         self._model_lists: dict[str, tuple[float, set[str]]] = {}
         self._redact = Redactor.from_settings(settings)
@@ -57,8 +54,31 @@ class ProviderRouter:
             self._providers[key] = self._build(key)
         return self._providers[key]
 
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The pooled client, built on first use: httpx and aiohttp cost a third of a second to import,
+        which the CLI would otherwise pay before its first line of output."""
+        if self._http_client is None:
+            import httpx
+
+            from core.providers.transport import AiohttpTransport
+
+            self._http_client = httpx.AsyncClient(
+                timeout=httpx.Timeout(None, connect=10.0),  # per-call deadlines are asyncio timeouts
+                transport=AiohttpTransport(max_connections=self.settings.llm_max_connections),
+            )
+        return self._http_client
+
     def _build(self, key: str) -> Provider:
         s = self.settings
+        if key == "local":
+            try:
+                from core.providers.local import LocalProvider
+            except ImportError as exc:  # pragma: no cover - depends on the optional extra
+                raise ProviderConfigError(f"local models are unavailable ({exc}); pip install -e '.[local]'") from None
+            return LocalProvider(s)
+        from core.providers.openai_compat import OpenAICompatProvider
+
         common = dict(
             http=self._http,
             max_retries=s.llm_max_retries,
@@ -66,12 +86,6 @@ class ProviderRouter:
             retry_max_s=s.llm_retry_max_s,
             prices=s.model_prices,
         )
-        if key == "local":
-            try:
-                from core.providers.local import LocalProvider
-            except ImportError as exc:  # pragma: no cover - depends on the optional extra
-                raise ProviderConfigError(f"local models are unavailable ({exc}); pip install -e '.[local]'") from None
-            return LocalProvider(s)
         if key == "openrouter":
             if s.openrouter_api_key is None:
                 raise ProviderConfigError("openrouter: models need OPENROUTER_API_KEY")
@@ -134,5 +148,5 @@ class ProviderRouter:
     async def aclose(self) -> None:
         for provider in self._providers.values():
             await provider.aclose()
-        if self._owns_http:
-            await self._http.aclose()
+        if self._owns_http and self._http_client is not None:
+            await self._http_client.aclose()
