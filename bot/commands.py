@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
 import re
 import sys
@@ -282,22 +283,54 @@ def check_bot_settings(settings: Settings, args: argparse.Namespace) -> None:
 
 
 async def _reporting(platform: str, api_url: str | None, bot: Awaitable[None]) -> None:
-    """Runs a bot; a refused token or an unreachable platform becomes one line naming it."""
+    """Runs a bot; a refused token, a busy port or an unreachable platform becomes one line naming it."""
     import aiohttp
 
     host = api_url or {"Slack": "https://slack.com/api/", "Discord": "https://discord.com/api"}[platform]
     try:
         await bot
-    except (aiohttp.ClientConnectionError, OSError, TimeoutError) as exc:
-        raise Unreachable(
-            f"Cannot reach {platform} at {host} ({_reason(exc)}). Check the network"
-            f"{f' and {platform.upper()}_API_URL' if api_url else ''}, then start the bot again."
-        ) from exc
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES) and not isinstance(exc, aiohttp.ClientError):
+            raise ConfigurationError(
+                f"{platform}: cannot listen for events ({_reason(exc)}). Choose another port with --port."
+            ) from exc
+        raise _unreachable(platform, host, api_url, exc) from exc
+    except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+        raise _unreachable(platform, host, api_url, exc) from exc
     except Exception as exc:
-        if type(exc).__name__ in ("LoginFailure", "SlackApiError", "BoltError"):
-            token = "DISCORD_TOKEN" if platform == "Discord" else "SLACK_BOT_TOKEN / SLACK_APP_TOKEN"
-            raise ConfigurationError(f"{platform} refused the token ({_reason(exc)}): check {token}.") from exc
-        raise
+        refusal = _platform_refusal(platform, exc)
+        if refusal is None:
+            raise
+        raise refusal from exc
+
+
+def _unreachable(platform: str, host: str, api_url: str | None, exc: BaseException) -> Unreachable:
+    setting = f" and {platform.upper()}_API_URL" if api_url else ""
+    return Unreachable(
+        f"Cannot reach {platform} at {host} ({_reason(exc)}). Check the network{setting}, then start the bot again."
+    )
+
+
+def _platform_refusal(platform: str, exc: Exception) -> ConfigurationError | None:
+    """The platform's own 'no' to our credentials or intents, as a ConfigurationError naming the setting."""
+    if platform == "Discord":
+        import discord
+
+        if isinstance(exc, discord.LoginFailure):
+            return ConfigurationError(f"Discord refused the token ({_reason(exc)}): check DISCORD_TOKEN.")
+        if isinstance(exc, discord.PrivilegedIntentsRequired):
+            return ConfigurationError(
+                "Discord refused the Message Content intent: enable it on the Bot page of the Developer Portal."
+            )
+        return None
+    from slack_bolt.error import BoltError
+    from slack_sdk.errors import SlackApiError
+
+    if isinstance(exc, SlackApiError | BoltError):
+        return ConfigurationError(
+            f"Slack refused the token ({_reason(exc)}): check SLACK_BOT_TOKEN (and SLACK_APP_TOKEN for Socket Mode)."
+        )
+    return None
 
 
 def _reason(exc: BaseException) -> str:

@@ -191,3 +191,30 @@ async def test_final_answer_still_reaches_a_pipe(tmp_path, llm):
     code, out, err = await council(tmp_path, llm, "ask", "Why?")
     assert code == 0, err
     assert "Final answer by beta: 42." in out and "shown above" not in out
+
+
+async def test_a_busy_port_names_the_option(tmp_path, llm):
+    with socket.socket() as busy:
+        busy.bind(("0.0.0.0", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {"SLACK_BOT_TOKEN": "xoxb-port-test", "SLACK_SIGNING_SECRET": "signing-secret-for-test"}
+        code, _, err = await council(tmp_path, llm, "slack", "--http", "--port", str(port), extra_env=env)
+    assert code == 2, err
+    _one_clear_line(err, "cannot listen", "--port")
+
+
+def test_help_does_not_import_the_service():
+    """`council --help` must stay cheap: the service and its HTTP stack load only for a command."""
+    probe = (
+        "import sys\n"
+        "from bot import cli\n"
+        "cli.build_parser().format_help()\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'httpx', 'aiohttp', 'aiosqlite')"
+        " or m in ('core.service', 'core.models', 'bot.commands')]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
