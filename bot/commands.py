@@ -146,6 +146,9 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
     term.note(
         f"Council {run.council_id}: {', '.join(run.request.config.members)} · chairman {run.request.config.chairman}"
     )
+    # The first line is out; the council task has not run a step yet (nothing awaited since it was
+    # created), so the HTTP stack loads here rather than inside the first member's timed call.
+    service.router.warm_up([*run.request.config.members, run.request.config.chairman])
     result: CouncilResult | None = None
     try:
         async for event in run.events():
@@ -259,6 +262,7 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         tasks.append(_reporting("Discord", settings.discord_api_url, run_discord(service, settings)))
     if not tasks:
         raise ConfigurationError("Nothing to serve: set SLACK_BOT_TOKEN and/or DISCORD_TOKEN (see README).")
+    service.router.warm_up([*settings.default_members, settings.default_chairman])
     await asyncio.gather(*tasks)
     return EXIT_OK
 

@@ -49,6 +49,15 @@ class ProviderRouter:
             "(and LLM_API_KEY) for another OpenAI-compatible endpoint, or use local: models"
         )
 
+    def warm_up(self, model_ids: Sequence[str]) -> None:
+        """Build the providers (and import their HTTP stack) now, so that the first call's latency
+        measures the model and not our imports. Configuration errors surface later, in the call."""
+        for model_id in model_ids:
+            try:
+                self.resolve(model_id)
+            except ProviderError:
+                pass
+
     def _provider(self, key: str) -> Provider:
         if key not in self._providers:
             self._providers[key] = self._build(key)
