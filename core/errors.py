@@ -41,3 +41,11 @@ class UnknownModels(InputRejected):
     def __init__(self, user_message: str, models: list[str]):
         super().__init__(user_message)
         self.models = models
+
+
+class ConfigurationError(CouncilError):
+    """A setting is missing or unusable; the message names the setting and what to do."""
+
+
+class Unreachable(CouncilError):
+    """A service the bot depends on (a platform API, the database) could not be reached at run time."""

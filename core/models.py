@@ -23,7 +23,7 @@ def utcnow() -> datetime:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=False, extra="forbid")
+    model_config = ConfigDict(frozen=False, extra="forbid", defer_build=True)
 
 
 # --------------------------------------------------------------------------- errors

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Literal
 
 from core.council import CouncilControl, run_council
-from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenied, UnknownModels
+from core.errors import BudgetExceeded, ConfigurationError, InputRejected, NotFound, PermissionDenied, UnknownModels
 from core.export import to_json, to_markdown
 from core.limits import ConcurrencyGate, RateLimiter, validate_question
 from core.models import (
@@ -35,11 +37,14 @@ from core.models import (
     ErrorKind,
     Leaderboard,
     LeaderboardRow,
+    MemberFailed,
     Origin,
 )
 from core.providers.router import ProviderRouter
-from core.settings import Settings
+from core.redact import Redactor
+from core.settings import Settings, load_settings
 from core.storage import Storage
+from core.text import clean_text
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +103,7 @@ class CouncilService:
         self.settings = settings
         self.storage = storage
         self.router = router
+        self.redact = Redactor.from_settings(settings)
         self.limiter = RateLimiter(storage)
         self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils)
         self._runs: dict[str, CouncilRun] = {}
@@ -107,8 +113,8 @@ class CouncilService:
 
     @classmethod
     async def open(cls, settings: Settings | None = None, *, router: ProviderRouter | None = None) -> CouncilService:
-        settings = settings or Settings()
-        storage = await Storage.open(settings.sqlite_path)
+        settings = settings or load_settings()
+        storage = await _open_storage(settings)
         interrupted = await storage.mark_interrupted()
         if interrupted:
             log.warning("marked %d council(s) interrupted by the last shutdown as failed", interrupted)
@@ -158,7 +164,9 @@ class CouncilService:
 
         Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing message.
         """
-        question = validate_question(question, self.settings.max_question_chars)
+        # Cleaned before anything is counted or stored: undecodable text must not cost a rate-limit hit.
+        question = validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
+        history = [self._clean_turn(turn) for turn in history]
         self.gate.check_capacity()
         channel = await self.storage.get_channel_settings(origin.channel_key)
         config = self._config_for(channel)
@@ -212,10 +220,13 @@ class CouncilService:
                     if isinstance(event, CouncilFinished):
                         result = event.result
                         break
+                    if isinstance(event, MemberFailed):
+                        event = self.redact.model(event)
                     await run.publish(event)
         except Exception as exc:  # the council must always end with a stored, explained result
             log.exception("council %s crashed", run.council_id)
             message = getattr(exc, "user_message", None) or f"internal error: {type(exc).__name__}: {exc}"
+            message = self.redact(message)
             result = CouncilResult(
                 council_id=run.council_id,
                 request=run.request,
@@ -229,6 +240,8 @@ class CouncilService:
                 status=CouncilStatus.CANCELLED,
                 error=ErrorInfo(kind=ErrorKind.CANCELLED, message="The council was stopped."),
             )
+        # Whatever a provider or an exception quoted back, no configured secret is stored or shown.
+        result = self.redact.model(result)
         try:
             await self.storage.save_result(result)
         except Exception:
@@ -251,6 +264,10 @@ class CouncilService:
             grace_s=s.council_grace_s,
             max_answer_tokens=s.council_max_answer_tokens,
         )
+
+    def _clean_turn(self, turn: ConversationTurn) -> ConversationTurn:
+        author = clean_text(turn.author) if turn.author is not None else None
+        return turn.model_copy(update={"content": self.redact(clean_text(turn.content)), "author": author})
 
     def _trim_history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
         """Keep the most recent turns that fit the history budget (older context matters least)."""
@@ -461,6 +478,28 @@ class CouncilService:
                 + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
                 unknown,
             )
+
+
+async def _open_storage(settings: Settings) -> Storage:
+    """The database, or ConfigurationError naming DATABASE_URL and the file when it cannot be opened."""
+    path = settings.sqlite_path
+    try:
+        # Probed synchronously first: a failed aiosqlite connect leaves its worker thread to die noisily.
+        await asyncio.to_thread(_probe_sqlite, path)
+        return await Storage.open(path)
+    except (OSError, sqlite3.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigurationError(
+            f"DATABASE_URL: cannot open the database {path} ({reason}). "
+            "Point DATABASE_URL at a writable file, e.g. sqlite:////absolute/path/council.db."
+        ) from exc
+
+
+def _probe_sqlite(path: str) -> None:
+    if path == ":memory:":
+        return
+    Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    sqlite3.connect(Path(path).expanduser()).close()
 
 
 def _pick(override, default):
