@@ -409,6 +409,29 @@ async def test_mention_starts_a_thread_and_follow_up_passes_history(env, llm):
     assert contents.rstrip().endswith("And of Spain?") or "And of Spain?" in contents
 
 
+async def test_follow_up_in_a_thread_started_by_slash_council(env, llm):
+    """The thread's starter is the /council status message (a `chat_input_command` message that
+    lives in the parent channel): a follow-up reads it as the first question of the thread."""
+    fake = env.fake
+    interaction = await fake.push_command("council", council_option("What is the capital of France?"))
+    await wait_finished(fake)
+    thread_id = fake.interactions[interaction.token].original_id
+    assert fake.messages[thread_id]["type"] == 20  # discord.MessageType.chat_input_command
+    assert fake.channels[thread_id]["type"] == 11
+
+    llm.requests.clear()
+    await fake.push_message(f"<@{fake.bot_id}> And of Italy?", channel_id=thread_id)
+    await wait_finished(fake, 2)
+    assert len(fake.threads()) == 1 and len(answer_messages(fake)) == 2
+    prompt = llm.requests_for("beta", stage=1)[0].messages
+    roles = [m["role"] for m in prompt if m["role"] != "system"]
+    assert roles == ["user", "assistant", "user"]
+    assert "What is the capital of France?" in prompt[-3]["content"]
+    assert "\u200b" not in prompt[-3]["content"]
+    assert "Final answer by alpha: 42." in prompt[-2]["content"]
+    assert "And of Italy?" in prompt[-1]["content"]
+
+
 async def test_reply_to_the_bot_and_other_bots(env, llm):
     fake = env.fake
     await fake.push_message(f"<@{fake.bot_id}> I am a bot", bot=True, user_id=999)
