@@ -345,6 +345,7 @@ async def test_admin_commands_need_manage_server(env):
     )
     [message] = ephemeral_replies(fake, denied.token)
     assert message["flags"] & 64 and "admin" in message["content"].lower()
+    assert "Manage Server" in message["content"] and "Slack" not in message["content"]
     assert (await service.channel_settings(origin)).members is None
 
     allowed = await fake.push_command(

@@ -117,6 +117,21 @@ async def test_admin_operations_are_checked_and_audited(service, llm):
     assert (await service.effective_config(ORIGIN.model_copy(update={"channel_id": "C2"}))).members == MEMBERS
 
 
+async def test_admin_refusal_names_the_rule_of_the_askers_platform(service):
+    user = Actor(user_id="U9")
+    expected = {
+        Platform.SLACK: ("Slack workspace admins and owners", "Discord"),
+        Platform.DISCORD: ("Discord members with the Manage Server permission", "Slack"),
+        Platform.CLI: ("Only admins can change the council: users listed in COUNCIL_ADMIN_USERS.", "Discord"),
+    }
+    for platform, (named, foreign) in expected.items():
+        origin = ORIGIN.model_copy(update={"platform": platform})
+        with pytest.raises(PermissionDenied) as refused:
+            await service.admin_set_members(user, origin, ["alpha", "beta"])
+        assert named in refused.value.user_message and foreign not in refused.value.user_message
+        assert "COUNCIL_ADMIN_USERS" in refused.value.user_message
+
+
 async def test_stop_only_by_asker_or_admin(service, llm):
     llm.script("gamma", Hang())
     run = await service.start_council("slow?", ORIGIN)
