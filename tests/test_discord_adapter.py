@@ -4,6 +4,7 @@ gateway on loopback), scripted models over HTTP, and a real CouncilService on SQ
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from dataclasses import dataclass
@@ -77,8 +78,8 @@ def final_edits(fake: FakeDiscord) -> list:
     ]
 
 
-async def wait_finished(fake: FakeDiscord, count: int = 1, timeout: float = 30) -> None:
-    await fake.wait_for(lambda: len(final_edits(fake)) >= count, timeout)
+async def wait_finished(fake: FakeDiscord, count: int = 1, within_s: float = 30) -> None:
+    await fake.wait_for(lambda: len(final_edits(fake)) >= count, within_s)
 
 
 def carries_text(call) -> bool:
@@ -204,7 +205,7 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
 
     # A thread from the status message (the interaction's original response).
     status_id = fake.interactions[interaction.token].original_id
-    [thread_call] = fake.calls_to("POST", f"/channels/{fake.channel_id}/messages/{status_id}/threads")
+    assert len(fake.calls_to("POST", f"/channels/{fake.channel_id}/messages/{status_id}/threads")) == 1
     thread_id = status_id
     assert fake.channels[thread_id]["type"] == 11
 
@@ -216,7 +217,7 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
         and (c.path.endswith("/messages/@original") or c.path == f"/channels/{fake.channel_id}/messages/{status_id}")
     ]
     assert len(edits) >= 3
-    gaps = [b.at - a.at for a, b in zip(edits, edits[1:])]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(edits)]
     print(f"[discord] status edits: {len(edits)}, smallest gap {min(gaps):.2f} s")
     assert min(gaps) >= 1.45, gaps
 
@@ -298,7 +299,9 @@ async def test_stage_buttons_work_after_restart(env):
     for stage, expected in (("reviews", "Ballot"), ("ranking", "Aggregate ranking")):
         click = await fake.push_component(int(answer["id"]), f"council:{stage}:{council_id}")
         await fake.wait_for(
-            lambda: ephemeral_replies(fake, click.token) and not ephemeral_replies(fake, click.token)[0]["flags"] & 128,
+            lambda token=click.token: (
+                ephemeral_replies(fake, token) and not ephemeral_replies(fake, token)[0]["flags"] & 128
+            ),
             10,
         )
         assert expected in json.dumps(ephemeral_replies(fake, click.token))
@@ -326,7 +329,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     started = time.monotonic()
     asker = await fake.push_component(status_id, f"council:synth:{council_id}", user_id=1001)
     await fake.wait_for(lambda: ephemeral_replies(fake, asker.token), 5)
-    await wait_finished(fake, timeout=6)
+    await wait_finished(fake, within_s=6)
     assert time.monotonic() - started < 6, "synthesize-now did not wait for the slow member"
     result = await env.service.get_result(council_id)
     assert result.synthesis is not None

@@ -199,7 +199,7 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
     def truthful(call):
         labels = sorted(set(__import__("re").findall(r"<<<RESPONSE ([A-Z]) ", call.user)))
         # Global labels follow member order, so label order is strength order here.
-        return "Reasoning.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {l}" for i, l in enumerate(labels, 1))
+        return "Reasoning.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {label}" for i, label in enumerate(labels, 1))
 
     for name in members:
         llm.script(name, council_member(f"{name}'s answer", raw_review=truthful))
@@ -234,8 +234,8 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         # Labels are global in member order: A=alpha, B=beta, C=gamma.
         shown = re.findall(r"<<<RESPONSE ([A-Z]) ", call.user)
         model_of = dict(zip("ABC", strength))
-        ranked = sorted(dict.fromkeys(shown), key=lambda l: -(strength[model_of[l]] + rng.gauss(0, 1.5)))
-        return "Notes.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {l}" for i, l in enumerate(ranked, 1))
+        ranked = sorted(dict.fromkeys(shown), key=lambda label: -(strength[model_of[label]] + rng.gauss(0, 1.5)))
+        return "Notes.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {label}" for i, label in enumerate(ranked, 1))
 
     for name in strength:
         llm.script(name, council_member(f"{name} answers", raw_review=noisy_review, cost=0.001))
