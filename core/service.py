@@ -39,6 +39,7 @@ from core.models import (
     LeaderboardRow,
     MemberFailed,
     Origin,
+    Platform,
 )
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
@@ -50,6 +51,11 @@ log = logging.getLogger(__name__)
 
 HistoryScope = Literal["channel", "workspace", "user", "all"]
 MAX_MEMBERS = 8
+# Who the platform itself counts as an admin (Actor.is_platform_admin), as the refusal names it.
+PLATFORM_ADMINS = {
+    Platform.SLACK: "Slack workspace admins and owners",
+    Platform.DISCORD: "Discord members with the Manage Server permission",
+}
 
 
 class CouncilRun:
@@ -388,12 +394,10 @@ class CouncilService:
     def is_admin(self, actor: Actor) -> bool:
         return actor.is_platform_admin or actor.user_id in self.settings.admin_users
 
-    def _require_admin(self, actor: Actor) -> None:
+    def _require_admin(self, actor: Actor, platform: Platform) -> None:
         if not self.is_admin(actor):
-            raise PermissionDenied(
-                "Only admins can change the council: Slack workspace admins and owners, Discord members "
-                "with Manage Server, and users listed in COUNCIL_ADMIN_USERS."
-            )
+            admins = [*filter(None, [PLATFORM_ADMINS.get(platform)]), "users listed in COUNCIL_ADMIN_USERS"]
+            raise PermissionDenied(f"Only admins can change the council: {' and '.join(admins)}.")
 
     async def effective_config(self, origin: Origin) -> CouncilConfig:
         return self._config_for(await self.storage.get_channel_settings(origin.channel_key))
@@ -403,7 +407,7 @@ class CouncilService:
         return found or ChannelSettings(channel_key=origin.channel_key)
 
     async def admin_set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
         if len(cleaned) < 2:
             raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
@@ -417,7 +421,7 @@ class CouncilService:
         return await self.effective_config(origin)
 
     async def admin_set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         chairman = chairman.strip()
         if not chairman:
             raise InputRejected("Name the chairman's model id.")
@@ -437,7 +441,7 @@ class CouncilService:
         channel_per_hour: int | None = None,
         daily_budget_usd: float | None = None,
     ) -> ChannelSettings:
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         update: dict[str, object] = {}
         for name, value in (
             ("user_limit_per_hour", user_per_hour),
@@ -457,12 +461,12 @@ class CouncilService:
         return updated
 
     async def admin_reset(self, actor: Actor, origin: Origin) -> None:
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         await self.storage.delete_channel_settings(origin.channel_key)
         await self.storage.audit(origin.channel_key, actor.user_id, "reset", {})
 
     async def audit_log(self, actor: Actor, origin: Origin, limit: int = 20):
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         return await self.storage.audit_log(origin.channel_key, limit)
 
     async def _save_channel(self, actor: Actor, updated: ChannelSettings, action: str, detail: dict) -> None:

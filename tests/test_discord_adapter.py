@@ -4,6 +4,7 @@ gateway on loopback), scripted models over HTTP, and a real CouncilService on SQ
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from dataclasses import dataclass
@@ -77,8 +78,8 @@ def final_edits(fake: FakeDiscord) -> list:
     ]
 
 
-async def wait_finished(fake: FakeDiscord, count: int = 1, timeout: float = 30) -> None:
-    await fake.wait_for(lambda: len(final_edits(fake)) >= count, timeout)
+async def wait_finished(fake: FakeDiscord, count: int = 1, within_s: float = 30) -> None:
+    await fake.wait_for(lambda: len(final_edits(fake)) >= count, within_s)
 
 
 def carries_text(call) -> bool:
@@ -204,7 +205,7 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
 
     # A thread from the status message (the interaction's original response).
     status_id = fake.interactions[interaction.token].original_id
-    [thread_call] = fake.calls_to("POST", f"/channels/{fake.channel_id}/messages/{status_id}/threads")
+    assert len(fake.calls_to("POST", f"/channels/{fake.channel_id}/messages/{status_id}/threads")) == 1
     thread_id = status_id
     assert fake.channels[thread_id]["type"] == 11
 
@@ -216,7 +217,7 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
         and (c.path.endswith("/messages/@original") or c.path == f"/channels/{fake.channel_id}/messages/{status_id}")
     ]
     assert len(edits) >= 3
-    gaps = [b.at - a.at for a, b in zip(edits, edits[1:])]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(edits)]
     print(f"[discord] status edits: {len(edits)}, smallest gap {min(gaps):.2f} s")
     assert min(gaps) >= 1.45, gaps
 
@@ -298,7 +299,9 @@ async def test_stage_buttons_work_after_restart(env):
     for stage, expected in (("reviews", "Ballot"), ("ranking", "Aggregate ranking")):
         click = await fake.push_component(int(answer["id"]), f"council:{stage}:{council_id}")
         await fake.wait_for(
-            lambda: ephemeral_replies(fake, click.token) and not ephemeral_replies(fake, click.token)[0]["flags"] & 128,
+            lambda token=click.token: (
+                ephemeral_replies(fake, token) and not ephemeral_replies(fake, token)[0]["flags"] & 128
+            ),
             10,
         )
         assert expected in json.dumps(ephemeral_replies(fake, click.token))
@@ -326,7 +329,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     started = time.monotonic()
     asker = await fake.push_component(status_id, f"council:synth:{council_id}", user_id=1001)
     await fake.wait_for(lambda: ephemeral_replies(fake, asker.token), 5)
-    await wait_finished(fake, timeout=6)
+    await wait_finished(fake, within_s=6)
     assert time.monotonic() - started < 6, "synthesize-now did not wait for the slow member"
     result = await env.service.get_result(council_id)
     assert result.synthesis is not None
@@ -345,6 +348,7 @@ async def test_admin_commands_need_manage_server(env):
     )
     [message] = ephemeral_replies(fake, denied.token)
     assert message["flags"] & 64 and "admin" in message["content"].lower()
+    assert "Manage Server" in message["content"] and "Slack" not in message["content"]
     assert (await service.channel_settings(origin)).members is None
 
     allowed = await fake.push_command(
@@ -407,6 +411,29 @@ async def test_mention_starts_a_thread_and_follow_up_passes_history(env, llm):
     contents = "\n".join(m["content"] for m in llm.requests_for("beta", stage=1)[0].messages)
     assert "What is the capital of France?" in contents and "And of Italy?" in contents
     assert contents.rstrip().endswith("And of Spain?") or "And of Spain?" in contents
+
+
+async def test_follow_up_in_a_thread_started_by_slash_council(env, llm):
+    """The thread's starter is the /council status message (a `chat_input_command` message that
+    lives in the parent channel): a follow-up reads it as the first question of the thread."""
+    fake = env.fake
+    interaction = await fake.push_command("council", council_option("What is the capital of France?"))
+    await wait_finished(fake)
+    thread_id = fake.interactions[interaction.token].original_id
+    assert fake.messages[thread_id]["type"] == 20  # discord.MessageType.chat_input_command
+    assert fake.channels[thread_id]["type"] == 11
+
+    llm.requests.clear()
+    await fake.push_message(f"<@{fake.bot_id}> And of Italy?", channel_id=thread_id)
+    await wait_finished(fake, 2)
+    assert len(fake.threads()) == 1 and len(answer_messages(fake)) == 2
+    prompt = llm.requests_for("beta", stage=1)[0].messages
+    roles = [m["role"] for m in prompt if m["role"] != "system"]
+    assert roles == ["user", "assistant", "user"]
+    assert "What is the capital of France?" in prompt[-3]["content"]
+    assert "\u200b" not in prompt[-3]["content"]
+    assert "Final answer by alpha: 42." in prompt[-2]["content"]
+    assert "And of Italy?" in prompt[-1]["content"]
 
 
 async def test_reply_to_the_bot_and_other_bots(env, llm):

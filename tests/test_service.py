@@ -117,6 +117,21 @@ async def test_admin_operations_are_checked_and_audited(service, llm):
     assert (await service.effective_config(ORIGIN.model_copy(update={"channel_id": "C2"}))).members == MEMBERS
 
 
+async def test_admin_refusal_names_the_rule_of_the_askers_platform(service):
+    user = Actor(user_id="U9")
+    expected = {
+        Platform.SLACK: ("Slack workspace admins and owners", "Discord"),
+        Platform.DISCORD: ("Discord members with the Manage Server permission", "Slack"),
+        Platform.CLI: ("Only admins can change the council: users listed in COUNCIL_ADMIN_USERS.", "Discord"),
+    }
+    for platform, (named, foreign) in expected.items():
+        origin = ORIGIN.model_copy(update={"platform": platform})
+        with pytest.raises(PermissionDenied) as refused:
+            await service.admin_set_members(user, origin, ["alpha", "beta"])
+        assert named in refused.value.user_message and foreign not in refused.value.user_message
+        assert "COUNCIL_ADMIN_USERS" in refused.value.user_message
+
+
 async def test_stop_only_by_asker_or_admin(service, llm):
     llm.script("gamma", Hang())
     run = await service.start_council("slow?", ORIGIN)
@@ -184,7 +199,7 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
     def truthful(call):
         labels = sorted(set(__import__("re").findall(r"<<<RESPONSE ([A-Z]) ", call.user)))
         # Global labels follow member order, so label order is strength order here.
-        return "Reasoning.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {l}" for i, l in enumerate(labels, 1))
+        return "Reasoning.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {label}" for i, label in enumerate(labels, 1))
 
     for name in members:
         llm.script(name, council_member(f"{name}'s answer", raw_review=truthful))
@@ -219,8 +234,8 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         # Labels are global in member order: A=alpha, B=beta, C=gamma.
         shown = re.findall(r"<<<RESPONSE ([A-Z]) ", call.user)
         model_of = dict(zip("ABC", strength))
-        ranked = sorted(dict.fromkeys(shown), key=lambda l: -(strength[model_of[l]] + rng.gauss(0, 1.5)))
-        return "Notes.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {l}" for i, l in enumerate(ranked, 1))
+        ranked = sorted(dict.fromkeys(shown), key=lambda label: -(strength[model_of[label]] + rng.gauss(0, 1.5)))
+        return "Notes.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {label}" for i, label in enumerate(ranked, 1))
 
     for name in strength:
         llm.script(name, council_member(f"{name} answers", raw_review=noisy_review, cost=0.001))

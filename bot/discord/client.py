@@ -21,7 +21,7 @@ from bot.conversation import append_turn
 from bot.discord import render
 from bot.discord.admin import build_admin_group
 from bot.progress import CouncilProgress
-from bot.render_text import history_lines, leaderboard_table
+from bot.render_text import ZWSP, history_lines, leaderboard_table
 from bot.throttle import Throttle
 from core.errors import CouncilError
 from core.models import Actor, ConversationTurn, CouncilFinished, Origin, Platform
@@ -340,14 +340,14 @@ class CouncilBot(discord.Client):
                 text = (
                     stored.synthesis.text
                     if stored and stored.synthesis
-                    else "\n\n".join(e.description or "" for e in message.embeds).replace(render.ZWSP, "").strip()
+                    else "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
                 )
                 return ConversationTurn(role="assistant", content=text, author="council") if text else None
             if message.type is discord.MessageType.chat_input_command:  # a /council status message
                 council_id = render.council_id_of_status(message.content)
                 stored = await self._stored(council_id) if council_id else None
                 asked = stored.request.question if stored else render.question_from_status(message.content)
-                return ConversationTurn(role="user", content=asked.replace(render.ZWSP, "")) if asked else None
+                return ConversationTurn(role="user", content=asked.replace(ZWSP, "")) if asked else None
             return None  # status messages of mentions, notices
         if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
             return None
