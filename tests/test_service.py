@@ -6,10 +6,19 @@ from datetime import UTC
 
 import pytest
 
-from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenied, RateLimited, UnknownModels
+from core.errors import (
+    BudgetExceeded,
+    InputRejected,
+    NotFound,
+    Overloaded,
+    PermissionDenied,
+    RateLimited,
+    UnknownModels,
+)
 from core.models import Actor, CouncilQueued, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
+from tests.factories import make_result
 from tests.llm_server import Fail, Hang, council_member
 
 ORIGIN = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1", user_name="ada")
@@ -267,5 +276,85 @@ async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_pat
     svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_RETENTION_DAYS=30))
     try:
         assert [s.council_id for s in await svc.history(None, "all")] == ["new0000000000000"]
+    finally:
+        await svc.aclose()
+
+
+async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tmp_path):
+    """Issue 10 item 9: opening the database (history, export, leaderboard, usage), or running
+    councils beside a live bot, leaves the bot's running councils alone; only councils whose
+    owner stopped renewing its lease are marked interrupted."""
+    llm.script("alpha", Hang())
+    settings = make_settings(llm, tmp_path)
+    bot = await CouncilService.open(settings, lease_s=1.0)
+    other = None
+    try:
+        run = await bot.start_council("still thinking?", ORIGIN)
+        await asyncio.sleep(0.1)
+        other = await CouncilService.open(settings, lease_s=1.0)  # e.g. `council history` beside the bot
+        assert await other.history() == []
+        await other.usage()
+        await other.leaderboard()
+        with pytest.raises(NotFound):
+            await other.export(run.council_id)
+        await asyncio.sleep(2.5)  # several lease periods: the bot keeps renewing
+        llm.script("alpha", council_member("42"))
+        done = await other.ask("another question?", ORIGIN.model_copy(update={"user_id": "U2"}))
+        assert done.status in (CouncilStatus.OK, CouncilStatus.DEGRADED)
+        await asyncio.sleep(1.5)  # `other` is an owner now and reaps every third of a lease
+        assert not run.done and await other.storage.get_result(run.council_id) is None
+
+        # The bot dies without a word (its lease is no longer renewed): the live owner marks its council.
+        bot.owner._renewer.cancel()
+        await other.storage.renew_owner(bot.owner.owner_id, -1.0)  # as if the lease had run out
+        await other.owner.reap()
+        stored = await other.get_result(run.council_id)
+        assert stored.status is CouncilStatus.FAILED and "stopped" in stored.error.message
+        assert {s.council_id for s in await other.history()} == {run.council_id, done.council_id}
+    finally:
+        run.control.stop()
+        await bot.aclose()
+        if other is not None:
+            await other.aclose()
+
+
+async def test_read_only_opening_marks_nothing_even_for_dead_owners(llm, tmp_path):
+    settings = make_settings(llm, tmp_path)
+    reader = await CouncilService.open(settings)
+    try:
+        running = make_result(council_id="orphan").request
+        await reader.storage.save_council_started(running, "dead-owner")
+        await reader.aclose()
+        reader = await CouncilService.open(settings)  # `council history` after a crash: looks, touches nothing
+        await reader.history()
+        assert await reader.storage.get_result("orphan") is None
+        await reader.start_lease()  # a bot starting up marks what the dead process left running
+        assert (await reader.get_result("orphan")).status is CouncilStatus.FAILED
+    finally:
+        await reader.aclose()
+
+
+async def test_admission_is_atomic_under_a_burst(llm, tmp_path):
+    """Issue 10 item 10: 40 simultaneous questions with room for 1 running + 3 queued: 4 are
+    admitted, 36 refused at once with a retry hint, and no refusal uses up a rate-limit hit."""
+    for name in MEMBERS:
+        llm.script(name, council_member("42", latency_s=0.3))
+    svc = await CouncilService.open(
+        make_settings(llm, tmp_path, COUNCIL_MAX_CONCURRENT=1, COUNCIL_MAX_QUEUED=3, RATE_LIMIT_USER_PER_HOUR=2)
+    )
+    try:
+        origins = [ORIGIN.model_copy(update={"user_id": f"U{i}"}) for i in range(40)]
+        outcomes = await asyncio.gather(
+            *(svc.start_council(f"question {i}?", o) for i, o in enumerate(origins)), return_exceptions=True
+        )
+        runs = [o for o in outcomes if not isinstance(o, BaseException)]
+        refusals = [o for o in outcomes if isinstance(o, BaseException)]
+        assert len(runs) == 4 and len(refusals) == 36
+        assert all(isinstance(r, Overloaded) and "try again" in r.user_message for r in refusals)
+        results = [await run.wait() for run in runs]
+        assert all(r.status is CouncilStatus.OK for r in results)  # no admitted council fails as overloaded
+        for i, outcome in enumerate(outcomes):
+            hits = await svc.storage.count_hits(f"user:{origins[i].user_key}", 0)
+            assert hits == (0 if isinstance(outcome, BaseException) else 1)
     finally:
         await svc.aclose()
