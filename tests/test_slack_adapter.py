@@ -679,14 +679,18 @@ async def test_direct_messages(env, llm):
     assert "LLM Council" in posted(fake, "D1")[-1].args["text"]
 
 
-async def test_command_where_the_bot_cannot_post(env):
+async def test_command_where_the_bot_cannot_post(env, llm):
+    """Issue 10 item 12: the question is posted first; where it cannot be, no council starts (no
+    rate-limit hit, no stored council, no model call)."""
     fake = env.fake
     fake.no_access.add("C9")
     await env.command("Anyone?", channel="C9")
     await env.settle()
     assert any("Invite me" in t for t in ephemeral_texts(fake))
-    [summary] = await env.service.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9"))
-    assert summary.status is CouncilStatus.CANCELLED
+    assert await env.service.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9")) == []
+    assert await env.service.storage.count_hits("user:slack:T1:U1", 0) == 0
+    assert await env.service.storage.count_hits("channel:slack:T1:C9", 0) == 0
+    assert stage1_requests(llm) == 0 and env.bot.councils_started == 0
 
 
 async def test_history_leaderboard_and_export(env):

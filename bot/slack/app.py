@@ -40,7 +40,7 @@ from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
 from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower
 from core.errors import CouncilError, NotFound, PermissionDenied
-from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform
+from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform, new_council_id
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -400,19 +400,19 @@ class SlackCouncilBot:
     async def council_from_command(
         self, question: str, origin: Origin, respond: Callable[..., Awaitable[Any]], context: Any
     ) -> None:
-        """Start the council, post the question in the channel, run the council in its thread."""
+        """Post the question in the channel, then start the council in its thread: a channel the
+        bot cannot post in costs no rate-limit hit and leaves no council behind."""
         user, channel = origin.user_id or "", origin.channel_id or ""
-        run = await self.service.start_council(slack_unescape(question), origin)  # refusals -> caller
-        self.councils_started += 1
+        asked = await self.service.check_admission(slack_unescape(question), origin)  # refusals -> caller
+        council_id = new_council_id()
         try:
             posted = await self.client.chat_postMessage(
                 channel=channel,
                 unfurl_links=False,
                 unfurl_media=False,
-                **render.question_message(run.request.question, user, run.council_id),
+                **render.question_message(asked, user, council_id),
             )
         except SlackApiError as exc:
-            await self.service.stop(run.council_id, Actor(user_id=user))
             code = _error_code(exc)
             bot = f"<@{context.bot_user_id}>" if context.bot_user_id else "the bot"
             message = CANNOT_POST.get(code, f"I could not post in this channel ({code or 'error'}).")
@@ -425,8 +425,20 @@ class SlackCouncilBot:
             )
             return
         thread_ts = posted["ts"]
-        run.request.origin.thread_id = thread_ts  # stored with the result
+        origin = origin.model_copy(update={"thread_id": thread_ts})  # stored with the result
+        try:
+            run = await self.service.start_council(asked, origin, council_id=council_id)
+        except CouncilError:  # refused in the moment since the check (a burst): take the question back
+            await self._delete_quietly(channel, thread_ts)
+            raise
+        self.councils_started += 1
         await self.follow(run, channel, thread_ts)
+
+    async def _delete_quietly(self, channel: str, ts: str) -> None:
+        try:
+            await self.client.chat_delete(channel=channel, ts=ts)
+        except Exception as exc:
+            log.info("could not delete the question of a refused council: %s", exc)
 
     def stream_now(self) -> bool:
         return self.streaming == "auto" and time.monotonic() >= self._stream_refused_until
