@@ -58,6 +58,7 @@ class CouncilRun:
         self._changed = asyncio.Condition()
         self._result: CouncilResult | None = None
         self.task: asyncio.Task[None] | None = None
+        self.queued_position: int | None = None  # its place in the queue when admitted; None: ran at once
 
     @property
     def council_id(self) -> str:
@@ -190,6 +191,7 @@ class CouncilService:
             ticket.release()
             raise
         run = CouncilRun(request)
+        run.queued_position = ticket.position
         if ticket.position is not None:
             await run.publish(CouncilQueued(council_id=run.council_id, position=ticket.position))
         self._runs[run.council_id] = run

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,16 @@ from core.models import Actor, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.llm_server import ByStage, Hang, Reply, council_member, ranking_review
-from tests.slack_fake import MESSAGE_BLOCKS, MODAL_BLOCKS, SECTION_TEXT, FakeSlack, block_problems, encode_form, sign
+from tests.slack_fake import (
+    MESSAGE_BLOCKS,
+    MODAL_BLOCKS,
+    SECTION_TEXT,
+    ChannelLimit,
+    FakeSlack,
+    block_problems,
+    encode_form,
+    sign,
+)
 
 SECRET = "test-signing-secret"
 TOKEN = "xoxb-test"
@@ -803,7 +813,9 @@ async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
         ByStage(Reply("alpha says 42.", delay_s=0.2), Reply(ranking_review()), Reply(synthesis, token_delay_s=0.05)),
     )
     llm.script("beta", council_member("beta says 42.", latency_s=1.5))
-    llm.script("gamma", council_member("gamma says 42.", latency_s=2.5))
+    # The channel's pace (question, stream, control message: ~1 write a second) comes first: gamma
+    # answers late enough that an append shows it still thinking.
+    llm.script("gamma", council_member("gamma says 42.", latency_s=3.2))
     fake.ratelimit("chat.appendStream", times=1, retry_after=1)
     await env.command("Slow question?")
     await fake.wait_for(lambda: streamed(fake), timeout=60)
@@ -963,3 +975,53 @@ async def test_long_streamed_answer_is_attached(env, llm):
     [upload] = fake.uploads.values()
     assert long_answer.strip() in upload["content"] and upload["thread_ts"] == start.args["thread_ts"]
     assert not results(fake)
+
+
+async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delivered(llm, tmp_path, caplog, capsys):
+    """Issue 10 items 10 and 11: 40 simultaneous mentions in one channel, against a Slack that
+    allows one message write per second per channel (bursts of 3) and answers 429 beyond it.
+    Admitted councils (2 running + 4 queued) each get their answer exactly once; the 34 others
+    get a private refusal with a retry hint; the channel is never flooded; no traceback."""
+    caplog.set_level("INFO")
+    fake = await FakeSlack(token=TOKEN, streaming=False, channel_limit=ChannelLimit(per_s=1.0, burst=3)).start()
+    settings = make_settings(
+        llm,
+        tmp_path,
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=fake.api_url,
+        COUNCIL_MAX_CONCURRENT=2,
+        COUNCIL_MAX_QUEUED=4,
+    )
+    service = await CouncilService.open(settings)
+    env = await start_env(fake, settings, service)
+    try:
+        mentions = [env.mention(f"<@UBOT> Question number {i}?", user=f"U{i:02d}") for i in range(40)]
+        started = time.monotonic()
+        await asyncio.gather(*(env.event(m) for m in mentions))
+        await env.settle(timeout=180)
+        elapsed = time.monotonic() - started
+
+        accepted = {s.council_id for s in await service.history(limit=100)}
+        delivered = [c.args["blocks"][0]["block_id"].split("-")[2] for c in results(fake)]
+        writes = fake.channel_writes("C1")
+        limited = [c for c in writes if c.status == 429]
+        refusals = [e for e in fake.ephemerals if e["channel"] == "C1"]
+        with capsys.disabled():
+            print(
+                f"\n[slack burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
+                f"({len(delivered)} answer posts), {len(refusals)} private refusals; {len(writes)} channel writes "
+                f"in {elapsed:.1f} s, peak {fake.peak_writes('C1')} in 1 s, {len(limited)} answered 429"
+            )
+        assert len(accepted) == 6 and len(refusals) == 34
+        assert sorted(delivered) == sorted(accepted)  # every accepted answer, exactly once
+        for cid in accepted:
+            assert (await service.get_result(cid)).status is CouncilStatus.OK
+        assert all("try again" in e["text"] for e in refusals)
+        assert not [c for c in posted(fake) if "failed" in all_text(c).lower()]  # no public failure
+        assert fake.peak_writes("C1") <= 3 and fake.peak_writes("C1", window_s=10.0) <= 12
+        assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    finally:
+        await stop_env(env)
+        await service.aclose()
+        await fake.close()
