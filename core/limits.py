@@ -99,10 +99,22 @@ class Ticket:
         self._released = False
         self.position = position  # 1-based place in the queue at admission; None: runs at once
 
-    async def wait(self) -> None:
-        """Until the slot is ours (the releasing council hands it over, running count unchanged)."""
+    @property
+    def waiting(self) -> bool:
+        return self._waiter is not None and not self._waiter.done() and not self._released
+
+    async def wait(self) -> bool:
+        """Until the slot is ours (the releasing council hands it over, running count unchanged):
+        True; False when the ticket was withdrawn (released) while it waited."""
         if self._waiter is not None:
-            await self._waiter
+            try:
+                await self._waiter
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if self._released and task is not None and not task.cancelling():
+                    return False  # withdrawn, not cancelled
+                raise
+        return not self._released
 
     def release(self) -> None:
         if self._released:

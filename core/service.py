@@ -59,6 +59,7 @@ class CouncilRun:
         self._result: CouncilResult | None = None
         self.task: asyncio.Task[None] | None = None
         self.queued_position: int | None = None  # its place in the queue when admitted; None: ran at once
+        self.ticket: Ticket | None = None  # its admission (a slot, or a place in the queue)
 
     @property
     def council_id(self) -> str:
@@ -192,6 +193,7 @@ class CouncilService:
             raise
         run = CouncilRun(request)
         run.queued_position = ticket.position
+        run.ticket = ticket
         if ticket.position is not None:
             await run.publish(CouncilQueued(council_id=run.council_id, position=ticket.position))
         self._runs[run.council_id] = run
@@ -236,7 +238,10 @@ class CouncilService:
             return False
         if actor.user_id != run.request.origin.user_id and not self.is_admin(actor):
             raise PermissionDenied("Only the person who asked, or an admin, can stop this council.")
-        if synthesize:
+        if run.ticket is not None and run.ticket.waiting:
+            run.control.stop()  # still queued: it leaves the queue now and never starts
+            run.ticket.release()
+        elif synthesize:
             run.control.synthesize_now()
         else:
             run.control.stop()
@@ -245,8 +250,7 @@ class CouncilService:
     async def _drive(self, run: CouncilRun, ticket: Ticket) -> None:
         result: CouncilResult | None = None
         try:
-            await ticket.wait()
-            if not run.control.stopped:  # stopped while it queued: it never starts
+            if await ticket.wait() and not run.control.stopped:  # stopped while queued: it never starts
                 async for event in run_council(run.request, self.router, run.control):
                     if isinstance(event, CouncilFinished):
                         result = event.result

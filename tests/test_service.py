@@ -358,3 +358,19 @@ async def test_admission_is_atomic_under_a_burst(llm, tmp_path):
             assert hits == (0 if isinstance(outcome, BaseException) else 1)
     finally:
         await svc.aclose()
+
+
+async def test_stopping_a_queued_council_takes_it_out_of_the_queue(llm, tmp_path):
+    for name in MEMBERS:
+        llm.script(name, council_member("42", latency_s=1.5))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MAX_CONCURRENT=1))
+    try:
+        first = await svc.start_council("one?", ORIGIN)
+        second = await svc.start_council("two?", ORIGIN.model_copy(update={"user_id": "U2"}))
+        assert second.queued_position == 1 and svc.gate.waiting == 1
+        assert await svc.stop(second.council_id, Actor(user_id="U2"))
+        stopped = await asyncio.wait_for(second.wait(), 1.0)  # at once, not after the first council
+        assert stopped.status is CouncilStatus.CANCELLED and not first.done and svc.gate.waiting == 0
+        assert (await first.wait()).status is CouncilStatus.OK and svc.gate.running == 0
+    finally:
+        await svc.aclose()
