@@ -2,7 +2,11 @@
 
 import asyncio
 import json
+import os
+import sys
+import time
 from datetime import UTC
+from pathlib import Path
 
 import pytest
 
@@ -374,3 +378,61 @@ async def test_stopping_a_queued_council_takes_it_out_of_the_queue(llm, tmp_path
         assert (await first.wait()).status is CouncilStatus.OK and svc.gate.running == 0
     finally:
         await svc.aclose()
+
+
+OWNER_SCRIPT = """
+import asyncio, sys
+from core.models import Origin, Platform
+from core.service import CouncilService
+from core.settings import Settings
+
+async def main():
+    settings = Settings(_env_file=None, LLM_BASE_URL=sys.argv[1], LLM_API_KEY="test-key-not-secret",
+                        COUNCIL_MODELS="alpha,beta,gamma", COUNCIL_CHAIRMAN="alpha", DATABASE_URL=sys.argv[2])
+    service = await CouncilService.open(settings, lease_s=1.0)
+    run = await service.start_council("Will this process survive?", Origin(platform=Platform.SLACK, user_id="U1"))
+    print(run.council_id, flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_never(llm, tmp_path):
+    """Issue 10 item 9 with real processes: another process running a council keeps it while it
+    lives; killed with SIGKILL, its council is marked interrupted by a live owner within about a lease."""
+    for name in MEMBERS:
+        llm.script(name, Hang())
+    settings = make_settings(llm, tmp_path)
+    owner = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        OWNER_SCRIPT,
+        llm.base_url,
+        settings.database_url,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    other = None
+    try:
+        council_id = (await asyncio.wait_for(owner.stdout.readline(), 30)).decode().strip()
+        assert council_id
+        other = await CouncilService.open(settings, lease_s=1.0)
+        await other.start_lease()  # a second bot process on the same database
+        await asyncio.sleep(2.5)  # several of its reaping rounds while the owner lives
+        assert await other.storage.get_result(council_id) is None  # still running, untouched
+        owner.kill()
+        await owner.wait()
+        killed = time.monotonic()
+        while await other.storage.get_result(council_id) is None and time.monotonic() - killed < 10:
+            await asyncio.sleep(0.1)
+        marked_after = time.monotonic() - killed
+        stored = await other.get_result(council_id)
+        assert stored.status is CouncilStatus.FAILED and "stopped" in stored.error.message
+        assert marked_after < 2.5, marked_after  # one lease (1 s) plus one reaping period
+    finally:
+        if owner.returncode is None:
+            owner.kill()
+            await owner.wait()
+        if other is not None:
+            await other.aclose()
