@@ -1025,3 +1025,25 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         await stop_env(env)
         await service.aclose()
         await fake.close()
+
+
+@pytest.mark.parametrize("env", [{"streaming": True, "COUNCIL_MAX_CONCURRENT": 1}], indirect=True)
+async def test_a_queued_streamed_council_shows_one_small_message_until_it_starts(env, llm):
+    """Issue 10 item 11: while it waits, a queued council has one small message and no stream;
+    when it starts, that message becomes its Stop / Synthesize control message."""
+    fake = env.fake
+    for name in MEMBERS:
+        llm.script(name, council_member(f"{name} says 42.", latency_s=2.5, synthesis=f"Final answer by {name}: 42."))
+    await env.event(env.mention("<@UBOT> First?", user="U1"))
+    await env.event(env.mention("<@UBOT> Second?", user="U2"))
+    await fake.wait_for(lambda: len(fake.calls_to("chat.startStream")) == 1, timeout=30)
+    await fake.wait_for(lambda: "position 1" in json.dumps([c.args for c in posted(fake)]), timeout=30)
+    assert len(fake.calls_to("chat.startStream")) == 1  # the queued council opened no stream
+    queued = next(c for c in posted(fake) if "position 1" in all_text(c))
+    await fake.wait_for(lambda: len(streamed(fake)) == 2, timeout=60)
+    await env.settle()
+    control_edits = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == queued.response["ts"]]
+    # The queue message became the control message (above the stream, so it says "below").
+    assert control_edits and "Stop" in all_text(control_edits[0]) and "shown below" in all_text(control_edits[0])
+    assert fake.find("C1", queued.response["ts"]) is None  # and went once the stream held the answer
+    assert len(statuses(fake)) == 2 and not results(fake)  # one small message each, answers in the streams

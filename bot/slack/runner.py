@@ -469,10 +469,10 @@ class CouncilFollower:
         cid = self.run.council_id
         if self.streaming:
             self.stream = await self.open_stream()
+        # A queued council's message was posted before the stream: it sits above it.
+        note = render.STREAM_CONTROL_NOTE if self.updater is None else render.STREAM_CONTROL_NOTE_BELOW
         first = (
-            render.status_message(cid, None, note=render.STREAM_CONTROL_NOTE)
-            if self.stream is not None
-            else render.status_message(cid, None)
+            render.status_message(cid, None, note=note) if self.stream is not None else render.status_message(cid, None)
         )
         if self.updater is None:
             await self._post_status(first)
