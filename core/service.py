@@ -36,6 +36,7 @@ from core.models import (
     Leaderboard,
     LeaderboardRow,
     Origin,
+    new_council_id,
 )
 from core.ownership import LEASE_S, CouncilOwner
 from core.providers.router import ProviderRouter
@@ -183,9 +184,12 @@ class CouncilService:
             await self._check_budget(origin, channel)
             await self._check_rate(origin, channel, record=True)
             await self.owner.start()
-            extra = {"council_id": council_id} if council_id else {}
             request = CouncilRequest(
-                question=question, config=config, history=self._trim_history(history), origin=origin, **extra
+                council_id=council_id or new_council_id(),
+                question=question,
+                config=config,
+                history=self._trim_history(history),
+                origin=origin,
             )
             await self.storage.save_council_started(request, self.owner.owner_id)
         except BaseException:

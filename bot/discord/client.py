@@ -123,6 +123,15 @@ async def deliver(pacer: ChannelPacer, channel_id: int, priority: Priority, writ
             log.info("write to channel %s rate limited; trying again in %.1f s", channel_id, delay)
 
 
+def _sender(channel: Any, kwargs: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+    """A send of one prepared message, to hand to `deliver` (which may call it again)."""
+
+    async def send() -> Any:
+        return await channel.send(allowed_mentions=NO_MENTIONS, **kwargs)
+
+    return send
+
+
 class StatusUpdater:
     """Edits one message with the latest state, at most once per `interval`, coalescing."""
 
@@ -499,12 +508,7 @@ class CouncilBot(discord.Client):
             for i, kwargs in enumerate(messages):
                 if i == len(messages) - 1 and result.status.value != "failed":
                     kwargs["view"] = render.stage_view(run.council_id)
-                await deliver(
-                    self.pacer,
-                    thread.id,
-                    Priority.ANSWER,
-                    lambda k=kwargs: thread.send(allowed_mentions=NO_MENTIONS, **k),
-                )
+                await deliver(self.pacer, thread.id, Priority.ANSWER, _sender(thread, kwargs))
             await updater.finish(
                 content=render.status_content(question, run.council_id, asker, None, final=render.final_status(result)),
                 view=None,
