@@ -1047,3 +1047,21 @@ async def test_a_queued_streamed_council_shows_one_small_message_until_it_starts
     assert control_edits and "Stop" in all_text(control_edits[0]) and "shown below" in all_text(control_edits[0])
     assert fake.find("C1", queued.response["ts"]) is None  # and went once the stream held the answer
     assert len(statuses(fake)) == 2 and not results(fake)  # one small message each, answers in the streams
+
+
+async def test_an_answer_refused_with_429_is_retried_until_delivered(env, llm):
+    """Issue 10 item 11: an accepted council's answer is never lost to rate limits: five 429s in a
+    row (more than any fixed retry budget of the Web API client) and it still arrives, once,
+    each attempt after the Retry-After."""
+    fake = env.fake
+    for name in MEMBERS:
+        llm.script(name, council_member(f"{name} says 42.", latency_s=1.5, synthesis=f"Final answer by {name}: 42."))
+    await env.event(env.mention("<@UBOT> What is six times seven?"))
+    await fake.wait_for(lambda: statuses(fake), timeout=30)
+    fake.ratelimit("chat.postMessage", times=5, retry_after=1)  # the next posts: the answer's
+    await fake.wait_for(lambda: results(fake), timeout=60)
+    await env.settle()
+    attempts = [c for c in fake.calls_to("chat.postMessage") if c.args.get("thread_ts") and c is not statuses(fake)[0]]
+    assert [c.status for c in attempts] == [429] * 5 + [200]
+    assert all(b.at - a.at >= 0.95 for a, b in zip(attempts, attempts[1:], strict=False))  # Retry-After honoured
+    assert len(results(fake)) == 1
