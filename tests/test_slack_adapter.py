@@ -5,6 +5,7 @@ models over HTTP, and a real CouncilService on SQLite."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import time
@@ -1063,5 +1064,5 @@ async def test_an_answer_refused_with_429_is_retried_until_delivered(env, llm):
     await env.settle()
     attempts = [c for c in fake.calls_to("chat.postMessage") if c.args.get("thread_ts") and c is not statuses(fake)[0]]
     assert [c.status for c in attempts] == [429] * 5 + [200]
-    assert all(b.at - a.at >= 0.95 for a, b in zip(attempts, attempts[1:], strict=False))  # Retry-After honoured
+    assert all(b.at - a.at >= 0.95 for a, b in itertools.pairwise(attempts))  # Retry-After honoured
     assert len(results(fake)) == 1
