@@ -227,10 +227,31 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         from bot.discord.client import run_discord
 
         tasks.append(run_discord(service, settings))
+    if args.command == "serve" and settings.api_keys:
+        from bot.api.server import serve_api
+
+        tasks.append(serve_api(service))
     if not tasks:
-        print("Nothing to serve: set SLACK_BOT_TOKEN and/or DISCORD_TOKEN (see README).", file=sys.stderr)
+        print(
+            "Nothing to serve: set SLACK_BOT_TOKEN, DISCORD_TOKEN and/or COUNCIL_API_KEYS (see README).",
+            file=sys.stderr,
+        )
         return EXIT_REFUSED
     await asyncio.gather(*tasks)
+    return EXIT_OK
+
+
+async def cmd_api(service: CouncilService, args: argparse.Namespace) -> int:
+    from bot.api.server import serve_api
+
+    await serve_api(service, args.host, args.port)
+    return EXIT_OK
+
+
+async def cmd_mcp(service: CouncilService, args: argparse.Namespace) -> int:
+    from bot.api.server import serve_mcp_stdio
+
+    await serve_mcp_stdio(service)
     return EXIT_OK
 
 
@@ -254,6 +275,8 @@ COMMANDS = {
     "slack": cmd_bots,
     "discord": cmd_bots,
     "serve": cmd_bots,
+    "api": cmd_api,
+    "mcp": cmd_mcp,
 }
 
 
@@ -302,6 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("discord", help="run the Discord bot")
     serve = sub.add_parser("serve", help="run every bot that has a token configured")
     serve.add_argument("--port", type=int, default=3000)
+    api = sub.add_parser("api", help="serve the council as an OpenAI-compatible model (and MCP over HTTP at /mcp)")
+    api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
+    api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")
+    sub.add_parser("mcp", help="serve the council as MCP tools on stdio")
     return parser
 
 

@@ -153,15 +153,19 @@ class CouncilService:
         question: str,
         origin: Origin,
         history: Sequence[ConversationTurn] = (),
+        *,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
     ) -> CouncilRun:
-        """Validate, check limits and start a council in the background.
+        """Validate, check limits and start a council in the background. `members`/`chairman`
+        replace the channel's for this council only (the API's and MCP's per-request choice).
 
         Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing message.
         """
         question = validate_question(question, self.settings.max_question_chars)
         self.gate.check_capacity()
         channel = await self.storage.get_channel_settings(origin.channel_key)
-        config = self._config_for(channel)
+        config = await self._with_overrides(self._config_for(channel), members, chairman)
         await self._check_budget(origin, channel)
         await self.limiter.check_and_record(
             user_key=origin.user_key,
@@ -252,6 +256,19 @@ class CouncilService:
             max_answer_tokens=s.council_max_answer_tokens,
         )
 
+    async def _with_overrides(
+        self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None
+    ) -> CouncilConfig:
+        chosen_members = _clean_members(members) if members else None
+        chosen_chairman = chairman.strip() if chairman and chairman.strip() else None
+        named = [*(chosen_members or []), *([chosen_chairman] if chosen_chairman else [])]
+        if not named:
+            return config
+        await self._require_known(list(dict.fromkeys(named)))
+        return config.model_copy(
+            update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
+        )
+
     def _trim_history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
         """Keep the most recent turns that fit the history budget (older context matters least)."""
         budget = self.settings.max_history_chars
@@ -272,7 +289,8 @@ class CouncilService:
         if spent >= budget:
             raise BudgetExceeded(
                 f"This channel's daily budget of ${budget:.2f} is spent (${spent:.2f} today). "
-                "It resets at 00:00 UTC; an admin can raise it with the limits command."
+                "It resets at 00:00 UTC; an admin can raise it with the limits command.",
+                retry_after_s=(day_start + timedelta(days=1) - datetime.now(UTC)).total_seconds(),
             )
 
     # ------------------------------------------------------------------ history
@@ -387,11 +405,7 @@ class CouncilService:
 
     async def admin_set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
         self._require_admin(actor)
-        cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
-        if len(cleaned) < 2:
-            raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
-        if len(cleaned) > MAX_MEMBERS:
-            raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+        cleaned = _clean_members(members)
         await self._require_known(cleaned)
         current = await self.channel_settings(origin)
         await self._save_channel(
@@ -461,6 +475,15 @@ class CouncilService:
                 + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
                 unknown,
             )
+
+
+def _clean_members(members: Sequence[str]) -> list[str]:
+    cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
+    if len(cleaned) < 2:
+        raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
+    if len(cleaned) > MAX_MEMBERS:
+        raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+    return cleaned
 
 
 def _pick(override, default):

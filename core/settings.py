@@ -95,6 +95,12 @@ class Settings(BaseSettings):
     discord_guild_id: int | None = Field(None, alias="DISCORD_GUILD_ID")
     discord_api_url: str | None = Field(None, alias="DISCORD_API_URL")
 
+    # ----------------------------------------------------------------- OpenAI-compatible API and MCP (bot/api)
+    # `name:key,name2:key2`; each name is the user its councils are stored, limited and budgeted under.
+    api_keys: SecretStr | None = Field(None, alias="COUNCIL_API_KEYS")
+    api_host: str = Field("127.0.0.1", alias="COUNCIL_API_HOST")
+    api_port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535)
+
     log_level: str = Field("INFO", alias="LOG_LEVEL")
 
     _split = field_validator("council_models", "admin_users", mode="before")(_split_csv)
