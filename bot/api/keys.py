@@ -44,10 +44,10 @@ class ApiKeys:
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        token = token.strip().encode()
+        offered = token.strip().encode()
         found = None
         for key, name in self._names.items():  # compare with every key: timing tells nothing
-            if hmac.compare_digest(key.encode(), token):
+            if hmac.compare_digest(key.encode(), offered):
                 found = name
         return found
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
@@ -119,7 +120,9 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
                     await ctx.report_progress(step, None, line)
         finally:
             if result is None:  # the client cancelled the call or went away
-                await service.stop(run.council_id, Actor(user_id=caller.origin.user_id or LOCAL_USER))
+                with anyio.CancelScope(shield=True):
+                    await service.stop(run.council_id, Actor(user_id=caller.origin.user_id or LOCAL_USER))
+        assert result is not None  # events() always ends with CouncilFinished
         transcript.finish(result)
         if result.status is CouncilStatus.FAILED:
             raise ToolError(transcript.content)

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
+from starlette.routing import Route
 
 from bot.api.app import MCP_PATH, create_app
 from bot.api.keys import ApiKeys, check_exposure
@@ -25,7 +26,7 @@ def build_asgi(service: CouncilService, host: str) -> Any:
     check_exposure(keys, host)
     mcp = build_mcp(service, keys)
     mcp_app = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-    endpoint = next(route.endpoint for route in mcp_app.routes if getattr(route, "path", None) == MCP_PATH)
+    endpoint = next(route.endpoint for route in mcp_app.routes if isinstance(route, Route) and route.path == MCP_PATH)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -56,6 +57,7 @@ def _bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         listener.close()
         raise CouncilError(f"Cannot listen on {host}:{port}: {exc.strerror}.") from None
+    listener.listen(2048)  # connections made as soon as the address is printed wait in the backlog
     listener.set_inheritable(True)
     return listener
 
