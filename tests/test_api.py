@@ -17,7 +17,7 @@ from core.models import CouncilStatus, Platform
 from core.storage import Storage
 from tests.conftest import MEMBERS
 from tests.council_api import API_KEY, OTHER_KEY, council_api, council_env
-from tests.llm_server import ByStage, Hang, Reply, ScriptedLLMServer, council_member
+from tests.llm_server import ByStage, Fail, Hang, Reply, ScriptedLLMServer, council_member, ranking_review
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
@@ -314,3 +314,26 @@ async def test_serves_without_keys_on_loopback_as_the_local_user(llm_for_api, tm
         completion = await client.chat.completions.create(model="llm-council", messages=QUESTION)
         result = await stored(open_api, completion.id.removeprefix("chatcmpl-"))
     assert result.request.origin.user_id == "local"
+
+
+async def test_a_failed_council_is_a_502_or_a_said_failure_in_the_stream(client, llm_for_api):
+    for name in MEMBERS:
+        llm_for_api.script(name, Fail(503, "upstream overloaded"))
+    with pytest.raises(openai.APIStatusError) as refused:
+        await client.chat.completions.create(model="llm-council", messages=QUESTION)
+    assert refused.value.status_code == 502 and "The council failed" in refused.value.message
+    stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
+    chunks = [chunk async for chunk in stream]
+    assert "".join(c.choices[0].delta.content or "" for c in chunks).startswith("The council failed")
+    assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+async def test_a_chairman_fallback_is_announced_in_the_answer(client, llm_for_api):
+    llm_for_api.script("alpha", ByStage(Reply("alpha: 42."), Reply(ranking_review()), Fail(500, "chair broke")))
+    stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
+    streamed = "".join([c.choices[0].delta.content or "" async for c in stream])
+    completion = await client.chat.completions.create(model="llm-council", messages=QUESTION)
+    for text in (streamed, completion.choices[0].message.content):
+        assert text.startswith("⚠️") and "alpha" in text.split("\n")[0]
+        assert text.rstrip().endswith(": 42.") and "Final answer by" in text
+    assert "chair broke" in completion.choices[0].message.model_extra["reasoning_content"]  # the cause, for who looks

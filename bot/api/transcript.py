@@ -62,7 +62,8 @@ class CouncilTranscript:
         if isinstance(event, ChairmanToken):
             return Deltas(content=self._token(event))
         if isinstance(event, ChairmanFinished):
-            return Deltas(content=self._finished_text(event))
+            why = event.synthesis.note if not event.synthesis.by_chairman else None
+            return Deltas(reasoning=f"- {why}\n" if why else "", content=self._finished_text(event))
         return Deltas(reasoning=self._progress_line(event))
 
     def _token(self, event: ChairmanToken) -> str:
