@@ -40,6 +40,7 @@ from core.service import CouncilService  # noqa: E402
 from core.settings import Settings  # noqa: E402
 
 KEY = "bench-key-not-secret"
+CPU: dict[tuple[str, int], float] = {}  # CPU seconds of the council's process in the last run of each kind
 QUESTION = "What is six times seven, and why?"
 
 
@@ -74,10 +75,11 @@ async def _followed(service: CouncilService, question: str):
 async def direct(env: dict[str, str], councils: int, follow: bool = False) -> float:
     service = await CouncilService.open(Settings(_env_file=None, **env))
     try:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         ask = (lambda q: _followed(service, q)) if follow else service.ask
         results = await asyncio.gather(*(ask(f"{QUESTION} #{i}") for i in range(councils)))
         took = time.perf_counter() - started
+        CPU[("direct+" if follow else "direct", councils)] = time.process_time() - cpu
         assert all(r.status.value == "ok" for r in results), [r.status for r in results]
         return took
     finally:
@@ -96,7 +98,7 @@ async def start_api(env: dict[str, str]):
     return process, match.group(1)
 
 
-async def api_round(http: httpx.AsyncClient, base_url: str, councils: int) -> float:
+async def api_round(http: httpx.AsyncClient, base_url: str, councils: int, pid: int) -> float:
     async def one(i: int) -> None:
         response = await http.post(
             f"{base_url}/chat/completions",
@@ -105,9 +107,17 @@ async def api_round(http: httpx.AsyncClient, base_url: str, councils: int) -> fl
         )
         response.raise_for_status()
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_of(pid)
     await asyncio.gather(*(one(i) for i in range(councils)))
-    return time.perf_counter() - started
+    took = time.perf_counter() - started
+    CPU[("api", councils)] = _cpu_of(pid) - cpu
+    return took
+
+
+def _cpu_of(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def stream_once(http: httpx.AsyncClient, base_url: str) -> dict[str, float]:
@@ -151,10 +161,12 @@ async def main_async(args: argparse.Namespace) -> None:
         try:
             limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
             async with httpx.AsyncClient(timeout=120, limits=limits) as http:
-                await api_round(http, api_url, 1)  # warm-up
-                api_one = statistics.median([await api_round(http, api_url, 1) for _ in range(args.repeat)])
+                await api_round(http, api_url, 1, process.pid)  # warm-up
+                api_one = statistics.median(
+                    [await api_round(http, api_url, 1, process.pid) for _ in range(args.repeat)]
+                )
                 api_many = statistics.median(
-                    [await api_round(http, api_url, args.councils) for _ in range(args.rounds)]
+                    [await api_round(http, api_url, args.councils, process.pid) for _ in range(args.rounds)]
                 )
                 streams = [await stream_once(http, api_url) for _ in range(args.repeat)]
         finally:
@@ -166,6 +178,11 @@ async def main_async(args: argparse.Namespace) -> None:
         print(f"{'direct + events rendered':<24}{followed_one:>11.3f}s{followed_many:>15.3f}s")
         print(f"{'api (HTTP, no stream)':<24}{api_one:>11.3f}s{api_many:>15.3f}s")
         print(f"{'api overhead':<24}{api_one - direct_one:>+11.3f}s{api_many - direct_many:>+15.3f}s")
+        n = args.councils
+        print(f"\nCPU of the council's process for {n} concurrent councils (last run), per council:")
+        for kind, label in (("direct", "direct"), ("direct+", "direct + events rendered"), ("api", "api process")):
+            print(f"  {label:<26}{CPU[(kind, n)] / n * 1000:>8.1f} ms")
+        print(f"  {'api overhead':<26}{(CPU[('api', n)] - CPU[('direct', n)]) / n * 1000:>+8.1f} ms")
         print(f"\nstreamed, 1 council (median of {args.repeat}):")
         for mark in ("first_byte", "first_progress", "first_token", "done"):
             values = [s[mark] for s in streams if mark in s]

@@ -54,11 +54,12 @@ class RunningApi:
 
 @asynccontextmanager
 async def council_api(
-    llm: ScriptedLLMServer, tmp_path: Path, *args: str, **extra_env: str
+    llm: ScriptedLLMServer, tmp_path: Path, *args: str, command: str = "api", **extra_env: str
 ) -> AsyncIterator[RunningApi]:
-    env = council_env(llm, tmp_path, **extra_env)
+    """`council api` (or `council serve`, which serves the API when keys are set) on a free port."""
+    env = council_env(llm, tmp_path, COUNCIL_API_PORT="0", **extra_env)
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "api", "--port", "0", *args,
+        sys.executable, "-m", "bot.cli", command, *args,
         cwd=tmp_path, env=env, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stderr is not None

@@ -337,3 +337,10 @@ async def test_a_chairman_fallback_is_announced_in_the_answer(client, llm_for_ap
         assert text.startswith("⚠️") and "alpha" in text.split("\n")[0]
         assert text.rstrip().endswith(": 42.") and "Final answer by" in text
     assert "chair broke" in completion.choices[0].message.model_extra["reasoning_content"]  # the cause, for who looks
+
+
+async def test_council_serve_serves_the_api_when_keys_are_set(llm_for_api, tmp_path):
+    async with council_api(llm_for_api, tmp_path, command="serve") as served:
+        async with httpx.AsyncClient(timeout=10) as http:
+            models = await http.get(f"{served.base_url}/models", headers=AUTH)
+    assert models.status_code == 200 and models.json()["data"][0]["id"] == "llm-council"
