@@ -3,7 +3,9 @@ subprocess, and streamable HTTP under `council api`."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 
 import pytest
 from mcp import Client
@@ -11,8 +13,11 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from core.models import CouncilStatus
+from core.storage import Storage
 from tests.conftest import MEMBERS
 from tests.council_api import API_KEY, OTHER_KEY, ROOT, council_api, council_env
+from tests.llm_server import Hang
 
 TOOLS = {"consult_council", "council_history", "council_show"}
 
@@ -86,3 +91,32 @@ async def test_streamable_http_under_the_api_needs_a_key_and_scopes_history(llm,
             async with anonymous, Client(streamable_http_client(url, http_client=anonymous)) as client:
                 await client.list_tools()
         assert not llm.requests_for(stage=1)[len(MEMBERS) :]
+
+
+async def test_a_cancelled_tool_call_stops_its_council(llm, tmp_path):
+    for name in MEMBERS:
+        llm.script(name, Hang())
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "bot.cli", "mcp"], env=council_env(llm, tmp_path), cwd=str(ROOT)
+    )
+    async with Client(params) as client:
+        call = asyncio.create_task(client.call_tool("consult_council", {"question": "Will this be stopped?"}))
+        deadline = time.perf_counter() + 15
+        while len(llm.requests) < len(MEMBERS):
+            assert time.perf_counter() < deadline, "the council never asked its members"
+            await asyncio.sleep(0.02)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        cancelled_at = time.perf_counter()
+        storage = await Storage.open(str(tmp_path / "api.db"))
+        try:
+            while True:
+                summaries = await storage.list_councils(limit=1)
+                if summaries and summaries[0].status is CouncilStatus.CANCELLED:
+                    break
+                assert time.perf_counter() - cancelled_at < 2.0, "council still running 2 s after the cancel"
+                await asyncio.sleep(0.05)
+        finally:
+            await storage.close()
+    assert len(llm.requests) == len(MEMBERS)
