@@ -228,9 +228,7 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
 
         tasks.append(run_discord(service, settings))
     if args.command == "serve" and settings.api_keys:
-        from bot.api.server import serve_api
-
-        tasks.append(serve_api(service))
+        tasks.append(_api_server().serve_api(service))
     if not tasks:
         print(
             "Nothing to serve: set SLACK_BOT_TOKEN, DISCORD_TOKEN and/or COUNCIL_API_KEYS (see README).",
@@ -241,17 +239,24 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def cmd_api(service: CouncilService, args: argparse.Namespace) -> int:
-    from bot.api.server import serve_api
+def _api_server():
+    """bot.api.server, imported only by the commands that serve it (its packages are an extra)."""
+    try:
+        from bot.api import server
+    except ModuleNotFoundError as exc:
+        raise CouncilError(
+            f"The API and MCP server need the `api` extra ({exc.name} is missing): pip install 'llm-council-bot[api]'."
+        ) from None
+    return server
 
-    await serve_api(service, args.host, args.port)
+
+async def cmd_api(service: CouncilService, args: argparse.Namespace) -> int:
+    await _api_server().serve_api(service, args.host, args.port)
     return EXIT_OK
 
 
 async def cmd_mcp(service: CouncilService, args: argparse.Namespace) -> int:
-    from bot.api.server import serve_mcp_stdio
-
-    await serve_mcp_stdio(service)
+    await _api_server().serve_mcp_stdio(service)
     return EXIT_OK
 
 
