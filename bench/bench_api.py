@@ -72,18 +72,14 @@ async def _followed(service: CouncilService, question: str):
         transcript.on_event(event)
 
 
-async def direct(env: dict[str, str], councils: int, follow: bool = False) -> float:
-    service = await CouncilService.open(Settings(_env_file=None, **env))
-    try:
-        started, cpu = time.perf_counter(), time.process_time()
-        ask = (lambda q: _followed(service, q)) if follow else service.ask
-        results = await asyncio.gather(*(ask(f"{QUESTION} #{i}") for i in range(councils)))
-        took = time.perf_counter() - started
-        CPU[("direct+" if follow else "direct", councils)] = time.process_time() - cpu
-        assert all(r.status.value == "ok" for r in results), [r.status for r in results]
-        return took
-    finally:
-        await service.aclose()
+async def direct(service: CouncilService, councils: int, follow: bool = False) -> float:
+    started, cpu = time.perf_counter(), time.process_time()
+    ask = (lambda q: _followed(service, q)) if follow else service.ask
+    results = await asyncio.gather(*(ask(f"{QUESTION} #{i}") for i in range(councils)))
+    took = time.perf_counter() - started
+    CPU[("direct+" if follow else "direct", councils)] = time.process_time() - cpu
+    assert all(r.status.value == "ok" for r in results), [r.status for r in results]
+    return took
 
 
 async def start_api(env: dict[str, str]):
@@ -150,12 +146,18 @@ async def main_async(args: argparse.Namespace) -> None:
             f"critical path {timing.critical_path_s:.3f}s"
         )
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        env = council_env(base, tmp / "direct.db")
-        await direct(env, 1)  # warm-up (imports, connections, SQLite)
-        direct_one = statistics.median([await direct(env, 1) for _ in range(args.repeat)])
-        direct_many = statistics.median([await direct(env, args.councils) for _ in range(args.rounds)])
-        followed_one = statistics.median([await direct(env, 1, follow=True) for _ in range(args.repeat)])
-        followed_many = statistics.median([await direct(env, args.councils, follow=True) for _ in range(args.rounds)])
+        # One warm service for every run, as the API process has: pooled connections, SQLite open.
+        service = await CouncilService.open(Settings(_env_file=None, **council_env(base, tmp / "direct.db")))
+        try:
+            await direct(service, 1)
+            direct_one = statistics.median([await direct(service, 1) for _ in range(args.repeat)])
+            direct_many = statistics.median([await direct(service, args.councils) for _ in range(args.rounds)])
+            followed_one = statistics.median([await direct(service, 1, follow=True) for _ in range(args.repeat)])
+            followed_many = statistics.median(
+                [await direct(service, args.councils, follow=True) for _ in range(args.rounds)]
+            )
+        finally:
+            await service.aclose()
 
         process, api_url = await start_api(council_env(base, tmp / "api.db"))
         try:
