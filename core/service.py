@@ -180,8 +180,11 @@ class CouncilService:
         history: Sequence[ConversationTurn] = (),
         *,
         council_id: str | None = None,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
     ) -> CouncilRun:
-        """Validate, check limits, admit and start a council in the background.
+        """Validate, check limits, admit and start a council in the background. `members`/`chairman`
+        replace the channel's for this council only (the API's and MCP's per-request choice).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
@@ -194,7 +197,7 @@ class CouncilService:
         ticket = self.gate.admit()  # Overloaded here, before anything is recorded
         try:
             channel = await self.storage.get_channel_settings(origin.channel_key)
-            config = self._config_for(channel)
+            config = await self._with_overrides(self._config_for(channel), members, chairman)
             await self._check_budget(origin, channel)
             await self._check_rate(origin, channel, record=True)
             await self.owner.start()
@@ -324,6 +327,19 @@ class CouncilService:
         author = clean_text(turn.author) if turn.author is not None else None
         return turn.model_copy(update={"content": self.redact(clean_text(turn.content)), "author": author})
 
+    async def _with_overrides(
+        self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None
+    ) -> CouncilConfig:
+        chosen_members = _clean_members(members) if members else None
+        chosen_chairman = chairman.strip() if chairman and chairman.strip() else None
+        named = [*(chosen_members or []), *([chosen_chairman] if chosen_chairman else [])]
+        if not named:
+            return config
+        await self._require_known(list(dict.fromkeys(named)))
+        return config.model_copy(
+            update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
+        )
+
     def _trim_history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
         """Keep the most recent turns that fit the history budget (older context matters least)."""
         budget = self.settings.max_history_chars
@@ -344,7 +360,8 @@ class CouncilService:
         if spent >= budget:
             raise BudgetExceeded(
                 f"This channel's daily budget of ${budget:.2f} is spent (${spent:.2f} today). "
-                "It resets at 00:00 UTC; an admin can raise it with the limits command."
+                "It resets at 00:00 UTC; an admin can raise it with the limits command.",
+                retry_after_s=(day_start + timedelta(days=1) - datetime.now(UTC)).total_seconds(),
             )
 
     # ------------------------------------------------------------------ history
@@ -457,11 +474,7 @@ class CouncilService:
 
     async def admin_set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
         self._require_admin(actor, origin.platform)
-        cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
-        if len(cleaned) < 2:
-            raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
-        if len(cleaned) > MAX_MEMBERS:
-            raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+        cleaned = _clean_members(members)
         await self._require_known(cleaned)
         current = await self.channel_settings(origin)
         await self._save_channel(
@@ -553,6 +566,15 @@ def _probe_sqlite(path: str) -> None:
         return
     Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
     sqlite3.connect(Path(path).expanduser()).close()
+
+
+def _clean_members(members: Sequence[str]) -> list[str]:
+    cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
+    if len(cleaned) < 2:
+        raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
+    if len(cleaned) > MAX_MEMBERS:
+        raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+    return cleaned
 
 
 def _pick(override, default):
