@@ -128,7 +128,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     if progress.queued_position is not None:
         lines.append(f":hourglass: Waiting for a free slot (position {progress.queued_position} in the queue)")
         return lines
-    answered, failed, thinking = progress.counts()
+    answered = progress.counts()[0]
     stage_names = {
         0: "starting",
         1: "Stage 1/3: members answer",
@@ -199,5 +199,6 @@ def leaderboard_table(board: Leaderboard) -> str:
         )
     return (
         "```\n" + "\n".join(rows) + "\n```\n"
-        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap 95% intervals."
+        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); "
+        "Bradley-Terry ratings with bootstrap 95% intervals."
     )

@@ -309,7 +309,7 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
     [status_call] = statuses(fake)
     updates = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == status_call.response["ts"]]
     assert updates and all(c.ok for c in updates)
-    gaps = [b.at - a.at for a, b in zip(updates, updates[1:])]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(updates)]
     assert all(gap >= 1.0 for gap in gaps), gaps
     final = updates[-1].args["blocks"]
     assert not any(b["type"] == "actions" for b in final)
@@ -346,7 +346,7 @@ async def test_progress_is_throttled_and_streams_the_chairman(env, llm):
     assert [c.status for c in updates].count(429) == 1
     done = [c for c in updates if c.ok]
     assert len(done) >= 3
-    gaps = [b.at - a.at for a, b in zip(done, done[1:])]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(done)]
     assert all(gap >= 1.0 for gap in gaps), gaps
     limited = next(i for i, c in enumerate(updates) if c.status == 429)
     assert updates[limited + 1].at - updates[limited].at >= 1.0  # Retry-After honoured
@@ -826,12 +826,12 @@ async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
     writes = [c for c in fake.calls_to("chat.appendStream", "chat.stopStream") if c.args.get("ts") == ts]
     assert [c.status for c in writes].count(429) == 1
     done = [c for c in writes if c.ok]
-    gaps = [b.at - a.at for a, b in zip([start] + done, done)]
+    gaps = [b.at - a.at for a, b in zip([start, *done], done)]
     assert all(gap >= 1.0 for gap in gaps), gaps  # at most one write a second, Retry-After honoured
     # Task states went pending/in progress -> complete, a member at a time.
     states = [
         (c["id"], c["status"])
-        for call in [start] + done
+        for call in [start, *done]
         for c in call.args.get("chunks") or []
         if c["type"] == "task_update"
     ]

@@ -111,7 +111,7 @@ def test_long_answer_shows_the_start_and_is_attached():
     check(message["blocks"])
     assert "attached below" in texts(message["blocks"])
     assert len(texts(message["blocks"])) < 6000
-    filename, title, content = render.answer_file(result)
+    filename, _title, content = render.answer_file(result)
     assert filename == f"council-{result.council_id}.md" and text in content
     assert content.startswith("# What is the capital of France?")
 

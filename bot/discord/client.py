@@ -91,10 +91,12 @@ def actor_of(interaction: discord.Interaction) -> Actor:
 async def reply(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
     """An ephemeral answer whether or not the interaction was already responded to."""
     kwargs.setdefault("allowed_mentions", NO_MENTIONS)
+    if content is not None:
+        kwargs["content"] = content
     if interaction.response.is_done():
-        await interaction.followup.send(content, ephemeral=True, **kwargs)
+        await interaction.followup.send(ephemeral=True, **kwargs)
     else:
-        await interaction.response.send_message(content, ephemeral=True, **kwargs)
+        await interaction.response.send_message(ephemeral=True, **kwargs)
 
 
 def _retry_after(exc: discord.HTTPException) -> float | None:
@@ -333,7 +335,8 @@ class CouncilBot(discord.Client):
                 thread = await status.create_thread(name=render.thread_name(question), auto_archive_duration=1440)
             except discord.HTTPException as exc:  # no thread permission: answer in the channel
                 log.warning("could not create a thread: %s", exc)
-        message = status.channel.get_partial_message(status.id)  # bot-token edits outlive the 15-min token
+        # Bot-token edits outlive the interaction's 15-minute token.
+        message = discord.PartialMessage(channel=status.channel, id=status.id)
         await self.follow(run, message, thread, question, interaction.user.mention)
 
     async def on_message(self, message: discord.Message) -> None:

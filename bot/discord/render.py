@@ -344,7 +344,9 @@ class CouncilButton(
         self.council_id = council_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> CouncilButton:
         return cls(match["action"], match["id"])
 
     async def callback(self, interaction: discord.Interaction) -> None:

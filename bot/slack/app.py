@@ -173,17 +173,17 @@ class SlackCouncilBot:
         task.add_done_callback(self.tasks.discard)
         return task
 
-    async def drain(self, timeout: float | None = None) -> None:
-        """Wait for the background work started so far (tests, shutdown)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+    async def drain(self, within_s: float | None = None) -> None:
+        """Wait for the background work started so far (tests, shutdown), at most `within_s`."""
+        deadline = None if within_s is None else time.monotonic() + within_s
         while self.tasks:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 break
             await asyncio.wait(list(self.tasks), timeout=left)
 
-    async def aclose(self, timeout: float = 5.0) -> None:
-        await self.drain(timeout)
+    async def aclose(self, grace_s: float = 5.0) -> None:
+        await self.drain(grace_s)
         for task in list(self.tasks):
             task.cancel()
         if self.tasks:
@@ -220,8 +220,7 @@ class SlackCouncilBot:
             return
         if channel:
             try:
-                extra = {"thread_ts": thread_ts} if thread_ts else {}
-                await self.client.chat_postEphemeral(channel=channel, user=user, **payload, **extra)
+                await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, **payload)
                 return
             except SlackApiError as exc:
                 log.info("chat.postEphemeral failed (%s)", _error_code(exc))

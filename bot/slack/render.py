@@ -225,7 +225,7 @@ def council_ref(message: dict[str, Any]) -> tuple[str, str] | None:
 def _limit_blocks(blocks: list[dict[str, Any]], limit: int, note: str) -> list[dict[str, Any]]:
     if len(blocks) <= limit:
         return blocks
-    return blocks[: limit - 1] + [context(note)]
+    return [*blocks[: limit - 1], context(note)]
 
 
 # --------------------------------------------------------------------------- question and status
@@ -301,7 +301,8 @@ def final_status(result: CouncilResult) -> str:
         return f":octagonal_sign: The council was stopped{took}."
     answered = sum(1 for a in result.answers if a.ok)
     mark = ":warning:" if result.status is CouncilStatus.DEGRADED else ":white_check_mark:"
-    return f"{mark} Done{took}: {answered}/{len(result.answers)} members answered, {len(result.reviews)} reviews. The answer is below."
+    members = f"{answered}/{len(result.answers)} members answered"
+    return f"{mark} Done{took}: {members}, {len(result.reviews)} reviews. The answer is below."
 
 
 # --------------------------------------------------------------------------- streaming (chat.startStream)
@@ -442,11 +443,7 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
     if header:
         blocks.append(context(plain(header)))
     if attached and result.synthesis is not None:
-        blocks.append(
-            context(
-                f":page_facing_up: The full answer ({len(result.synthesis.text):,} characters) is attached below as a Markdown file."
-            )
-        )
+        blocks.append(context(attached_note(result.synthesis.text)))
     if result.aggregate is not None:
         blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
     blocks.append(context(result_footer(result)))
@@ -486,6 +483,10 @@ def result_footer(result: CouncilResult) -> str:
     return plain(" · ".join(parts))
 
 
+def attached_note(answer: str) -> str:
+    return f":page_facing_up: The full answer ({len(answer):,} characters) is attached below as a Markdown file."
+
+
 def is_long(result: CouncilResult) -> bool:
     return result.synthesis is not None and len(result.synthesis.text) > LONG_ANSWER_CHARS
 
@@ -510,11 +511,7 @@ def result_messages(result: CouncilResult) -> list[Message]:
         if is_long(result):
             start = mrkdwn(clip(text, SUMMARY_CHARS))
             body_blocks = sections(start)
-            body_blocks.append(
-                context(
-                    f":page_facing_up: The full answer ({len(text):,} characters) is attached below as a Markdown file."
-                )
-            )
+            body_blocks.append(context(attached_note(text)))
         else:
             body_blocks = sections(mrkdwn(text))
     tail_blocks: list[dict[str, Any]] = []
@@ -638,14 +635,22 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
 # --------------------------------------------------------------------------- commands
 
 
-HELP = """*LLM Council* — several models answer your question, review each other anonymously, and a chairman writes the final answer.
-
-• `/council <question>` — convene a council; it answers in a thread.
-• {name} `<question>` (a mention) — the same from a message; inside a thread the earlier messages are context for a follow-up. DMs work too.
-• While it runs: *Stop*, or *Synthesize now* with the answers that have arrived.
-• Under the answer: *Answers*, *Reviews* (with each extracted ballot) and *Ranking* open each stage.
-• `/council history [channel|workspace|mine] [N]` · `/council leaderboard [channel|workspace|all]` · `/council export <id> [json]`
-• `/council-admin show|members a,b,c|chairman X|limits user=N channel=N budget=USD|reset|audit` (also `/council admin …`) — this channel's council (workspace admins and owners)."""
+HELP = "\n".join(
+    (
+        "*LLM Council* — several models answer your question, review each other anonymously, "
+        "and a chairman writes the final answer.",
+        "",
+        "• `/council <question>` — convene a council; it answers in a thread.",
+        "• {name} `<question>` (a mention) — the same from a message; inside a thread the earlier messages are "
+        "context for a follow-up. DMs work too.",
+        "• While it runs: *Stop*, or *Synthesize now* with the answers that have arrived.",
+        "• Under the answer: *Answers*, *Reviews* (with each extracted ballot) and *Ranking* open each stage.",
+        "• `/council history [channel|workspace|mine] [N]` · `/council leaderboard [channel|workspace|all]` · "
+        "`/council export <id> [json]`",
+        "• `/council-admin show|members a,b,c|chairman X|limits user=N channel=N budget=USD|reset|audit` "
+        "(also `/council admin …`) — this channel's council (workspace admins and owners).",
+    )
+)
 
 
 def help_text(bot_name: str = "@council") -> str:
@@ -653,7 +658,7 @@ def help_text(bot_name: str = "@council") -> str:
 
 
 def text_blocks(title: str, rendered: str) -> list[dict[str, Any]]:
-    blocks = [section(f"*{title}*")] + sections(rendered)
+    blocks = [section(f"*{title}*"), *sections(rendered)]
     return _limit_blocks(blocks, MESSAGE_BLOCKS, "…cut here.")
 
 

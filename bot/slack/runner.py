@@ -376,6 +376,8 @@ class ProgressStream(_PacedWrites):
 
     async def _stop_quietly(self, result: CouncilResult) -> None:
         """Close a broken stream if Slack still lets us (one try, errors ignored)."""
+        if self.ts is None:
+            return
         try:
             await self.pacer.turn(self.channel, Priority.PROGRESS)
             await self.client.chat_stopStream(
