@@ -10,7 +10,8 @@ The answer comes with buttons that open each stage in a modal, loaded from the d
 work after a restart). Nothing about councils is decided here: the
 service validates, rate-limits, checks permissions and stores.
 
-Entry points: `build_slack_app(service, settings)` and `run_slack(service, settings, http=, port=)`
+Entry points: `build_slack_bot(service, settings)` (the Bolt app is its `.app`) and
+`run_slack(service, settings, http=, port=)`
 (Socket Mode when SLACK_APP_TOKEN is set, else the HTTP Events API at /slack/events).
 """
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -56,6 +58,8 @@ HISTORY_PAGES = 5  # conversations.replies pages read for a thread follow-up (20
 RATE_LIMIT_RETRIES = 3
 STREAMING_MODES = ("auto", "off")
 STREAM_RETRY_S = 600.0  # after chat.startStream said `unknown_method` & co., try again this much later
+
+_ACK = BoltResponse(status=200, body="")  # an event taken and dropped on purpose
 
 CANNOT_POST = {
     "not_in_channel": "I'm not in this channel. Invite me with `/invite @{bot}` and ask again.",
@@ -151,9 +155,7 @@ class SlackCouncilBot:
             process_before_response=False,
             name="llm-council",
         )
-        self.app.council_bot = self  # type: ignore[attr-defined]
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.councils_started = 0
         self._admins: dict[str, tuple[float, bool]] = {}
         self._register()
 
@@ -260,20 +262,40 @@ class SlackCouncilBot:
             user_name=user_name,
         )
 
-    async def _first_delivery(self, body: dict[str, Any], event: dict[str, Any], request: Any) -> bool:
-        """False for Slack's retries of an event we already took (X-Slack-Retry-Num) and for the
-        second delivery of one message (app_mention and message.im of the same message)."""
+    # Listener middleware (Bolt runs it before the listener; not calling `next` acknowledges the
+    # event and drops it): which deliveries become councils is decided once, here.
+
+    @staticmethod
+    async def _questions_in_dms(event: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
+        """Of the `message` events, only new messages in a DM (edits, joins and the like are not)."""
+        if event.get("channel_type") != "im" or event.get("subtype") not in (None, "thread_broadcast", "file_share"):
+            return _ACK
+        return await next()
+
+    @staticmethod
+    async def _not_from_bots(event: dict[str, Any], context: Any, next: Callable[[], Awaitable[Any]]) -> Any:
+        """Our own messages and other bots' are never questions."""
+        if event.get("bot_id") or event.get("user") in (None, context.bot_user_id):
+            return _ACK
+        return await next()
+
+    async def _first_delivery(
+        self, body: dict[str, Any], event: dict[str, Any], request: Any, next: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """Slack's retries of an event we already took (X-Slack-Retry-Num) and the second delivery
+        of one message (app_mention and message.im of the same message) stop here."""
         headers = getattr(request, "headers", None) or {}
         retry = headers.get("x-slack-retry-num")
         event_id = body.get("event_id")
         if event_id:
             if not await self.service.claim_event("slack", str(event_id)):
                 log.info("ignoring a repeated delivery of event %s (retry %s)", event_id, retry)
-                return False
+                return _ACK
         elif retry:
-            return False
-        key = f"message:{event.get('channel')}:{event.get('ts')}"
-        return await self.service.claim_event("slack", key)
+            return _ACK
+        if not await self.service.claim_event("slack", f"message:{event.get('channel')}:{event.get('ts')}"):
+            return _ACK
+        return await next()
 
     # ----------------------------------------------------------------- listeners
 
@@ -294,21 +316,13 @@ class SlackCouncilBot:
             self.spawn(self.handle_command("admin", command.get("text", ""), command, respond, context), "admin")
             await ack()
 
-        @app.event("app_mention")
-        async def app_mention(event, body, context, request):
-            if event.get("bot_id") or event.get("user") in (None, context.bot_user_id):
-                return
-            self.spawn(self.handle_event(event, body, context, request), "mention")
+        @app.event("app_mention", middleware=[self._not_from_bots, self._first_delivery])
+        async def app_mention(event, context):
+            self.spawn(self.handle_message(event, context), "mention")
 
-        @app.event("message")
-        async def message(event, body, context, request):
-            if event.get("channel_type") != "im" or event.get("bot_id"):
-                return
-            if event.get("subtype") not in (None, "thread_broadcast", "file_share"):
-                return
-            if event.get("user") in (None, context.bot_user_id):
-                return
-            self.spawn(self.handle_event(event, body, context, request), "dm")
+        @app.event("message", middleware=[self._questions_in_dms, self._not_from_bots, self._first_delivery])
+        async def message(event, context):
+            self.spawn(self.handle_message(event, context), "dm")
 
         @app.action(re.compile(r"^council_(stop|synthesize)$"))
         async def control(ack, body, action):
@@ -437,7 +451,6 @@ class SlackCouncilBot:
         except CouncilError:  # refused in the moment since the check (a burst): take the question back
             await self._delete_quietly(channel, thread_ts)
             raise
-        self.councils_started += 1
         await self.follow(run, channel, thread_ts)
 
     async def _delete_quietly(self, channel: str, ts: str) -> None:
@@ -471,10 +484,6 @@ class SlackCouncilBot:
 
     # ----------------------------------------------------------------- mentions and DMs
 
-    async def handle_event(self, event: dict[str, Any], body: dict[str, Any], context: Any, request: Any) -> None:
-        if await self._first_delivery(body, event, request):
-            await self.handle_message(event, context)
-
     async def handle_message(self, event: dict[str, Any], context: Any) -> None:
         channel, user, ts = event["channel"], event["user"], event["ts"]
         thread_ts = event.get("thread_ts")
@@ -491,7 +500,6 @@ class SlackCouncilBot:
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
             return
-        self.councils_started += 1
         await self.follow(run, channel, thread_ts or ts)
 
     async def thread_history(
@@ -644,15 +652,6 @@ def build_client(settings: Settings) -> AsyncWebClient:
 
 def build_slack_bot(service: CouncilService, settings: Settings, **options: Any) -> SlackCouncilBot:
     return SlackCouncilBot(service, settings, build_client(settings), **options)
-
-
-def build_slack_app(service: CouncilService, settings: Settings) -> AsyncApp:
-    """The Bolt app with every listener registered (its bot: `council_bot_of(app)`)."""
-    return build_slack_bot(service, settings).app
-
-
-def council_bot_of(app: AsyncApp) -> SlackCouncilBot:
-    return app.council_bot  # type: ignore[attr-defined,no-any-return]
 
 
 def build_web_app(app: AsyncApp, path: str = EVENTS_PATH) -> web.Application:
