@@ -52,7 +52,7 @@ class Env:
 @pytest.fixture
 async def env(llm, tmp_path, request):
     overrides = getattr(request, "param", {})
-    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
+    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY  # put back by the client
     fake = await FakeDiscord().start()
     settings = make_settings(llm, tmp_path, DISCORD_TOKEN=TOKEN, DISCORD_API_URL=fake.api_url, **overrides)
     service = await CouncilService.open(settings)
@@ -65,7 +65,7 @@ async def env(llm, tmp_path, request):
     await asyncio.gather(e.task, return_exceptions=True)
     await e.service.aclose()
     await fake.close()
-    discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway
+    assert (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == (base, gateway)  # put back on close
 
 
 # --------------------------------------------------------------------------- helpers
@@ -516,7 +516,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
     admitted councils (2 running + 4 queued) each get their answer exactly once, in their thread;
     the 34 others are refused privately (a DM) with a retry hint; no channel is flooded."""
     caplog.set_level("INFO")
-    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
+    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY  # put back by the client
     fake = await FakeDiscord(channel_limit=(5, 5.0)).start()
     settings = make_settings(
         llm,
@@ -534,7 +534,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         started = time.monotonic()
         for i in range(40):
             await fake.push_message(f"<@{fake.bot_id}> Question number {i}?", user_id=5000 + i, name=f"user{i}")
-        await wait_finished(fake, 6, timeout=120)
+        await wait_finished(fake, 6, within_s=120)
         await asyncio.sleep(1.0)  # anything late would show up now
         elapsed = time.monotonic() - started
 
@@ -563,4 +563,4 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         await asyncio.gather(task, return_exceptions=True)
         await service.aclose()
         await fake.close()
-        discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway
+        assert (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == (base, gateway)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import discord
@@ -187,6 +188,33 @@ class StatusUpdater:
             log.warning("could not edit the status message: %s", exc)
 
 
+@dataclass
+class _ApiBase:
+    """DISCORD_API_URL (a proxy, the tests' fake Discord) for the life of one client.
+
+    discord.py 2.7 has no per-client API base: every REST, interaction and webhook URL is built
+    from the class attribute `Route.BASE` (which discord.py itself rewrites for the API version),
+    and a plain `Client` always opens `DiscordWebSocket.DEFAULT_GATEWAY` (only AutoShardedClient
+    asks the API for its gateway). Rebasing per client would mean replacing its private HTTP
+    client and webhook adapter; instead the two library settings are changed when the client
+    logs in and put back when it closes, which is honest for the one bot a process runs."""
+
+    base: str
+    gateway: yarl.URL
+
+    @classmethod
+    def apply(cls, url: str) -> _ApiBase:
+        saved = cls(discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
+        discord.http.Route.BASE = url.rstrip("/")
+        return saved
+
+    def use_gateway(self, url: str) -> None:
+        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+
+    def restore(self) -> None:
+        discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = self.base, self.gateway
+
+
 # --------------------------------------------------------------------------- the client
 
 
@@ -199,17 +227,30 @@ class CouncilBot(discord.Client):
         self.settings = settings
         self.pacer = ChannelPacer(pace)  # one per bot: every council in a channel shares its pace
         self.tree = app_commands.CommandTree(self)
-        self.tree.on_error = self.on_app_command_error  # type: ignore[method-assign]
+        self.tree.error(self.on_app_command_error)
+        self._api_base: _ApiBase | None = None
         self._register_commands()
         self.tree.add_command(build_admin_group(self))
 
     # ----------------------------------------------------------------- lifecycle
 
+    async def login(self, token: str) -> None:
+        if self.settings.discord_api_url and self._api_base is None:
+            self._api_base = _ApiBase.apply(self.settings.discord_api_url)
+        await super().login(token)
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            if self._api_base is not None:
+                self._api_base.restore()
+                self._api_base = None
+
     async def setup_hook(self) -> None:
-        if self.settings.discord_api_url:
-            # discord.Client connects to a fixed gateway; with an API override ask that API.
+        if self._api_base is not None:  # the gateway that API announces, not Discord's
             _, url, _ = await self.http.get_bot_gateway()
-            DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+            self._api_base.use_gateway(url)
         self.add_dynamic_items(render.CouncilButton)
         if self.settings.discord_guild_id:
             guild = discord.Object(id=self.settings.discord_guild_id)
@@ -559,9 +600,6 @@ class CouncilBot(discord.Client):
 
 def build_discord_client(service: CouncilService, settings: Settings, **options: Any) -> CouncilBot:
     """The bot, not yet started (`options` go to discord.Client, e.g. guild_ready_timeout)."""
-    if settings.discord_api_url:
-        # discord.py builds every REST URL (webhooks and interactions included) from Route.BASE.
-        discord.http.Route.BASE = settings.discord_api_url.rstrip("/")
     return CouncilBot(service, settings, **options)
 
 
