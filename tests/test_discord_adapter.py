@@ -457,6 +457,30 @@ async def test_reply_to_the_bot_and_other_bots(env, llm):
     assert "First question" in prompt[-3]["content"] and "Why though?" in prompt[-1]["content"]
 
 
+async def test_stage_buttons_show_a_council_only_where_the_service_lets_them(env):
+    """Issue 11 item 2: stage details go through the service's visibility rule, as exports do. A
+    click from another channel by someone who did not ask is "not found"; Manage Server sees it."""
+    fake = env.fake
+    await fake.push_command("council", council_option("Secret plans"))
+    await wait_finished(fake)
+    [answer] = answer_messages(fake)
+    council_id = answer["components"][0]["components"][0]["custom_id"].split(":")[2]
+
+    stranger = await fake.push_component(
+        int(answer["id"]), f"council:answers:{council_id}", user_id=9001, channel_id=fake.other_channel_id
+    )
+    await fake.wait_for(lambda: "No council with id" in json.dumps(ephemeral_replies(fake, stranger.token)), 10)
+    assert "says: the answer is 42" not in json.dumps(ephemeral_replies(fake, stranger.token))
+    admin = await fake.push_component(
+        int(answer["id"]),
+        f"council:answers:{council_id}",
+        user_id=9002,
+        channel_id=fake.other_channel_id,
+        permissions=BASIC_PERMISSIONS | MANAGE_GUILD,
+    )
+    await fake.wait_for(lambda: "says: the answer is 42" in json.dumps(ephemeral_replies(fake, admin.token)), 10)
+
+
 async def test_export_history_and_leaderboard(env):
     fake = env.fake
     await fake.push_command("council", council_option("Export me"))

@@ -585,12 +585,14 @@ class CouncilBot(discord.Client):
                 await reply(interaction, "Synthesizing with the answers so far…" if action == "synth" else "Stopping…")
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
+        viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
+        admin = actor_of(interaction).is_platform_admin
         try:
-            result = await self.service.get_result(council_id)
+            result = await self.service.result_for(council_id, viewer, admin)
         except CouncilError as exc:
             await reply(interaction, exc.user_message)
             return
-        markdown = await self.service.export(council_id) if action != "ranking" else None
+        markdown = await self.service.export(council_id, viewer=viewer, admin=admin) if action != "ranking" else None
         for kwargs in render.stage_messages(result, action, markdown):
             await interaction.followup.send(ephemeral=True, allowed_mentions=NO_MENTIONS, **kwargs)
 

@@ -22,7 +22,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EVENTS_PATH = "/slack/events"
 DEFAULT_API_URL = "https://slack.com/api/"
@@ -392,12 +393,10 @@ class SlackCouncilBot:
         assert match is not None
         council_id, fmt = match.group(1).lower(), (match.group(2) or "markdown").lower()
         fmt = "json" if fmt == "json" else "markdown"
-        try:
-            text = await self.service.export(council_id, fmt, viewer=origin)  # type: ignore[arg-type]
-        except NotFound:  # admins see every council of the workspace: ask Slack only when it matters
-            if not (await self.actor(origin.user_id or "")).is_platform_admin:
-                raise
-            text = await self.service.export(council_id, fmt, viewer=origin, admin=True)  # type: ignore[arg-type]
+        text = await self.as_viewer(
+            origin,
+            lambda admin: self.service.export(council_id, fmt, viewer=origin, admin=admin),  # type: ignore[arg-type]
+        )
         channel = origin.channel_id
         if not channel or not channel.startswith("D"):
             opened = await self.client.conversations_open(users=origin.user_id)
@@ -412,6 +411,17 @@ class SlackCouncilBot:
         )
         if channel != origin.channel_id:
             await tell(f"I sent `council-{council_id}.{ext}` to you in a direct message.")
+
+    async def as_viewer(self, viewer: Origin, read: Callable[[bool], Awaitable[T]]) -> T:
+        """`read(admin)` of a stored council, whose visibility the service decides: not found for
+        `viewer`, it is read again as an admin when Slack says the viewer is a workspace admin
+        (users.info is asked only then)."""
+        try:
+            return await read(False)
+        except NotFound:
+            if not (await self.actor(viewer.user_id or "")).is_platform_admin:
+                raise
+            return await read(True)
 
     async def council_from_command(
         self, question: str, origin: Origin, respond: Callable[..., Awaitable[Any]], context: Any
@@ -601,10 +611,8 @@ class SlackCouncilBot:
         stage = action["action_id"][len(render.ACTION_STAGE_PREFIX) :]
         team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
         try:
-            result = await self.service.get_result(action.get("value", ""))
-            asked = result.request.origin
-            if asked.platform is Platform.SLACK and team and asked.workspace_id and asked.workspace_id != team:
-                raise NotFound("This council belongs to another workspace.")
+            viewer = self.origin(team, channel, user)
+            result = await self.as_viewer(viewer, lambda admin: self.service.result_for(action["value"], viewer, admin))
             await self.client.views_open(trigger_id=body["trigger_id"], view=render.stage_modal(result, stage))  # type: ignore[arg-type]
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts, respond=respond)
