@@ -33,6 +33,11 @@ def neutralize_discord(text: str) -> str:
     return _DISCORD_REF.sub(lambda m: "<" + ZWSP + m.group(1) + ">", text)
 
 
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters, an ellipsis where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def split_text(text: str, limit: int) -> list[str]:
     """Split into chunks of at most `limit` characters, preferring paragraph, line, then word breaks.
 

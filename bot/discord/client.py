@@ -25,6 +25,7 @@ from discord import app_commands
 from discord.gateway import DiscordWebSocket
 
 from bot.conversation import append_turn
+from bot.councils import HISTORY_SCOPES, control_reply, stored_result
 from bot.discord import render
 from bot.discord.admin import build_admin_group
 from bot.progress import CouncilProgress
@@ -310,8 +311,7 @@ class CouncilBot(discord.Client):
         ) -> None:
             await interaction.response.defer(ephemeral=True, thinking=True)
             origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-            service_scope = {"channel": "channel", "server": "workspace", "mine": "user"}[scope]
-            summaries = await self.service.history(origin, service_scope, limit)  # type: ignore[arg-type]
+            summaries = await self.service.history(origin, HISTORY_SCOPES[scope], limit)
             text = render.safe("\n".join(history_lines(summaries)))
             embeds = render.pack(render.text_embeds(text, title=f"Councils ({scope})"))[0]
             await interaction.followup.send(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
@@ -324,7 +324,7 @@ class CouncilBot(discord.Client):
         ) -> None:
             await interaction.response.defer(thinking=True)
             origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-            board = await self.service.leaderboard(origin, {"server": "workspace"}.get(scope, scope))  # type: ignore[arg-type]
+            board = await self.service.leaderboard(origin, HISTORY_SCOPES[scope])
             embed = discord.Embed(
                 title="Council leaderboard",
                 color=render.COLOR_INFO,
@@ -474,7 +474,7 @@ class CouncilBot(discord.Client):
                 if council_id in seen:
                     return None
                 seen.add(council_id)
-                stored = await self._stored(council_id)
+                stored = await stored_result(self.service, council_id)
                 text = (
                     stored.synthesis.text
                     if stored and stored.synthesis
@@ -483,7 +483,7 @@ class CouncilBot(discord.Client):
                 return ConversationTurn(role="assistant", content=text, author="council") if text else None
             if message.type is discord.MessageType.chat_input_command:  # a /council status message
                 council_id = render.council_id_of_status(message.content)
-                stored = await self._stored(council_id) if council_id else None
+                stored = await stored_result(self.service, council_id) if council_id else None
                 asked = stored.request.question if stored else render.question_from_status(message.content)
                 return ConversationTurn(role="user", content=asked.replace(ZWSP, "")) if asked else None
             return None  # status messages of mentions, notices
@@ -495,7 +495,7 @@ class CouncilBot(discord.Client):
     async def reply_context(self, message: discord.Message) -> list[ConversationTurn]:
         """A reply to one of our messages outside a thread: that council's question and answer."""
         council_id = render.council_id_of_embeds(message.embeds) or render.council_id_of_status(message.content)
-        stored = await self._stored(council_id) if council_id else None
+        stored = await stored_result(self.service, council_id) if council_id else None
         if stored is not None:
             turns = [ConversationTurn(role="user", content=stored.request.question)]
             if stored.synthesis is not None:
@@ -503,12 +503,6 @@ class CouncilBot(discord.Client):
             return turns
         turn = await self.turn_of(message)
         return [turn] if turn else []
-
-    async def _stored(self, council_id: str):
-        try:
-            return await self.service.get_result(council_id)
-        except CouncilError:
-            return None
 
     async def thread_history(self, thread: discord.Thread, before: discord.abc.Snowflake) -> list[ConversationTurn]:
         messages = [m async for m in thread.history(limit=HISTORY_LIMIT, before=before)]
@@ -545,10 +539,7 @@ class CouncilBot(discord.Client):
                     break
                 updater.update(render_status)
             result = progress.result or await run.wait()
-            markdown = None
-            if result.synthesis is not None and len(result.synthesis.text) > render.LONG_ANSWER_CHARS:
-                markdown = await self.service.export(run.council_id)
-            messages = render.result_messages(result, markdown)
+            messages = render.result_messages(result)
             for i, kwargs in enumerate(messages):
                 if i == len(messages) - 1 and result.status.value != "failed":
                     kwargs["view"] = render.stage_view(run.council_id)
@@ -579,10 +570,7 @@ class CouncilBot(discord.Client):
             except CouncilError as exc:
                 await reply(interaction, exc.user_message)
                 return
-            if not stopped:
-                await reply(interaction, "This council has already finished.")
-            else:
-                await reply(interaction, "Synthesizing with the answers so far…" if action == "synth" else "Stopping…")
+            await reply(interaction, control_reply(stopped, synthesize=action == "synth"))
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
         viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)

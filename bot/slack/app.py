@@ -36,6 +36,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
+from bot.councils import HISTORY_SCOPES, control_reply, stored_result
 from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
@@ -366,13 +367,11 @@ class SlackCouncilBot:
                 match = _HISTORY_ARGS.fullmatch(argument)
                 scope_word = (match.group(1) or "channel").lower() if match else "channel"
                 limit = int(match.group(2)) if match and match.group(2) else 10
-                scope = {"channel": "channel", "workspace": "workspace", "mine": "user"}[scope_word]
-                summaries = await self.service.history(origin, scope, min(limit, 50))  # type: ignore[arg-type]
+                summaries = await self.service.history(origin, HISTORY_SCOPES[scope_word], min(limit, 50))
                 message = render.history_message(summaries, scope_word)
                 await tell(message["text"], message["blocks"])
             elif kind == "leaderboard":
-                scope = (argument or "workspace").lower()
-                board = await self.service.leaderboard(origin, scope)  # type: ignore[arg-type]
+                board = await self.service.leaderboard(origin, HISTORY_SCOPES[(argument or "workspace").lower()])
                 message = render.leaderboard_message(board)
                 await tell(message["text"], message["blocks"])
             elif kind == "export":
@@ -549,7 +548,7 @@ class SlackCouncilBot:
             kind, council_id = ref
             if kind == "s" or (kind == "a" and council_id in seen):
                 return None
-            stored = await self._stored(council_id)
+            stored = await stored_result(self.service, council_id)
             if kind == "q":
                 asked = stored.request.question if stored else self._running_question(council_id)
                 return ConversationTurn(role="user", content=asked) if asked else None
@@ -568,12 +567,6 @@ class SlackCouncilBot:
             return None
         text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
         return ConversationTurn(role="user", content=text, author=message.get("user")) if text else None
-
-    async def _stored(self, council_id: str) -> CouncilResult | None:
-        try:
-            return await self.service.get_result(council_id)
-        except CouncilError:
-            return None
 
     def _running_question(self, council_id: str) -> str | None:
         run = self.service.get_run(council_id)
@@ -595,11 +588,7 @@ class SlackCouncilBot:
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
             return
-        if not stopped:
-            await self.ephemeral(channel, user, "This council has already finished.", thread_ts=thread_ts)
-        else:
-            note = "Synthesizing with the answers so far…" if synthesize else "Stopping the council…"
-            await self.ephemeral(channel, user, note, thread_ts=thread_ts)
+        await self.ephemeral(channel, user, control_reply(stopped, synthesize=synthesize), thread_ts=thread_ts)
 
     async def handle_stage(
         self, body: dict[str, Any], action: dict[str, Any], respond: Callable[..., Awaitable[Any]] | None = None

@@ -17,10 +17,12 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from bot.councils import is_long
 from bot.progress import CouncilProgress, MemberState
 from bot.render_text import (
     aggregate_table,
     ballot_line,
+    clip,
     history_lines,
     leaderboard_table,
     neutralize_slack,
@@ -47,8 +49,6 @@ SECTION_CHUNK = 2900  # what we put in one section: room for a closing fence and
 MODAL_TITLE_MAX = 24
 CONTEXT_MAX = 2000
 FALLBACK_TEXT_MAX = 300  # the notification text of a message with blocks
-# Beyond this many characters the answer message shows the start and the full text is a file.
-LONG_ANSWER_CHARS = 12000
 SUMMARY_CHARS = 2800
 # A modal shows at most this much model text in total (then says where the rest is).
 MODAL_TEXT_BUDGET = 60000
@@ -155,10 +155,6 @@ def mrkdwn(text: str | None) -> str:
         pos = fence.end()
     out.append(_prose(text[pos:]))
     return neutralize_slack("".join(out))
-
-
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def fallback(text: str) -> str:
@@ -487,15 +483,11 @@ def attached_note(answer: str) -> str:
     return f":page_facing_up: The full answer ({len(answer):,} characters) is attached below as a Markdown file."
 
 
-def is_long(result: CouncilResult) -> bool:
-    return result.synthesis is not None and len(result.synthesis.text) > LONG_ANSWER_CHARS
-
-
 def result_messages(result: CouncilResult) -> list[Message]:
     """The answer as thread replies: header (when degraded) first, the answer, the ranking, buttons.
 
     Normally one message. A long answer (over `LONG_ANSWER_CHARS`) shows its start and says the
-    full text is attached (the caller uploads it: `answer_file`). Each message stays within 50
+    full text is attached (the caller uploads it: `bot.councils.answer_file`). Each message stays within 50
     blocks and every section within 3000 characters.
     """
     cid = result.council_id
@@ -542,15 +534,6 @@ def result_messages(result: CouncilResult) -> list[Message]:
         text = fallback(plain(first_text)) if index == 0 else "(continued)"
         out.append({"text": text, "blocks": blocks})
     return out
-
-
-def answer_file(result: CouncilResult) -> tuple[str, str, str]:
-    """(filename, title, content) of the Markdown file attached to a long answer."""
-    synthesis = result.synthesis
-    body = synthesis.text if synthesis is not None else ""
-    header = result_header(result)
-    content = f"# {result.request.question}\n\n" + (f"{header}\n\n" if header else "") + body + "\n"
-    return f"council-{result.council_id}.md", "Council answer (full text)", content
 
 
 # --------------------------------------------------------------------------- stage modals
