@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from bot.render_text import result_header
 from core.errors import CouncilError
-from core.models import CouncilResult
+from core.models import ConversationTurn, CouncilResult
 
 if TYPE_CHECKING:
     from core.service import CouncilService, HistoryScope
@@ -52,6 +52,27 @@ async def stored_result(service: CouncilService, council_id: str) -> CouncilResu
         return await service.get_result(council_id)
     except CouncilError:
         return None
+
+
+async def answer_turn(
+    service: CouncilService, council_id: str, seen: set[str], rendered: str
+) -> ConversationTurn | None:
+    """Thread history: our answer to a council as the assistant's turn, once per council (an answer
+    split over several messages is one turn). The stored answer is preferred over the `rendered`
+    text, which may be cut; the rendered one stands in while the council is not stored."""
+    if council_id in seen:
+        return None
+    seen.add(council_id)
+    stored = await stored_result(service, council_id)
+    text = stored.synthesis.text if stored is not None and stored.synthesis is not None else rendered
+    return ConversationTurn(role="assistant", content=text, author="council") if text.strip() else None
+
+
+async def question_turn(service: CouncilService, council_id: str, rendered: str | None) -> ConversationTurn | None:
+    """Thread history: the question a message of ours shows, as the user's turn (stored first)."""
+    stored = await stored_result(service, council_id)
+    asked = stored.request.question if stored is not None else rendered
+    return ConversationTurn(role="user", content=asked) if asked else None
 
 
 def control_reply(stopped: bool, *, synthesize: bool) -> str:

@@ -25,7 +25,7 @@ from discord import app_commands
 from discord.gateway import DiscordWebSocket
 
 from bot.conversation import append_turn
-from bot.councils import HISTORY_SCOPES, control_reply, stored_result
+from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn, stored_result
 from bot.discord import render
 from bot.discord.admin import build_admin_group
 from bot.progress import CouncilProgress
@@ -471,21 +471,14 @@ class CouncilBot(discord.Client):
         if message.author.id == (self.user.id if self.user else None):
             council_id = render.council_id_of_embeds(message.embeds)
             if council_id:
-                if council_id in seen:
-                    return None
-                seen.add(council_id)
-                stored = await stored_result(self.service, council_id)
-                text = (
-                    stored.synthesis.text
-                    if stored and stored.synthesis
-                    else "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
-                )
-                return ConversationTurn(role="assistant", content=text, author="council") if text else None
+                shown = "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
+                return await answer_turn(self.service, council_id, seen, shown)
             if message.type is discord.MessageType.chat_input_command:  # a /council status message
                 council_id = render.council_id_of_status(message.content)
-                stored = await stored_result(self.service, council_id) if council_id else None
-                asked = stored.request.question if stored else render.question_from_status(message.content)
-                return ConversationTurn(role="user", content=asked.replace(ZWSP, "")) if asked else None
+                shown = (render.question_from_status(message.content) or "").replace(ZWSP, "") or None
+                if council_id is None:
+                    return ConversationTurn(role="user", content=shown) if shown else None
+                return await question_turn(self.service, council_id, shown)
             return None  # status messages of mentions, notices
         if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
             return None

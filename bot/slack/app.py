@@ -36,7 +36,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
-from bot.councils import HISTORY_SCOPES, control_reply, stored_result
+from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn
 from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
@@ -546,23 +546,16 @@ class SlackCouncilBot:
             if ref is None:
                 return None  # help, uploads and other notes
             kind, council_id = ref
-            if kind == "s" or (kind == "a" and council_id in seen):
+            if kind == "s":
                 return None
-            stored = await stored_result(self.service, council_id)
             if kind == "q":
-                asked = stored.request.question if stored else self._running_question(council_id)
-                return ConversationTurn(role="user", content=asked) if asked else None
-            seen.add(council_id)
-            if stored is not None and stored.synthesis is not None:
-                text = stored.synthesis.text
-            else:
-                text = "\n".join(
-                    b["text"]["text"]
-                    for b in message.get("blocks") or []
-                    if b.get("type") == "section" and isinstance(b.get("text"), dict)
-                )
-                text = slack_unescape(text.replace(ZWSP, "")) if text else ""
-            return ConversationTurn(role="assistant", content=text, author="council") if text.strip() else None
+                return await question_turn(self.service, council_id, self._running_question(council_id))
+            shown = "\n".join(
+                b["text"]["text"]
+                for b in message.get("blocks") or []
+                if b.get("type") == "section" and isinstance(b.get("text"), dict)
+            )
+            return await answer_turn(self.service, council_id, seen, slack_unescape(shown.replace(ZWSP, "")))
         if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
             return None
         text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
