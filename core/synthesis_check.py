@@ -18,6 +18,8 @@ from core.markers import MarkerFilter
 # (so that "Paris." still stands when the members answered "Paris" too).
 NEAR_EMPTY_WORDS = 8
 NEAR_EMPTY_SHARE = 0.25
+# A short text ending in a colon announces an answer it never gives ("The answer to this question is:").
+LEAD_IN_WORDS = 20
 # Mostly a copy of the prompt: this share of the synthesis' word n-grams occurs in the prompt's
 # own text (its instructions, the question, the reviews) and in no member answer.
 COPY_NGRAM = 5
@@ -46,6 +48,8 @@ class SynthesisJudge:
         words = _words(text)
         if finished and len(words) < min(NEAR_EMPTY_WORDS, NEAR_EMPTY_SHARE * self._shortest_answer):
             return f"it is nearly empty ({_count(len(words), 'word')})"
+        if finished and len(words) < LEAD_IN_WORDS and text.rstrip().endswith(":"):
+            return f"it stops after a lead-in ({_count(len(words), 'word')} ending in a colon)"
         grams = _ngrams(words)
         if len(grams) >= _MIN_NGRAMS:
             copied = sum(1 for gram in grams if gram in self._copyable) / len(grams)
