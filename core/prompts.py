@@ -294,10 +294,10 @@ def _ranking_block(ranking: Sequence[AggregateEntry] | None) -> str:
     return "Aggregate peer ranking, best first (lower average rank is better):\n" + "\n".join(lines)
 
 
+# Worded for a 135M-parameter model: concrete about the shape (a paragraph, not the quoted lists).
 BRIEF_TASK = (
-    "Write the final answer to the question for the user: a few clear sentences of plain prose, "
-    "using the strongest points of the answers above. Write the answer itself: do not mention the "
-    "answers, the quotes or the council."
+    "Combine the answers above into one final answer to the question: one paragraph of four or "
+    "five complete sentences, in your own words, without lists or quotes."
 )
 
 
@@ -328,8 +328,7 @@ def brief_chairman_messages(
     if history:
         transcript = "\n\n".join(f"[{turn.role}] {_turn_text(turn)}" for turn in history)
         parts.append("Earlier conversation in this thread (context only):\n" + quote(transcript))
-    parts.append("The question:\n" + quote(question))
-    parts.append("The best answers of the council, best first:")
+    parts.append("Question:\n" + quote(question))
     parts += [f"Answer {n}:\n" + quote(redact_ids(text, member_ids)) for n, text in enumerate(answers.values(), 1)]
     parts.append(BRIEF_TASK)
     system = FALLBACK_SYSTEM if fallback else CHAIRMAN_SYSTEM

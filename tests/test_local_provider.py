@@ -253,8 +253,12 @@ async def test_full_council_on_local_models(settings):
     assert [a.model for a in result.answers] == LOCAL_DEFAULT_MEMBERS
     assert all(a.ok for a in result.answers), [a.error for a in result.answers]
     assert result.synthesis is not None and result.synthesis.text.strip()
-    assert result.synthesis.by_chairman
-    assert tokens >= 2
+    # A 135M chairman may write a degenerate synthesis (core/synthesis_check.py): then a member's
+    # text stands in, and the result says why first.
+    if result.synthesis.by_chairman:
+        assert tokens >= 2
+    else:
+        assert result.notices[0] == result.synthesis.note, result.notices
     assert result.reviews, "stage 2 ran"
     for review in result.reviews:
         assert review.error is None, review.error
