@@ -150,8 +150,8 @@ class MarkerFilter:
 
     def flush(self) -> str:
         context, text, self._held = self.text[-1:], self._held, ""
-        removed = True
-        while removed:
+        removed = 1
+        while removed:  # removing one may have joined the halves of another
             text, removed = self._remove(context, text)
         return self._show(text)
 
