@@ -618,7 +618,7 @@ class _Council:
             model,
             _Wakeup(),
             asyncio.get_running_loop().time() + self.config.member_timeout_s,
-            SynthesisScreen(judge, self._nonces()),
+            SynthesisScreen(judge, self._nonces(), unquote=self._small_context(model)),
         )
         state.pump = self._spawn(self._call(partial(self._pump, model, messages, state)), f"synthesis:{model}")
         state.pump.add_done_callback(state.wakeup.poke)
