@@ -475,10 +475,10 @@ class CouncilBot(discord.Client):
                 return await answer_turn(self.service, council_id, seen, shown)
             if message.type is discord.MessageType.chat_input_command:  # a /council status message
                 council_id = render.council_id_of_status(message.content)
-                shown = (render.question_from_status(message.content) or "").replace(ZWSP, "") or None
+                asked = (render.question_from_status(message.content) or "").replace(ZWSP, "") or None
                 if council_id is None:
-                    return ConversationTurn(role="user", content=shown) if shown else None
-                return await question_turn(self.service, council_id, shown)
+                    return ConversationTurn(role="user", content=asked) if asked else None
+                return await question_turn(self.service, council_id, asked)
             return None  # status messages of mentions, notices
         if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
             return None
