@@ -19,7 +19,7 @@ from typing import Literal
 from core.council import CouncilControl, run_council
 from core.errors import BudgetExceeded, ConfigurationError, InputRejected, NotFound, PermissionDenied, UnknownModels
 from core.export import to_json, to_markdown
-from core.limits import ConcurrencyGate, RateLimiter, validate_question
+from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
 from core.models import (
     Actor,
     ChannelSettings,
@@ -40,7 +40,9 @@ from core.models import (
     MemberFailed,
     Origin,
     Platform,
+    new_council_id,
 )
+from core.ownership import LEASE_S, CouncilOwner
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.settings import Settings, load_settings
@@ -68,6 +70,8 @@ class CouncilRun:
         self._changed = asyncio.Condition()
         self._result: CouncilResult | None = None
         self.task: asyncio.Task[None] | None = None
+        self.queued_position: int | None = None  # its place in the queue when admitted; None: ran at once
+        self.ticket: Ticket | None = None  # its admission (a slot, or a place in the queue)
 
     @property
     def council_id(self) -> str:
@@ -105,26 +109,29 @@ class CouncilRun:
 
 
 class CouncilService:
-    def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter):
+    def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter, *, lease_s: float = LEASE_S):
         self.settings = settings
         self.storage = storage
         self.router = router
         self.redact = Redactor.from_settings(settings)
         self.limiter = RateLimiter(storage)
         self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils)
+        # Taken when this process first runs a council (or a bot starts): read-only uses never own.
+        self.owner = CouncilOwner(storage, lease_s)
         self._runs: dict[str, CouncilRun] = {}
         self._pruner: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
-    async def open(cls, settings: Settings | None = None, *, router: ProviderRouter | None = None) -> CouncilService:
+    async def open(
+        cls, settings: Settings | None = None, *, router: ProviderRouter | None = None, lease_s: float = LEASE_S
+    ) -> CouncilService:
+        """Open the database. Nothing is marked here: councils other processes run are theirs, and
+        those of dead processes are marked by the first process that runs councils (`start_lease`)."""
         settings = settings or load_settings()
         storage = await _open_storage(settings)
-        interrupted = await storage.mark_interrupted()
-        if interrupted:
-            log.warning("marked %d council(s) interrupted by the last shutdown as failed", interrupted)
-        service = cls(settings, storage, router or ProviderRouter(settings))
+        service = cls(settings, storage, router or ProviderRouter(settings), lease_s=lease_s)
         if settings.retention_days:
             await service.prune(timedelta(days=settings.retention_days))
             # Bots run for months: keep pruning daily, not only at start-up.
@@ -149,6 +156,7 @@ class CouncilService:
         pending = [r.task for r in self._runs.values() if r.task and not r.task.done()]
         if pending:
             await asyncio.wait(pending, timeout=5)
+        await self.owner.stop()
         await self.router.aclose()
         await self.storage.close()
 
@@ -160,23 +168,68 @@ class CouncilService:
 
     # ------------------------------------------------------------------ councils
 
+    async def start_lease(self) -> None:
+        """Become an owner of councils now (bots call it at start-up, so that councils a dead
+        process left running are marked at once); `start_council` does it on first use."""
+        await self.owner.start()
+
     async def start_council(
         self,
         question: str,
         origin: Origin,
         history: Sequence[ConversationTurn] = (),
+        *,
+        council_id: str | None = None,
     ) -> CouncilRun:
-        """Validate, check limits and start a council in the background.
+        """Validate, check limits, admit and start a council in the background.
 
-        Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing message.
+        Admission is atomic: the council holds a running slot or its place in the queue before
+        this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
+        BudgetExceeded or Overloaded with a user-facing message; a refused question uses up none
+        of the asker's rate limit.
         """
         # Cleaned before anything is counted or stored: undecodable text must not cost a rate-limit hit.
         question = validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
         history = [self._clean_turn(turn) for turn in history]
+        ticket = self.gate.admit()  # Overloaded here, before anything is recorded
+        try:
+            channel = await self.storage.get_channel_settings(origin.channel_key)
+            config = self._config_for(channel)
+            await self._check_budget(origin, channel)
+            await self._check_rate(origin, channel, record=True)
+            await self.owner.start()
+            request = CouncilRequest(
+                council_id=council_id or new_council_id(),
+                question=question,
+                config=config,
+                history=self._trim_history(history),
+                origin=origin,
+            )
+            await self.storage.save_council_started(request, self.owner.owner_id)
+        except BaseException:
+            ticket.release()
+            raise
+        run = CouncilRun(request)
+        run.queued_position = ticket.position
+        run.ticket = ticket
+        if ticket.position is not None:
+            await run.publish(CouncilQueued(council_id=run.council_id, position=ticket.position))
+        self._runs[run.council_id] = run
+        run.task = asyncio.create_task(self._drive(run, ticket), name=f"council-{run.council_id}")
+        return run
+
+    async def check_admission(self, question: str, origin: Origin) -> str:
+        """The checks of `start_council` without their effects (no queue place, no rate-limit hit):
+        an adapter that must show the question before starting asks this first. Returns the
+        question as it will be asked; raises what `start_council` would."""
+        question = validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
         self.gate.check_capacity()
         channel = await self.storage.get_channel_settings(origin.channel_key)
-        config = self._config_for(channel)
         await self._check_budget(origin, channel)
+        await self._check_rate(origin, channel, record=False)
+        return question
+
+    async def _check_rate(self, origin: Origin, channel: ChannelSettings | None, *, record: bool) -> None:
         await self.limiter.check_and_record(
             user_key=origin.user_key,
             channel_key=origin.channel_key,
@@ -184,13 +237,8 @@ class CouncilService:
             channel_limit_per_hour=_pick(
                 channel and channel.channel_limit_per_hour, self.settings.channel_limit_per_hour
             ),
+            record=record,
         )
-        request = CouncilRequest(question=question, config=config, history=self._trim_history(history), origin=origin)
-        await self.storage.save_council_started(request)
-        run = CouncilRun(request)
-        self._runs[run.council_id] = run
-        run.task = asyncio.create_task(self._drive(run), name=f"council-{run.council_id}")
-        return run
 
     async def ask(
         self, question: str, origin: Origin | None = None, history: Sequence[ConversationTurn] = ()
@@ -208,20 +256,19 @@ class CouncilService:
             return False
         if actor.user_id != run.request.origin.user_id and not self.is_admin(actor):
             raise PermissionDenied("Only the person who asked, or an admin, can stop this council.")
-        if synthesize:
+        if run.ticket is not None and run.ticket.waiting:
+            run.control.stop()  # still queued: it leaves the queue now and never starts
+            run.ticket.release()
+        elif synthesize:
             run.control.synthesize_now()
         else:
             run.control.stop()
         return True
 
-    async def _drive(self, run: CouncilRun) -> None:
+    async def _drive(self, run: CouncilRun, ticket: Ticket) -> None:
         result: CouncilResult | None = None
         try:
-
-            async def on_queued(position: int) -> None:
-                await run.publish(CouncilQueued(council_id=run.council_id, position=position))
-
-            async with self.gate.slot(on_queued):
+            if await ticket.wait() and not run.control.stopped:  # stopped while queued: it never starts
                 async for event in run_council(run.request, self.router, run.control):
                     if isinstance(event, CouncilFinished):
                         result = event.result
@@ -239,6 +286,8 @@ class CouncilService:
                 status=CouncilStatus.FAILED,
                 error=ErrorInfo(kind=ErrorKind.UNKNOWN, message=message),
             )
+        finally:
+            ticket.release()
         if result is None:
             result = CouncilResult(
                 council_id=run.council_id,

@@ -257,10 +257,11 @@ class Storage:
             async with self._db.execute(sql, tuple(params)) as cursor:
                 return list(await cursor.fetchall())
 
-    async def _transaction(self, work) -> None:
-        """Run `await work()` (several statements) as one transaction under the lock."""
+    async def _transaction(self, work, *, immediate: bool = False) -> None:
+        """Run `await work()` (several statements) as one transaction under the lock. `immediate`
+        takes the write lock at once: a read-then-write against other processes cannot go stale."""
         async with self._lock:
-            await self._db.execute("BEGIN")
+            await self._db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
             try:
                 await work()
                 await self._db.commit()
@@ -270,13 +271,14 @@ class Storage:
 
     # ------------------------------------------------------------------ councils
 
-    async def save_council_started(self, request: CouncilRequest) -> None:
-        """Record a council as running. A council already stored (running or finished) is left as is."""
+    async def save_council_started(self, request: CouncilRequest, owner_id: str | None = None) -> None:
+        """Record a council as running, owned by `owner_id` (see `renew_owner`). A council already
+        stored (running or finished) is left as is."""
         o = request.origin
         await self._execute(
             """INSERT INTO councils (id, created_at, status, question, history, platform, workspace_id,
-               channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config, owner_id)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (id) DO NOTHING""",
             (
                 request.council_id,
@@ -294,6 +296,7 @@ class Storage:
                 _dumps(request.config.members),
                 request.config.chairman,
                 request.config.model_dump_json(),
+                owner_id,
             ),
         )
 
@@ -418,25 +421,56 @@ class Storage:
             return None
         return CouncilResult.model_validate_json(rows[0]["result"])
 
-    async def mark_interrupted(self) -> int:
-        """Councils still running at start-up were cut off by a restart: store them as failed, with why.
+    # ------------------------------------------------------------------ ownership of running councils
 
-        Call once at start-up, before any council starts. Returns how many were marked.
-        """
-        rows = await self._fetchall("SELECT * FROM councils WHERE status = ?", (RUNNING,))
-        results = [
-            CouncilResult(
-                council_id=row["id"],
-                request=_request_from_row(row),
-                status=CouncilStatus.FAILED,
-                error=ErrorInfo(kind=ErrorKind.CANCELLED, message="The bot restarted while this council was running."),
-                notices=["Interrupted: the bot restarted before this council finished; ask again to rerun it."],
-            )
-            for row in rows
-        ]
-        if results:
-            await self.save_results(results)
-        return len(results)
+    async def renew_owner(self, owner_id: str, lease_s: float, *, host: str = "", pid: int = 0) -> None:
+        """Register or renew a process instance's lease: its councils are its own until `lease_s` from now."""
+        now = time.time()
+        await self._execute(
+            """INSERT INTO council_owners (owner_id, host, pid, started_at, renewed_at, lease_until)
+               VALUES (?, ?, ?, ?, ?, ?)
+               ON CONFLICT (owner_id) DO UPDATE SET renewed_at = excluded.renewed_at,
+               lease_until = excluded.lease_until""",
+            (owner_id, host, pid, now, now, now + lease_s),
+        )
+
+    async def drop_owner(self, owner_id: str) -> None:
+        """A clean shutdown: whatever the owner still runs is orphaned at once (the next reaper takes it)."""
+        await self._execute("DELETE FROM council_owners WHERE owner_id = ?", (owner_id,))
+
+    async def mark_interrupted(self, now: float | None = None) -> int:
+        """Store as failed, with why, the running councils whose owner stopped renewing its lease
+        (or that have no owner: written before owners existed). Councils of live owners are left
+        alone. Returns how many were marked."""
+        now = time.time() if now is None else now
+        marked = 0
+
+        async def work() -> None:
+            nonlocal marked
+            async with self._db.execute(
+                """SELECT * FROM councils WHERE status = ? AND (owner_id IS NULL OR owner_id NOT IN
+                   (SELECT owner_id FROM council_owners WHERE lease_until >= ?))""",
+                (RUNNING, now),
+            ) as cursor:
+                rows = list(await cursor.fetchall())
+            for row in rows:
+                await self._write_result(
+                    CouncilResult(
+                        council_id=row["id"],
+                        request=_request_from_row(row),
+                        status=CouncilStatus.FAILED,
+                        error=ErrorInfo(
+                            kind=ErrorKind.CANCELLED,
+                            message="The bot stopped (or restarted) while this council was running.",
+                        ),
+                        notices=["Interrupted: the process running this council stopped; ask again to rerun it."],
+                    )
+                )
+            await self._db.execute("DELETE FROM council_owners WHERE lease_until < ?", (now,))
+            marked = len(rows)
+
+        await self._transaction(work, immediate=True)
+        return marked
 
     async def list_councils(
         self, *, platform=None, workspace_id=None, channel_id=None, user_id=None, limit: int = 20, offset: int = 0

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -506,3 +508,59 @@ async def test_export_history_and_leaderboard(env):
     await fake.wait_for(lambda: ephemeral_replies(fake, help_.token), 10)
     [text] = ephemeral_replies(fake, help_.token)
     assert text["flags"] & 64 and "/council question:" in text["content"] and len(text["content"]) <= 2000
+
+
+async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delivered(llm, tmp_path, caplog, capsys):
+    """Issue 10 items 10 and 11 on Discord: 40 simultaneous mentions in one channel, against a
+    Discord that allows 5 message writes per 5 s per channel and answers 429 beyond it. The 6
+    admitted councils (2 running + 4 queued) each get their answer exactly once, in their thread;
+    the 34 others are refused privately (a DM) with a retry hint; no channel is flooded."""
+    caplog.set_level("INFO")
+    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
+    fake = await FakeDiscord(channel_limit=(5, 5.0)).start()
+    settings = make_settings(
+        llm,
+        tmp_path,
+        DISCORD_TOKEN=TOKEN,
+        DISCORD_API_URL=fake.api_url,
+        COUNCIL_MAX_CONCURRENT=2,
+        COUNCIL_MAX_QUEUED=4,
+    )
+    service = await CouncilService.open(settings)
+    client = build_discord_client(service, settings, guild_ready_timeout=0.2)
+    task = asyncio.create_task(client.start(TOKEN))
+    try:
+        await asyncio.wait_for(client.wait_until_ready(), 10)
+        started = time.monotonic()
+        for i in range(40):
+            await fake.push_message(f"<@{fake.bot_id}> Question number {i}?", user_id=5000 + i, name=f"user{i}")
+        await wait_finished(fake, 6, timeout=120)
+        await asyncio.sleep(1.0)  # anything late would show up now
+        elapsed = time.monotonic() - started
+
+        accepted = {s.council_id for s in await service.history(limit=100)}
+        footers = [(e.get("footer") or {}).get("text", "") for m in answer_messages(fake) for e in m["embeds"][-1:]]
+        delivered = [re.match(r"Council ([0-9a-f]+)", f).group(1) for f in footers]
+        dms = [m for m in fake.messages.values() if fake.channels.get(int(m["channel_id"]), {}).get("type") == 1]
+        channels = {int(c.path.split("/")[2]) for c in fake.calls if c.path.startswith("/channels/")}
+        peaks = {ch: fake.peak_writes(ch) for ch in channels}
+        limited = [c for c in fake.calls if c.status == 429]
+        with capsys.disabled():
+            print(
+                f"\n[discord burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
+                f"({len(delivered)} answer messages), {len(dms)} refusals by DM; "
+                f"{len(fake.channel_writes(fake.channel_id))} writes to the channel, peak per 5 s "
+                f"{peaks.get(fake.channel_id, 0)} there and {max(peaks.values())} in any channel, "
+                f"{len(limited)} answered 429, {elapsed:.1f} s"
+            )
+        assert len(accepted) == 6 and len(dms) == 34
+        assert sorted(delivered) == sorted(accepted)  # every accepted answer, exactly once
+        assert all("try again" in m["content"] for m in dms)
+        assert max(peaks.values()) <= 5
+        assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    finally:
+        await client.close()
+        await asyncio.gather(task, return_exceptions=True)
+        await service.aclose()
+        await fake.close()
+        discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway
