@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("discord", help="run the Discord bot")
     serve = sub.add_parser("serve", help="run every bot that has a token configured")
     serve.add_argument("--port", type=int, default=3000)
+    api = sub.add_parser("api", help="serve the council as an OpenAI-compatible model (and MCP over HTTP at /mcp)")
+    api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
+    api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")
+    sub.add_parser("mcp", help="serve the council as MCP tools on stdio")
     return parser
 
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Awaitable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from bot.cli import EXIT_FAILED, EXIT_OK
 from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
@@ -260,10 +261,35 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         from bot.discord.client import run_discord
 
         tasks.append(_reporting("Discord", settings.discord_api_url, run_discord(service, settings)))
+    if args.command == "serve" and settings.api_keys:
+        tasks.append(_api_server().serve_api(service))
     if not tasks:
-        raise ConfigurationError("Nothing to serve: set SLACK_BOT_TOKEN and/or DISCORD_TOKEN (see README).")
+        raise ConfigurationError(
+            "Nothing to serve: set SLACK_BOT_TOKEN, DISCORD_TOKEN and/or COUNCIL_API_KEYS (see README)."
+        )
     service.router.warm_up([*settings.default_members, settings.default_chairman])
     await asyncio.gather(*tasks)
+    return EXIT_OK
+
+
+def _api_server() -> Any:
+    """bot.api.server, imported only by the commands that serve it (its packages are an extra)."""
+    try:
+        from bot.api import server
+    except ModuleNotFoundError as exc:
+        raise ConfigurationError(
+            f"The API and MCP server need the `api` extra ({exc.name} is missing): pip install 'llm-council-bot[api]'."
+        ) from None
+    return server
+
+
+async def cmd_api(service: CouncilService, args: argparse.Namespace) -> int:
+    await _api_server().serve_api(service, args.host, args.port)
+    return EXIT_OK
+
+
+async def cmd_mcp(service: CouncilService, args: argparse.Namespace) -> int:
+    await _api_server().serve_mcp_stdio(service)
     return EXIT_OK
 
 
@@ -383,4 +409,6 @@ COMMANDS = {
     "slack": cmd_bots,
     "discord": cmd_bots,
     "serve": cmd_bots,
+    "api": cmd_api,
+    "mcp": cmd_mcp,
 }

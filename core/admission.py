@@ -4,13 +4,15 @@ and every limit checked (input, budget, rate, capacity) before it may start."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+from core.channel_admin import clean_members, require_known_models
 from core.errors import BudgetExceeded
 from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
 from core.models import ChannelSettings, ConversationTurn, CouncilConfig, CouncilRequest, Origin, new_council_id
 from core.ownership import CouncilOwner
+from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
@@ -24,21 +26,31 @@ class Admission:
         self,
         settings: Settings,
         storage: Storage,
+        router: ProviderRouter,
         redact: Redactor,
         gate: ConcurrencyGate,
         owner: CouncilOwner,
     ) -> None:
         self.settings = settings
         self.storage = storage
+        self.router = router
         self.redact = redact
         self.limiter = RateLimiter(storage)
         self.gate = gate
         self.owner = owner
 
     async def admit(
-        self, question: str, origin: Origin, history: Sequence[ConversationTurn], council_id: str | None
+        self,
+        question: str,
+        origin: Origin,
+        history: Sequence[ConversationTurn],
+        *,
+        council_id: str | None = None,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
     ) -> tuple[CouncilRequest, Ticket]:
         """The stored request and its ticket (a running slot or a place in the queue), atomically.
+        `members`/`chairman` replace the channel's for this council only.
 
         Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing
         message; a refused question uses up none of the asker's rate limit.
@@ -49,7 +61,7 @@ class Admission:
         ticket = self.gate.admit()  # Overloaded here, before anything is recorded
         try:
             channel = await self.storage.get_channel_settings(origin.channel_key)
-            config = self.config_for(channel)
+            config = await self._with_overrides(self.config_for(channel), members, chairman)
             await self._check_budget(origin, channel)
             await self._check_rate(origin, channel, record=True)
             await self.owner.start()
@@ -92,6 +104,19 @@ class Admission:
             max_answer_tokens=s.council_max_answer_tokens,
         )
 
+    async def _with_overrides(
+        self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None
+    ) -> CouncilConfig:
+        chosen_members = clean_members(members) if members else None
+        chosen_chairman = chairman.strip() if chairman and chairman.strip() else None
+        named = [*(chosen_members or []), *([chosen_chairman] if chosen_chairman else [])]
+        if not named:
+            return config
+        await require_known_models(self.router, list(dict.fromkeys(named)))
+        return config.model_copy(
+            update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
+        )
+
     async def _check_rate(self, origin: Origin, channel: ChannelSettings | None, *, record: bool) -> None:
         await self.limiter.check_and_record(
             user_key=origin.user_key,
@@ -114,7 +139,8 @@ class Admission:
         if spent >= budget:
             raise BudgetExceeded(
                 f"This channel's daily budget of ${budget:.2f} is spent (${spent:.2f} today). "
-                "It resets at 00:00 UTC; an admin can raise it with the limits command."
+                "It resets at 00:00 UTC; an admin can raise it with the limits command.",
+                retry_after_s=(day_start + timedelta(days=1) - datetime.now(UTC)).total_seconds(),
             )
 
     def _clean_turn(self, turn: ConversationTurn) -> ConversationTurn:

@@ -38,12 +38,8 @@ class ChannelAdmin:
 
     async def set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
         self.permissions.require_admin(actor, origin.platform)
-        cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
-        if len(cleaned) < 2:
-            raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
-        if len(cleaned) > MAX_MEMBERS:
-            raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
-        await self._require_known(cleaned)
+        cleaned = clean_members(members)
+        await require_known_models(self.router, cleaned)
         current = await self.channel_settings(origin)
         await self._save_channel(
             actor, current.model_copy(update={"members": cleaned}), "set_members", {"members": cleaned}
@@ -55,7 +51,7 @@ class ChannelAdmin:
         chairman = chairman.strip()
         if not chairman:
             raise InputRejected("Name the chairman's model id.")
-        await self._require_known([chairman])
+        await require_known_models(self.router, [chairman])
         current = await self.channel_settings(origin)
         await self._save_channel(
             actor, current.model_copy(update={"chairman": chairman}), "set_chairman", {"chairman": chairman}
@@ -103,12 +99,22 @@ class ChannelAdmin:
         await self.storage.put_channel_settings(updated, actor.user_id)
         await self.storage.audit(updated.channel_key, actor.user_id, action, detail)
 
-    async def _require_known(self, models: list[str]) -> None:
-        unknown = await self.router.unknown_models(models)
-        if unknown:
-            raise UnknownModels(
-                "Unknown model id(s): "
-                + ", ".join(f"`{m}`" for m in unknown)
-                + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
-                unknown,
-            )
+
+def clean_members(members: Sequence[str]) -> list[str]:
+    cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
+    if len(cleaned) < 2:
+        raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
+    if len(cleaned) > MAX_MEMBERS:
+        raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+    return cleaned
+
+
+async def require_known_models(router: ProviderRouter, models: list[str]) -> None:
+    unknown = await router.unknown_models(models)
+    if unknown:
+        raise UnknownModels(
+            "Unknown model id(s): "
+            + ", ".join(f"`{m}`" for m in unknown)
+            + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
+            unknown,
+        )

@@ -22,7 +22,11 @@ class RateLimited(CouncilError):
 
 
 class BudgetExceeded(CouncilError):
-    """The channel's daily budget is spent."""
+    """The channel's daily budget is spent; it resets in `retry_after_s`."""
+
+    def __init__(self, user_message: str, retry_after_s: float | None = None):
+        super().__init__(user_message)
+        self.retry_after_s = retry_after_s
 
 
 class Overloaded(CouncilError):

@@ -95,6 +95,7 @@ class Platform(str, Enum):
     CLI = "cli"
     SLACK = "slack"
     DISCORD = "discord"
+    API = "api"  # the OpenAI-compatible API and the MCP server (bot/api)
 
 
 class Origin(_Model):

@@ -64,7 +64,7 @@ class CouncilService:
         # Taken when this process first runs a council (or a bot starts): read-only uses never own.
         self.owner = CouncilOwner(storage, lease_s)
         self.permissions = Permissions(settings.admin_users)
-        self.admission = Admission(settings, storage, self.redact, self.gate, self.owner)
+        self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.runs = CouncilRuns(storage, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
         self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.config_for)
@@ -124,15 +124,20 @@ class CouncilService:
         history: Sequence[ConversationTurn] = (),
         *,
         council_id: str | None = None,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
     ) -> CouncilRun:
-        """Validate, check limits, admit and start a council in the background.
+        """Validate, check limits, admit and start a council in the background. `members`/`chairman`
+        replace the channel's for this council only (the API's and MCP's per-request choice).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
         BudgetExceeded or Overloaded with a user-facing message; a refused question uses up none
         of the asker's rate limit.
         """
-        request, ticket = await self.admission.admit(question, origin, history, council_id)
+        request, ticket = await self.admission.admit(
+            question, origin, history, council_id=council_id, members=members, chairman=chairman
+        )
         return await self.runs.start(request, ticket)
 
     async def check_admission(self, question: str, origin: Origin) -> str:

@@ -131,6 +131,11 @@ class Settings(BaseSettings):
         return None if isinstance(value, str) and not value.strip() else value
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field("INFO", alias="LOG_LEVEL")
+    # ----------------------------------------------------------------- OpenAI-compatible API and MCP (bot/api)
+    # `name:key,name2:key2`; each name is the user its councils are stored, limited and budgeted under.
+    api_keys: SecretStr | None = Field(None, alias="COUNCIL_API_KEYS")
+    api_host: str = Field("127.0.0.1", alias="COUNCIL_API_HOST")
+    api_port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535)
 
     _split = field_validator("council_models", "admin_users", mode="before")(_split_csv)
 
