@@ -316,7 +316,17 @@ class CouncilFinished(_Event):
 
 
 CouncilEvent = Annotated[
-    CouncilQueued | CouncilStarted | StageStarted | MemberStarted | MemberFinished | MemberFailed | ReviewFinished | AggregateReady | ChairmanToken | ChairmanFinished | CouncilFinished,
+    CouncilQueued
+    | CouncilStarted
+    | StageStarted
+    | MemberStarted
+    | MemberFinished
+    | MemberFailed
+    | ReviewFinished
+    | AggregateReady
+    | ChairmanToken
+    | ChairmanFinished
+    | CouncilFinished,
     Field(discriminator="kind"),
 ]
 
