@@ -81,7 +81,9 @@ _NONCE_CHARS = _chars("[0-9a-f]", 8, 32)  # 16 in our fences; echoes lose or rep
 _MAX_HELD = 200  # characters; a real marker is under 60
 
 
-@lru_cache(maxsize=64)
+# One entry per running council (its nonces): compiling costs ~16 ms, so a council must not
+# compile again because 64 others ran in between (200 concurrent councils did).
+@lru_cache(maxsize=2048)
 def _marker(nonces: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """The compiled patterns of a marker given the running council's nonces: the marker, its
     prefixes, and the characters a marker can start with."""
