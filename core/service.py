@@ -108,7 +108,7 @@ class CouncilService:
     @classmethod
     async def open(cls, settings: Settings | None = None, *, router: ProviderRouter | None = None) -> CouncilService:
         settings = settings or Settings()
-        storage = await Storage.open(settings.sqlite_path)
+        storage = await Storage.open(settings.database_url)
         interrupted = await storage.mark_interrupted()
         if interrupted:
             log.warning("marked %d council(s) interrupted by the last shutdown as failed", interrupted)
@@ -441,16 +441,14 @@ class CouncilService:
 
     async def admin_reset(self, actor: Actor, origin: Origin) -> None:
         self._require_admin(actor)
-        await self.storage.delete_channel_settings(origin.channel_key)
-        await self.storage.audit(origin.channel_key, actor.user_id, "reset", {})
+        await self.storage.delete_channel_settings(origin.channel_key, actor_id=actor.user_id)
 
     async def audit_log(self, actor: Actor, origin: Origin, limit: int = 20):
         self._require_admin(actor)
         return await self.storage.audit_log(origin.channel_key, limit)
 
     async def _save_channel(self, actor: Actor, updated: ChannelSettings, action: str, detail: dict) -> None:
-        await self.storage.put_channel_settings(updated, actor.user_id)
-        await self.storage.audit(updated.channel_key, actor.user_id, action, detail)
+        await self.storage.put_channel_settings(updated, actor.user_id, audit=(action, detail))
 
     async def _require_known(self, models: list[str]) -> None:
         unknown = await self.router.unknown_models(models)

@@ -164,12 +164,3 @@ class Settings(BaseSettings):
     @property
     def uses_local_defaults(self) -> bool:
         return not self.council_models and not self.has_remote_provider
-
-    @property
-    def sqlite_path(self) -> str:
-        """Path of the SQLite file from `sqlite:///path` (or `:memory:`)."""
-        url = self.database_url
-        for prefix in ("sqlite+aiosqlite:///", "sqlite:///"):
-            if url.startswith(prefix):
-                return url[len(prefix) :] or ":memory:"
-        raise ValueError(f"DATABASE_URL must start with sqlite:/// (got scheme of {url.split(':', 1)[0]!r})")

@@ -1,4 +1,4 @@
-"""CouncilService end to end: scripted models over loopback HTTP, a real SQLite database."""
+"""CouncilService end to end: scripted models over loopback HTTP, a real database (SQLite and PostgreSQL)."""
 
 import asyncio
 import json
@@ -9,10 +9,15 @@ import pytest
 from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenied, RateLimited, UnknownModels
 from core.models import Actor, CouncilQueued, CouncilStatus, Origin, Platform
 from core.service import CouncilService
-from tests.conftest import MEMBERS, make_settings
+from tests.conftest import BACKENDS, MEMBERS, backend_url, make_settings
 from tests.llm_server import Fail, Hang, council_member
 
 ORIGIN = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1", user_name="ada")
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request, tmp_path) -> str:
+    return backend_url(request, tmp_path)
 
 
 async def test_council_is_stored_whole_and_exported(service, llm):
@@ -66,8 +71,8 @@ async def test_bad_questions_get_clear_messages(service):
         await service.start_council("x" * 4001, ORIGIN)
 
 
-async def test_user_rate_limit(llm, tmp_path):
-    svc = await CouncilService.open(make_settings(llm, tmp_path, RATE_LIMIT_USER_PER_HOUR=1))
+async def test_user_rate_limit(llm, tmp_path, database_url):
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, RATE_LIMIT_USER_PER_HOUR=1))
     try:
         await svc.ask("first?", ORIGIN)
         with pytest.raises(RateLimited, match="Try again in"):
@@ -78,10 +83,12 @@ async def test_user_rate_limit(llm, tmp_path):
         await svc.aclose()
 
 
-async def test_daily_budget_refuses_when_spent(llm, tmp_path):
+async def test_daily_budget_refuses_when_spent(llm, tmp_path, database_url):
     for name in MEMBERS:
         llm.script(name, council_member("42", cost=0.01))
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_DAILY_BUDGET_USD=0.05))
+    svc = await CouncilService.open(
+        make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_DAILY_BUDGET_USD=0.05)
+    )
     try:
         result = await svc.ask("costly?", ORIGIN)
         assert result.usage.cost_usd == pytest.approx(0.07)  # 3 answers + 3 reviews + 1 synthesis
@@ -138,10 +145,10 @@ async def test_events_are_replayed_to_late_listeners(service):
     assert kinds.count("member_finished") == 3 and kinds.count("review_finished") == 3
 
 
-async def test_concurrency_cap_queues_councils(llm, tmp_path):
+async def test_concurrency_cap_queues_councils(llm, tmp_path, database_url):
     for name in MEMBERS:
         llm.script(name, council_member("42", latency_s=0.2))
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MAX_CONCURRENT=1))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_MAX_CONCURRENT=1))
     try:
         first = await svc.start_council("one?", ORIGIN)
         second = await svc.start_council("two?", ORIGIN.model_copy(update={"user_id": "U2"}))
@@ -153,11 +160,13 @@ async def test_concurrency_cap_queues_councils(llm, tmp_path):
         await svc.aclose()
 
 
-async def test_all_members_failing_names_each_cause(llm, tmp_path):
+async def test_all_members_failing_names_each_cause(llm, tmp_path, database_url):
     llm.script("alpha", Fail(401, "Invalid API key"))
     llm.script("beta", Hang())
     svc = await CouncilService.open(
-        make_settings(llm, tmp_path, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=0.5)
+        make_settings(
+            llm, tmp_path, DATABASE_URL=database_url, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=0.5
+        )
     )
     try:
         result = await svc.ask("anyone?", ORIGIN)
@@ -176,7 +185,7 @@ async def test_event_claims_dedupe(service):
     assert not await service.claim_event("slack", "Ev123")
 
 
-async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
+async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path, database_url):
     # Every reviewer ranks by the true strength: alpha > beta > gamma > delta.
     strength = ["alpha", "beta", "gamma", "delta"]
     members = strength
@@ -190,7 +199,12 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
         llm.script(name, council_member(f"{name}'s answer", raw_review=truthful))
     svc = await CouncilService.open(
         make_settings(
-            llm, tmp_path, COUNCIL_MODELS=",".join(members), RATE_LIMIT_USER_PER_HOUR=0, RATE_LIMIT_CHANNEL_PER_HOUR=0
+            llm,
+            tmp_path,
+            DATABASE_URL=database_url,
+            COUNCIL_MODELS=",".join(members),
+            RATE_LIMIT_USER_PER_HOUR=0,
+            RATE_LIMIT_CHANNEL_PER_HOUR=0,
         )
     )
     try:
@@ -207,7 +221,7 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
         await svc.aclose()
 
 
-async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_path):
+async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_path, database_url):
     """1,000 councils through the real service; noisy reviewers still reveal the true order."""
     import random
     import re
@@ -229,6 +243,7 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         make_settings(
             llm,
             tmp_path,
+            DATABASE_URL=database_url,
             RATE_LIMIT_USER_PER_HOUR=0,
             RATE_LIMIT_CHANNEL_PER_HOUR=0,
             COUNCIL_MAX_CONCURRENT=50,
@@ -254,17 +269,17 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         await svc.aclose()
 
 
-async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_path):
+async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_path, database_url):
     from datetime import datetime, timedelta
 
     from tests.factories import make_result
 
-    svc = await CouncilService.open(make_settings(llm, tmp_path))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url))
     now = datetime.now(UTC)
     await svc.storage.save_result(make_result(council_id="old0000000000000", created_at=now - timedelta(days=40)))
     await svc.storage.save_result(make_result(council_id="new0000000000000", created_at=now - timedelta(days=5)))
     await svc.aclose()
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_RETENTION_DAYS=30))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_RETENTION_DAYS=30))
     try:
         assert [s.council_id for s in await svc.history(None, "all")] == ["new0000000000000"]
     finally:

@@ -1,4 +1,5 @@
-"""SQLite storage: migrations, exact round trips, history queries, settings, audit, events."""
+"""Storage on both backends (SQLite and PostgreSQL, the `storage` fixture): migrations, exact round
+trips, history queries, settings, audit, events; SQLite-only behaviour (files, WAL, :memory:) by path."""
 
 import asyncio
 import sqlite3
@@ -10,13 +11,23 @@ import pytest
 
 from core.models import ChannelSettings, CouncilStatus, Platform
 from core.storage import MIGRATIONS_DIR, MigrationError, SchemaTooNew, Storage, migration_files
+from tests.conftest import BACKENDS, backend_url
 from tests.factories import make_result
 
 
+@pytest.fixture(params=BACKENDS)
+def database_url(request, tmp_path) -> str:
+    return backend_url(request, tmp_path)
+
+
 @pytest.fixture
-async def storage(tmp_path):
-    async with await Storage.open(str(tmp_path / "db" / "council.db")) as s:
+async def storage(database_url):
+    async with await Storage.open(database_url) as s:
         yield s
+
+
+async def rows(storage, sql):
+    return [tuple(r) for r in await storage.db.fetchall(sql)]
 
 
 async def test_result_round_trips_exactly(storage):
@@ -28,20 +39,23 @@ async def test_result_round_trips_exactly(storage):
     assert await storage.get_result("missing") is None
 
 
-async def test_normalised_rows_hold_ballots_labels_and_errors(storage, tmp_path):
+async def test_normalised_rows_hold_ballots_labels_and_errors(storage):
     await storage.save_result(make_result())
-    db = sqlite3.connect(tmp_path / "db" / "council.db")
-    assert (
-        db.execute("SELECT COUNT(*) FROM answers WHERE error_kind = 'auth' AND error_status = 401").fetchone()[0] == 1
-    )
-    assert db.execute("SELECT parse_status, COUNT(*) FROM reviews GROUP BY parse_status ORDER BY 1").fetchall() == [
+    assert await rows(storage, "SELECT COUNT(*) FROM answers WHERE error_kind = 'auth' AND error_status = 401") == [
+        (1,)
+    ]
+    assert await rows(storage, "SELECT parse_status, COUNT(*) FROM reviews GROUP BY parse_status ORDER BY 1") == [
         ("complete", 3),
         ("none", 1),
     ]
-    assert dict(db.execute("SELECT label, model FROM label_map").fetchall()) == {"A": "m-a", "B": "m-b", "C": "m-c"}
-    assert db.execute("SELECT model FROM aggregates WHERE position = 1").fetchone()[0] == "m-a"
-    assert db.execute("SELECT by_chairman, model FROM synthesis").fetchone() == (0, "m-b")
-    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert dict(await rows(storage, "SELECT label, model FROM label_map")) == {"A": "m-a", "B": "m-b", "C": "m-c"}
+    assert await rows(storage, "SELECT model FROM aggregates WHERE position = 1") == [("m-a",)]
+    assert await rows(storage, "SELECT by_chairman, model FROM synthesis") == [(0, "m-b")]
+
+
+async def test_sqlite_runs_in_wal_mode(tmp_path):
+    async with await Storage.open(f"sqlite:///{tmp_path}/w.db") as s:
+        assert await rows(s, "PRAGMA journal_mode") == [("wal",)]
 
 
 async def test_migrations_apply_once_and_reopen_is_idempotent(tmp_path):
@@ -97,13 +111,12 @@ async def test_ballots_and_model_stats(storage):
     assert (await storage.ballot_orders(platform=Platform.DISCORD.value)).orders == []
 
 
-async def test_prune_cascades(storage, tmp_path):
+async def test_prune_cascades(storage):
     old = datetime.now(UTC) - timedelta(days=100)
     await storage.save_result(make_result(council_id="old", created_at=old))
     await storage.save_result(make_result(council_id="new"))
     assert await storage.prune(datetime.now(UTC) - timedelta(days=90)) == 1
-    db = sqlite3.connect(tmp_path / "db" / "council.db")
-    assert db.execute("SELECT COUNT(*) FROM answers WHERE council_id = 'old'").fetchone()[0] == 0
+    assert await rows(storage, "SELECT COUNT(*) FROM answers WHERE council_id = 'old'") == [(0,)]
     assert await storage.get_result("new") is not None
 
 
@@ -302,12 +315,22 @@ async def test_ballots_are_ordered_and_stats_count_every_call(storage):
 
 async def test_rate_hits(storage):
     for at in (10.0, 20.0, 30.0):
-        await storage.record_hit("user:u", at)
-    await storage.record_hit("user:v", 15.0)
-    assert await storage.count_hits("user:u", 15.0) == 2
-    assert await storage.oldest_hit_since("user:u", 15.0) == 20.0
-    assert await storage.oldest_hit_since("user:u", 31.0) is None
+        await storage.record_hits(["user:u"], at)
+    await storage.record_hits(["user:v"], 15.0)
+    assert await storage.hits_since("user:u", 15.0) == [20.0, 30.0]
+    assert await storage.hits_since("user:u", 31.0) == []
     assert await storage.hits_since("user:u", 0) == [10.0, 20.0, 30.0]
+
+
+async def test_admit_hits_records_only_when_every_window_has_room(storage):
+    windows = [("user:u", 2), ("channel:c", 3)]
+    assert await storage.admit_hits(windows, 10.0, 0.0, forget_before=0.0) is None
+    assert await storage.admit_hits(windows, 11.0, 0.0, forget_before=0.0) is None
+    full = await storage.admit_hits(windows, 12.0, 0.0, forget_before=0.0)
+    assert (full.key, full.limit, full.hits) == ("user:u", 2, [10.0, 11.0])
+    assert await storage.hits_since("channel:c", 0) == [10.0, 11.0]  # the refusal recorded nothing
+    assert await storage.admit_hits([("user:w", 0)], 13.0, 0.0, forget_before=11.5) is None  # 0: unlimited
+    assert await storage.hits_since("user:u", 0) == []  # older than forget_before: dropped
 
 
 async def test_old_event_ids_are_forgotten_at_start_up(tmp_path):
