@@ -13,7 +13,7 @@ demo: llama-wheel
 test: install-dev rust-test py-test
 
 install-dev: llama-wheel
-	$(PIP_INSTALL) -e '.[dev,local,server,charts]'
+	$(PIP_INSTALL) -e '.[dev,local,server,charts,postgres]'
 
 # llama-cpp-python ships only source on PyPI; building it takes ~5 minutes on 2 cores, so the
 # wheel is built once and kept in a cache that later installs find.

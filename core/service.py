@@ -393,10 +393,7 @@ class CouncilService:
         if len(cleaned) > MAX_MEMBERS:
             raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
         await self._require_known(cleaned)
-        current = await self.channel_settings(origin)
-        await self._save_channel(
-            actor, current.model_copy(update={"members": cleaned}), "set_members", {"members": cleaned}
-        )
+        await self._save_channel(actor, origin, {"members": cleaned}, "set_members")
         return await self.effective_config(origin)
 
     async def admin_set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
@@ -405,10 +402,7 @@ class CouncilService:
         if not chairman:
             raise InputRejected("Name the chairman's model id.")
         await self._require_known([chairman])
-        current = await self.channel_settings(origin)
-        await self._save_channel(
-            actor, current.model_copy(update={"chairman": chairman}), "set_chairman", {"chairman": chairman}
-        )
+        await self._save_channel(actor, origin, {"chairman": chairman}, "set_chairman")
         return await self.effective_config(origin)
 
     async def admin_set_limits(
@@ -434,10 +428,7 @@ class CouncilService:
             update[name] = value
         if not update:
             raise InputRejected("Give at least one of: user=N, channel=N (councils per hour), budget=USD (per day).")
-        current = await self.channel_settings(origin)
-        updated = current.model_copy(update=update)
-        await self._save_channel(actor, updated, "set_limits", update)
-        return updated
+        return await self._save_channel(actor, origin, update, "set_limits")
 
     async def admin_reset(self, actor: Actor, origin: Origin) -> None:
         self._require_admin(actor)
@@ -447,8 +438,10 @@ class CouncilService:
         self._require_admin(actor)
         return await self.storage.audit_log(origin.channel_key, limit)
 
-    async def _save_channel(self, actor: Actor, updated: ChannelSettings, action: str, detail: dict) -> None:
-        await self.storage.put_channel_settings(updated, actor.user_id, audit=(action, detail))
+    async def _save_channel(self, actor: Actor, origin: Origin, changes: dict, action: str) -> ChannelSettings:
+        """Apply `changes` to the channel's overrides and audit them, as one step in the database
+        (two admins changing different fields at once both keep their change)."""
+        return await self.storage.update_channel_settings(origin.channel_key, changes, actor.user_id, action)
 
     async def _require_known(self, models: list[str]) -> None:
         unknown = await self.router.unknown_models(models)

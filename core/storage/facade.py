@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from core.models import (
     AuditEntry,
@@ -115,10 +116,13 @@ class Storage:
     async def get_channel_settings(self, channel_key: str) -> ChannelSettings | None:
         return await self.channels.get(channel_key)
 
-    async def put_channel_settings(
-        self, settings: ChannelSettings, actor_id: str, audit: tuple[str, dict] | None = None
-    ) -> None:
-        await self.channels.put(settings, actor_id, audit)
+    async def put_channel_settings(self, settings: ChannelSettings, actor_id: str) -> None:
+        await self.channels.put(settings, actor_id)
+
+    async def update_channel_settings(
+        self, channel_key: str, changes: dict[str, Any], actor_id: str, action: str
+    ) -> ChannelSettings:
+        return await self.channels.update(channel_key, changes, actor_id, action)
 
     async def delete_channel_settings(self, channel_key: str, actor_id: str | None = None) -> None:
         await self.channels.delete(channel_key, actor_id)
