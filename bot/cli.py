@@ -296,6 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check keys, model ids and the database")
 
+    migrate = sub.add_parser("migrate-db", help="copy every council and setting into another database")
+    migrate.add_argument("--from", dest="source", required=True, help="e.g. sqlite:///data/council.db")
+    migrate.add_argument("--to", dest="target", required=True, help="e.g. postgresql://user:password@host:5432/db")
+    migrate.add_argument("--merge", action="store_true", help="add to a database that already holds data")
+
     slack = sub.add_parser("slack", help="run the Slack bot (Socket Mode if SLACK_APP_TOKEN is set)")
     slack.add_argument("--http", action="store_true", help="serve the HTTP Events API instead of Socket Mode")
     slack.add_argument("--port", type=int, default=3000)
@@ -314,7 +319,38 @@ def _settings_for(args: argparse.Namespace) -> Settings:
     return Settings(**overrides)
 
 
+async def cmd_migrate_db(args: argparse.Namespace) -> int:
+    """Runs without the service: it needs two databases and no model."""
+    from core.storage import Storage, redact_url
+    from core.storage.copy import TargetNotEmpty, copy_history
+
+    try:
+        source = await Storage.open(args.source)
+    except Exception as exc:
+        raise CouncilError(f"Cannot open {redact_url(args.source)}: {exc}") from None
+    try:
+        try:
+            target = await Storage.open(args.target)
+        except Exception as exc:
+            raise CouncilError(f"Cannot open {redact_url(args.target)}: {exc}") from None
+        try:
+            report = await copy_history(source, target, merge=args.merge)
+        except TargetNotEmpty as exc:
+            raise CouncilError(str(exc)) from None
+        finally:
+            await target.close()
+    finally:
+        await source.close()
+    counts = ", ".join(f"{n:,} {table}" for table, n in report.copied.items())
+    print(f"copied {source.location} -> {target.location}: {counts}")
+    if report.skipped_councils:
+        print(f"{report.skipped_councils:,} councils were already there and kept as they were")
+    return EXIT_OK
+
+
 async def _main(args: argparse.Namespace) -> int:
+    if args.command == "migrate-db":
+        return await cmd_migrate_db(args)
     service = await CouncilService.open(_settings_for(args))
     try:
         return await COMMANDS[args.command](service, args)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from core.models import AuditEntry, ChannelSettings
-from core.storage.database import Database
+from core.storage.database import Database, Row, Transaction
 from core.storage.values import dumps, now_iso
 
 
