@@ -36,3 +36,12 @@ def leaderboard(
     threads: int = 0,
     cls: type[T] | None = None,
 ) -> list[_Rating] | list[T]: ...
+def leaderboard_counted(
+    ballots: Sequence[Sequence[str]],
+    counts: Sequence[int],
+    rounds: int,
+    seed: int,
+    confidence: float,
+    threads: int = 0,
+    cls: type[T] | None = None,
+) -> list[_Rating] | list[T]: ...

@@ -4,6 +4,7 @@ trips, history queries, settings, audit, events; SQLite-only behaviour (files, W
 import asyncio
 import sqlite3
 import time
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from core.models import ChannelSettings, CouncilStatus, Platform
 from core.storage import MIGRATIONS_DIR, MigrationError, SchemaTooNew, Storage, migration_files
+from core.storage.migrations import split_statements
 from tests.conftest import BACKENDS, backend_url
 from tests.factories import make_result
 
@@ -387,3 +389,52 @@ async def test_a_version_1_database_upgrades_in_place(tmp_path):
         result = make_result()
         await s.save_result(result)
         assert await s.get_result(result.council_id) == result
+
+
+# --------------------------------------------------------------------------- leaderboard totals
+
+TOTALS_TABLES = ("ballot_counts", "ballot_councils", "model_totals")
+
+
+async def snapshot_totals(storage):
+    return {t: sorted(await rows(storage, f"SELECT * FROM {t}")) for t in TOTALS_TABLES}
+
+
+async def test_running_totals_equal_a_rebuild_from_the_rows(storage):
+    now = datetime.now(UTC)
+    for i in range(6):
+        await storage.save_result(
+            make_result(council_id=f"t{i}", created_at=now - timedelta(days=40 * (i % 3)), cost=0.5 * i)
+        )
+    await storage.save_result(make_result(council_id="t1", created_at=now, cost=9.0))  # replaced, counted once
+    running = make_result(council_id="busy").request
+    await storage.save_council_started(running)
+    await storage.mark_interrupted()
+    await storage.prune(now - timedelta(days=50))  # t2, t5 (80 days old) leave the totals
+    incremental = await snapshot_totals(storage)
+    # Rebuild with the migration's own SQL (what an upgraded database starts from): same totals.
+    rebuild = [
+        s
+        for s in split_statements((MIGRATIONS_DIR / "0004_leaderboard_totals.sql").read_text())
+        if "INSERT INTO" in s
+    ]
+    async with storage.db.transaction() as tx:
+        for table in TOTALS_TABLES:
+            await tx.execute(f"DELETE FROM {table}")
+        for statement in rebuild:
+            await tx.execute(statement)
+    rebuilt = await snapshot_totals(storage)
+    for table in TOTALS_TABLES:
+        assert len(incremental[table]) == len(rebuilt[table])
+        for a, b in zip(incremental[table], rebuilt[table]):
+            assert a == pytest.approx(b), table
+
+
+async def test_ballot_counts_are_the_stored_ballots_counted(storage):
+    for i in range(4):
+        await storage.save_result(make_result(council_id=f"b{i}"))
+    orders = (await storage.ballot_orders()).orders
+    counted = await storage.ballot_counts()
+    assert sorted(zip(map(tuple, counted.orders), counted.counts)) == sorted(Counter(map(tuple, orders)).items())
+    assert counted.councils == 4 == (await storage.ballot_orders()).councils
+    assert (await storage.ballot_counts(channel_id="elsewhere")).counts == []

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.models import CouncilResult
+from core.storage import totals
 from core.storage.database import Transaction
 from core.storage.facade import Storage
 
@@ -66,6 +68,9 @@ async def copy_history(source: Storage, target: Storage, *, merge: bool = False)
             report.skipped_councils += len(councils) - len(new)
             await _insert(tx, "councils", new, report)
             new_ids = [row["id"] for row in new]
+            for row in new:  # the leaderboard totals of the target learn of the copied councils
+                if row["result"] is not None:
+                    await totals.apply(tx, CouncilResult.model_validate_json(row["result"]), 1)
             if new_ids:
                 for table in COUNCIL_CHILDREN:
                     rows = await source.db.fetchall(_in(f"SELECT * FROM {table} WHERE council_id IN", new_ids), new_ids)

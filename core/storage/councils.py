@@ -22,6 +22,7 @@ from core.models import (
     Origin,
     Usage,
 )
+from core.storage import totals
 from core.storage.database import Database, Row, Transaction
 from core.storage.values import dumps, filters, iso
 
@@ -105,10 +106,18 @@ class CouncilRepository:
         ]
 
     async def prune(self, older_than: datetime) -> int:
-        """Delete councils created before `older_than` (with all their rows). Returns how many."""
-        return await self._db.execute(
-            "DELETE FROM councils WHERE created_at < ? AND status != ?", (iso(older_than), RUNNING)
-        )
+        """Delete councils created before `older_than` (with all their rows, and what they added to
+        the leaderboard totals). Returns how many."""
+        async with self._db.transaction() as tx:
+            rows = await tx.fetchall(
+                "SELECT result FROM councils WHERE created_at < ? AND status != ? AND result IS NOT NULL",
+                (iso(older_than), RUNNING),
+            )
+            for row in rows:
+                await totals.apply(tx, CouncilResult.model_validate_json(row[0]), -1)
+            return await tx.execute(
+                "DELETE FROM councils WHERE created_at < ? AND status != ?", (iso(older_than), RUNNING)
+            )
 
     async def spent_since(self, channel_key: str | None, since: datetime) -> float:
         """Total cost (USD) of councils created since `since`, for one channel key or all (None)."""
@@ -141,6 +150,9 @@ class CouncilRepository:
 async def write_result(tx: Transaction, result: CouncilResult) -> None:
     """Replace the council's rows with `result`'s (the caller holds the transaction)."""
     cid = result.council_id
+    previous = await tx.fetchall("SELECT result FROM councils WHERE id = ? AND result IS NOT NULL", (cid,))
+    if previous:  # replacing a finished council: its old contribution leaves the totals
+        await totals.apply(tx, CouncilResult.model_validate_json(previous[0][0]), -1)
     winner = None
     if result.aggregate and result.aggregate.entries and result.aggregate.entries[0].average_rank is not None:
         winner = result.aggregate.entries[0].model
@@ -220,6 +232,7 @@ async def write_result(tx: Transaction, result: CouncilResult) -> None:
                :rankings_count, :borda, :condorcet_wins, :first_place_votes)""",
             [{"council_id": cid, **e.model_dump(include=_AGGREGATE_FIELDS)} for e in result.aggregate.entries],
         )
+    await totals.apply(tx, result, 1)
     if result.synthesis:
         s = result.synthesis
         await tx.execute(

@@ -15,6 +15,7 @@ from typing import Any
 
 from core.models import (
     AuditEntry,
+    BallotCounts,
     BallotOrders,
     ChannelSettings,
     CouncilRequest,
@@ -108,6 +109,9 @@ class Storage:
     # leaderboard reads
     async def ballot_orders(self, **filters) -> BallotOrders:
         return await self.stats.ballot_orders(**filters)
+
+    async def ballot_counts(self, **filters) -> BallotCounts:
+        return await self.stats.ballot_counts(**filters)
 
     async def model_stats(self, **filters) -> dict[str, ModelStats]:
         return await self.stats.model_stats(**filters)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from core.models import BallotOrders, ModelStats
+from core.models import BallotCounts, BallotOrders, ModelStats
 from core.storage.database import Database
 from core.storage.values import filters
 
@@ -27,41 +27,55 @@ class StatsRepository:
         orders = json.loads("[" + ",".join([row[0] for row in rows]) + "]")
         return BallotOrders.model_construct(orders=orders, councils=councils)
 
+    async def ballot_counts(self, *, platform=None, workspace_id=None, channel_id=None) -> BallotCounts:
+        """Each distinct non-empty ballot (model ids, best first) with how often it was cast, in a
+        fixed order, from the running totals (a few hundred rows however long the history)."""
+        where, params = filters(platform, workspace_id, channel_id)
+        rows = await self._db.fetchall(
+            f"SELECT ballot, SUM(ballots) FROM ballot_counts WHERE {where} GROUP BY ballot ORDER BY ballot", params
+        )
+        councils = await self._db.fetchall(
+            f"SELECT COALESCE(SUM(councils), 0) FROM ballot_councils WHERE {where}", params
+        )
+        return BallotCounts(
+            orders=[json.loads(r[0]) for r in rows], counts=[int(r[1]) for r in rows], councils=int(councils[0][0])
+        )
+
     async def model_stats(self, *, platform=None, workspace_id=None, channel_id=None) -> dict[str, ModelStats]:
         """Per model: councils it was a member of, failed answers, stage-1 mean latency, cost of all its
-        calls (answers, reviews, syntheses), first places and mean of its average rank in aggregates."""
-        where, params = filters(platform, workspace_id, channel_id, prefix="c.")
-
-        # Without a filter every row counts: skipping the join to councils halves these scans.
-        def scope(table: str) -> str:
-            return (
-                f"{table} JOIN councils c ON c.id = {table.split()[-1]}.council_id WHERE {where}" if params else table
-            )
-
+        calls (answers, reviews, syntheses), first places and mean of its average rank in aggregates
+        (from the running totals)."""
+        where, params = filters(platform, workspace_id, channel_id)
+        columns = ", ".join(f"SUM({c})" for c in _TOTALS)
         stats: dict[str, ModelStats] = {}
-        for r in await self._db.fetchall(
-            f"""SELECT a.model, COUNT(DISTINCT a.council_id),
-                       SUM(CASE WHEN a.error_kind IS NOT NULL THEN 1 ELSE 0 END), AVG(a.latency_s)
-                FROM {scope("answers a")} GROUP BY a.model""",
-            params,
+        for row in await self._db.fetchall(
+            f"SELECT model, {columns} FROM model_totals WHERE {where} GROUP BY model ORDER BY model", params
         ):
-            stats[r[0]] = ModelStats(model=r[0], councils=r[1], failures=r[2] or 0, average_latency_s=r[3])
-        for r in await self._db.fetchall(
-            f"""SELECT g.model, SUM(CASE WHEN g.position = 1 AND g.average_rank IS NOT NULL THEN 1 ELSE 0 END),
-                       AVG(g.average_rank)
-                FROM {scope("aggregates g")} GROUP BY g.model""",
-            params,
-        ):
-            entry = stats.setdefault(r[0], ModelStats(model=r[0]))
-            entry.first_places, entry.mean_average_rank = r[1] or 0, r[2]
-        for r in await self._db.fetchall(
-            f"""SELECT calls.model, SUM(calls.cost_usd) FROM (
-                    SELECT council_id, model, cost_usd FROM answers
-                    UNION ALL SELECT council_id, reviewer, cost_usd FROM reviews
-                    UNION ALL SELECT council_id, model, cost_usd FROM synthesis
-                ) AS {scope("calls")} GROUP BY calls.model""",
-            params,
-        ):
-            if r[1] is not None:
-                stats.setdefault(r[0], ModelStats(model=r[0])).cost_usd = r[1]
+            t = dict(zip(_TOTALS, row[1:]))
+            if not (t["answers"] or t["places"] or t["cost_n"]):
+                continue
+            entry = stats[row[0]] = ModelStats(model=row[0])
+            if t["answers"]:
+                entry.councils, entry.failures = int(t["councils"]), int(t["failures"])
+                entry.average_latency_s = t["latency_sum"] / t["latency_n"] if t["latency_n"] else None
+            if t["places"]:
+                entry.first_places = int(t["first_places"])
+                entry.mean_average_rank = t["rank_sum"] / t["rank_n"] if t["rank_n"] else None
+            if t["cost_n"]:
+                entry.cost_usd = t["cost_sum"]
         return stats
+
+
+_TOTALS = [
+    "councils",
+    "answers",
+    "failures",
+    "latency_sum",
+    "latency_n",
+    "places",
+    "first_places",
+    "rank_sum",
+    "rank_n",
+    "cost_sum",
+    "cost_n",
+]

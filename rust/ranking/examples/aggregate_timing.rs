@@ -39,6 +39,10 @@ fn main() {
         checksum += scores[0].candidate;
     }
     let elapsed = started.elapsed();
-    println!("{} councils: {:.3} s, {:.2} us each (checksum {checksum})", councils.len(), elapsed.as_secs_f64(),
-             elapsed.as_secs_f64() * 1e6 / councils.len() as f64);
+    println!(
+        "{} councils: {:.3} s, {:.2} us each (checksum {checksum})",
+        councils.len(),
+        elapsed.as_secs_f64(),
+        elapsed.as_secs_f64() * 1e6 / councils.len() as f64
+    );
 }
