@@ -16,7 +16,7 @@ COPY rust ./rust
 COPY core ./core
 COPY bot ./bot
 COPY migrations ./migrations
-RUN pip wheel --find-links /wheels -w /wheels '.[local]'
+RUN pip wheel --find-links /wheels -w /wheels '.[local,api]'
 
 FROM python:3.11-slim-bookworm AS runtime
 RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 \
@@ -24,11 +24,14 @@ RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 \
     && useradd --create-home --uid 10001 council \
     && mkdir /data && chown council:council /data
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links /wheels 'llm-council-bot[local]' && rm -rf /wheels
+RUN pip install --no-cache-dir --no-index --find-links /wheels 'llm-council-bot[local,api]' && rm -rf /wheels
 USER council
 WORKDIR /home/council
 ENV DATABASE_URL=sqlite:////data/council.db \
     PYTHONUNBUFFERED=1
 VOLUME ["/data"]
+# The OpenAI-compatible API and MCP (`council serve` runs them when COUNCIL_API_KEYS is set);
+# in a container set COUNCIL_API_HOST=0.0.0.0 to reach them from outside.
+EXPOSE 8000
 # Secrets come from the environment (docker run --env-file .env), never from the image.
 CMD ["council", "serve"]

@@ -4,16 +4,32 @@ PYTHON ?= python3
 WHEEL_CACHE ?= $(HOME)/.cache/llm-council/wheels
 PIP_INSTALL = $(PYTHON) -m pip install --find-links $(WHEEL_CACHE)
 
-.PHONY: demo test install install-dev llama-wheel rust-test py-test bench fuzz
+.PHONY: demo test check lint types rust-lint install install-dev llama-wheel rust-test py-test bench fuzz
 
 demo: llama-wheel
 	$(PIP_INSTALL) -e '.[local]'
 	bash scripts/demo.sh
 
-test: install-dev rust-test py-test
+test: install-dev check rust-test py-test
+
+# Lint, formatting and types (configured in pyproject.toml and rust/rustfmt.toml); `make test` and
+# CI (.ci/run) run it first. --workspace: rust/Cargo.toml's default member is the pure crate only.
+# `make -k check` reports every part.
+check: lint types rust-lint
+
+lint:
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+types:
+	$(PYTHON) -m mypy core bot
+
+rust-lint:
+	cargo fmt --manifest-path rust/Cargo.toml --all --check
+	cargo clippy --manifest-path rust/Cargo.toml --workspace --all-targets -- -D warnings
 
 install-dev: llama-wheel
-	$(PIP_INSTALL) -e '.[dev,local,server,charts,postgres]'
+	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres]'
 
 # llama-cpp-python ships only source on PyPI; building it takes ~5 minutes on 2 cores, so the
 # wheel is built once and kept in a cache that later installs find.

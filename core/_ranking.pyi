@@ -1,11 +1,12 @@
 """Type stub of the native module built from rust/ranking-py (see core/ranking.py for the typed face).
 
 Every function returns tuples, or instances of `cls` (a class with the same field names, e.g. the
-dataclasses of core.ranking) built without calling its __init__.
+dataclasses of core.ranking) built as `cls.__new__(cls)` plus `object.__setattr__`, without calling
+its __init__. Each function is overloaded on `cls` so that callers get the precise result type.
 """
 
 from collections.abc import Sequence
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, overload
 
 __version__: str
 
@@ -16,26 +17,50 @@ _Parsed = tuple[list[str], Literal["complete", "partial", "none"]]
 _Ballots = dict[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]]  # reviewer -> labels
 _LabelMap = dict[str, str] | Sequence[tuple[str, str]]  # label -> model
 
-def parse_ranking(text: str, labels: Sequence[str], cls: type[T] | None = None) -> _Parsed | T: ...
-def parse_many(texts: Sequence[str], labels: Sequence[str], cls: type[T] | None = None) -> list[_Parsed] | list[T]: ...
-def aggregate(
-    ballots: _Ballots, label_to_model: _LabelMap, exclude_self: bool, cls: type[T] | None = None
-) -> list[_Score] | list[T]: ...
+@overload
+def parse_ranking(text: str, labels: Sequence[str], cls: None = None) -> _Parsed: ...
+@overload
+def parse_ranking(text: str, labels: Sequence[str], cls: type[T]) -> T: ...
+@overload
+def parse_many(texts: Sequence[str], labels: Sequence[str], cls: None = None) -> list[_Parsed]: ...
+@overload
+def parse_many(texts: Sequence[str], labels: Sequence[str], cls: type[T]) -> list[T]: ...
+@overload
+def aggregate(ballots: _Ballots, label_to_model: _LabelMap, exclude_self: bool, cls: None = None) -> list[_Score]: ...
+@overload
+def aggregate(ballots: _Ballots, label_to_model: _LabelMap, exclude_self: bool, cls: type[T]) -> list[T]: ...
+@overload
 def aggregate_batch(
-    councils: Sequence[tuple[_Ballots, _LabelMap]], exclude_self: bool, cls: type[T] | None = None
-) -> list[list[_Score]] | list[list[T]]: ...
-def aggregate_models(
-    ballots: Sequence[Sequence[str]], candidates: Sequence[str], cls: type[T] | None = None
-) -> list[_Score] | list[T]: ...
+    councils: Sequence[tuple[_Ballots, _LabelMap]], exclude_self: bool, cls: None = None
+) -> list[list[_Score]]: ...
+@overload
+def aggregate_batch(
+    councils: Sequence[tuple[_Ballots, _LabelMap]], exclude_self: bool, cls: type[T]
+) -> list[list[T]]: ...
+@overload
+def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str], cls: None = None) -> list[_Score]: ...
+@overload
+def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str], cls: type[T]) -> list[T]: ...
 def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None: ...
+@overload
 def leaderboard(
     ballots: Sequence[Sequence[str]],
     rounds: int,
     seed: int,
     confidence: float,
     threads: int = 0,
-    cls: type[T] | None = None,
-) -> list[_Rating] | list[T]: ...
+    cls: None = None,
+) -> list[_Rating]: ...
+@overload
+def leaderboard(
+    ballots: Sequence[Sequence[str]],
+    rounds: int,
+    seed: int,
+    confidence: float,
+    threads: int,
+    cls: type[T],
+) -> list[T]: ...
+@overload
 def leaderboard_counted(
     ballots: Sequence[Sequence[str]],
     counts: Sequence[int],
@@ -43,5 +68,15 @@ def leaderboard_counted(
     seed: int,
     confidence: float,
     threads: int = 0,
-    cls: type[T] | None = None,
-) -> list[_Rating] | list[T]: ...
+    cls: None = None,
+) -> list[_Rating]: ...
+@overload
+def leaderboard_counted(
+    ballots: Sequence[Sequence[str]],
+    counts: Sequence[int],
+    rounds: int,
+    seed: int,
+    confidence: float,
+    threads: int,
+    cls: type[T],
+) -> list[T]: ...

@@ -22,7 +22,11 @@ class RateLimited(CouncilError):
 
 
 class BudgetExceeded(CouncilError):
-    """The channel's daily budget is spent."""
+    """The channel's daily budget is spent; it resets in `retry_after_s`."""
+
+    def __init__(self, user_message: str, retry_after_s: float | None = None):
+        super().__init__(user_message)
+        self.retry_after_s = retry_after_s
 
 
 class Overloaded(CouncilError):
@@ -41,3 +45,11 @@ class UnknownModels(InputRejected):
     def __init__(self, user_message: str, models: list[str]):
         super().__init__(user_message)
         self.models = models
+
+
+class ConfigurationError(CouncilError):
+    """A setting is missing or unusable; the message names the setting and what to do."""
+
+
+class Unreachable(CouncilError):
+    """A service the bot depends on (a platform API, the database) could not be reached at run time."""

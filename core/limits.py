@@ -58,7 +58,10 @@ class RateLimiter:
         user_limit_per_hour: int,
         channel_limit_per_hour: int,
         now: float | None = None,
+        record: bool = True,
     ) -> None:
+        """RateLimited when either window is full; otherwise one hit for each (unless not `record`:
+        a dry run for an adapter that checks before it shows anything)."""
         now = time.time() if now is None else now
         users, channels = f"user:{user_key}", f"channel:{channel_key}"
         # Check and record are one transaction in storage: replicas on one database count each hit once.
@@ -67,6 +70,7 @@ class RateLimiter:
             now,
             now - self.window_s,
             forget_before=now - 2 * self.window_s,
+            record=record,
         )
         if full is not None:
             who = "You have" if full.key == users else "This channel has"
@@ -80,14 +84,55 @@ class RateLimiter:
             )
 
 
+class Ticket:
+    """A council's admission: a running slot now, or a place in the queue held until `wait()`
+    returns. Taken synchronously by `ConcurrencyGate.admit`, so check and enqueue are one step.
+    `release()` (idempotent) gives back whatever the ticket holds, at any point of its life."""
+
+    def __init__(self, gate: ConcurrencyGate, waiter: asyncio.Future[None] | None, position: int | None):
+        self._gate = gate
+        self._waiter = waiter
+        self._released = False
+        self.position = position  # 1-based place in the queue at admission; None: runs at once
+
+    @property
+    def waiting(self) -> bool:
+        return self._waiter is not None and not self._waiter.done() and not self._released
+
+    async def wait(self) -> bool:
+        """Until the slot is ours (the releasing council hands it over, running count unchanged):
+        True; False when the ticket was withdrawn (released) while it waited."""
+        if self._waiter is not None:
+            try:
+                await self._waiter
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if self._released and task is not None and not task.cancelling():
+                    return False  # withdrawn, not cancelled
+                raise
+        return not self._released
+
+    def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        waiter = self._waiter
+        if waiter is None or (waiter.done() and not waiter.cancelled()):
+            self._gate._release()  # we hold a slot (maybe handed over just now): pass it on
+        else:
+            waiter.cancel()
+            if waiter in self._gate._waiters:
+                self._gate._waiters.remove(waiter)
+
+
 class ConcurrencyGate:
     """At most `max_concurrent` councils run; up to `max_queued` wait in FIFO order.
 
-    `async with gate.slot(on_queued)`: enters at once when a slot is free and nobody waits,
-    otherwise queues (calling `on_queued(position)`, 1-based) or raises Overloaded when
-    `max_queued` are already waiting. A releasing holder hands its slot straight to the oldest
-    waiter. Cancellation-safe: a cancelled waiter leaves the queue, and one cancelled just after
-    being handed a slot passes it on, so no slot leaks.
+    `gate.admit()` takes a Ticket at once (no await between the check and the enqueue, so a
+    burst can never over-fill the queue) or raises Overloaded when `max_queued` already wait.
+    `async with gate.slot(on_queued)` is the same for one block of code. A releasing holder hands
+    its slot straight to the oldest waiter. Cancellation-safe: a cancelled waiter leaves the
+    queue, and one cancelled just after being handed a slot passes it on, so no slot leaks.
     """
 
     def __init__(self, max_concurrent: int, max_queued: int):
@@ -105,7 +150,7 @@ class ConcurrencyGate:
         return len(self._waiters)
 
     def check_capacity(self) -> None:
-        """Refuse early (before a council is accepted) when even the queue is full."""
+        """Refuse when even the queue is full (the wording carries the retry hint)."""
         if self._running >= self.max_concurrent and len(self._waiters) >= self.max_queued:
             n = len(self._waiters)
             if n == 0:
@@ -115,31 +160,29 @@ class ConcurrencyGate:
                 "try again in a few minutes."
             )
 
-    @asynccontextmanager
-    async def slot(self, on_queued: Callable[[int], Awaitable[None]] | None = None) -> AsyncIterator[None]:
+    def admit(self) -> Ticket:
+        """A slot now, a place in the queue, or Overloaded; synchronous, hence atomic."""
         if self._running < self.max_concurrent and not self._waiters:
             self._running += 1
-        else:
-            self.check_capacity()
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                if on_queued is not None:
-                    try:
-                        await on_queued(len(self._waiters))
-                    except Exception:  # a failed "you are queued" notice must not lose the council its place
-                        log.warning("on_queued callback failed", exc_info=True)
-                await waiter  # the releasing council hands its slot over (running count unchanged)
-            except BaseException:
-                if waiter.done() and not waiter.cancelled():
-                    self._release()  # we were handed a slot but will not use it: pass it on
-                elif waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                raise
+            return Ticket(self, None, None)
+        self.check_capacity()
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        return Ticket(self, waiter, len(self._waiters))
+
+    @asynccontextmanager
+    async def slot(self, on_queued: Callable[[int], Awaitable[None]] | None = None) -> AsyncIterator[None]:
+        ticket = self.admit()
         try:
+            if ticket.position is not None and on_queued is not None:
+                try:
+                    await on_queued(ticket.position)
+                except Exception:  # a failed "you are queued" notice must not lose the council its place
+                    log.warning("on_queued callback failed", exc_info=True)
+            await ticket.wait()
             yield
         finally:
-            self._release()
+            ticket.release()
 
     def _release(self) -> None:
         while self._waiters:

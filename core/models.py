@@ -23,7 +23,7 @@ def utcnow() -> datetime:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=False, extra="forbid")
+    model_config = ConfigDict(frozen=False, extra="forbid", defer_build=True)
 
 
 # --------------------------------------------------------------------------- errors
@@ -95,6 +95,7 @@ class Platform(str, Enum):
     CLI = "cli"
     SLACK = "slack"
     DISCORD = "discord"
+    API = "api"  # the OpenAI-compatible API and the MCP server (bot/api)
 
 
 class Origin(_Model):

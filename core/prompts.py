@@ -27,13 +27,16 @@ RANKING_HEADER = "FINAL RANKING:"
 
 # Runs of angle brackets are spaced out: still readable ("< < <END ...> > >"), never a fence.
 _BRACKET_RUN = re.compile(r"<{3,}|>{3,}")
-# "FINAL RANKING" in any case, with punctuation/markdown between the words, matched on the text
-# as the ballot parser sees it (see _fold). It becomes a visible, harmless mention.
-_HEADER_LIKE = re.compile(r"final[\W_]{0,8}rank(?:ings?|ed)?", re.IGNORECASE)
+# The ballot header is defined by rust/ranking/src/parse.rs (rules 1 and 2: "final" and
+# "ranking(s)" apart by any run of spaces or tabs, full-width letters folded to ASCII). This
+# pattern is deliberately wider (any case, any run of punctuation or markdown between, "ranked"):
+# it may defuse more than a header, never less (tests/test_neutralise_property.py). A match
+# becomes a visible, harmless mention.
+_HEADER_LIKE = re.compile(r"final[\W_]*rank(?:ings?|ed)?", re.IGNORECASE)
 HEADER_REPLACEMENT = "[ranking header quoted from a response]"
-# What the ballot parser (rust/ranking parse.rs) ignores or folds before it looks for a header:
-# zero-width characters are dropped and full-width letters become ASCII. A header hidden that
-# way must be caught too, so detection runs on the folded text.
+# Invisible characters. The parser keeps them, so one inside the words already breaks a header;
+# detection still ignores them and defuses "FI\u200bNAL RANKING" too: a reviewer copying that
+# text easily loses the invisible characters and so writes the forged header as its own.
 _DROPPED = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
 _REDACTED = "[a council member]"
 _MIN_REDACT_LEN = 4  # shorter ids would mangle ordinary words
@@ -45,7 +48,10 @@ def new_nonce() -> str:
 
 
 def neutralise(text: str) -> str:
-    """Defuse fence markers and ballot headers inside model-written text."""
+    """Defuse fence markers and ballot headers inside model-written text.
+
+    After this, no header of the ranking format (rust/ranking/src/parse.rs) remains, so a quoted
+    answer cannot supply the reviewer's ballot."""
     # The substring checks skip the regexes for the usual, harmless text (prompts are hot).
     if "<<<" in text or ">>>" in text:
         text = _BRACKET_RUN.sub(lambda m: " ".join(m.group()), text)
@@ -61,7 +67,8 @@ def neutralise(text: str) -> str:
 
 
 def _fold(text: str) -> tuple[str, list[int]]:
-    """The text as the ballot parser reads it, and the index in `text` of each folded char."""
+    """The text with full-width ASCII folded (as parse.rs rule 1 does) and invisible characters
+    left out, and the index in `text` of each folded char."""
     if text.isascii():
         return text, range(len(text))  # type: ignore[return-value]
     chars, origin = [], []

@@ -5,10 +5,9 @@ leaderboard.rs); this module only checks argument types and hands the binding th
 to fill (it builds the instances itself, which is much faster than calling them from Python). The rules
 are documented there and mirrored by the pure-Python reference in tests/ranking_reference.py.
 
-- parse_ranking: the LAST "FINAL RANKING" header of a reviewer's text and the list after it
-  (numbered, bulleted, inline `B > A > C` / `B, A, C`, or one token per line); unknown labels and
-  repeats dropped; partial ballots kept. Without any header only a numbered list of bare
-  `Response X` items that ends the text is accepted; otherwise the order is empty, status "none".
+- parse_ranking: the ballot in a reviewer's text. The format (what a header is, which list forms
+  count, the fallback without a header) is defined in one place, the module comment of
+  rust/ranking/src/parse.rs; it is not restated here.
 - aggregate / aggregate_models: mean rank, partial-ballot Borda (a candidate at 1-based position p
   on a ballot of length m gets m - p points, unranked get 0, summed over ballots), Copeland from
   pairwise majorities over the ballots ranking both (win 1, tie 0.5, never compared 0),

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Literal
 
 from core.council import CouncilControl, run_council
-from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenied, UnknownModels
+from core.database_url import SQLITE
+from core.errors import BudgetExceeded, ConfigurationError, InputRejected, NotFound, PermissionDenied, UnknownModels
 from core.export import to_json, to_markdown
-from core.limits import ConcurrencyGate, RateLimiter, validate_question
+from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
 from core.models import (
     Actor,
     ChannelSettings,
@@ -35,16 +38,28 @@ from core.models import (
     ErrorKind,
     Leaderboard,
     LeaderboardRow,
+    MemberFailed,
     Origin,
+    Platform,
+    new_council_id,
 )
+from core.ownership import LEASE_S, CouncilOwner
 from core.providers.router import ProviderRouter
-from core.settings import Settings
+from core.redact import Redactor
+from core.settings import Settings, load_settings
 from core.storage import Storage
+from core.storage.database import DatabaseUnavailable
+from core.text import clean_text
 
 log = logging.getLogger(__name__)
 
 HistoryScope = Literal["channel", "workspace", "user", "all"]
 MAX_MEMBERS = 8
+# Who the platform itself counts as an admin (Actor.is_platform_admin), as the refusal names it.
+PLATFORM_ADMINS = {
+    Platform.SLACK: "Slack workspace admins and owners",
+    Platform.DISCORD: "Discord members with the Manage Server permission",
+}
 
 
 class CouncilRun:
@@ -57,6 +72,8 @@ class CouncilRun:
         self._changed = asyncio.Condition()
         self._result: CouncilResult | None = None
         self.task: asyncio.Task[None] | None = None
+        self.queued_position: int | None = None  # its place in the queue when admitted; None: ran at once
+        self.ticket: Ticket | None = None  # its admission (a slot, or a place in the queue)
 
     @property
     def council_id(self) -> str:
@@ -94,25 +111,29 @@ class CouncilRun:
 
 
 class CouncilService:
-    def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter):
+    def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter, *, lease_s: float = LEASE_S):
         self.settings = settings
         self.storage = storage
         self.router = router
+        self.redact = Redactor.from_settings(settings)
         self.limiter = RateLimiter(storage)
         self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils)
+        # Taken when this process first runs a council (or a bot starts): read-only uses never own.
+        self.owner = CouncilOwner(storage, lease_s)
         self._runs: dict[str, CouncilRun] = {}
         self._pruner: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
-    async def open(cls, settings: Settings | None = None, *, router: ProviderRouter | None = None) -> CouncilService:
-        settings = settings or Settings()
-        storage = await Storage.open(settings.database_url)
-        interrupted = await storage.mark_interrupted()
-        if interrupted:
-            log.warning("marked %d council(s) interrupted by the last shutdown as failed", interrupted)
-        service = cls(settings, storage, router or ProviderRouter(settings))
+    async def open(
+        cls, settings: Settings | None = None, *, router: ProviderRouter | None = None, lease_s: float = LEASE_S
+    ) -> CouncilService:
+        """Open the database. Nothing is marked here: councils other processes run are theirs, and
+        those of dead processes are marked by the first process that runs councils (`start_lease`)."""
+        settings = settings or load_settings()
+        storage = await _open_storage(settings)
+        service = cls(settings, storage, router or ProviderRouter(settings), lease_s=lease_s)
         if settings.retention_days:
             await service.prune(timedelta(days=settings.retention_days))
             # Bots run for months: keep pruning daily, not only at start-up.
@@ -137,6 +158,7 @@ class CouncilService:
         pending = [r.task for r in self._runs.values() if r.task and not r.task.done()]
         if pending:
             await asyncio.wait(pending, timeout=5)
+        await self.owner.stop()
         await self.router.aclose()
         await self.storage.close()
 
@@ -148,21 +170,71 @@ class CouncilService:
 
     # ------------------------------------------------------------------ councils
 
+    async def start_lease(self) -> None:
+        """Become an owner of councils now (bots call it at start-up, so that councils a dead
+        process left running are marked at once); `start_council` does it on first use."""
+        await self.owner.start()
+
     async def start_council(
         self,
         question: str,
         origin: Origin,
         history: Sequence[ConversationTurn] = (),
+        *,
+        council_id: str | None = None,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
     ) -> CouncilRun:
-        """Validate, check limits and start a council in the background.
+        """Validate, check limits, admit and start a council in the background. `members`/`chairman`
+        replace the channel's for this council only (the API's and MCP's per-request choice).
 
-        Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing message.
+        Admission is atomic: the council holds a running slot or its place in the queue before
+        this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
+        BudgetExceeded or Overloaded with a user-facing message; a refused question uses up none
+        of the asker's rate limit.
         """
-        question = validate_question(question, self.settings.max_question_chars)
+        # Cleaned before anything is counted or stored: undecodable text must not cost a rate-limit hit.
+        question = validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
+        history = [self._clean_turn(turn) for turn in history]
+        ticket = self.gate.admit()  # Overloaded here, before anything is recorded
+        try:
+            channel = await self.storage.get_channel_settings(origin.channel_key)
+            config = await self._with_overrides(self._config_for(channel), members, chairman)
+            await self._check_budget(origin, channel)
+            await self._check_rate(origin, channel, record=True)
+            await self.owner.start()
+            request = CouncilRequest(
+                council_id=council_id or new_council_id(),
+                question=question,
+                config=config,
+                history=self._trim_history(history),
+                origin=origin,
+            )
+            await self.storage.save_council_started(request, self.owner.owner_id)
+        except BaseException:
+            ticket.release()
+            raise
+        run = CouncilRun(request)
+        run.queued_position = ticket.position
+        run.ticket = ticket
+        if ticket.position is not None:
+            await run.publish(CouncilQueued(council_id=run.council_id, position=ticket.position))
+        self._runs[run.council_id] = run
+        run.task = asyncio.create_task(self._drive(run, ticket), name=f"council-{run.council_id}")
+        return run
+
+    async def check_admission(self, question: str, origin: Origin) -> str:
+        """The checks of `start_council` without their effects (no queue place, no rate-limit hit):
+        an adapter that must show the question before starting asks this first. Returns the
+        question as it will be asked; raises what `start_council` would."""
+        question = validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
         self.gate.check_capacity()
         channel = await self.storage.get_channel_settings(origin.channel_key)
-        config = self._config_for(channel)
         await self._check_budget(origin, channel)
+        await self._check_rate(origin, channel, record=False)
+        return question
+
+    async def _check_rate(self, origin: Origin, channel: ChannelSettings | None, *, record: bool) -> None:
         await self.limiter.check_and_record(
             user_key=origin.user_key,
             channel_key=origin.channel_key,
@@ -170,13 +242,8 @@ class CouncilService:
             channel_limit_per_hour=_pick(
                 channel and channel.channel_limit_per_hour, self.settings.channel_limit_per_hour
             ),
+            record=record,
         )
-        request = CouncilRequest(question=question, config=config, history=self._trim_history(history), origin=origin)
-        await self.storage.save_council_started(request)
-        run = CouncilRun(request)
-        self._runs[run.council_id] = run
-        run.task = asyncio.create_task(self._drive(run), name=f"council-{run.council_id}")
-        return run
 
     async def ask(
         self, question: str, origin: Origin | None = None, history: Sequence[ConversationTurn] = ()
@@ -194,34 +261,38 @@ class CouncilService:
             return False
         if actor.user_id != run.request.origin.user_id and not self.is_admin(actor):
             raise PermissionDenied("Only the person who asked, or an admin, can stop this council.")
-        if synthesize:
+        if run.ticket is not None and run.ticket.waiting:
+            run.control.stop()  # still queued: it leaves the queue now and never starts
+            run.ticket.release()
+        elif synthesize:
             run.control.synthesize_now()
         else:
             run.control.stop()
         return True
 
-    async def _drive(self, run: CouncilRun) -> None:
+    async def _drive(self, run: CouncilRun, ticket: Ticket) -> None:
         result: CouncilResult | None = None
         try:
-
-            async def on_queued(position: int) -> None:
-                await run.publish(CouncilQueued(council_id=run.council_id, position=position))
-
-            async with self.gate.slot(on_queued):
+            if await ticket.wait() and not run.control.stopped:  # stopped while queued: it never starts
                 async for event in run_council(run.request, self.router, run.control):
                     if isinstance(event, CouncilFinished):
                         result = event.result
                         break
+                    if isinstance(event, MemberFailed):
+                        event = self.redact.model(event)
                     await run.publish(event)
         except Exception as exc:  # the council must always end with a stored, explained result
             log.exception("council %s crashed", run.council_id)
             message = getattr(exc, "user_message", None) or f"internal error: {type(exc).__name__}: {exc}"
+            message = self.redact(message)
             result = CouncilResult(
                 council_id=run.council_id,
                 request=run.request,
                 status=CouncilStatus.FAILED,
                 error=ErrorInfo(kind=ErrorKind.UNKNOWN, message=message),
             )
+        finally:
+            ticket.release()
         if result is None:
             result = CouncilResult(
                 council_id=run.council_id,
@@ -229,6 +300,8 @@ class CouncilService:
                 status=CouncilStatus.CANCELLED,
                 error=ErrorInfo(kind=ErrorKind.CANCELLED, message="The council was stopped."),
             )
+        # Whatever a provider or an exception quoted back, no configured secret is stored or shown.
+        result = self.redact.model(result)
         try:
             await self.storage.save_result(result)
         except Exception:
@@ -252,6 +325,23 @@ class CouncilService:
             max_answer_tokens=s.council_max_answer_tokens,
         )
 
+    def _clean_turn(self, turn: ConversationTurn) -> ConversationTurn:
+        author = clean_text(turn.author) if turn.author is not None else None
+        return turn.model_copy(update={"content": self.redact(clean_text(turn.content)), "author": author})
+
+    async def _with_overrides(
+        self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None
+    ) -> CouncilConfig:
+        chosen_members = _clean_members(members) if members else None
+        chosen_chairman = chairman.strip() if chairman and chairman.strip() else None
+        named = [*(chosen_members or []), *([chosen_chairman] if chosen_chairman else [])]
+        if not named:
+            return config
+        await self._require_known(list(dict.fromkeys(named)))
+        return config.model_copy(
+            update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
+        )
+
     def _trim_history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
         """Keep the most recent turns that fit the history budget (older context matters least)."""
         budget = self.settings.max_history_chars
@@ -272,7 +362,8 @@ class CouncilService:
         if spent >= budget:
             raise BudgetExceeded(
                 f"This channel's daily budget of ${budget:.2f} is spent (${spent:.2f} today). "
-                "It resets at 00:00 UTC; an admin can raise it with the limits command."
+                "It resets at 00:00 UTC; an admin can raise it with the limits command.",
+                retry_after_s=(day_start + timedelta(days=1) - datetime.now(UTC)).total_seconds(),
             )
 
     # ------------------------------------------------------------------ history
@@ -372,12 +463,10 @@ class CouncilService:
     def is_admin(self, actor: Actor) -> bool:
         return actor.is_platform_admin or actor.user_id in self.settings.admin_users
 
-    def _require_admin(self, actor: Actor) -> None:
+    def _require_admin(self, actor: Actor, platform: Platform) -> None:
         if not self.is_admin(actor):
-            raise PermissionDenied(
-                "Only admins can change the council: Slack workspace admins and owners, Discord members "
-                "with Manage Server, and users listed in COUNCIL_ADMIN_USERS."
-            )
+            admins = [*filter(None, [PLATFORM_ADMINS.get(platform)]), "users listed in COUNCIL_ADMIN_USERS"]
+            raise PermissionDenied(f"Only admins can change the council: {' and '.join(admins)}.")
 
     async def effective_config(self, origin: Origin) -> CouncilConfig:
         return self._config_for(await self.storage.get_channel_settings(origin.channel_key))
@@ -387,18 +476,14 @@ class CouncilService:
         return found or ChannelSettings(channel_key=origin.channel_key)
 
     async def admin_set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
-        self._require_admin(actor)
-        cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
-        if len(cleaned) < 2:
-            raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
-        if len(cleaned) > MAX_MEMBERS:
-            raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+        self._require_admin(actor, origin.platform)
+        cleaned = _clean_members(members)
         await self._require_known(cleaned)
         await self._save_channel(actor, origin, {"members": cleaned}, "set_members")
         return await self.effective_config(origin)
 
     async def admin_set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         chairman = chairman.strip()
         if not chairman:
             raise InputRejected("Name the chairman's model id.")
@@ -415,7 +500,7 @@ class CouncilService:
         channel_per_hour: int | None = None,
         daily_budget_usd: float | None = None,
     ) -> ChannelSettings:
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         update: dict[str, object] = {}
         for name, value in (
             ("user_limit_per_hour", user_per_hour),
@@ -432,11 +517,11 @@ class CouncilService:
         return await self._save_channel(actor, origin, update, "set_limits")
 
     async def admin_reset(self, actor: Actor, origin: Origin) -> None:
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         await self.storage.delete_channel_settings(origin.channel_key, actor_id=actor.user_id)
 
     async def audit_log(self, actor: Actor, origin: Origin, limit: int = 20):
-        self._require_admin(actor)
+        self._require_admin(actor, origin.platform)
         return await self.storage.audit_log(origin.channel_key, limit)
 
     async def _save_channel(self, actor: Actor, origin: Origin, changes: dict, action: str) -> ChannelSettings:
@@ -453,6 +538,40 @@ class CouncilService:
                 + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
                 unknown,
             )
+
+
+async def _open_storage(settings: Settings) -> Storage:
+    """The database, or ConfigurationError naming DATABASE_URL and where it points when it cannot be opened."""
+    target = settings.database
+    try:
+        if target.dialect == SQLITE:
+            # Probed synchronously first: a failed aiosqlite connect leaves its worker thread to die noisily.
+            await asyncio.to_thread(_probe_sqlite, target.location)
+        return await Storage.open(settings.database_url)
+    except (OSError, sqlite3.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigurationError(
+            f"DATABASE_URL: cannot open the database {target.display} ({reason}). "
+            "Point DATABASE_URL at a writable file, e.g. sqlite:////absolute/path/council.db."
+        ) from exc
+    except DatabaseUnavailable as exc:
+        raise ConfigurationError(f"DATABASE_URL: {exc}.") from None
+
+
+def _probe_sqlite(path: str) -> None:
+    if path == ":memory:":
+        return
+    Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    sqlite3.connect(Path(path).expanduser()).close()
+
+
+def _clean_members(members: Sequence[str]) -> list[str]:
+    cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
+    if len(cleaned) < 2:
+        raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
+    if len(cleaned) > MAX_MEMBERS:
+        raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+    return cleaned
 
 
 def _pick(override, default):

@@ -7,10 +7,15 @@ print in logs, reprs or errors. `.env.example` documents each one.
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
+
+from core.database_url import DatabaseTarget, parse_database_url
+from core.errors import ConfigurationError
+from core.paths import default_database_url
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 
@@ -79,7 +84,8 @@ class Settings(BaseSettings):
     admin_users: CsvList = Field(default_factory=list, alias="COUNCIL_ADMIN_USERS")
 
     # ----------------------------------------------------------------- storage
-    database_url: str = Field("sqlite:///data/council.db", alias="DATABASE_URL")
+    # Empty: council.db in the user's data directory, so history does not depend on the working directory.
+    database_url: str = Field(default_factory=default_database_url, alias="DATABASE_URL")
     retention_days: int | None = Field(None, alias="COUNCIL_RETENTION_DAYS")
 
     # ----------------------------------------------------------------- slack
@@ -125,7 +131,12 @@ class Settings(BaseSettings):
     def _blank_search_value_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
-    log_level: str = Field("INFO", alias="LOG_LEVEL")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field("INFO", alias="LOG_LEVEL")
+    # ----------------------------------------------------------------- OpenAI-compatible API and MCP (bot/api)
+    # `name:key,name2:key2`; each name is the user its councils are stored, limited and budgeted under.
+    api_keys: SecretStr | None = Field(None, alias="COUNCIL_API_KEYS")
+    api_host: str = Field("127.0.0.1", alias="COUNCIL_API_HOST")
+    api_port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535)
 
     _split = field_validator("council_models", "admin_users", mode="before")(_split_csv)
 
@@ -135,6 +146,30 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return json.loads(value) if value.strip() else {}
         return value
+
+    @field_validator(
+        "llm_api_key",
+        "openrouter_api_key",
+        "slack_bot_token",
+        "slack_app_token",
+        "slack_signing_secret",
+        "discord_token",
+        mode="before",
+    )
+    @classmethod
+    def _blank_secret_is_unset(cls, value: Any) -> Any:
+        # `DISCORD_TOKEN=` as copied from .env.example means "not configured", not an empty token.
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _blank_is_default(cls, value: Any) -> Any:
+        return default_database_url() if isinstance(value, str) and not value.strip() else value
 
     @field_validator("council_chairman", "llm_base_url", "slack_api_url", "discord_api_url", mode="before")
     @classmethod
@@ -164,3 +199,41 @@ class Settings(BaseSettings):
     @property
     def uses_local_defaults(self) -> bool:
         return not self.council_models and not self.has_remote_provider
+
+    @property
+    def database(self) -> DatabaseTarget:
+        """Where DATABASE_URL points (backend, location, a display form without the password),
+        or ConfigurationError saying what forms it takes."""
+        try:
+            return parse_database_url(self.database_url)
+        except ValueError as exc:
+            raise ConfigurationError(f"{exc}. Unset it to use {default_database_url()}.") from None
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment and `.env`, or ConfigurationError naming each bad variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigurationError(describe_invalid(exc)) from None
+    except SettingsError as exc:  # a value pydantic-settings could not even decode (e.g. bad JSON)
+        field = re.search(r'field "(\w+)"', str(exc))
+        info = Settings.model_fields.get(field.group(1)) if field else None
+        name = (info.alias if info else None) or "a setting"
+        raise ConfigurationError(
+            f"{name}: the value cannot be read ({exc.__cause__ or exc}). Fix it in the environment or .env."
+        ) from None
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """One line naming each variable and what is wrong with it; secret values are never quoted."""
+    secret_names = {
+        field.alias or name for name, field in Settings.model_fields.items() if "SecretStr" in str(field.annotation)
+    }
+    problems = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else "settings"
+        given = "" if name in secret_names else f" (got {error.get('input')!r})"
+        reason = error["msg"].removeprefix("Value error, ")
+        problems.append(f"{name}: {reason}{given}")
+    return "; ".join(problems) + ". Fix it in the environment or .env (see .env.example)."

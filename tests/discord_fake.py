@@ -5,6 +5,11 @@ It speaks enough of the real protocol for discord.py 2.x to log in, sync command
 MESSAGE_CREATE pushed by a test, and do everything the adapter does over REST. Every REST call
 is recorded with its JSON payload (and uploaded files). Gateway frames are uncompressed JSON
 text frames, which discord.py accepts even when it asked for zlib-stream.
+
+`channel_limit=(5, 5.0)` enforces Discord's per-channel message limit (5 writes per 5 s per
+channel: messages posted, edited, deleted, threads started from it): beyond it HTTP 429 with
+`retry_after` in the body and Retry-After, as Discord answers. `channel_writes(id)` and
+`peak_writes(id)` say what a channel received.
 """
 
 from __future__ import annotations
@@ -64,7 +69,9 @@ class Interaction:
 
 
 class FakeDiscord:
-    def __init__(self) -> None:
+    def __init__(self, channel_limit: tuple[int, float] | None = None) -> None:
+        self.channel_limit = channel_limit  # (writes, per seconds) per channel, sliding window
+        self._window: dict[int, list[float]] = {}
         self.app_id = snowflake()
         self.bot_id = self.app_id  # a bot user shares its application's id
         self.guild_id = snowflake()
@@ -276,6 +283,30 @@ class FakeDiscord:
     def calls_to(self, method: str, prefix: str = "") -> list[Call]:
         return [c for c in self.calls if c.method == method and c.path.startswith(prefix)]
 
+    def channel_writes(self, channel_id: int) -> list[Call]:
+        """Message writes (POST/PATCH/DELETE under /channels/{id}/messages) to a channel, 429s included."""
+        prefix = f"/channels/{channel_id}/messages"
+        return [c for c in self.calls if c.method in ("POST", "PATCH", "DELETE") and c.path.startswith(prefix)]
+
+    def peak_writes(self, channel_id: int, window_s: float = 5.0) -> int:
+        times = [c.at for c in self.channel_writes(channel_id)]
+        return max((sum(1 for t in times[i:] if t - start < window_s) for i, start in enumerate(times)), default=0)
+
+    def _over_limit(self, method: str, path: str, now: float) -> float:
+        """0 when a write may go (it is counted), else the seconds until it may."""
+        parts = path.strip("/").split("/")
+        if self.channel_limit is None or method not in ("POST", "PATCH", "DELETE"):
+            return 0.0
+        if len(parts) < 3 or parts[0] != "channels" or parts[2] != "messages":
+            return 0.0
+        limit, per_s = self.channel_limit
+        window = [t for t in self._window.get(int(parts[1]), []) if now - t < per_s]
+        if len(window) >= limit:
+            self._window[int(parts[1])] = window
+            return window[0] + per_s - now
+        self._window[int(parts[1])] = [*window, now]
+        return 0.0
+
     def channel_messages(self, channel_id: int) -> list[dict[str, Any]]:
         return sorted(
             (m for m in self.messages.values() if int(m["channel_id"]) == channel_id and not m["flags"] & 64),
@@ -454,6 +485,15 @@ class FakeDiscord:
                     files.append((part.name or "", part.filename or "", bytes(body)))  # type: ignore[union-attr]
         call = Call(request.method, path, dict(request.query), payload, files, time.monotonic())
         self.calls.append(call)
+        wait = self._over_limit(request.method, path, call.at)
+        if wait > 0:
+            call.status = 429
+            body = {"message": "You are being rate limited.", "retry_after": round(wait, 3), "global": False}
+            # discord.py treats a 429 without Via as a Cloudflare ban; Discord's own carry it.
+            headers = {"Retry-After": str(max(1, round(wait))), "Via": "1.1 google", "X-RateLimit-Scope": "shared"}
+            return web.Response(
+                body=json.dumps(body).encode(), status=429, content_type="application/json", headers=headers
+            )
         try:
             status, body = await self._handle(request.method, path.rstrip("/") or "/", payload, files, request)
         except KeyError as exc:
@@ -478,6 +518,14 @@ class FakeDiscord:
             return 200, {"url": self.ws_url}
         if path == "/users/@me":
             return 200, self.bot_user()
+        if path == "/users/@me/channels" and method == "POST":  # open a DM with a user
+            recipient = int(payload["recipient_id"])
+            dm_id = recipient + 7  # one stable DM channel per user
+            self.channels.setdefault(
+                dm_id,
+                {"id": str(dm_id), "type": 1, "last_message_id": None, "recipients": [self.user(recipient, "user")]},
+            )
+            return 200, self.channels[dm_id]
         if path in ("/oauth2/applications/@me", "/applications/@me"):
             return 200, {
                 "id": str(self.app_id),

@@ -1,8 +1,9 @@
 """Pure-Python reference of the Rust ranking engine (rust/ranking), used by the tests to check it.
 
-Same semantics, written independently and for clarity rather than speed (the rules are
-documented in rust/ranking/src/*.rs and core/ranking.py). Returns the same dataclasses as
-core.ranking so results compare with ==.
+Same semantics, written independently and for clarity rather than speed. The rules are stated
+once, in rust/ranking/src/*.rs (the ballot format: the module comment of parse.rs); this file
+implements them and does not restate them. Returns the same dataclasses as core.ranking so
+results compare with ==.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ for _c in "\x0b\x0c\x85\u2028\u2029":
     _MAP[ord(_c)] = "\n"
 for _c in ["\u00a0", "\u1680", "\u202f", "\u205f", "\u3000", *map(chr, range(0x2000, 0x200B))]:
     _MAP[ord(_c)] = " "
-# Invisible characters are kept (not mapped): one inside "F\u200bINAL R\u200bANKING" breaks the
-# header. Only a BOM starting the text is dropped (extract_letters).
+# Invisible characters are kept, not mapped (parse.rs rule 1); only a BOM starting the text is
+# dropped (extract_letters).
 INVISIBLE = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
 for _o in range(0xFF01, 0xFF5F):
     _MAP[_o] = chr(_o - 0xFEE0)

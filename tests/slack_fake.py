@@ -9,7 +9,9 @@ files.completeUploadExternal — plus response_url endpoints. Every call is reco
 Responses look like Slack's (ts values, `ok`, `error` codes), and Slack's Block Kit limits are
 enforced the way Slack does (the whole call fails with `invalid_blocks`), so a test that posts
 an oversized message fails like production would. Rate limits can be scripted per method
-(HTTP 429, `Retry-After`, `{"ok": false, "error": "ratelimited"}`).
+(HTTP 429, `Retry-After`, `{"ok": false, "error": "ratelimited"}`), and `channel_limit` enforces
+Slack's per-channel message limit (about one message per second per channel, short bursts
+tolerated; beyond it HTTP 429 with Retry-After, as Slack documents) on every message write.
 
     fake = await FakeSlack().start()
     Settings(SLACK_API_URL=fake.api_url, SLACK_BOT_TOKEN="xoxb-test", ...)
@@ -22,6 +24,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import math
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -38,6 +41,29 @@ MODAL_TITLE = 24
 STREAM_TEXT = 12000  # markdown_text per call
 TASK_FIELD = 256  # task_update details / output
 TASK_STATUSES = ("pending", "in_progress", "complete", "error")
+# The message writes that count against a channel's limit.
+CHANNEL_WRITES = frozenset(
+    {"chat.postMessage", "chat.update", "chat.delete", "chat.startStream", "chat.appendStream", "chat.stopStream"}
+)
+
+
+@dataclass
+class ChannelLimit:
+    """A token bucket per channel: `per_s` writes a second sustained, `burst` back to back."""
+
+    per_s: float = 1.0
+    burst: int = 3
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # channel -> (tokens, at)
+
+    def take(self, channel: str, now: float) -> float:
+        """0 when the write may go (and it is counted), else the seconds until it may."""
+        tokens, at = self._buckets.get(channel, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - at) * self.per_s)
+        if tokens < 1.0:
+            self._buckets[channel] = (tokens, now)
+            return (1.0 - tokens) / self.per_s
+        self._buckets[channel] = (tokens - 1.0, now)
+        return 0.0
 
 
 @dataclass
@@ -127,7 +153,9 @@ class FakeSlack:
         token: str = "xoxb-test",
         host: str = "127.0.0.1",
         streaming: bool = True,
+        channel_limit: ChannelLimit | None = None,
     ):
+        self.channel_limit = channel_limit
         self.streaming = streaming  # False: chat.*Stream answer unknown_method
         self.team_id = team_id
         self.bot_user_id = bot_user_id
@@ -240,6 +268,15 @@ class FakeSlack:
     def calls_to(self, *methods: str) -> list[ApiCall]:
         return [c for c in self.calls if c.method in methods]
 
+    def channel_writes(self, channel: str) -> list[ApiCall]:
+        """Every message write to `channel` that reached the API (429s included), in order."""
+        return [c for c in self.calls if c.method in CHANNEL_WRITES and c.args.get("channel") == channel]
+
+    def peak_writes(self, channel: str, window_s: float = 1.0) -> int:
+        """The most message writes to `channel` (429s included) within any `window_s` seconds."""
+        times = [c.at for c in self.channel_writes(channel)]
+        return max((sum(1 for t in times[i:] if t - start < window_s) for i, start in enumerate(times)), default=0)
+
     def find(self, channel: str, ts: str) -> dict[str, Any] | None:
         return next((m for m in self.messages.get(channel, []) if m["ts"] == ts), None)
 
@@ -292,6 +329,17 @@ class FakeSlack:
                 return self._reply(call, {"ok": False, "error": "not_allowed_token_type"})
         elif token != self.token:
             return self._reply(call, {"ok": False, "error": "invalid_auth"})
+        channel = args.get("channel")
+        if self.channel_limit is not None and method in CHANNEL_WRITES and isinstance(channel, str):
+            wait = self.channel_limit.take(channel, call.at)
+            if wait > 0:
+                call.status = 429
+                return self._reply(
+                    call,
+                    {"ok": False, "error": "ratelimited"},
+                    status=429,
+                    headers={"Retry-After": str(max(1, math.ceil(wait)))},
+                )
         pending = self._ratelimits.get(method)
         if pending:
             retry_after = pending.pop(0)

@@ -4,7 +4,10 @@ gateway on loopback), scripted models over HTTP, and a real CouncilService on SQ
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -77,8 +80,8 @@ def final_edits(fake: FakeDiscord) -> list:
     ]
 
 
-async def wait_finished(fake: FakeDiscord, count: int = 1, timeout: float = 30) -> None:
-    await fake.wait_for(lambda: len(final_edits(fake)) >= count, timeout)
+async def wait_finished(fake: FakeDiscord, count: int = 1, within_s: float = 30) -> None:
+    await fake.wait_for(lambda: len(final_edits(fake)) >= count, within_s)
 
 
 def carries_text(call) -> bool:
@@ -204,7 +207,7 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
 
     # A thread from the status message (the interaction's original response).
     status_id = fake.interactions[interaction.token].original_id
-    [thread_call] = fake.calls_to("POST", f"/channels/{fake.channel_id}/messages/{status_id}/threads")
+    assert len(fake.calls_to("POST", f"/channels/{fake.channel_id}/messages/{status_id}/threads")) == 1
     thread_id = status_id
     assert fake.channels[thread_id]["type"] == 11
 
@@ -216,7 +219,7 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
         and (c.path.endswith("/messages/@original") or c.path == f"/channels/{fake.channel_id}/messages/{status_id}")
     ]
     assert len(edits) >= 3
-    gaps = [b.at - a.at for a, b in zip(edits, edits[1:])]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(edits)]
     print(f"[discord] status edits: {len(edits)}, smallest gap {min(gaps):.2f} s")
     assert min(gaps) >= 1.45, gaps
 
@@ -298,7 +301,9 @@ async def test_stage_buttons_work_after_restart(env):
     for stage, expected in (("reviews", "Ballot"), ("ranking", "Aggregate ranking")):
         click = await fake.push_component(int(answer["id"]), f"council:{stage}:{council_id}")
         await fake.wait_for(
-            lambda: ephemeral_replies(fake, click.token) and not ephemeral_replies(fake, click.token)[0]["flags"] & 128,
+            lambda token=click.token: (
+                ephemeral_replies(fake, token) and not ephemeral_replies(fake, token)[0]["flags"] & 128
+            ),
             10,
         )
         assert expected in json.dumps(ephemeral_replies(fake, click.token))
@@ -326,7 +331,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     started = time.monotonic()
     asker = await fake.push_component(status_id, f"council:synth:{council_id}", user_id=1001)
     await fake.wait_for(lambda: ephemeral_replies(fake, asker.token), 5)
-    await wait_finished(fake, timeout=6)
+    await wait_finished(fake, within_s=6)
     assert time.monotonic() - started < 6, "synthesize-now did not wait for the slow member"
     result = await env.service.get_result(council_id)
     assert result.synthesis is not None
@@ -345,6 +350,7 @@ async def test_admin_commands_need_manage_server(env):
     )
     [message] = ephemeral_replies(fake, denied.token)
     assert message["flags"] & 64 and "admin" in message["content"].lower()
+    assert "Manage Server" in message["content"] and "Slack" not in message["content"]
     assert (await service.channel_settings(origin)).members is None
 
     allowed = await fake.push_command(
@@ -407,6 +413,29 @@ async def test_mention_starts_a_thread_and_follow_up_passes_history(env, llm):
     contents = "\n".join(m["content"] for m in llm.requests_for("beta", stage=1)[0].messages)
     assert "What is the capital of France?" in contents and "And of Italy?" in contents
     assert contents.rstrip().endswith("And of Spain?") or "And of Spain?" in contents
+
+
+async def test_follow_up_in_a_thread_started_by_slash_council(env, llm):
+    """The thread's starter is the /council status message (a `chat_input_command` message that
+    lives in the parent channel): a follow-up reads it as the first question of the thread."""
+    fake = env.fake
+    interaction = await fake.push_command("council", council_option("What is the capital of France?"))
+    await wait_finished(fake)
+    thread_id = fake.interactions[interaction.token].original_id
+    assert fake.messages[thread_id]["type"] == 20  # discord.MessageType.chat_input_command
+    assert fake.channels[thread_id]["type"] == 11
+
+    llm.requests.clear()
+    await fake.push_message(f"<@{fake.bot_id}> And of Italy?", channel_id=thread_id)
+    await wait_finished(fake, 2)
+    assert len(fake.threads()) == 1 and len(answer_messages(fake)) == 2
+    prompt = llm.requests_for("beta", stage=1)[0].messages
+    roles = [m["role"] for m in prompt if m["role"] != "system"]
+    assert roles == ["user", "assistant", "user"]
+    assert "What is the capital of France?" in prompt[-3]["content"]
+    assert "\u200b" not in prompt[-3]["content"]
+    assert "Final answer by alpha: 42." in prompt[-2]["content"]
+    assert "And of Italy?" in prompt[-1]["content"]
 
 
 async def test_reply_to_the_bot_and_other_bots(env, llm):
@@ -479,3 +508,59 @@ async def test_export_history_and_leaderboard(env):
     await fake.wait_for(lambda: ephemeral_replies(fake, help_.token), 10)
     [text] = ephemeral_replies(fake, help_.token)
     assert text["flags"] & 64 and "/council question:" in text["content"] and len(text["content"]) <= 2000
+
+
+async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delivered(llm, tmp_path, caplog, capsys):
+    """Issue 10 items 10 and 11 on Discord: 40 simultaneous mentions in one channel, against a
+    Discord that allows 5 message writes per 5 s per channel and answers 429 beyond it. The 6
+    admitted councils (2 running + 4 queued) each get their answer exactly once, in their thread;
+    the 34 others are refused privately (a DM) with a retry hint; no channel is flooded."""
+    caplog.set_level("INFO")
+    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
+    fake = await FakeDiscord(channel_limit=(5, 5.0)).start()
+    settings = make_settings(
+        llm,
+        tmp_path,
+        DISCORD_TOKEN=TOKEN,
+        DISCORD_API_URL=fake.api_url,
+        COUNCIL_MAX_CONCURRENT=2,
+        COUNCIL_MAX_QUEUED=4,
+    )
+    service = await CouncilService.open(settings)
+    client = build_discord_client(service, settings, guild_ready_timeout=0.2)
+    task = asyncio.create_task(client.start(TOKEN))
+    try:
+        await asyncio.wait_for(client.wait_until_ready(), 10)
+        started = time.monotonic()
+        for i in range(40):
+            await fake.push_message(f"<@{fake.bot_id}> Question number {i}?", user_id=5000 + i, name=f"user{i}")
+        await wait_finished(fake, 6, timeout=120)
+        await asyncio.sleep(1.0)  # anything late would show up now
+        elapsed = time.monotonic() - started
+
+        accepted = {s.council_id for s in await service.history(limit=100)}
+        footers = [(e.get("footer") or {}).get("text", "") for m in answer_messages(fake) for e in m["embeds"][-1:]]
+        delivered = [re.match(r"Council ([0-9a-f]+)", f).group(1) for f in footers]
+        dms = [m for m in fake.messages.values() if fake.channels.get(int(m["channel_id"]), {}).get("type") == 1]
+        channels = {int(c.path.split("/")[2]) for c in fake.calls if c.path.startswith("/channels/")}
+        peaks = {ch: fake.peak_writes(ch) for ch in channels}
+        limited = [c for c in fake.calls if c.status == 429]
+        with capsys.disabled():
+            print(
+                f"\n[discord burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
+                f"({len(delivered)} answer messages), {len(dms)} refusals by DM; "
+                f"{len(fake.channel_writes(fake.channel_id))} writes to the channel, peak per 5 s "
+                f"{peaks.get(fake.channel_id, 0)} there and {max(peaks.values())} in any channel, "
+                f"{len(limited)} answered 429, {elapsed:.1f} s"
+            )
+        assert len(accepted) == 6 and len(dms) == 34
+        assert sorted(delivered) == sorted(accepted)  # every accepted answer, exactly once
+        assert all("try again" in m["content"] for m in dms)
+        assert max(peaks.values()) <= 5
+        assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    finally:
+        await client.close()
+        await asyncio.gather(task, return_exceptions=True)
+        await service.aclose()
+        await fake.close()
+        discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -59,3 +61,77 @@ def test_frozen_dataclasses_stay_frozen():
     with pytest.raises(AttributeError):
         score.position = 3  # type: ignore[misc]
     assert hash(ranking.parse_ranking("x", ["A"]).status)
+
+
+# Classes the binding does not expect as `cls`. It must answer each with a Python exception or an
+# instance built the way `cls.__new__(cls)` plus `object.__setattr__` would build it, never crash
+# the interpreter (before the fix `type` aborted it and `BaseException` segfaulted it).
+HOSTILE_CLASSES = """
+import abc
+
+class Meta(type):
+    pass
+
+class NewReturnsAType:
+    def __new__(cls):
+        return int
+
+class NewReturnsAnInt:
+    def __new__(cls):
+        return 7
+
+class NewNeedsArguments:
+    def __new__(cls, a, b):
+        return super().__new__(cls)
+
+class Abstract(abc.ABC):
+    @abc.abstractmethod
+    def f(self): ...
+
+class Slotted:
+    __slots__ = ("x",)
+
+class ErrorSubclass(ValueError):
+    pass
+
+HOSTILE = [type, Meta, BaseException, ErrorSubclass, KeyboardInterrupt, int, bool, str, bytes, tuple, dict, list,
+           object, NewReturnsAType, NewReturnsAnInt, NewNeedsArguments, Abstract, Slotted, type(None),
+           type(len), type(abc), memoryview, staticmethod, property]
+"""
+
+BINDING_CALLS = """
+from core import _ranking
+CALLS = {
+    "parse_ranking": lambda cls: _ranking.parse_ranking("FINAL RANKING: B > A", ["A", "B"], cls),
+    "parse_many": lambda cls: _ranking.parse_many(["FINAL RANKING: B > A", "x"], ["A", "B"], cls),
+    "aggregate": lambda cls: _ranking.aggregate({"x": ["A", "B"]}, {"A": "x", "B": "y"}, False, cls),
+    "aggregate_batch": lambda cls: _ranking.aggregate_batch([({"x": ["A"]}, {"A": "x", "B": "y"})], False, cls),
+    "aggregate_models": lambda cls: _ranking.aggregate_models([["x", "y"]], ["x", "y"], cls),
+    "leaderboard": lambda cls: _ranking.leaderboard([["x", "y"]], 3, 0, 0.9, 1, cls),
+}
+for name, call in CALLS.items():
+    for cls in HOSTILE:
+        print(name, cls.__qualname__, end=" ", flush=True)
+        try:
+            result = call(cls)
+        except Exception as exc:
+            print("raised", type(exc).__name__, flush=True)
+        else:
+            print("returned", type(result).__name__, flush=True)
+        import gc; gc.collect()
+print("survived")
+"""
+
+
+def test_unexpected_classes_raise_instead_of_crashing():
+    done = subprocess.run(
+        [sys.executable, "-c", HOSTILE_CLASSES + BINDING_CALLS], capture_output=True, text=True, timeout=60
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, f"rc {done.returncode} after: {lines[-1] if lines else ''}\n{done.stderr[-2000:]}"
+    assert lines[-1] == "survived"
+    outcomes = {" ".join(line.split()[:2]): line.split()[2] for line in lines[:-1]}
+    for call in ("parse_ranking", "parse_many", "aggregate", "aggregate_batch", "aggregate_models", "leaderboard"):
+        for cls in ("type", "Meta", "int", "object", "NewReturnsAType", "Abstract", "NewNeedsArguments"):
+            assert outcomes[f"{call} {cls}"] == "raised", (call, cls)
+    assert outcomes["parse_ranking BaseException"] == "returned"  # BaseException.__new__ + object.__setattr__ work

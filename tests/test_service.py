@@ -2,14 +2,27 @@
 
 import asyncio
 import json
+import os
+import sys
+import time
 from datetime import UTC
+from pathlib import Path
 
 import pytest
 
-from core.errors import BudgetExceeded, InputRejected, NotFound, PermissionDenied, RateLimited, UnknownModels
+from core.errors import (
+    BudgetExceeded,
+    InputRejected,
+    NotFound,
+    Overloaded,
+    PermissionDenied,
+    RateLimited,
+    UnknownModels,
+)
 from core.models import Actor, CouncilQueued, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import BACKENDS, MEMBERS, backend_url, make_settings
+from tests.factories import make_result
 from tests.llm_server import Fail, Hang, council_member
 
 ORIGIN = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1", user_name="ada")
@@ -124,6 +137,21 @@ async def test_admin_operations_are_checked_and_audited(service, llm):
     assert (await service.effective_config(ORIGIN.model_copy(update={"channel_id": "C2"}))).members == MEMBERS
 
 
+async def test_admin_refusal_names_the_rule_of_the_askers_platform(service):
+    user = Actor(user_id="U9")
+    expected = {
+        Platform.SLACK: ("Slack workspace admins and owners", "Discord"),
+        Platform.DISCORD: ("Discord members with the Manage Server permission", "Slack"),
+        Platform.CLI: ("Only admins can change the council: users listed in COUNCIL_ADMIN_USERS.", "Discord"),
+    }
+    for platform, (named, foreign) in expected.items():
+        origin = ORIGIN.model_copy(update={"platform": platform})
+        with pytest.raises(PermissionDenied) as refused:
+            await service.admin_set_members(user, origin, ["alpha", "beta"])
+        assert named in refused.value.user_message and foreign not in refused.value.user_message
+        assert "COUNCIL_ADMIN_USERS" in refused.value.user_message
+
+
 async def test_stop_only_by_asker_or_admin(service, llm):
     llm.script("gamma", Hang())
     run = await service.start_council("slow?", ORIGIN)
@@ -193,7 +221,7 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path, databa
     def truthful(call):
         labels = sorted(set(__import__("re").findall(r"<<<RESPONSE ([A-Z]) ", call.user)))
         # Global labels follow member order, so label order is strength order here.
-        return "Reasoning.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {l}" for i, l in enumerate(labels, 1))
+        return "Reasoning.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {label}" for i, label in enumerate(labels, 1))
 
     for name in members:
         llm.script(name, council_member(f"{name}'s answer", raw_review=truthful))
@@ -233,8 +261,8 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         # Labels are global in member order: A=alpha, B=beta, C=gamma.
         shown = re.findall(r"<<<RESPONSE ([A-Z]) ", call.user)
         model_of = dict(zip("ABC", strength))
-        ranked = sorted(dict.fromkeys(shown), key=lambda l: -(strength[model_of[l]] + rng.gauss(0, 1.5)))
-        return "Notes.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {l}" for i, l in enumerate(ranked, 1))
+        ranked = sorted(dict.fromkeys(shown), key=lambda label: -(strength[model_of[label]] + rng.gauss(0, 1.5)))
+        return "Notes.\nFINAL RANKING:\n" + "\n".join(f"{i}. Response {label}" for i, label in enumerate(ranked, 1))
 
     for name in strength:
         llm.script(name, council_member(f"{name} answers", raw_review=noisy_review, cost=0.001))
@@ -284,3 +312,164 @@ async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_pat
         assert [s.council_id for s in await svc.history(None, "all")] == ["new0000000000000"]
     finally:
         await svc.aclose()
+
+
+async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tmp_path, database_url):
+    """Issue 10 item 9: opening the database (history, export, leaderboard, usage), or running
+    councils beside a live bot, leaves the bot's running councils alone; only councils whose
+    owner stopped renewing its lease are marked interrupted."""
+    llm.script("alpha", Hang())
+    settings = make_settings(llm, tmp_path, DATABASE_URL=database_url)
+    bot = await CouncilService.open(settings, lease_s=1.0)
+    other = None
+    try:
+        run = await bot.start_council("still thinking?", ORIGIN)
+        await asyncio.sleep(0.1)
+        other = await CouncilService.open(settings, lease_s=1.0)  # e.g. `council history` beside the bot
+        assert await other.history() == []
+        await other.usage()
+        await other.leaderboard()
+        with pytest.raises(NotFound):
+            await other.export(run.council_id)
+        await asyncio.sleep(2.5)  # several lease periods: the bot keeps renewing
+        llm.script("alpha", council_member("42"))
+        done = await other.ask("another question?", ORIGIN.model_copy(update={"user_id": "U2"}))
+        assert done.status in (CouncilStatus.OK, CouncilStatus.DEGRADED)
+        await asyncio.sleep(1.5)  # `other` is an owner now and reaps every third of a lease
+        assert not run.done and await other.storage.get_result(run.council_id) is None
+
+        # The bot dies without a word (its lease is no longer renewed): the live owner marks its council.
+        bot.owner._renewer.cancel()
+        await other.storage.renew_owner(bot.owner.owner_id, -1.0)  # as if the lease had run out
+        await other.owner.reap()
+        stored = await other.get_result(run.council_id)
+        assert stored.status is CouncilStatus.FAILED and "stopped" in stored.error.message
+        assert {s.council_id for s in await other.history()} == {run.council_id, done.council_id}
+    finally:
+        run.control.stop()
+        await bot.aclose()
+        if other is not None:
+            await other.aclose()
+
+
+async def test_read_only_opening_marks_nothing_even_for_dead_owners(llm, tmp_path, database_url):
+    settings = make_settings(llm, tmp_path, DATABASE_URL=database_url)
+    reader = await CouncilService.open(settings)
+    try:
+        running = make_result(council_id="orphan").request
+        await reader.storage.save_council_started(running, "dead-owner")
+        await reader.aclose()
+        reader = await CouncilService.open(settings)  # `council history` after a crash: looks, touches nothing
+        await reader.history()
+        assert await reader.storage.get_result("orphan") is None
+        await reader.start_lease()  # a bot starting up marks what the dead process left running
+        assert (await reader.get_result("orphan")).status is CouncilStatus.FAILED
+    finally:
+        await reader.aclose()
+
+
+async def test_admission_is_atomic_under_a_burst(llm, tmp_path, database_url):
+    """Issue 10 item 10: 40 simultaneous questions with room for 1 running + 3 queued: 4 are
+    admitted, 36 refused at once with a retry hint, and no refusal uses up a rate-limit hit."""
+    for name in MEMBERS:
+        llm.script(name, council_member("42", latency_s=0.3))
+    svc = await CouncilService.open(
+        make_settings(
+            llm,
+            tmp_path,
+            DATABASE_URL=database_url,
+            COUNCIL_MAX_CONCURRENT=1,
+            COUNCIL_MAX_QUEUED=3,
+            RATE_LIMIT_USER_PER_HOUR=2,
+        )
+    )
+    try:
+        origins = [ORIGIN.model_copy(update={"user_id": f"U{i}"}) for i in range(40)]
+        outcomes = await asyncio.gather(
+            *(svc.start_council(f"question {i}?", o) for i, o in enumerate(origins)), return_exceptions=True
+        )
+        runs = [o for o in outcomes if not isinstance(o, BaseException)]
+        refusals = [o for o in outcomes if isinstance(o, BaseException)]
+        assert len(runs) == 4 and len(refusals) == 36
+        assert all(isinstance(r, Overloaded) and "try again" in r.user_message for r in refusals)
+        results = [await run.wait() for run in runs]
+        assert all(r.status is CouncilStatus.OK for r in results)  # no admitted council fails as overloaded
+        for i, outcome in enumerate(outcomes):
+            hits = len(await svc.storage.hits_since(f"user:{origins[i].user_key}", 0))
+            assert hits == (0 if isinstance(outcome, BaseException) else 1)
+    finally:
+        await svc.aclose()
+
+
+async def test_stopping_a_queued_council_takes_it_out_of_the_queue(llm, tmp_path, database_url):
+    for name in MEMBERS:
+        llm.script(name, council_member("42", latency_s=1.5))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_MAX_CONCURRENT=1))
+    try:
+        first = await svc.start_council("one?", ORIGIN)
+        second = await svc.start_council("two?", ORIGIN.model_copy(update={"user_id": "U2"}))
+        assert second.queued_position == 1 and svc.gate.waiting == 1
+        assert await svc.stop(second.council_id, Actor(user_id="U2"))
+        stopped = await asyncio.wait_for(second.wait(), 1.0)  # at once, not after the first council
+        assert stopped.status is CouncilStatus.CANCELLED and not first.done and svc.gate.waiting == 0
+        assert (await first.wait()).status is CouncilStatus.OK and svc.gate.running == 0
+    finally:
+        await svc.aclose()
+
+
+OWNER_SCRIPT = """
+import asyncio, sys
+from core.models import Origin, Platform
+from core.service import CouncilService
+from core.settings import Settings
+
+async def main():
+    settings = Settings(_env_file=None, LLM_BASE_URL=sys.argv[1], LLM_API_KEY="test-key-not-secret",
+                        COUNCIL_MODELS="alpha,beta,gamma", COUNCIL_CHAIRMAN="alpha", DATABASE_URL=sys.argv[2])
+    service = await CouncilService.open(settings, lease_s=1.0)
+    run = await service.start_council("Will this process survive?", Origin(platform=Platform.SLACK, user_id="U1"))
+    print(run.council_id, flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_never(llm, tmp_path, database_url):
+    """Issue 10 item 9 with real processes: another process running a council keeps it while it
+    lives; killed with SIGKILL, its council is marked interrupted by a live owner within about a lease."""
+    for name in MEMBERS:
+        llm.script(name, Hang())
+    settings = make_settings(llm, tmp_path, DATABASE_URL=database_url)
+    owner = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        OWNER_SCRIPT,
+        llm.base_url,
+        settings.database_url,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    other = None
+    try:
+        council_id = (await asyncio.wait_for(owner.stdout.readline(), 30)).decode().strip()
+        assert council_id
+        other = await CouncilService.open(settings, lease_s=1.0)
+        await other.start_lease()  # a second bot process on the same database
+        await asyncio.sleep(2.5)  # several of its reaping rounds while the owner lives
+        assert await other.storage.get_result(council_id) is None  # still running, untouched
+        owner.kill()
+        await owner.wait()
+        killed = time.monotonic()
+        while await other.storage.get_result(council_id) is None and time.monotonic() - killed < 10:
+            await asyncio.sleep(0.1)
+        marked_after = time.monotonic() - killed
+        stored = await other.get_result(council_id)
+        assert stored.status is CouncilStatus.FAILED and "stopped" in stored.error.message
+        assert marked_after < 2.5, marked_after  # one lease (1 s) plus one reaping period
+    finally:
+        if owner.returncode is None:
+            owner.kill()
+            await owner.wait()
+        if other is not None:
+            await other.aclose()

@@ -5,7 +5,9 @@ models over HTTP, and a real CouncilService on SQLite."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +21,16 @@ from core.models import Actor, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.llm_server import ByStage, Hang, Reply, council_member, ranking_review
-from tests.slack_fake import MESSAGE_BLOCKS, MODAL_BLOCKS, SECTION_TEXT, FakeSlack, block_problems, encode_form, sign
+from tests.slack_fake import (
+    MESSAGE_BLOCKS,
+    MODAL_BLOCKS,
+    SECTION_TEXT,
+    ChannelLimit,
+    FakeSlack,
+    block_problems,
+    encode_form,
+    sign,
+)
 
 SECRET = "test-signing-secret"
 TOKEN = "xoxb-test"
@@ -679,14 +690,18 @@ async def test_direct_messages(env, llm):
     assert "LLM Council" in posted(fake, "D1")[-1].args["text"]
 
 
-async def test_command_where_the_bot_cannot_post(env):
+async def test_command_where_the_bot_cannot_post(env, llm):
+    """Issue 10 item 12: the question is posted first; where it cannot be, no council starts (no
+    rate-limit hit, no stored council, no model call)."""
     fake = env.fake
     fake.no_access.add("C9")
     await env.command("Anyone?", channel="C9")
     await env.settle()
     assert any("Invite me" in t for t in ephemeral_texts(fake))
-    [summary] = await env.service.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9"))
-    assert summary.status is CouncilStatus.CANCELLED
+    assert await env.service.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9")) == []
+    assert await env.service.storage.hits_since("user:slack:T1:U1", 0) == []
+    assert await env.service.storage.hits_since("channel:slack:T1:C9", 0) == []
+    assert stage1_requests(llm) == 0 and env.bot.councils_started == 0
 
 
 async def test_history_leaderboard_and_export(env):
@@ -799,7 +814,9 @@ async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
         ByStage(Reply("alpha says 42.", delay_s=0.2), Reply(ranking_review()), Reply(synthesis, token_delay_s=0.05)),
     )
     llm.script("beta", council_member("beta says 42.", latency_s=1.5))
-    llm.script("gamma", council_member("gamma says 42.", latency_s=2.5))
+    # The channel's pace (question, stream, control message: ~1 write a second) comes first: gamma
+    # answers late enough that an append shows it still thinking.
+    llm.script("gamma", council_member("gamma says 42.", latency_s=3.2))
     fake.ratelimit("chat.appendStream", times=1, retry_after=1)
     await env.command("Slow question?")
     await fake.wait_for(lambda: streamed(fake), timeout=60)
@@ -959,3 +976,93 @@ async def test_long_streamed_answer_is_attached(env, llm):
     [upload] = fake.uploads.values()
     assert long_answer.strip() in upload["content"] and upload["thread_ts"] == start.args["thread_ts"]
     assert not results(fake)
+
+
+async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delivered(llm, tmp_path, caplog, capsys):
+    """Issue 10 items 10 and 11: 40 simultaneous mentions in one channel, against a Slack that
+    allows one message write per second per channel (bursts of 3) and answers 429 beyond it.
+    Admitted councils (2 running + 4 queued) each get their answer exactly once; the 34 others
+    get a private refusal with a retry hint; the channel is never flooded; no traceback."""
+    caplog.set_level("INFO")
+    fake = await FakeSlack(token=TOKEN, streaming=False, channel_limit=ChannelLimit(per_s=1.0, burst=3)).start()
+    settings = make_settings(
+        llm,
+        tmp_path,
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=fake.api_url,
+        COUNCIL_MAX_CONCURRENT=2,
+        COUNCIL_MAX_QUEUED=4,
+    )
+    service = await CouncilService.open(settings)
+    env = await start_env(fake, settings, service)
+    try:
+        mentions = [env.mention(f"<@UBOT> Question number {i}?", user=f"U{i:02d}") for i in range(40)]
+        started = time.monotonic()
+        await asyncio.gather(*(env.event(m) for m in mentions))
+        await env.settle(timeout=180)
+        elapsed = time.monotonic() - started
+
+        accepted = {s.council_id for s in await service.history(limit=100)}
+        delivered = [c.args["blocks"][0]["block_id"].split("-")[2] for c in results(fake)]
+        writes = fake.channel_writes("C1")
+        limited = [c for c in writes if c.status == 429]
+        refusals = [e for e in fake.ephemerals if e["channel"] == "C1"]
+        with capsys.disabled():
+            print(
+                f"\n[slack burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
+                f"({len(delivered)} answer posts), {len(refusals)} private refusals; {len(writes)} channel writes "
+                f"in {elapsed:.1f} s, peak {fake.peak_writes('C1')} in 1 s, {len(limited)} answered 429"
+            )
+        assert len(accepted) == 6 and len(refusals) == 34
+        assert sorted(delivered) == sorted(accepted)  # every accepted answer, exactly once
+        for cid in accepted:
+            assert (await service.get_result(cid)).status is CouncilStatus.OK
+        assert all("try again" in e["text"] for e in refusals)
+        assert not [c for c in posted(fake) if "failed" in all_text(c).lower()]  # no public failure
+        assert fake.peak_writes("C1") <= 3 and fake.peak_writes("C1", window_s=10.0) <= 12
+        assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    finally:
+        await stop_env(env)
+        await service.aclose()
+        await fake.close()
+
+
+@pytest.mark.parametrize("env", [{"streaming": True, "COUNCIL_MAX_CONCURRENT": 1}], indirect=True)
+async def test_a_queued_streamed_council_shows_one_small_message_until_it_starts(env, llm):
+    """Issue 10 item 11: while it waits, a queued council has one small message and no stream;
+    when it starts, that message becomes its Stop / Synthesize control message."""
+    fake = env.fake
+    for name in MEMBERS:
+        llm.script(name, council_member(f"{name} says 42.", latency_s=2.5, synthesis=f"Final answer by {name}: 42."))
+    await env.event(env.mention("<@UBOT> First?", user="U1"))
+    await env.event(env.mention("<@UBOT> Second?", user="U2"))
+    await fake.wait_for(lambda: len(fake.calls_to("chat.startStream")) == 1, timeout=30)
+    await fake.wait_for(lambda: "position 1" in json.dumps([c.args for c in posted(fake)]), timeout=30)
+    assert len(fake.calls_to("chat.startStream")) == 1  # the queued council opened no stream
+    queued = next(c for c in posted(fake) if "position 1" in all_text(c))
+    await fake.wait_for(lambda: len(streamed(fake)) == 2, timeout=60)
+    await env.settle()
+    control_edits = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == queued.response["ts"]]
+    # The queue message became the control message (above the stream, so it says "below").
+    assert control_edits and "Stop" in all_text(control_edits[0]) and "shown below" in all_text(control_edits[0])
+    assert fake.find("C1", queued.response["ts"]) is None  # and went once the stream held the answer
+    assert len(statuses(fake)) == 2 and not results(fake)  # one small message each, answers in the streams
+
+
+async def test_an_answer_refused_with_429_is_retried_until_delivered(env, llm):
+    """Issue 10 item 11: an accepted council's answer is never lost to rate limits: five 429s in a
+    row (more than any fixed retry budget of the Web API client) and it still arrives, once,
+    each attempt after the Retry-After."""
+    fake = env.fake
+    for name in MEMBERS:
+        llm.script(name, council_member(f"{name} says 42.", latency_s=1.5, synthesis=f"Final answer by {name}: 42."))
+    await env.event(env.mention("<@UBOT> What is six times seven?"))
+    await fake.wait_for(lambda: statuses(fake), timeout=30)
+    fake.ratelimit("chat.postMessage", times=5, retry_after=1)  # the next posts: the answer's
+    await fake.wait_for(lambda: results(fake), timeout=60)
+    await env.settle()
+    attempts = [c for c in fake.calls_to("chat.postMessage") if c.args.get("thread_ts") and c is not statuses(fake)[0]]
+    assert [c.status for c in attempts] == [429] * 5 + [200]
+    assert all(b.at - a.at >= 0.95 for a, b in itertools.pairwise(attempts))  # Retry-After honoured
+    assert len(results(fake)) == 1

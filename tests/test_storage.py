@@ -414,9 +414,7 @@ async def test_running_totals_equal_a_rebuild_from_the_rows(storage):
     incremental = await snapshot_totals(storage)
     # Rebuild with the migration's own SQL (what an upgraded database starts from): same totals.
     rebuild = [
-        s
-        for s in split_statements((MIGRATIONS_DIR / "0004_leaderboard_totals.sql").read_text())
-        if "INSERT INTO" in s
+        s for s in split_statements((MIGRATIONS_DIR / "0004_leaderboard_totals.sql").read_text()) if "INSERT INTO" in s
     ]
     async with storage.db.transaction() as tx:
         for table in TOTALS_TABLES:

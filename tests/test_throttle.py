@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
-from bot.throttle import Throttle
+from bot.throttle import ChannelPacer, Pace, Priority, Throttle
 
 INTERVAL = 0.1
 
@@ -88,3 +89,35 @@ async def test_no_background_writes_once_closed():
     message.throttle.request()
     await asyncio.sleep(2 * INTERVAL)
     assert message.writes == []
+
+
+async def test_channel_pacer_paces_a_channel_answers_first_and_honours_retry_after():
+    pacer = ChannelPacer(Pace(per_s=10.0, burst=2))
+    granted: list[tuple[str, float]] = []
+    started = time.monotonic()
+
+    async def write(name: str, channel: str, priority: Priority) -> None:
+        await pacer.turn(channel, priority)
+        granted.append((name, time.monotonic() - started))
+
+    progress = [asyncio.create_task(write(f"p{i}", "C1", Priority.PROGRESS)) for i in range(4)]
+    await asyncio.sleep(0)
+    answer = asyncio.create_task(write("answer", "C1", Priority.ANSWER))
+    other = asyncio.create_task(write("other", "C2", Priority.PROGRESS))  # another channel: its own pace
+    await asyncio.gather(*progress, answer, other)
+    names = [n for n, _ in granted if n != "other"]
+    assert names[:2] == ["p0", "p1"]  # the burst
+    assert names[2] == "answer"  # then the answer before the waiting progress writes
+    times = [t for n, t in granted if n != "other"]
+    assert all(b - a >= 0.09 for a, b in itertools.pairwise(times[1:]))  # 10 a second after the burst
+    assert dict(granted)["other"] < 0.05
+
+    pacer.retry_after("C1", 0.3)  # the platform said 429: the whole channel waits
+    before = time.monotonic()
+    await pacer.turn("C1", Priority.ANSWER)
+    assert time.monotonic() - before >= 0.29
+
+    cancelled = asyncio.create_task(pacer.turn("C1", Priority.PROGRESS))
+    await asyncio.sleep(0.01)
+    cancelled.cancel()  # leaves the line without blocking the next writer
+    await asyncio.wait_for(pacer.turn("C1", Priority.PROGRESS), 1.0)

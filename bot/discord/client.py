@@ -4,13 +4,19 @@
 progress (edited at most every 1.5 s) with Stop / Synthesize-now buttons; the answer arrives as
 embeds with buttons that reveal each stage. Every decision is the service's; this module only
 translates Discord events into service calls and renders the events back.
+
+Every write to a channel waits for that channel's turn (`bot.throttle.ChannelPacer`: Discord
+allows 5 messages per 5 s per channel), answers before progress edits; a 429 that discord.py
+gives up on stops the channel for its Retry-After and the answer is sent again until Discord
+takes it. A refused mention is answered privately (a direct message, else a reply that
+deletes itself).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import discord
 import yarl
@@ -21,8 +27,8 @@ from bot.conversation import append_turn
 from bot.discord import render
 from bot.discord.admin import build_admin_group
 from bot.progress import CouncilProgress
-from bot.render_text import history_lines, leaderboard_table
-from bot.throttle import Throttle
+from bot.render_text import ZWSP, history_lines, leaderboard_table
+from bot.throttle import DISCORD_PACE, ChannelPacer, Pace, Priority, Throttle
 from core.errors import CouncilError
 from core.models import Actor, ConversationTurn, CouncilFinished, Origin, Platform
 from core.settings import Settings
@@ -31,6 +37,8 @@ if TYPE_CHECKING:
     from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+REFUSAL_VISIBLE_S = 60.0  # a refusal that could not go by DM is deleted from the channel after this
 
 EDIT_INTERVAL_S = 1.5  # between two edits of the status message
 HISTORY_LIMIT = 50  # thread messages read for a follow-up
@@ -89,14 +97,58 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
         await interaction.response.send_message(content, ephemeral=True, **kwargs)
 
 
+def _retry_after(exc: discord.HTTPException) -> float | None:
+    """Seconds Discord asked us to wait (a 429 discord.py gave up on), else None."""
+    if isinstance(exc, discord.RateLimited):
+        return exc.retry_after
+    if exc.status != 429:
+        return None
+    try:
+        return max(0.0, float(exc.response.headers.get("Retry-After", 1.0)))
+    except (TypeError, ValueError, AttributeError):
+        return 1.0
+
+
+async def deliver(pacer: ChannelPacer, channel_id: int, priority: Priority, write: Callable[[], Awaitable[T]]) -> T:
+    """One write to a channel at its pace; rate limited, it waits and goes again until Discord takes it."""
+    while True:
+        await pacer.turn(str(channel_id), priority)
+        try:
+            return await write()
+        except (discord.HTTPException, discord.RateLimited) as exc:
+            delay = _retry_after(exc)  # type: ignore[arg-type]
+            if delay is None:
+                raise
+            pacer.retry_after(str(channel_id), delay)
+            log.info("write to channel %s rate limited; trying again in %.1f s", channel_id, delay)
+
+
+def _sender(channel: Any, kwargs: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+    """A send of one prepared message, to hand to `deliver` (which may call it again)."""
+
+    async def send() -> Any:
+        return await channel.send(allowed_mentions=NO_MENTIONS, **kwargs)
+
+    return send
+
+
 class StatusUpdater:
     """Edits one message with the latest state, at most once per `interval`, coalescing."""
 
-    def __init__(self, message: discord.PartialMessage | discord.Message, interval: float = EDIT_INTERVAL_S):
+    def __init__(
+        self,
+        message: discord.PartialMessage | discord.Message,
+        interval: float = EDIT_INTERVAL_S,
+        pacer: ChannelPacer | None = None,
+    ):
         self.message = message
         self.edits = 0
+        self.pacer = pacer or ChannelPacer(DISCORD_PACE)
+        self._channel = str(message.channel.id)
         self._render: Callable[[], dict[str, Any]] | None = None
-        self._throttle = Throttle(self._edit_latest, interval)
+        self._throttle = Throttle(
+            self._edit_latest, interval, before=lambda: self.pacer.turn(self._channel, Priority.PROGRESS)
+        )
         self._throttle.pause()  # the message was just written
 
     def update(self, render: Callable[[], dict[str, Any]]) -> None:
@@ -118,22 +170,32 @@ class StatusUpdater:
         self._throttle.pause()
 
     async def finish(self, **kwargs: Any) -> None:
-        """The last edit, after any pending one, still respecting the interval."""
+        """The last edit, after any pending one, at the channel's pace; retried while rate limited."""
         await self._throttle.settle()
         await self._throttle.wait_turn()
-        await self._edit(**kwargs)
+        try:
+            await deliver(
+                self.pacer,
+                self.message.channel.id,
+                Priority.ANSWER,
+                lambda: self.message.edit(allowed_mentions=NO_MENTIONS, **kwargs),
+            )
+            self.edits += 1
+        except discord.HTTPException as exc:
+            log.warning("could not edit the status message: %s", exc)
 
 
 # --------------------------------------------------------------------------- the client
 
 
 class CouncilBot(discord.Client):
-    def __init__(self, service: CouncilService, settings: Settings, **options: Any):
+    def __init__(self, service: CouncilService, settings: Settings, *, pace: Pace = DISCORD_PACE, **options: Any):
         intents = discord.Intents.default()
         intents.message_content = True  # privileged: enable it in the Developer Portal
         super().__init__(intents=intents, allowed_mentions=NO_MENTIONS, **options)
         self.service = service
         self.settings = settings
+        self.pacer = ChannelPacer(pace)  # one per bot: every council in a channel shares its pace
         self.tree = app_commands.CommandTree(self)
         self.tree.on_error = self.on_app_command_error  # type: ignore[method-assign]
         self._register_commands()
@@ -303,20 +365,52 @@ class CouncilBot(discord.Client):
         try:
             run = await self.service.start_council(question, origin, history)
         except CouncilError as exc:
-            await message.reply(exc.user_message, mention_author=False, allowed_mentions=NO_MENTIONS)
+            await self.refuse_privately(message, exc.user_message)
             return
         thread = channel
         if not isinstance(channel, discord.Thread):
             try:
-                thread = await message.create_thread(name=render.thread_name(question), auto_archive_duration=1440)
+                thread = await deliver(
+                    self.pacer,
+                    channel.id,
+                    Priority.START,
+                    lambda: message.create_thread(name=render.thread_name(question), auto_archive_duration=1440),
+                )
             except discord.HTTPException as exc:
                 log.warning("could not create a thread: %s", exc)
-        status = await thread.send(
-            render.status_content(question, run.council_id, message.author.mention, CouncilProgress(run.council_id)),
-            view=render.control_view(run.council_id),
-            allowed_mentions=NO_MENTIONS,
+        progress = CouncilProgress(run.council_id)
+        progress.queued_position = run.queued_position  # a queued council shows its place, nothing more
+        status = await deliver(
+            self.pacer,
+            thread.id,
+            Priority.START,
+            lambda: thread.send(
+                render.status_content(question, run.council_id, message.author.mention, progress),
+                view=render.control_view(run.council_id),
+                allowed_mentions=NO_MENTIONS,
+            ),
         )
         await self.follow(run, status, thread, question, message.author.mention)
+
+    async def refuse_privately(self, message: discord.Message, text: str) -> None:
+        """A refusal only the asker sees: a direct message; where DMs are closed, a reply that
+        deletes itself (a mention has no ephemeral reply)."""
+        try:
+            await message.author.send(text, allowed_mentions=NO_MENTIONS)
+            return
+        except discord.HTTPException as exc:
+            log.info("could not send a refusal by DM (%s); replying briefly instead", exc)
+        try:
+            await deliver(
+                self.pacer,
+                message.channel.id,
+                Priority.ANSWER,
+                lambda: message.reply(
+                    text, mention_author=False, allowed_mentions=NO_MENTIONS, delete_after=REFUSAL_VISIBLE_S
+                ),
+            )
+        except discord.HTTPException as exc:
+            log.warning("could not tell %s why the council was refused: %s", message.author.id, exc)
 
     def strip_mention(self, content: str) -> str:
         if self.user is not None:
@@ -340,14 +434,14 @@ class CouncilBot(discord.Client):
                 text = (
                     stored.synthesis.text
                     if stored and stored.synthesis
-                    else "\n\n".join(e.description or "" for e in message.embeds).replace(render.ZWSP, "").strip()
+                    else "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
                 )
                 return ConversationTurn(role="assistant", content=text, author="council") if text else None
             if message.type is discord.MessageType.chat_input_command:  # a /council status message
                 council_id = render.council_id_of_status(message.content)
                 stored = await self._stored(council_id) if council_id else None
                 asked = stored.request.question if stored else render.question_from_status(message.content)
-                return ConversationTurn(role="user", content=asked.replace(render.ZWSP, "")) if asked else None
+                return ConversationTurn(role="user", content=asked.replace(ZWSP, "")) if asked else None
             return None  # status messages of mentions, notices
         if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
             return None
@@ -392,7 +486,8 @@ class CouncilBot(discord.Client):
     ) -> None:
         """Fold the council's events into the status message, then post the answer."""
         progress = CouncilProgress(run.council_id)
-        updater = StatusUpdater(status)
+        progress.queued_position = run.queued_position
+        updater = StatusUpdater(status, pacer=self.pacer)
         control = render.control_view(run.council_id)
 
         def render_status() -> dict[str, Any]:
@@ -413,13 +508,13 @@ class CouncilBot(discord.Client):
             for i, kwargs in enumerate(messages):
                 if i == len(messages) - 1 and result.status.value != "failed":
                     kwargs["view"] = render.stage_view(run.council_id)
-                await thread.send(allowed_mentions=NO_MENTIONS, **kwargs)
+                await deliver(self.pacer, thread.id, Priority.ANSWER, _sender(thread, kwargs))
             await updater.finish(
                 content=render.status_content(question, run.council_id, asker, None, final=render.final_status(result)),
                 view=None,
             )
-        except Exception:
-            log.exception("following council %s failed", run.council_id)
+        except Exception as exc:  # Discord refused it for good; the answer stays in the database
+            log.error("could not post the result of council %s (%s); it is stored, see export", run.council_id, exc)
             await updater.finish(
                 content=render.status_content(
                     question,
@@ -471,5 +566,6 @@ async def run_discord(service: CouncilService, settings: Settings) -> None:
     if settings.discord_token is None:
         raise RuntimeError("DISCORD_TOKEN is not set (see the README, section Discord).")
     client = build_discord_client(service, settings)
+    await service.start_lease()  # councils a dead process left running are marked now
     async with client:
         await client.start(settings.discord_token.get_secret_value())

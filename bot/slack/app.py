@@ -38,9 +38,10 @@ from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
-from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower
+from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower, deliver
+from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, NotFound, PermissionDenied
-from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform
+from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform, new_council_id
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -129,8 +130,10 @@ class SlackCouncilBot:
         *,
         status_interval: float = EDIT_INTERVAL_S,
         streaming: str | None = None,
+        pace: Pace = SLACK_PACE,
     ):
         self.service = service
+        self.pacer = ChannelPacer(pace)  # one per bot: every council in a channel shares its pace
         self.settings = settings
         self.client = client
         self.status_interval = status_interval
@@ -400,19 +403,23 @@ class SlackCouncilBot:
     async def council_from_command(
         self, question: str, origin: Origin, respond: Callable[..., Awaitable[Any]], context: Any
     ) -> None:
-        """Start the council, post the question in the channel, run the council in its thread."""
+        """Post the question in the channel, then start the council in its thread: a channel the
+        bot cannot post in costs no rate-limit hit and leaves no council behind."""
         user, channel = origin.user_id or "", origin.channel_id or ""
-        run = await self.service.start_council(slack_unescape(question), origin)  # refusals -> caller
-        self.councils_started += 1
+        asked = await self.service.check_admission(slack_unescape(question), origin)  # refusals -> caller
+        council_id = new_council_id()
         try:
-            posted = await self.client.chat_postMessage(
-                channel=channel,
+            posted = await deliver(
+                self.client,
+                self.pacer,
+                channel,
+                "chat_postMessage",
+                Priority.START,
                 unfurl_links=False,
                 unfurl_media=False,
-                **render.question_message(run.request.question, user, run.council_id),
+                **render.question_message(asked, user, council_id),
             )
         except SlackApiError as exc:
-            await self.service.stop(run.council_id, Actor(user_id=user))
             code = _error_code(exc)
             bot = f"<@{context.bot_user_id}>" if context.bot_user_id else "the bot"
             message = CANNOT_POST.get(code, f"I could not post in this channel ({code or 'error'}).")
@@ -425,8 +432,20 @@ class SlackCouncilBot:
             )
             return
         thread_ts = posted["ts"]
-        run.request.origin.thread_id = thread_ts  # stored with the result
+        origin = origin.model_copy(update={"thread_id": thread_ts})  # stored with the result
+        try:
+            run = await self.service.start_council(asked, origin, council_id=council_id)
+        except CouncilError:  # refused in the moment since the check (a burst): take the question back
+            await self._delete_quietly(channel, thread_ts)
+            raise
+        self.councils_started += 1
         await self.follow(run, channel, thread_ts)
+
+    async def _delete_quietly(self, channel: str, ts: str) -> None:
+        try:
+            await self.client.chat_delete(channel=channel, ts=ts)
+        except Exception as exc:
+            log.info("could not delete the question of a refused council: %s", exc)
 
     def stream_now(self) -> bool:
         return self.streaming == "auto" and time.monotonic() >= self._stream_refused_until
@@ -447,6 +466,7 @@ class SlackCouncilBot:
             interval=self.status_interval,
             streaming=self.stream_now(),
             on_stream_refused=self.stream_refused,
+            pacer=self.pacer,
         )
         return await follower.follow()
 
@@ -595,6 +615,22 @@ class SlackCouncilBot:
 # --------------------------------------------------------------------------- entry points
 
 
+# Channel writes: their 429s go back to the channel's pacer (bot.throttle), which stops every
+# council's writes to that channel and retries, instead of each call sleeping and retrying alone.
+PACED_METHODS = frozenset(
+    {"chat.postMessage", "chat.update", "chat.delete", "chat.startStream", "chat.appendStream", "chat.stopStream"}
+)
+
+
+class UnpacedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
+    """The Web API client's own 429 retries, for every method except the paced channel writes."""
+
+    async def _can_retry_async(self, *, state, request, response=None, error=None) -> bool:
+        if request.url.rstrip("/").rsplit("/", 1)[-1] in PACED_METHODS:
+            return False
+        return await super()._can_retry_async(state=state, request=request, response=response, error=error)
+
+
 def build_client(settings: Settings) -> AsyncWebClient:
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     return AsyncWebClient(
@@ -602,7 +638,7 @@ def build_client(settings: Settings) -> AsyncWebClient:
         base_url=api_base_url(settings),
         retry_handlers=[
             AsyncConnectionErrorRetryHandler(),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+            UnpacedRateLimitRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
         ],
     )
 
@@ -644,6 +680,7 @@ async def run_slack(
     if settings.slack_bot_token is None:
         raise RuntimeError("SLACK_BOT_TOKEN is not set (see the Slack section of the README).")
     bot = build_slack_bot(service, settings)
+    await service.start_lease()  # councils a dead process left running are marked now, not at the first question
     if settings.slack_app_token is not None and not http:
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 

@@ -307,6 +307,7 @@ def final_status(result: CouncilResult) -> str:
 # --------------------------------------------------------------------------- streaming (chat.startStream)
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
+STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
 TASK_FIELD_MAX = 256  # task details/output
 TASK_TITLE_MAX = 150
 Chunk = dict[str, Any]  # a chat.*Stream chunk: markdown_text, task_update, plan_update

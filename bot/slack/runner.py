@@ -14,8 +14,12 @@ once per `interval` (1.2 s by default; Slack allows roughly one message write pe
 channel), coalescing, then the answer is posted as a reply. A stream that breaks later (an append
 refused for good) hands the display to the same status message, and the answer is posted.
 
-A `ratelimited` answer postpones the next write by its Retry-After (the Web API client itself
-also retries 429s after Retry-After).
+Every write to a channel waits for the channel's turn (`bot.throttle.ChannelPacer`, shared by
+all the councils in that channel): answers first, then first messages, then progress. A
+`ratelimited` answer stops the whole channel for its Retry-After; a council's answer is retried
+until Slack takes it (or refuses it for another reason, logged with the council id). A queued
+council shows one small "queued, position N" message until it starts; that message then becomes
+its status (or control) message.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.progress import CouncilProgress
 from bot.slack import render
 from bot.slack.render import Chunk
-from bot.throttle import Throttle
-from core.models import CouncilFinished, CouncilResult
+from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
+from core.models import CouncilFinished, CouncilQueued, CouncilResult
 
 if TYPE_CHECKING:
     from core.service import CouncilRun, CouncilService
@@ -70,24 +74,53 @@ def retry_after_of(exc: SlackApiError, default: float = 1.0) -> float | None:
         return default
 
 
-class _PacedWrites:
-    """Writes to one channel at the pace of a Throttle, which Slack's `ratelimited` slows down."""
+async def deliver(
+    client: AsyncWebClient, pacer: ChannelPacer, channel: str, method: str, priority: Priority, **args: Any
+) -> Any:
+    """One write to `channel` at the channel's pace. A 429 stops the channel for its Retry-After and
+    the write is tried again, until Slack takes it; any other refusal raises (SlackApiError)."""
+    while True:
+        await pacer.turn(channel, priority)
+        try:
+            return await getattr(client, method)(channel=channel, **args)
+        except SlackApiError as exc:
+            delay = retry_after_of(exc)
+            if delay is None:
+                raise
+            pacer.retry_after(channel, delay)
+            log.info("%s to %s rate limited; trying again in %.1f s", method, channel, delay)
 
-    def __init__(self, client: AsyncWebClient, channel: str, write: Callable[[], Awaitable[bool]], interval: float):
+
+class _PacedWrites:
+    """Writes to one message at the pace of a Throttle, each waiting for the channel's turn."""
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        channel: str,
+        write: Callable[[], Awaitable[bool]],
+        interval: float,
+        pacer: ChannelPacer | None = None,
+    ):
         self.client = client
         self.channel = channel
         self.ratelimited = 0
-        self._throttle = Throttle(write, interval)
+        self.pacer = pacer or ChannelPacer(SLACK_PACE)
+        self._throttle = Throttle(write, interval, before=lambda: self.pacer.turn(channel, Priority.PROGRESS))
 
-    async def _send(self, method: str, failed: str, **args: Any) -> bool | None:
-        """True when Slack took it; False when rate limited (the next write waits out Retry-After);
-        None when it failed otherwise, logged with the format `failed`."""
+    async def _send(self, method: str, failed: str, *, priority: Priority | None = None, **args: Any) -> bool | None:
+        """True when Slack took it; False when rate limited (the channel and the next write wait
+        out Retry-After); None when it failed otherwise, logged with the format `failed`. With
+        `priority` the write first waits for the channel's turn (background writes had theirs)."""
         try:
+            if priority is not None:
+                await self.pacer.turn(self.channel, priority)
             await getattr(self.client, method)(channel=self.channel, **args)
         except SlackApiError as exc:
             delay = retry_after_of(exc)
             if delay is not None:
                 self.ratelimited += 1
+                self.pacer.retry_after(self.channel, delay)
                 self._throttle.pause(delay)
                 log.info("%s rate limited; next call in %.1f s", method, delay)
                 return False
@@ -103,8 +136,15 @@ class _PacedWrites:
 class StatusUpdater(_PacedWrites):
     """Edits one message with the latest state, at most once per `interval`, coalescing."""
 
-    def __init__(self, client: AsyncWebClient, channel: str, ts: str, interval: float = EDIT_INTERVAL_S):
-        super().__init__(client, channel, self._edit_latest, interval)
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        channel: str,
+        ts: str,
+        interval: float = EDIT_INTERVAL_S,
+        pacer: ChannelPacer | None = None,
+    ):
+        super().__init__(client, channel, self._edit_latest, interval, pacer)
         self.ts = ts
         self.edits = 0
         self._render: Callable[[], render.Message] | None = None
@@ -119,9 +159,11 @@ class StatusUpdater(_PacedWrites):
         assert self._render is not None
         return await self._edit(self._render())
 
-    async def _edit(self, message: render.Message) -> bool:
+    async def _edit(self, message: render.Message, priority: Priority | None = None) -> bool:
         """True when done (or failed for good), False when Slack asked us to slow down."""
-        sent = await self._send("chat_update", "could not update the status message: %s", ts=self.ts, **message)
+        sent = await self._send(
+            "chat_update", "could not update the status message: %s", priority=priority, ts=self.ts, **message
+        )
         if sent:
             self.edits += 1
         elif sent is None:
@@ -132,12 +174,13 @@ class StatusUpdater(_PacedWrites):
         """Drop any pending edit (the message is about to go)."""
         await self._throttle.settle(cancel_running=True)
 
-    async def finish(self, message: render.Message, attempts: int = 3) -> None:
-        """The last edit, after any pending one, still respecting the interval and rate limits."""
+    async def finish(self, message: render.Message) -> None:
+        """The last edit, after any pending one, still respecting the interval and rate limits
+        (rate limited, it waits and tries again until Slack takes it)."""
         await self._throttle.settle()
-        for _ in range(attempts):
+        while True:
             await self._throttle.wait_turn()
-            if await self._edit(message):
+            if await self._edit(message, Priority.ANSWER):
                 return
 
 
@@ -173,8 +216,9 @@ class ProgressStream(_PacedWrites):
         team_id: str | None,
         user_id: str | None,
         interval: float = EDIT_INTERVAL_S,
+        pacer: ChannelPacer | None = None,
     ):
-        super().__init__(client, channel, self._append, interval)
+        super().__init__(client, channel, self._append, interval, pacer)
         self.thread_ts = thread_ts
         self.team_id = team_id
         self.user_id = user_id
@@ -207,6 +251,7 @@ class ProgressStream(_PacedWrites):
             args["recipient_team_id"] = self.team_id
         if self.user_id:
             args["recipient_user_id"] = self.user_id
+        await self.pacer.turn(self.channel, Priority.START)
         response = await self.client.chat_startStream(**args)
         self.calls += 1
         ts = response.get("ts")
@@ -273,10 +318,14 @@ class ProgressStream(_PacedWrites):
 
         return chunks, commit
 
-    async def _call(self, method: str, **args: Any) -> bool:
+    async def _call(self, method: str, priority: Priority | None = None, **args: Any) -> bool:
         """True when Slack took it, False when rate limited (try again later); `broken` when refused."""
         sent = await self._send(
-            method, f"{method} failed (%s); showing progress in the status message instead", ts=self.ts, **args
+            method,
+            f"{method} failed (%s); showing progress in the status message instead",
+            priority=priority,
+            ts=self.ts,
+            **args,
         )
         if sent:
             self.calls += 1
@@ -286,7 +335,7 @@ class ProgressStream(_PacedWrites):
 
     # ------------------------------------------------------------- the end
 
-    async def finish(self, result: CouncilResult, attempts: int = 3) -> bool:
+    async def finish(self, result: CouncilResult) -> bool:
         """Send the last tasks and the rest of the answer, then chat.stopStream.
 
         True when the streamed message now holds the answer (with the ranking, footer and stage
@@ -302,7 +351,7 @@ class ProgressStream(_PacedWrites):
         while text is not None and not self.broken and len(text[self.text_sent : STREAM_TEXT_MAX]) > STREAM_PIECE_MAX:
             chunks, commit = self._pending(final=True, text=text)  # a long rest, piece by piece
             await self._throttle.wait_turn()
-            if await self._call("chat_appendStream", chunks=chunks):
+            if await self._call("chat_appendStream", Priority.ANSWER, chunks=chunks):
                 commit()
         if self.broken:
             await self._stop_quietly(result)
@@ -317,19 +366,18 @@ class ProgressStream(_PacedWrites):
         args: dict[str, Any] = {"chunks": chunks} if chunks else {}
         if holds:
             args["blocks"] = render.stream_final_blocks(result, attached=self.attached)
-        for _ in range(attempts):
+        while True:  # rate limited: wait and try again; refused for good: `broken`
             await self._throttle.wait_turn()
-            if await self._call("chat_stopStream", **args):
+            if await self._call("chat_stopStream", Priority.ANSWER, **args):
                 commit()
                 return holds
             if self.broken:
                 return False
-        self._throttle.close()
-        return False
 
     async def _stop_quietly(self, result: CouncilResult) -> None:
         """Close a broken stream if Slack still lets us (one try, errors ignored)."""
         try:
+            await self.pacer.turn(self.channel, Priority.PROGRESS)
             await self.client.chat_stopStream(
                 channel=self.channel,
                 ts=self.ts,
@@ -354,6 +402,7 @@ class CouncilFollower:
         interval: float = EDIT_INTERVAL_S,
         streaming: bool = False,
         on_stream_refused: Callable[[str], None] | None = None,
+        pacer: ChannelPacer | None = None,
     ):
         self.service = service
         self.client = client
@@ -363,6 +412,7 @@ class CouncilFollower:
         self.interval = interval
         self.streaming = streaming
         self.on_stream_refused = on_stream_refused
+        self.pacer = pacer or ChannelPacer(SLACK_PACE)
         self.progress = CouncilProgress(run.council_id)
         self.updater: StatusUpdater | None = None
         self.stream: ProgressStream | None = None
@@ -377,6 +427,7 @@ class CouncilFollower:
             team_id=origin.workspace_id,
             user_id=origin.user_id,
             interval=self.interval,
+            pacer=self.pacer,
         )
         try:
             await stream.start()
@@ -396,23 +447,47 @@ class CouncilFollower:
             )
         return None
 
-    async def follow(self) -> CouncilResult:
-        run, cid = self.run, self.run.council_id
+    async def _post_status(self, message: render.Message) -> None:
+        """The council's one status message (its queue place first, when it waits)."""
+        try:
+            posted = await deliver(
+                self.client,
+                self.pacer,
+                self.channel,
+                "chat_postMessage",
+                Priority.START,
+                thread_ts=self.thread_ts,
+                **message,
+            )
+            self.updater = StatusUpdater(self.client, self.channel, posted["ts"], self.interval, self.pacer)
+        except Exception as exc:  # without a status message the council still answers
+            log.warning("could not post the status message of %s: %s", self.run.council_id, exc)
+
+    async def _begin(self) -> None:
+        """The council has started: open the stream (where Slack streams) and show the status
+        message, turning the queue-place message into it when there is one."""
+        cid = self.run.council_id
         if self.streaming:
             self.stream = await self.open_stream()
-        stream = self.stream
-        status_ts: str | None = None
-        try:
-            first = (
-                render.status_message(cid, None, note=render.STREAM_CONTROL_NOTE)
-                if stream is not None
-                else render.status_message(cid, None)
-            )
-            posted = await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts, **first)
-            status_ts = posted["ts"]
-            self.updater = StatusUpdater(self.client, self.channel, status_ts, self.interval)
-        except Exception as exc:  # without a status message the council still answers
-            log.warning("could not post the status message of %s: %s", cid, exc)
+        # A queued council's message was posted before the stream: it sits above it.
+        note = render.STREAM_CONTROL_NOTE if self.updater is None else render.STREAM_CONTROL_NOTE_BELOW
+        first = (
+            render.status_message(cid, None, note=note) if self.stream is not None else render.status_message(cid, None)
+        )
+        if self.updater is None:
+            await self._post_status(first)
+        elif self.stream is not None:
+            self.updater.update(lambda: first)
+
+    async def follow(self) -> CouncilResult:
+        run, cid = self.run, self.run.council_id
+        started = False
+        if run.queued_position is None:
+            await self._begin()
+            started = True
+        else:  # one small message until it starts: queued councils must not flood the channel
+            self.progress.queued_position = run.queued_position
+            await self._post_status(render.status_message(cid, self.progress))
 
         def current() -> render.Message:
             return render.status_message(cid, self.progress)
@@ -421,17 +496,24 @@ class CouncilFollower:
             self.progress.apply(event)
             if isinstance(event, CouncilFinished):
                 break
+            if isinstance(event, CouncilQueued):
+                continue
+            if not started:
+                started = True
+                await self._begin()
+            stream = self.stream
             if stream is not None and not stream.broken:
                 stream.update(self.progress)
             elif self.updater is not None:
                 self.updater.update(current)  # no stream, or it broke: the status message shows it all
         result = self.progress.result or await run.wait()
+        stream = self.stream
         in_stream = False
         if stream is not None:
             try:
                 in_stream = await stream.finish(result)
-            except Exception:
-                log.exception("could not finish the stream of council %s", cid)
+            except Exception as exc:
+                log.warning("could not finish the stream of council %s: %s", cid, exc)
         try:
             if in_stream:
                 if stream is not None and stream.attached:
@@ -439,8 +521,9 @@ class CouncilFollower:
             else:
                 await self.post_result(result)
             final = render.final_status(result)
-        except Exception:
-            log.exception("could not post the result of council %s", cid)
+        except Exception as exc:  # Slack refused it for good; the answer stays in the database
+            code = exc.response.get("error") if isinstance(exc, SlackApiError) and exc.response else exc
+            log.error("could not post the result of council %s (%s); it is stored, see export", cid, code)
             final = f":warning: The answer could not be posted here; get it with `/council export {cid}`."
         if self.updater is not None:
             if in_stream and await self.delete_status():
@@ -453,7 +536,7 @@ class CouncilFollower:
         assert self.updater is not None
         await self.updater.finish_quietly()
         try:
-            await self.client.chat_delete(channel=self.channel, ts=self.updater.ts)
+            await deliver(self.client, self.pacer, self.channel, "chat_delete", Priority.ANSWER, ts=self.updater.ts)
             return True
         except Exception as exc:
             log.info("could not delete the control message: %s", exc)
@@ -461,8 +544,16 @@ class CouncilFollower:
 
     async def post_result(self, result: CouncilResult) -> None:
         for message in render.result_messages(result):
-            await self.client.chat_postMessage(
-                channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False, unfurl_media=False, **message
+            await deliver(
+                self.client,
+                self.pacer,
+                self.channel,
+                "chat_postMessage",
+                Priority.ANSWER,
+                thread_ts=self.thread_ts,
+                unfurl_links=False,
+                unfurl_media=False,
+                **message,
             )
         if render.is_long(result):
             await self.upload_answer(result)
@@ -470,6 +561,7 @@ class CouncilFollower:
     async def upload_answer(self, result: CouncilResult) -> None:
         """The full text of a long answer, as a Markdown file in the thread."""
         filename, title, content = render.answer_file(result)
+        await self.pacer.turn(self.channel, Priority.ANSWER)
         await self.client.files_upload_v2(
             channel=self.channel,
             thread_ts=self.thread_ts,

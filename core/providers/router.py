@@ -7,15 +7,17 @@ split off, because plain ids may contain colons themselves (Ollama's `llama3:8b`
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
-
-import httpx
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from core.models import ChatMessage, Completion
 from core.providers.base import CallOptions, Provider, ProviderConfigError, ProviderError, StreamItem
-from core.providers.openai_compat import OpenAICompatProvider
-from core.providers.transport import AiohttpTransport
+from core.redact import Redactor
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    import httpx
 
 MODEL_LIST_TTL_S = 300.0
 _OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-Title": "LLM Council"}
@@ -25,12 +27,10 @@ class ProviderRouter:
     def __init__(self, settings: Settings, http_client: httpx.AsyncClient | None = None):
         self.settings = settings
         self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(
-            timeout=httpx.Timeout(None, connect=10.0),  # per-call deadlines are asyncio timeouts
-            transport=AiohttpTransport(max_connections=settings.llm_max_connections),
-        )
+        self._http_client = http_client
         self._providers: dict[str, Provider] = {}
         self._model_lists: dict[str, tuple[float, set[str]]] = {}
+        self._redact = Redactor.from_settings(settings)
 
     # ------------------------------------------------------------------ routing
 
@@ -49,13 +49,45 @@ class ProviderRouter:
             "(and LLM_API_KEY) for another OpenAI-compatible endpoint, or use local: models"
         )
 
+    def warm_up(self, model_ids: Sequence[str]) -> None:
+        """Build the providers (and import their HTTP stack) now, so that the first call's latency
+        measures the model and not our imports. Configuration errors surface later, in the call."""
+        for model_id in model_ids:
+            try:
+                self.resolve(model_id)
+            except ProviderError:
+                pass
+
     def _provider(self, key: str) -> Provider:
         if key not in self._providers:
             self._providers[key] = self._build(key)
         return self._providers[key]
 
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The pooled client, built on first use: httpx and aiohttp cost a third of a second to import,
+        which the CLI would otherwise pay before its first line of output."""
+        if self._http_client is None:
+            import httpx
+
+            from core.providers.transport import AiohttpTransport
+
+            self._http_client = httpx.AsyncClient(
+                timeout=httpx.Timeout(None, connect=10.0),  # per-call deadlines are asyncio timeouts
+                transport=AiohttpTransport(max_connections=self.settings.llm_max_connections),
+            )
+        return self._http_client
+
     def _build(self, key: str) -> Provider:
         s = self.settings
+        if key == "local":
+            try:
+                from core.providers.local import LocalProvider
+            except ImportError as exc:  # pragma: no cover - depends on the optional extra
+                raise ProviderConfigError(f"local models are unavailable ({exc}); pip install -e '.[local]'") from None
+            return LocalProvider(s)
+        from core.providers.openai_compat import OpenAICompatProvider
+
         common = dict(
             http=self._http,
             max_retries=s.llm_max_retries,
@@ -63,12 +95,6 @@ class ProviderRouter:
             retry_max_s=s.llm_retry_max_s,
             prices=s.model_prices,
         )
-        if key == "local":
-            try:
-                from core.providers.local import LocalProvider
-            except ImportError as exc:  # pragma: no cover - depends on the optional extra
-                raise ProviderConfigError(f"local models are unavailable ({exc}); pip install -e '.[local]'") from None
-            return LocalProvider(s)
         if key == "openrouter":
             if s.openrouter_api_key is None:
                 raise ProviderConfigError("openrouter: models need OPENROUTER_API_KEY")
@@ -82,15 +108,17 @@ class ProviderRouter:
 
     async def complete(self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
         provider, model = self.resolve(model_id)
-        completion = await provider.complete(model, messages, options)
+        with self._redacted_errors():
+            completion = await provider.complete(model, messages, options)
         return completion.model_copy(update={"model": model_id})
 
     async def stream(
         self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions
     ) -> AsyncIterator[StreamItem]:
         provider, model = self.resolve(model_id)
-        async for item in provider.stream(model, messages, options):
-            yield item.model_copy(update={"model": model_id}) if isinstance(item, Completion) else item
+        with self._redacted_errors():
+            async for item in provider.stream(model, messages, options):
+                yield item.model_copy(update={"model": model_id}) if isinstance(item, Completion) else item
 
     async def unknown_models(self, model_ids: Sequence[str]) -> list[str]:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
@@ -107,7 +135,8 @@ class ProviderRouter:
         if cached and time.monotonic() - cached[0] < MODEL_LIST_TTL_S:
             return cached[1]
         try:
-            models = set(await provider.list_models())
+            with self._redacted_errors():
+                models = set(await provider.list_models())
         except ProviderError as exc:
             if exc.kind.value in ("auth", "config"):
                 raise
@@ -115,8 +144,18 @@ class ProviderRouter:
         self._model_lists[provider.name] = (time.monotonic(), models)
         return models
 
+    @contextmanager
+    def _redacted_errors(self) -> Iterator[None]:
+        """Provider messages quote error bodies, and some endpoints quote the caller's key back."""
+        try:
+            yield
+        except ProviderError as exc:
+            exc.message = self._redact(exc.message)
+            exc.args = (exc.message,)
+            raise
+
     async def aclose(self) -> None:
         for provider in self._providers.values():
             await provider.aclose()
-        if self._owns_http:
-            await self._http.aclose()
+        if self._owns_http and self._http_client is not None:
+            await self._http_client.aclose()

@@ -5,6 +5,7 @@ aggregates, synthesis) for history, leaderboards and anyone querying the databas
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -33,15 +34,16 @@ class CouncilRepository:
     def __init__(self, db: Database):
         self._db = db
 
-    async def save_started(self, request: CouncilRequest) -> None:
-        """Record a council as running. A council already stored (running or finished) is left as is."""
+    async def save_started(self, request: CouncilRequest, owner_id: str | None = None) -> None:
+        """Record a council as running, owned by `owner_id` (see OwnerRepository). A council already
+        stored (running or finished) is left as is."""
         await self._db.execute(
             """INSERT INTO councils (id, created_at, status, question, history, platform, workspace_id,
-               channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config)
+               channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config, owner_id)
                VALUES (:id, :created_at, :status, :question, :history, :platform, :workspace_id,
-               :channel_id, :channel_key, :thread_id, :user_id, :user_name, :members, :chairman, :config)
+               :channel_id, :channel_key, :thread_id, :user_id, :user_name, :members, :chairman, :config, :owner_id)
                ON CONFLICT (id) DO NOTHING""",
-            {**_request_columns(request), "status": RUNNING},
+            {**_request_columns(request), "status": RUNNING, "owner_id": owner_id},
         )
 
     async def save(self, results: Iterable[CouncilResult]) -> None:
@@ -57,25 +59,34 @@ class CouncilRepository:
             return None
         return CouncilResult.model_validate_json(rows[0]["result"])
 
-    async def mark_interrupted(self) -> int:
-        """Councils still running at start-up were cut off by a restart: store them as failed, with why.
-
-        Call once at start-up, before any council starts. Returns how many were marked.
-        """
-        rows = await self._db.fetchall("SELECT * FROM councils WHERE status = ?", (RUNNING,))
-        results = [
-            CouncilResult(
-                council_id=row["id"],
-                request=request_from_row(row),
-                status=CouncilStatus.FAILED,
-                error=ErrorInfo(kind=ErrorKind.CANCELLED, message="The bot restarted while this council was running."),
-                notices=["Interrupted: the bot restarted before this council finished; ask again to rerun it."],
+    async def mark_interrupted(self, now: float | None = None) -> int:
+        """Store as failed, with why, the running councils whose owner stopped renewing its lease
+        (or that have no owner: written before owners existed). Councils of live owners are left
+        alone; expired leases are dropped. One transaction. Returns how many were marked."""
+        now = time.time() if now is None else now
+        async with self._db.transaction() as tx:
+            await tx.lock("council:owners")
+            rows = await tx.fetchall(
+                """SELECT * FROM councils WHERE status = ? AND (owner_id IS NULL OR owner_id NOT IN
+                   (SELECT owner_id FROM council_owners WHERE lease_until >= ?))""",
+                (RUNNING, now),
             )
-            for row in rows
-        ]
-        if results:
-            await self.save(results)
-        return len(results)
+            for row in rows:
+                await write_result(
+                    tx,
+                    CouncilResult(
+                        council_id=row["id"],
+                        request=request_from_row(row),
+                        status=CouncilStatus.FAILED,
+                        error=ErrorInfo(
+                            kind=ErrorKind.CANCELLED,
+                            message="The bot stopped (or restarted) while this council was running.",
+                        ),
+                        notices=["Interrupted: the process running this council stopped; ask again to rerun it."],
+                    ),
+                )
+            await tx.execute("DELETE FROM council_owners WHERE lease_until < ?", (now,))
+        return len(rows)
 
     async def list(
         self, *, platform=None, workspace_id=None, channel_id=None, user_id=None, limit: int = 20, offset: int = 0

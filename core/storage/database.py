@@ -20,65 +20,29 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
-from urllib.parse import unquote, urlsplit
 
 import aiosqlite
 
-SQLITE = "sqlite"
-POSTGRESQL = "postgresql"
+from core.database_url import POSTGRESQL, SQLITE, DatabaseTarget, parse_database_url, redact_url
+
 _BUSY_TIMEOUT_MS = 5000
 _POOL_MAX = 10
 
 Params = Sequence[Any] | Mapping[str, Any]
+__all__ = ["POSTGRESQL", "SQLITE", "Database", "DatabaseUnavailable", "parse_database_url", "redact_url"]
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The database server cannot be reached or its driver is missing (message has no password)."""
 
 
 class Row(Protocol):
     """A result row, by position (`row[0]`) or by column name (`row["id"]`)."""
 
     def __getitem__(self, key: int | str) -> Any: ...
-
-
-@dataclass(frozen=True)
-class DatabaseTarget:
-    """Where DATABASE_URL points: a backend and what to connect to (`display` has no password)."""
-
-    dialect: str
-    location: str  # SQLite: a file path or ":memory:"; PostgreSQL: the conninfo URL
-    display: str
-
-
-def parse_database_url(url: str) -> DatabaseTarget:
-    """`sqlite:///path` (or a bare path, `:memory:`), `postgresql://…` or `postgres://…`."""
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme in ("postgresql", "postgres"):
-        parts = urlsplit(url)
-        if not parts.hostname and "host=" not in parts.query:
-            raise ValueError("DATABASE_URL for PostgreSQL needs a host: postgresql://user:password@host:5432/db")
-        conninfo = "postgresql://" + url.split("://", 1)[1]
-        return DatabaseTarget(POSTGRESQL, conninfo, redact_url(conninfo))
-    if scheme in ("sqlite", "sqlite+aiosqlite"):
-        if ":///" not in url:
-            raise ValueError("DATABASE_URL for SQLite is sqlite:///relative/path.db or sqlite:////absolute/path.db")
-        path = url.split(":///", 1)[1] or ":memory:"
-        return DatabaseTarget(SQLITE, path, path)
-    if scheme:
-        raise ValueError(f"DATABASE_URL must start with sqlite:///, postgresql:// or postgres:// (got {scheme}://)")
-    return DatabaseTarget(SQLITE, url, url)  # a plain path
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password (for doctor, logs and errors)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{unquote(parts.username or '')}:***@{parts.hostname or ''}"
-    if parts.port:
-        netloc += f":{parts.port}"
-    return parts._replace(netloc=netloc).geturl()
 
 
 @lru_cache(maxsize=512)
@@ -277,7 +241,7 @@ class PostgresDatabase:
         try:
             from psycopg_pool import AsyncConnectionPool
         except ImportError as exc:  # the optional extra is not installed
-            raise RuntimeError(
+            raise DatabaseUnavailable(
                 "DATABASE_URL points at PostgreSQL, but psycopg is not installed: "
                 "pip install 'llm-council-bot[postgres]'"
             ) from exc
@@ -295,7 +259,7 @@ class PostgresDatabase:
         except Exception as exc:
             await pool.close()
             # psycopg's message may quote the conninfo: say where without the password.
-            raise RuntimeError(f"cannot connect to {target.display}: {type(exc).__name__}") from None
+            raise DatabaseUnavailable(f"cannot connect to {target.display} ({type(exc).__name__})") from None
         return cls(pool, target)
 
     async def execute(self, sql: str, params: Params = ()) -> int:

@@ -29,6 +29,7 @@ from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
 from core.storage.events import EventRepository
+from core.storage.owners import OwnerRepository
 from core.storage.rate_limits import FullWindow, RateLimitRepository
 from core.storage.stats import StatsRepository
 
@@ -43,6 +44,7 @@ class Storage:
         self.channels = ChannelRepository(db)
         self.events = EventRepository(db)
         self.rate_limits = RateLimitRepository(db)
+        self.owners = OwnerRepository(db)
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
@@ -82,8 +84,8 @@ class Storage:
         return await migrations.schema_version(self.db)
 
     # councils
-    async def save_council_started(self, request: CouncilRequest) -> None:
-        await self.councils.save_started(request)
+    async def save_council_started(self, request: CouncilRequest, owner_id: str | None = None) -> None:
+        await self.councils.save_started(request, owner_id)
 
     async def save_result(self, result: CouncilResult) -> None:
         await self.councils.save([result])
@@ -91,8 +93,15 @@ class Storage:
     async def get_result(self, council_id: str) -> CouncilResult | None:
         return await self.councils.get(council_id)
 
-    async def mark_interrupted(self) -> int:
-        return await self.councils.mark_interrupted()
+    async def mark_interrupted(self, now: float | None = None) -> int:
+        return await self.councils.mark_interrupted(now)
+
+    # owners of running councils
+    async def renew_owner(self, owner_id: str, lease_s: float, *, host: str = "", pid: int = 0) -> None:
+        await self.owners.renew(owner_id, lease_s, host=host, pid=pid)
+
+    async def drop_owner(self, owner_id: str) -> None:
+        await self.owners.drop(owner_id)
 
     async def list_councils(self, **filters) -> list[CouncilSummary]:
         return await self.councils.list(**filters)

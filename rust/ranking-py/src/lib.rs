@@ -3,13 +3,18 @@
 //! argument extraction). The public, typed face is `core/ranking.py`.
 //!
 //! Results are tuples, or instances of the class passed as `cls` (core/ranking.py passes its
-//! dataclasses): the instance is made with `cls.__new__(cls)` and its fields are set with
-//! `PyObject_GenericSetAttr`, which is what a frozen dataclass's `__init__` does through
-//! `object.__setattr__`, without the cost of running `__init__` from Python. Strings of the
-//! arguments are borrowed (no copies) and returned names are the caller's own string objects.
+//! dataclasses), built exactly as `obj = cls.__new__(cls)` then `object.__setattr__(obj, field,
+//! value)` would build them: what a frozen dataclass's `__init__` does, without the cost of
+//! running `__init__` from Python. Both steps go through the type's own slots and CPython's own
+//! checks, so any class is safe to pass: one that cannot be made this way raises (TypeError,
+//! AttributeError, ...) and never crashes the interpreter. Strings of the arguments are borrowed
+//! (no copies) and returned names are the caller's own string objects.
 
-use pyo3::exceptions::PyValueError;
+use std::cell::RefCell;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3::{ffi, intern};
 
@@ -24,36 +29,81 @@ fn strs<'a>(objs: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
     objs.iter().map(|s| s.to_str()).collect()
 }
 
-/// `cls` instance with `fields` set, or a tuple of the values when `cls` is None.
-fn record<'py>(
-    py: Python<'py>,
-    cls: Option<&Bound<'py, PyType>>,
-    names: &[&Bound<'py, PyString>],
-    values: Vec<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let Some(cls) = cls else {
-        return Ok(PyTuple::new(py, values)?.into_any());
+/// How results are built: tuples, or instances of the caller's class (see the module comment).
+enum Output<'py> {
+    Tuples,
+    Instances {
+        cls: Bound<'py, PyType>,
+        /// `object.__setattr__`: it refuses objects whose type overrides `__setattr__` in C.
+        setattr: &'py Bound<'py, PyAny>,
+        /// A type whose instances `object.__setattr__` has accepted once in this call; the check it
+        /// makes depends only on the type, so further fields of its instances are set directly.
+        checked: RefCell<Option<Bound<'py, PyType>>>,
+    },
+}
+
+impl<'py> Output<'py> {
+    fn new(py: Python<'py>, cls: Option<&Bound<'py, PyType>>) -> PyResult<Self> {
+        let Some(cls) = cls else { return Ok(Output::Tuples) };
+        static OBJECT_SETATTR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let setattr = OBJECT_SETATTR
+            .get_or_try_init(py, || py.get_type::<PyAny>().getattr(intern!(py, "__setattr__")).map(Bound::unbind))?
+            .bind(py);
+        Ok(Output::Instances { cls: cls.clone(), setattr, checked: RefCell::new(None) })
+    }
+
+    /// One record: a tuple of `values`, or a `cls` instance with `names` set to them.
+    fn make(
+        &self,
+        py: Python<'py>,
+        names: &[&Bound<'py, PyString>],
+        values: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Output::Instances { cls, setattr, checked } = self else {
+            return Ok(PyTuple::new(py, values)?.into_any());
+        };
+        let obj = new_instance(py, cls)?;
+        // SAFETY: `obj` is a live object.
+        let tp = unsafe { ffi::Py_TYPE(obj.as_ptr()) };
+        let mut direct = checked.borrow().as_ref().is_some_and(|t| t.as_type_ptr() == tp);
+        for (name, value) in names.iter().zip(values) {
+            if direct {
+                // SAFETY: three live objects; `object.__setattr__` accepted this exact type above,
+                // and this is the function it calls after its check.
+                if unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) } != 0 {
+                    return Err(PyErr::fetch(py));
+                }
+            } else {
+                setattr.call1((&obj, name, value))?;
+                *checked.borrow_mut() = Some(obj.get_type());
+                direct = true;
+            }
+        }
+        Ok(obj)
+    }
+}
+
+/// `cls.__new__(cls)` through the type's own `tp_new` slot (what `cls()` runs before `__init__`).
+fn new_instance<'py>(py: Python<'py>, cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
+    let tp = cls.as_type_ptr();
+    // SAFETY: `tp` is a live type object (held by `cls`).
+    let Some(tp_new) = (unsafe { (*tp).tp_new }) else {
+        return Err(PyTypeError::new_err(format!("cannot create '{}' instances", cls.qualname()?)));
     };
-    // SAFETY: `cls` is a live type object; PyType_GenericAlloc returns a new reference or NULL.
-    let raw = unsafe { ffi::PyType_GenericAlloc(cls.as_type_ptr(), 0) };
+    let args = PyTuple::empty(py);
+    // SAFETY: the slot's contract: a live type, an argument tuple, NULL keywords; it returns a new
+    // reference or NULL with an exception set.
+    let raw = unsafe { tp_new(tp, args.as_ptr(), std::ptr::null_mut()) };
     if raw.is_null() {
         return Err(PyErr::fetch(py));
     }
     // SAFETY: `raw` is a new, non-null reference that we own.
-    let obj = unsafe { Bound::from_owned_ptr(py, raw) };
-    for (name, value) in names.iter().zip(values) {
-        // SAFETY: three valid object pointers held by Bound references for the whole call.
-        let rc = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
-        if rc != 0 {
-            return Err(PyErr::fetch(py));
-        }
-    }
-    Ok(obj)
+    Ok(unsafe { Bound::from_owned_ptr(py, raw) })
 }
 
 fn score<'py>(
     py: Python<'py>,
-    cls: Option<&Bound<'py, PyType>>,
+    out: &Output<'py>,
     candidate: &Bound<'py, PyString>,
     s: &Score,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -75,16 +125,16 @@ fn score<'py>(
         s.copeland.into_pyobject(py)?.into_any(),
         s.first_place_votes.into_pyobject(py)?.into_any(),
     ];
-    record(py, cls, &names, values)
+    out.make(py, &names, values)
 }
 
 fn score_list<'py>(
     py: Python<'py>,
-    cls: Option<&Bound<'py, PyType>>,
+    out: &Output<'py>,
     candidates: &[&Bound<'py, PyString>],
     scores: &[Score],
 ) -> PyResult<Bound<'py, PyList>> {
-    let items = scores.iter().map(|s| score(py, cls, candidates[s.candidate], s)).collect::<PyResult<Vec<_>>>()?;
+    let items = scores.iter().map(|s| score(py, out, candidates[s.candidate], s)).collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
 
@@ -99,12 +149,12 @@ fn parse_ranking<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let letters = ranking::validate_labels(&strs(&labels)?).map_err(value_error)?;
     let parsed = ranking::parse::parse_with_letters(text, &letters);
-    parsed_out(py, cls, &labels, &letters, &parsed)
+    parsed_out(py, &Output::new(py, cls)?, &labels, &letters, &parsed)
 }
 
 fn parsed_out<'py>(
     py: Python<'py>,
-    cls: Option<&Bound<'py, PyType>>,
+    out: &Output<'py>,
     labels: &[Bound<'py, PyString>],
     letters: &[char],
     parsed: &ranking::ParsedRanking,
@@ -113,7 +163,7 @@ fn parsed_out<'py>(
     let order: Vec<&Bound<'py, PyString>> =
         parsed.order.iter().filter_map(|c| letters.iter().position(|l| l == c).map(|i| &labels[i])).collect();
     let values = vec![PyList::new(py, order)?.into_any(), PyString::new(py, parsed.status.as_str()).into_any()];
-    record(py, cls, &[intern!(py, "order"), intern!(py, "status")], values)
+    out.make(py, &[intern!(py, "order"), intern!(py, "status")], values)
 }
 
 /// parse_many(texts, labels, cls=None) -> one result of `parse_ranking` per text (GIL released).
@@ -129,7 +179,8 @@ fn parse_many<'py>(
     let borrowed = strs(&texts)?;
     let parsed =
         py.detach(|| borrowed.iter().map(|t| ranking::parse::parse_with_letters(t, &letters)).collect::<Vec<_>>());
-    let items = parsed.iter().map(|p| parsed_out(py, cls, &labels, &letters, p)).collect::<PyResult<Vec<_>>>()?;
+    let out = Output::new(py, cls)?;
+    let items = parsed.iter().map(|p| parsed_out(py, &out, &labels, &letters, p)).collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
 
@@ -205,7 +256,7 @@ fn aggregate<'py>(
     let c = council(&ballots, &label_to_model)?;
     let scores = ranking::aggregate_labels_indexed(&c.ballots, &c.label_to_model, exclude_self).map_err(value_error)?;
     let models: Vec<&Bound<'py, PyString>> = label_to_model.iter().map(|(_, m)| m).collect();
-    score_list(py, cls, &models, &scores)
+    score_list(py, &Output::new(py, cls)?, &models, &scores)
 }
 
 /// aggregate_batch([(ballots, label_to_model)], exclude_self, cls=None) -> one `aggregate` result
@@ -228,12 +279,13 @@ fn aggregate_batch<'py>(
                 .collect::<Result<Vec<_>, _>>()
         })
         .map_err(value_error)?;
+    let out = Output::new(py, cls)?;
     let lists = councils
         .iter()
         .zip(&results)
         .map(|((_, m), scores)| {
             let models: Vec<&Bound<'py, PyString>> = m.iter().map(|(_, model)| model).collect();
-            score_list(py, cls, &models, scores)
+            score_list(py, &out, &models, scores)
         })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, lists)
@@ -251,7 +303,7 @@ fn aggregate_models<'py>(
     let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
     let scores = ranking::aggregate_models_indexed(&b, &strs(&candidates)?).map_err(value_error)?;
     let names: Vec<&Bound<'py, PyString>> = candidates.iter().collect();
-    score_list(py, cls, &names, &scores)
+    score_list(py, &Output::new(py, cls)?, &names, &scores)
 }
 
 /// kendall_w(ballots, candidates) -> float | None
@@ -320,6 +372,7 @@ fn rating_records<'py>(
         intern!(py, "wins"),
         intern!(py, "comparisons"),
     ];
+    let out = Output::new(py, cls)?;
     let items = ratings
         .into_iter()
         .map(|r| {
@@ -331,7 +384,7 @@ fn rating_records<'py>(
                 r.wins.into_pyobject(py)?.into_any(),
                 r.comparisons.into_pyobject(py)?.into_any(),
             ];
-            record(py, cls, &names, values)
+            out.make(py, &names, values)
         })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)

@@ -1,6 +1,10 @@
 //! Extraction of a reviewer's ballot from free text ("FINAL RANKING" section).
 //!
-//! The rules (the pure-Python reference in `tests/ranking_reference.py` implements the same):
+//! This comment is the one statement of the ballot format. `core/ranking.py` (the Python face),
+//! `tests/ranking_reference.py` (an independent re-implementation the tests compare against) and
+//! `core/prompts.py` (`neutralise`, which defuses headers in quoted answers) refer to it.
+//!
+//! The rules:
 //!
 //! 1. **Normalisation.** CRLF / CR and the other line separators become `\n`; NBSP and the other
 //!    Unicode spaces become a space; full-width
@@ -8,9 +12,9 @@
 //!    quotes become straight quotes; bullet glyphs (`• ‣ ⁃ ◦ ▪ ●`) become `-`; arrows (`→ ⟶ ⇒ ➔ ≻
 //!    » ›`) become `>`. Matching of words is ASCII case-insensitive. Invisible characters (zero-width
 //!    space and joiners U+200B-U+200D, word joiner U+2060, U+FEFF, soft hyphen U+00AD) are **kept**:
-//!    they are neither spaces nor letters, so one inside the words breaks them. The engine relies on
-//!    this: it quotes answers with `F\u{200B}INAL R\u{200B}ANKING`, which is never a header. Only a
-//!    byte-order mark starting the text is dropped.
+//!    they are neither spaces nor letters, so one inside the words breaks them
+//!    (`F\u{200B}INAL R\u{200B}ANKING` is never a header). Only a byte-order mark starting the text
+//!    is dropped.
 //! 2. **Header.** A header is the words `final ranking` (or `rankings`, any case, separated by spaces
 //!    or tabs, not glued to other letters or digits) either at the start of a line (only markdown
 //!    decoration `# * _ > ` ~ - = [ ( " '` before it) followed by the end of the line, a `:`, a `-` or
@@ -38,8 +42,8 @@
 //! 4. **No header anywhere: conservative fallback.** Only a numbered list `1.`..`k.` (k >= 2) that
 //!    ends the text (trailing blank lines allowed), whose every item is exactly an explicit
 //!    `Response X` token (emphasis and a final period allowed, no commentary), is accepted, and not
-//!    when the nearest non-blank line above it is a header defused with invisible characters (the
-//!    forged ballot of a quoted answer).
+//!    when the nearest non-blank line above it is a header defused with invisible characters (a
+//!    quoted ballot whose header was broken that way).
 //!    Anything else gives an empty order: an order is never invented from prose.
 //! 5. Labels not in `labels` and repeats are dropped (first occurrence kept). Status is `Complete`
 //!    when every label was ranked, `Partial` when some were, `None` when none were.

@@ -1,0 +1,159 @@
+"""The council as MCP tools (official `mcp` SDK): consult_council, council_history, council_show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
+
+from bot.api import catalog
+from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
+from bot.api.transcript import CouncilTranscript
+from core.errors import CouncilError
+from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin
+from core.service import CouncilService
+
+
+class RankedModel(BaseModel):
+    position: int
+    model: str
+    average_rank: float | None
+    votes: int
+
+
+class CouncilAnswer(BaseModel):
+    council_id: str
+    status: str
+    answer: str
+    written_by: str | None
+    by_chairman: bool
+    ranking: list[RankedModel]
+    agreement_w: float | None
+    notices: list[str]
+
+
+class PastCouncil(BaseModel):
+    council_id: str
+    created_at: str
+    question: str
+    status: str
+    winner: str | None
+    agreement_w: float | None
+
+
+class CouncilHistory(BaseModel):
+    councils: list[PastCouncil]
+
+
+@dataclass(frozen=True)
+class Caller:
+    origin: Origin
+    owns_database: bool  # stdio: the local user, who owns the database as with the CLI
+
+
+def _caller(ctx: Context, keys: ApiKeys) -> Caller:
+    headers = ctx.headers
+    if headers is None:
+        return Caller(origin_for(LOCAL_USER), owns_database=True)
+    # Over HTTP the bearer middleware has already checked this very request's key.
+    name = keys.name_for(headers.get("authorization")) if keys.enabled else LOCAL_USER
+    return Caller(origin_for(name or LOCAL_USER), owns_database=False)
+
+
+def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
+    aggregate = result.aggregate
+    return CouncilAnswer(
+        council_id=result.council_id,
+        status=result.status.value,
+        answer=text,
+        written_by=result.synthesis.model if result.synthesis else None,
+        by_chairman=bool(result.synthesis and result.synthesis.by_chairman),
+        ranking=[
+            RankedModel(position=e.position, model=e.model, average_rank=e.average_rank, votes=e.rankings_count)
+            for e in (aggregate.entries if aggregate else [])
+        ],
+        agreement_w=aggregate.agreement_w if aggregate else None,
+        notices=result.notices,
+    )
+
+
+def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
+    server: MCPServer = MCPServer(
+        "llm-council",
+        instructions="Ask a council of LLMs: they answer, rank each other anonymously, and a chairman answers.",
+        log_level="WARNING",
+    )
+
+    @server.tool()
+    async def consult_council(
+        question: str,
+        ctx: Context,
+        mode: str | None = None,
+        members: list[str] | None = None,
+        chairman: str | None = None,
+    ) -> CouncilAnswer:
+        """Ask the council a question. Returns the final answer, the aggregate ranking of the
+        members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default);
+        `members`/`chairman`: model ids replacing the configured council for this question."""
+        caller = _caller(ctx, keys)
+        choice = catalog.resolve_mode(mode)
+        if choice is None:
+            raise ToolError(f"Unknown mode `{mode}`; available: {', '.join(catalog.mode_names())}.")
+        try:
+            run = await service.start_council(
+                question, caller.origin, members=members or choice.members, chairman=chairman or choice.chairman
+            )
+        except CouncilError as exc:
+            raise ToolError(exc.user_message) from None
+        transcript, step, result = CouncilTranscript(), 0, None
+        try:
+            async for event in run.events():
+                if isinstance(event, CouncilFinished):
+                    result = event.result
+                    break
+                line = transcript.on_event(event).reasoning.strip(" \n*")
+                if line:
+                    step += 1
+                    await ctx.report_progress(step, None, line)
+        finally:
+            if result is None:  # the client cancelled the call or went away
+                with anyio.CancelScope(shield=True):
+                    await service.stop(run.council_id, Actor(user_id=caller.origin.user_id or LOCAL_USER))
+        assert result is not None  # events() always ends with CouncilFinished
+        transcript.finish(result)
+        if result.status is CouncilStatus.FAILED:
+            raise ToolError(transcript.content)
+        return _answer(result, transcript.content)
+
+    @server.tool()
+    async def council_history(ctx: Context, limit: int = 10) -> CouncilHistory:
+        """Recent councils (yours over HTTP; every council over stdio), newest first."""
+        caller = _caller(ctx, keys)
+        summaries = await service.history(None if caller.owns_database else caller.origin, "user", limit)
+        return CouncilHistory(
+            councils=[
+                PastCouncil(
+                    council_id=s.council_id,
+                    created_at=s.created_at.isoformat(),
+                    question=s.question,
+                    status=s.status.value,
+                    winner=s.winner,
+                    agreement_w=s.agreement_w,
+                )
+                for s in summaries
+            ]
+        )
+
+    @server.tool()
+    async def council_show(council_id: str, ctx: Context) -> str:
+        """One council in full as Markdown: every answer, review, ballot, the ranking and the answer."""
+        caller = _caller(ctx, keys)
+        try:
+            return await service.export(council_id, "markdown", viewer=None if caller.owns_database else caller.origin)
+        except CouncilError as exc:
+            raise ToolError(exc.user_message) from None
+
+    return server

@@ -1,0 +1,66 @@
+"""Run the API (uvicorn, with MCP over streamable HTTP at /mcp) or the MCP server on stdio."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+from starlette.routing import Route
+
+from bot.api.app import MCP_PATH, create_app
+from bot.api.keys import ApiKeys, check_exposure
+from bot.api.mcp_tools import build_mcp
+from core.errors import CouncilError
+from core.service import CouncilService
+
+log = logging.getLogger(__name__)
+
+
+def build_asgi(service: CouncilService, host: str) -> Any:
+    keys = ApiKeys.parse(service.settings.api_keys)
+    check_exposure(keys, host)
+    mcp = build_mcp(service, keys)
+    mcp_app = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    endpoint = next(route.endpoint for route in mcp_app.routes if isinstance(route, Route) and route.path == MCP_PATH)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            yield
+
+    return create_app(service, keys, mcp_app=endpoint, lifespan=lifespan)
+
+
+async def serve_api(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
+    host = host or service.settings.api_host
+    port = service.settings.api_port if port is None else port
+    app = build_asgi(service, host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    listener = _bind(host, port)  # bound here so that the real port is known, also for port 0
+    bound = listener.getsockname()[1]
+    print(f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH})", file=sys.stderr)
+    await server.serve(sockets=[listener])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError as exc:
+        listener.close()
+        raise CouncilError(f"Cannot listen on {host}:{port}: {exc.strerror}.") from None
+    listener.listen(2048)  # connections made as soon as the address is printed wait in the backlog
+    listener.set_inheritable(True)
+    return listener
+
+
+async def serve_mcp_stdio(service: CouncilService) -> None:
+    await build_mcp(service, ApiKeys.parse(service.settings.api_keys)).run_stdio_async()

@@ -1,0 +1,128 @@
+"""Council events as two texts: progress for the reasoning block, and the answer as content.
+
+Chat front ends (Open WebUI, LibreChat) fold `reasoning_content` into a collapsible block, so
+the council's work goes there and the answer stays clean. Both texts only ever grow: a
+stream cannot take back what it sent, so a chairman fallback is announced, not rewritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.render_text import ballot_line, ranking_line, short_model
+from core.models import (
+    AggregateReady,
+    ChairmanFinished,
+    ChairmanToken,
+    CouncilEvent,
+    CouncilQueued,
+    CouncilResult,
+    CouncilStarted,
+    CouncilStatus,
+    MemberFailed,
+    MemberFinished,
+    ReviewFinished,
+    StageStarted,
+)
+
+STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
+
+
+@dataclass
+class Deltas:
+    reasoning: str = ""
+    content: str = ""
+
+
+class CouncilTranscript:
+    def __init__(self) -> None:
+        self.reasoning = ""
+        self.content = ""
+        self._chairman: str | None = None
+        self._writer: str | None = None  # the model whose tokens are being streamed
+        self._written = ""  # what that model has written so far
+
+    def on_event(self, event: CouncilEvent) -> Deltas:
+        return self._grow(self._describe(event))
+
+    def finish(self, result: CouncilResult) -> Deltas:
+        """What is still missing once the council ended (an unstreamed answer, a failure)."""
+        if result.synthesis is not None and self._writer is None:
+            return self._grow(Deltas(content=_fallback_note(result) + result.synthesis.text))
+        if result.synthesis is None:
+            return self._grow(Deltas(content=_no_answer(result)))
+        return Deltas()
+
+    def _grow(self, deltas: Deltas) -> Deltas:
+        self.reasoning += deltas.reasoning
+        self.content += deltas.content
+        return deltas
+
+    def _describe(self, event: CouncilEvent) -> Deltas:
+        if isinstance(event, ChairmanToken):
+            return Deltas(content=self._token(event))
+        if isinstance(event, ChairmanFinished):
+            why = event.synthesis.note if not event.synthesis.by_chairman else None
+            return Deltas(reasoning=f"- {why}\n" if why else "", content=self._finished_text(event))
+        return Deltas(reasoning=self._progress_line(event))
+
+    def _token(self, event: ChairmanToken) -> str:
+        prefix = ""
+        if event.model != self._writer:
+            if self._writer is not None:
+                prefix = (
+                    f"\n\n---\n⚠️ {short_model(self._writer)} stopped; {short_model(event.model)} writes the answer.\n\n"
+                )
+            elif self._chairman and event.model != self._chairman:
+                chairman, writer = short_model(self._chairman), short_model(event.model)
+                prefix = f"⚠️ The chairman {chairman} failed; {writer} wrote this answer.\n\n"
+            self._writer, self._written = event.model, ""
+        self._written += event.delta
+        return prefix + event.delta
+
+    def _finished_text(self, event: ChairmanFinished) -> str:
+        synthesis = event.synthesis
+        if self._writer is None:
+            self._writer, self._written = synthesis.model, synthesis.text
+            note = f"⚠️ {synthesis.note}\n\n" if not synthesis.by_chairman and synthesis.note else ""
+            return note + synthesis.text
+        if synthesis.model == self._writer and synthesis.text.startswith(self._written):
+            rest = synthesis.text[len(self._written) :]
+        else:
+            note = f"⚠️ {synthesis.note}\n\n" if synthesis.note else ""
+            rest = f"\n\n---\n{note}{synthesis.text}"
+        self._writer, self._written = synthesis.model, synthesis.text
+        return rest
+
+    def _progress_line(self, event: CouncilEvent) -> str:
+        if isinstance(event, CouncilQueued):
+            return f"Waiting for a free slot (position {event.position} in the queue).\n"
+        if isinstance(event, CouncilStarted):
+            self._chairman = event.chairman
+            members = ", ".join(short_model(m) for m in event.members)
+            return f"Council: {members}; chairman {short_model(event.chairman)}.\n"
+        if isinstance(event, StageStarted):
+            return f"\n**{STAGE_TITLES[event.stage]}**\n"
+        if isinstance(event, MemberFinished):
+            took = f" in {event.answer.latency_s:.1f} s" if event.answer.latency_s is not None else ""
+            return f"- {short_model(event.answer.model)} answered{took}\n"
+        if isinstance(event, MemberFailed):
+            cause = event.answer.error.short() if event.answer.error else "no answer"
+            return f"- {short_model(event.answer.model)} failed: {cause}\n"
+        if isinstance(event, ReviewFinished):
+            return f"- {short_model(event.review.reviewer)}: {ballot_line(event.review)}\n"
+        if isinstance(event, AggregateReady):
+            return f"\nAggregate ranking: {ranking_line(event.aggregate)}\n"
+        return ""
+
+
+def _fallback_note(result: CouncilResult) -> str:
+    synthesis = result.synthesis
+    return f"⚠️ {synthesis.note}\n\n" if synthesis and not synthesis.by_chairman and synthesis.note else ""
+
+
+def _no_answer(result: CouncilResult) -> str:
+    if result.status is CouncilStatus.CANCELLED:
+        return "The council was stopped before it answered."
+    cause = result.error.message if result.error else "unknown cause"
+    return f"The council failed: {cause}"

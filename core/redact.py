@@ -1,0 +1,102 @@
+"""Keeps configured secrets out of every text the bot shows, logs or stores.
+
+Endpoints sometimes quote the caller's key back in an error body (some proxies do), and exception
+texts can carry anything; so redaction is applied where texts leave the process (log handlers,
+error lines) and before rows are stored, not only where a secret is known to pass.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, TypeVar
+
+from pydantic import BaseModel, SecretStr
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+MASK = "[redacted]"
+# Shorter values are not secrets anyone could mistake for real ones, and masking them would
+# mangle ordinary words.
+_MIN_SECRET_CHARS = 6
+
+M = TypeVar("M", bound=BaseModel)
+_CHATTY_LIBRARIES = ("httpx", "httpcore")
+
+
+class Redactor:
+    """Replaces every configured secret (each SecretStr field of Settings) with a mask."""
+
+    def __init__(self, secrets: list[str]):
+        forms: set[str] = set()
+        for secret in secrets:
+            if len(secret) >= _MIN_SECRET_CHARS:
+                forms.add(secret)
+                forms.add(json.dumps(secret)[1:-1])  # as it appears inside a JSON string
+        # Longest first, so a secret that contains another is masked whole.
+        self._secrets = sorted(forms, key=len, reverse=True)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Redactor:
+        secrets = []
+        for name in type(settings).model_fields:
+            value = getattr(settings, name)
+            if isinstance(value, SecretStr):
+                secrets.append(value.get_secret_value())
+        return cls(secrets)
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return text
+
+    def model(self, value: M) -> M:
+        """A copy of a pydantic model with every secret masked in every field (or `value` itself)."""
+        if not self._secrets:
+            return value
+        dumped = value.model_dump_json()
+        cleaned = self(dumped)
+        return value if cleaned == dumped else type(value).model_validate_json(cleaned)
+
+
+class RedactingFilter(logging.Filter):
+    """A handler filter: the formatted message and any traceback text are redacted."""
+
+    def __init__(self, redactor: Redactor):
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.redactor:
+            return True
+        message = record.getMessage()
+        record.msg, record.args = self.redactor(message), None
+        if record.exc_info and not record.exc_text:
+            # The formatter reuses exc_text when it is set, so the traceback is printed redacted.
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redactor(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redactor(record.stack_info)
+        return True
+
+
+def configure_logging(level: str | int, redactor: Redactor) -> None:
+    """Root logging on stderr at `level`, every line passed through the redactor."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(redactor))
+    root.addHandler(handler)
+    root.setLevel(level)
+    # httpx logs every request at INFO: that is debugging detail, not the bot's own news.
+    chatty = logging.DEBUG if root.getEffectiveLevel() <= logging.DEBUG else logging.WARNING
+    for name in _CHATTY_LIBRARIES:
+        logging.getLogger(name).setLevel(chatty)

@@ -1,0 +1,79 @@
+"""`council api` / `council mcp` run as real subprocesses of this checkout, against a scripted LLM server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.conftest import MEMBERS
+from tests.llm_server import ScriptedLLMServer
+
+ROOT = Path(__file__).resolve().parent.parent
+API_KEY = "sk-council-test-alice"
+OTHER_KEY = "sk-council-test-bob"
+
+
+def council_env(llm: ScriptedLLMServer, tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_", "DATABASE_URL", "RATE_LIMIT_"))
+    }
+    env.update(
+        LLM_BASE_URL=llm.base_url,
+        LLM_API_KEY="api-test-upstream-key",
+        LLM_MAX_RETRIES="0",
+        COUNCIL_MODELS=",".join(MEMBERS),
+        COUNCIL_CHAIRMAN="alpha",
+        COUNCIL_TIMEOUT_S="20",
+        COUNCIL_GRACE_S="2",
+        COUNCIL_API_KEYS=f"alice:{API_KEY},bob:{OTHER_KEY}",
+        DATABASE_URL=f"sqlite:///{tmp_path}/api.db",
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra)
+    return env
+
+
+@dataclass
+class RunningApi:
+    process: asyncio.subprocess.Process
+    base_url: str  # http://127.0.0.1:PORT/v1
+    database: Path
+
+    @property
+    def root(self) -> str:
+        return self.base_url.removesuffix("/v1")
+
+
+@asynccontextmanager
+async def council_api(
+    llm: ScriptedLLMServer, tmp_path: Path, *args: str, command: str = "api", **extra_env: str
+) -> AsyncIterator[RunningApi]:
+    """`council api` (or `council serve`, which serves the API when keys are set) on a free port."""
+    env = council_env(llm, tmp_path, COUNCIL_API_PORT="0", **extra_env)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", command, *args,
+        cwd=tmp_path, env=env, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    drain: asyncio.Task[bytes] | None = None
+    try:
+        line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
+        match = re.search(r"(http://\S+/v1)", line)
+        assert match, f"no address from `council api`: {line!r} {(await process.stderr.read()).decode()!r}"
+        # Keep draining stderr so that the server never blocks on a full pipe.
+        drain = asyncio.create_task(process.stderr.read())
+        yield RunningApi(process, match.group(1), tmp_path / "api.db")
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            await asyncio.wait_for(process.wait(), 10)
+        if drain is not None:
+            drain.cancel()

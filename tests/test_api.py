@@ -1,0 +1,346 @@
+"""`council api` as a subprocess on loopback, driven by the official `openai` client and raw HTTP,
+with the scripted LLM server behind the council."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+import httpx
+import openai
+import pytest
+import pytest_asyncio
+
+from core.models import CouncilStatus, Platform
+from core.storage import Storage
+from tests.conftest import MEMBERS
+from tests.council_api import API_KEY, OTHER_KEY, council_api, council_env
+from tests.llm_server import ByStage, Fail, Hang, Reply, ScriptedLLMServer, council_member, ranking_review
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+AUTH = {"Authorization": f"Bearer {API_KEY}"}
+QUESTION = [{"role": "user", "content": "What is six times seven?"}]
+
+
+def script_healthy(llm: ScriptedLLMServer, **timing: float) -> None:
+    for name in MEMBERS:
+        llm.script(name, council_member(f"{name} says: 42.", synthesis=f"Final answer by {name}: 42.", **timing))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def llm_for_api():
+    async with ScriptedLLMServer() as server:
+        yield server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def api(llm_for_api, tmp_path_factory):
+    async with council_api(llm_for_api, tmp_path_factory.mktemp("api")) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def healthy(llm_for_api):
+    llm_for_api.requests.clear()
+    script_healthy(llm_for_api)
+
+
+@pytest.fixture
+def client(api):
+    return openai.AsyncOpenAI(base_url=api.base_url, api_key=API_KEY, max_retries=0)
+
+
+async def until(condition, within_s: float = 10.0) -> None:
+    deadline = time.perf_counter() + within_s
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+
+
+async def stored(api, council_id: str):
+    storage = await Storage.open(str(api.database))
+    try:
+        return await storage.get_result(council_id)
+    finally:
+        await storage.close()
+
+
+async def test_models_lists_the_council(client):
+    models = await client.models.list()
+    assert "llm-council" in [m.id for m in models.data]
+
+
+async def test_completion_answers_with_history_and_is_stored_as_api(client, api, llm_for_api):
+    completion = await client.chat.completions.create(
+        model="llm-council",
+        messages=[
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "Remember the number 6."},
+            {"role": "assistant", "content": [{"type": "text", "text": "Noted: 6."}]},
+            {"role": "user", "content": "Multiply it by seven."},
+        ],
+        temperature=0.2,  # not the council's to honour: ignored, not refused
+    )
+    assert completion.object == "chat.completion"
+    assert completion.choices[0].message.content == "Final answer by alpha: 42."
+    assert completion.choices[0].finish_reason == "stop"
+    reasoning = completion.choices[0].message.model_extra["reasoning_content"]
+    assert "Stage 2 · anonymous peer review" in reasoning and "Aggregate ranking: 1." in reasoning
+    asked = llm_for_api.requests_for("beta", stage=1)[0].messages
+    assert [m["content"] for m in asked if m["role"] != "system"][-3:] == [
+        "Remember the number 6.",
+        "Noted: 6.",
+        "Multiply it by seven.",
+    ]
+
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert result.status is CouncilStatus.OK
+    assert result.request.origin.platform is Platform.API and result.request.origin.user_id == "alice"
+    assert completion.usage.prompt_tokens == result.usage.prompt_tokens > 0
+    assert completion.usage.total_tokens == result.usage.prompt_tokens + result.usage.completion_tokens
+
+
+async def test_stream_sends_progress_as_reasoning_then_the_answer_then_usage(client, api):
+    stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
+    chunks = [chunk async for chunk in stream]
+    reasoning = "".join((c.choices[0].delta.model_extra or {}).get("reasoning_content") or "" for c in chunks)
+    content = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert content == "Final answer by alpha: 42."
+    assert reasoning.index("Stage 1") < reasoning.index("Extracted ballot") < reasoning.index("Aggregate ranking")
+    first_content = next(i for i, c in enumerate(chunks) if c.choices[0].delta.content)
+    assert all(not (c.choices[0].delta.model_extra or {}).get("reasoning_content") for c in chunks[first_content:])
+    last = chunks[-1]
+    assert last.choices[0].finish_reason == "stop" and last.usage is not None and last.usage.total_tokens > 0
+    assert all(c.object == "chat.completion.chunk" and c.id == last.id for c in chunks)
+    assert (
+        await stored(api, last.id.removeprefix("chatcmpl-"))
+    ).usage.completion_tokens == last.usage.completion_tokens
+
+
+async def test_raw_stream_ends_with_the_usage_chunk_then_done(api):
+    async with (
+        httpx.AsyncClient(timeout=30) as http,
+        http.stream(
+            "POST", f"{api.base_url}/chat/completions", headers=AUTH,
+            json={"model": "llm-council", "messages": QUESTION, "stream": True},
+        ) as response,
+    ):  # fmt: skip
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = [line.removeprefix("data: ") async for line in response.aiter_lines() if line]
+    assert events[-1] == "[DONE]"
+    final = json.loads(events[-2])
+    assert final["choices"][0]["finish_reason"] == "stop" and final["usage"]["total_tokens"] > 0
+    assert all("usage" not in json.loads(e) for e in events[:-2])
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code", "says"),
+    [
+        (b"{not json", 400, "invalid_json", "not valid JSON"),
+        (b"[1, 2]", 400, "invalid_json", "JSON object"),
+        (json.dumps({"model": "llm-council"}).encode(), 400, "invalid_request", "messages"),
+        (json.dumps({"model": "llm-council", "messages": []}).encode(), 400, "invalid_request", "messages"),
+        (
+            json.dumps({"model": "llm-council", "messages": [{"role": "system", "content": "x"}]}).encode(),
+            400, "invalid_request", "no user message",
+        ),
+        (json.dumps({"model": "gpt-4o", "messages": QUESTION}).encode(), 404, "model_not_found", "llm-council"),
+        (
+            json.dumps({"model": "llm-council", "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "What is in this picture?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            ]}]}).encode(),
+            400, "invalid_request", "text only",
+        ),
+        (json.dumps({"model": "llm-council", "messages": [{"role": "user", "content": "   "}]}).encode(),
+         400, "invalid_request", "empty"),
+    ],
+)  # fmt: skip
+async def test_malformed_requests_get_openai_shaped_errors(api, llm_for_api, body, status, code, says):
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(
+            f"{api.base_url}/chat/completions", content=body, headers=AUTH | {"Content-Type": "application/json"}
+        )
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["code"] == code and says in error["message"] and error["type"]
+    assert llm_for_api.requests == []
+
+
+async def test_unknown_path_and_method_are_openai_shaped(api):
+    async with httpx.AsyncClient(timeout=10) as http:
+        missing = await http.get(f"{api.base_url}/embeddings", headers=AUTH)
+        wrong_method = await http.get(f"{api.base_url}/chat/completions", headers=AUTH)
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert wrong_method.status_code == 405 and wrong_method.json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer wrong-key", f"Basic {API_KEY}", f"Bearer {API_KEY}x"])
+async def test_missing_or_wrong_key_is_401_and_starts_nothing(api, llm_for_api, authorization):
+    headers = {"Authorization": authorization} if authorization else {}
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(
+            f"{api.base_url}/chat/completions", json={"model": "llm-council", "messages": QUESTION}, headers=headers
+        )
+        models = await http.get(f"{api.base_url}/models", headers=headers)
+    assert response.status_code == 401 and models.status_code == 401
+    assert response.json()["error"]["code"] == "invalid_api_key"
+    assert API_KEY not in response.text
+    await asyncio.sleep(0.2)
+    assert llm_for_api.requests == []
+
+
+async def test_openai_client_with_a_wrong_key_raises_authentication_error(api):
+    client = openai.AsyncOpenAI(base_url=api.base_url, api_key="sk-wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        await client.chat.completions.create(model="llm-council", messages=QUESTION)
+
+
+async def _wait_until_stored_as(api, status: CouncilStatus, council_id: str, within_s: float) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < within_s:
+        result = await stored(api, council_id)
+        if result is not None and result.status is status:
+            return time.perf_counter() - started
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"council {council_id} not {status.value} within {within_s}s")
+
+
+async def _latest_council_id(api) -> str:
+    storage = await Storage.open(str(api.database))
+    try:
+        return (await storage.list_councils(limit=1))[0].council_id
+    finally:
+        await storage.close()
+
+
+async def test_a_streaming_client_that_hangs_up_stops_its_council(api, llm_for_api):
+    for name in MEMBERS:  # stage 1 never finishes on its own
+        llm_for_api.script(name, Hang())
+    http = httpx.AsyncClient(timeout=30)
+    request = http.build_request(
+        "POST", f"{api.base_url}/chat/completions", headers=AUTH,
+        json={"model": "llm-council", "messages": QUESTION, "stream": True},
+    )  # fmt: skip
+    response = await http.send(request, stream=True)
+    council_id = response.headers["x-council-id"]
+    lines = response.aiter_lines()  # kept referenced: a collected iterator would close the stream
+    async for line in lines:  # progress arrives while the members think
+        if "reasoning_content" in line:
+            break
+    await until(lambda: len(llm_for_api.requests) >= len(MEMBERS))
+    await response.aclose()
+    await http.aclose()
+
+    took = await _wait_until_stored_as(api, CouncilStatus.CANCELLED, council_id, within_s=2.0)
+    calls = len(llm_for_api.requests)
+    await asyncio.sleep(0.5)
+    assert len(llm_for_api.requests) == calls == len(MEMBERS), "no model call after the hang-up"
+    assert took < 2.0
+
+
+async def test_a_waiting_client_that_hangs_up_stops_its_council(api, llm_for_api):
+    for name in MEMBERS:  # answers arrive, then the reviews never do
+        llm_for_api.script(name, ByStage(Reply(f"{name}: 42."), Hang(), Hang()))
+    async with httpx.AsyncClient(timeout=30) as http:
+        waiting = asyncio.create_task(
+            http.post(
+                f"{api.base_url}/chat/completions", headers=AUTH, json={"model": "llm-council", "messages": QUESTION}
+            )
+        )
+        await until(lambda: len(llm_for_api.requests_for(stage=2)) >= len(MEMBERS))
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+    council_id = await _latest_council_id(api)
+    took = await _wait_until_stored_as(api, CouncilStatus.CANCELLED, council_id, within_s=2.0)
+    calls = len(llm_for_api.requests)
+    await asyncio.sleep(0.5)
+    assert len(llm_for_api.requests) == calls and not llm_for_api.requests_for(stage=3)
+    assert took < 2.0
+
+
+async def test_rate_limit_per_key_is_429_with_retry_after(llm_for_api, tmp_path):
+    async with council_api(llm_for_api, tmp_path, RATE_LIMIT_USER_PER_HOUR="1") as limited:
+        async with httpx.AsyncClient(timeout=30) as http:
+            body = {"model": "llm-council", "messages": QUESTION}
+            first = await http.post(f"{limited.base_url}/chat/completions", headers=AUTH, json=body)
+            second = await http.post(f"{limited.base_url}/chat/completions", headers=AUTH, json=body)
+            other = await http.post(
+                f"{limited.base_url}/chat/completions", headers={"Authorization": f"Bearer {OTHER_KEY}"}, json=body
+            )
+        assert first.status_code == 200 and other.status_code == 200
+        assert second.status_code == 429
+        assert int(second.headers["Retry-After"]) > 3000
+        assert second.json()["error"]["code"] == "rate_limit_exceeded"
+        client = openai.AsyncOpenAI(base_url=limited.base_url, api_key=API_KEY, max_retries=0)
+        with pytest.raises(openai.RateLimitError):
+            await client.chat.completions.create(model="llm-council", messages=QUESTION)
+
+
+async def test_daily_budget_per_key_is_429_with_retry_after(llm_for_api, tmp_path):
+    for name in MEMBERS:
+        llm_for_api.script(name, council_member(f"{name}: 42.", synthesis="42.", cost=0.5))
+    async with council_api(llm_for_api, tmp_path, COUNCIL_DAILY_BUDGET_USD="1") as budgeted:
+        async with httpx.AsyncClient(timeout=30) as http:
+            body = {"model": "llm-council", "messages": QUESTION}
+            spent = await http.post(f"{budgeted.base_url}/chat/completions", headers=AUTH, json=body)
+            refused = await http.post(f"{budgeted.base_url}/chat/completions", headers=AUTH, json=body)
+            other = await http.post(
+                f"{budgeted.base_url}/chat/completions", headers={"Authorization": f"Bearer {OTHER_KEY}"}, json=body
+            )
+    assert spent.status_code == 200 and other.status_code == 200
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "daily_budget_exceeded"
+    assert 0 < int(refused.headers["Retry-After"]) <= 86400
+
+
+async def test_refuses_to_serve_without_keys_off_loopback(llm_for_api, tmp_path):
+    env = council_env(llm_for_api, tmp_path, COUNCIL_API_KEYS="")
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "bot.cli", "api", "--host", "0.0.0.0", "--port", "0"],
+        cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 2
+    assert "COUNCIL_API_KEYS" in err.decode() and "Traceback" not in err.decode()
+
+
+async def test_serves_without_keys_on_loopback_as_the_local_user(llm_for_api, tmp_path):
+    async with council_api(llm_for_api, tmp_path, COUNCIL_API_KEYS="") as open_api:
+        client = openai.AsyncOpenAI(base_url=open_api.base_url, api_key="anything", max_retries=0)
+        completion = await client.chat.completions.create(model="llm-council", messages=QUESTION)
+        result = await stored(open_api, completion.id.removeprefix("chatcmpl-"))
+    assert result.request.origin.user_id == "local"
+
+
+async def test_a_failed_council_is_a_502_or_a_said_failure_in_the_stream(client, llm_for_api):
+    for name in MEMBERS:
+        llm_for_api.script(name, Fail(503, "upstream overloaded"))
+    with pytest.raises(openai.APIStatusError) as refused:
+        await client.chat.completions.create(model="llm-council", messages=QUESTION)
+    assert refused.value.status_code == 502 and "The council failed" in refused.value.message
+    stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
+    chunks = [chunk async for chunk in stream]
+    assert "".join(c.choices[0].delta.content or "" for c in chunks).startswith("The council failed")
+    assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+async def test_a_chairman_fallback_is_announced_in_the_answer(client, llm_for_api):
+    llm_for_api.script("alpha", ByStage(Reply("alpha: 42."), Reply(ranking_review()), Fail(500, "chair broke")))
+    stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
+    streamed = "".join([c.choices[0].delta.content or "" async for c in stream])
+    completion = await client.chat.completions.create(model="llm-council", messages=QUESTION)
+    for text in (streamed, completion.choices[0].message.content):
+        assert text.startswith("⚠️") and "alpha" in text.split("\n")[0]
+        assert text.rstrip().endswith(": 42.") and "Final answer by" in text
+    assert "chair broke" in completion.choices[0].message.model_extra["reasoning_content"]  # the cause, for who looks
+
+
+async def test_council_serve_serves_the_api_when_keys_are_set(llm_for_api, tmp_path):
+    async with council_api(llm_for_api, tmp_path, command="serve") as served:
+        async with httpx.AsyncClient(timeout=10) as http:
+            models = await http.get(f"{served.base_url}/models", headers=AUTH)
+    assert models.status_code == 200 and models.json()["data"][0]["id"] == "llm-council"
