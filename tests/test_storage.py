@@ -436,3 +436,22 @@ async def test_ballot_counts_are_the_stored_ballots_counted(storage):
     assert sorted(zip(map(tuple, counted.orders), counted.counts)) == sorted(Counter(map(tuple, orders)).items())
     assert counted.councils == 4 == (await storage.ballot_orders()).councils
     assert (await storage.ballot_counts(channel_id="elsewhere")).counts == []
+
+
+async def test_both_dialects_end_with_the_same_tables_and_columns(tmp_path, pg_server):
+    async with await Storage.open(f"sqlite:///{tmp_path}/s.db") as s:
+        tables = [r[0] for r in await rows(s, "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        sqlite_schema = {
+            t: sorted(r[1] for r in await rows(s, f"PRAGMA table_info({t})")) for t in tables if t != "sqlite_sequence"
+        }
+        sqlite_version = await s.schema_version()
+    async with await Storage.open(pg_server.new_database()) as s:
+        columns = await rows(
+            s, "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'"
+        )
+        pg_schema: dict[str, list[str]] = {}
+        for table, column in columns:
+            pg_schema.setdefault(table, []).append(column)
+        pg_schema = {t: sorted(c) for t, c in pg_schema.items()}
+        assert await s.schema_version() == sqlite_version == LATEST
+    assert pg_schema == sqlite_schema
