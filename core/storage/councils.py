@@ -88,7 +88,7 @@ class CouncilRepository:
             await tx.execute("DELETE FROM council_owners WHERE lease_until < ?", (now,))
         return len(rows)
 
-    async def list(
+    async def history(
         self, *, platform=None, workspace_id=None, channel_id=None, user_id=None, limit: int = 20, offset: int = 0
     ) -> list[CouncilSummary]:
         """Finished councils (any status but running), newest first; None filters match anything."""

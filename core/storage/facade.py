@@ -104,7 +104,7 @@ class Storage:
         await self.owners.drop(owner_id)
 
     async def list_councils(self, **filters) -> list[CouncilSummary]:
-        return await self.councils.list(**filters)
+        return await self.councils.history(**filters)
 
     async def prune(self, older_than: datetime) -> int:
         return await self.councils.prune(older_than)
