@@ -143,6 +143,12 @@ class MarkerFilter:
         text = self._held + piece
         while True:
             hold_from = self._hold_start(context, text)
+            if hold_from < len(text):  # an opening run right before a held nonce may join what follows it
+                run = hold_from
+                while run > 0 and text[run - 1] in "< \t":
+                    run -= 1
+                if "<" in text[run:hold_from]:
+                    hold_from = run
             # Matched against the whole text, so that a lookahead sees what follows the shown part.
             head, removed = self._remove(context, text, until=hold_from)
             if not removed:
