@@ -19,6 +19,7 @@ from typing import Literal
 from core.council import CouncilControl, run_council
 from core.errors import BudgetExceeded, ConfigurationError, InputRejected, NotFound, PermissionDenied, UnknownModels
 from core.export import to_json, to_markdown
+from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
 from core.models import (
     Actor,
@@ -119,6 +120,8 @@ class CouncilService:
         # Taken when this process first runs a council (or a bot starts): read-only uses never own.
         self.owner = CouncilOwner(storage, lease_s)
         self._runs: dict[str, CouncilRun] = {}
+        # Readers' votes and comments (core/feedback.py): the rule of who may vote lives there.
+        self.feedback = CouncilFeedback(storage, self.redact, self.visible_to, self.get_result)
         self._pruner: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -379,7 +382,11 @@ class CouncilService:
     async def history(
         self, origin: Origin | None = None, scope: HistoryScope = "channel", limit: int = 10
     ) -> list[CouncilSummary]:
-        return await self.storage.list_councils(limit=max(1, min(limit, 100)), **_filters(origin, scope))
+        summaries = await self.storage.list_councils(limit=max(1, min(limit, 100)), **_filters(origin, scope))
+        tallies = await self.feedback.tallies(s.council_id for s in summaries)
+        for summary in summaries:
+            summary.votes_good, summary.votes_bad = tallies.get(summary.council_id, (0, 0))
+        return summaries
 
     @staticmethod
     def visible_to(result: CouncilResult, viewer: Origin, *, admin: bool = False) -> bool:
@@ -403,7 +410,8 @@ class CouncilService:
         result = await self.get_result(council_id)
         if viewer is not None and not self.visible_to(result, viewer, admin=admin):
             raise NotFound(f"No council with id `{council_id.strip()}` here.")
-        return to_json(result) if fmt == "json" else to_markdown(result)
+        votes = await self.feedback.votes(result.council_id)
+        return to_json(result, votes) if fmt == "json" else to_markdown(result, votes)
 
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
@@ -446,6 +454,7 @@ class CouncilService:
             councils=ballots.councils,
             ballots=len(orders),
             computed_s=time.perf_counter() - started,
+            approval=await self.feedback.approval(**filters),
         )
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
