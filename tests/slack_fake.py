@@ -135,6 +135,22 @@ def block_problems(blocks: Any, limit: int) -> list[str]:
                     problems.append(f"block {i}: button text too long")
                 if len(e.get("value", "")) > 2000 or len(e.get("action_id", "")) > 255:
                     problems.append(f"block {i}: button value or action_id too long")
+        elif kind == "context_actions":
+            elements = block.get("elements") or []
+            if not 1 <= len(elements) <= 5:
+                problems.append(f"block {i}: context_actions needs 1 to 5 elements")
+            for e in elements:
+                if e.get("type") not in ("feedback_buttons", "icon_button"):
+                    problems.append(f"block {i}: context_actions cannot hold {e.get('type')!r}")
+                for side in ("positive_button", "negative_button") if e.get("type") == "feedback_buttons" else ():
+                    button = e.get(side) or {}
+                    if (button.get("text") or {}).get("type") != "plain_text" or not button.get("value"):
+                        problems.append(f"block {i}: feedback_buttons {side} needs plain_text text and a value")
+                    elif len(button["text"].get("text", "")) > 75 or len(button["value"]) > 2000:
+                        problems.append(f"block {i}: feedback_buttons {side} text or value too long")
+        elif kind == "input":
+            if not (block.get("label") or {}).get("text") or not isinstance(block.get("element"), dict):
+                problems.append(f"block {i}: input needs a label and an element")
         elif kind == "header":
             if len((block.get("text") or {}).get("text", "")) > 150:
                 problems.append(f"block {i}: header too long")

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from bot.progress import CouncilProgress, MemberState
+from bot.slack.feedback import feedback_block
 from bot.render_text import (
     aggregate_table,
     ballot_line,
@@ -452,6 +453,8 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
     blocks.append(context(result_footer(result)))
     if result.answers or result.reviews or result.aggregate is not None:
         blocks.append(stage_buttons(result.council_id, result))
+    if result.synthesis is not None:
+        blocks.append(feedback_block(result.council_id))
     return with_block_id(blocks, f"{ANSWER_BLOCK}{result.council_id}-0")
 
 
@@ -523,6 +526,8 @@ def result_messages(result: CouncilResult) -> list[Message]:
     tail_blocks.append(context(result_footer(result)))
     if result.answers or result.reviews or result.aggregate is not None:
         tail_blocks.append(stage_buttons(cid, result))
+    if result.synthesis is not None:
+        tail_blocks.append(feedback_block(cid))  # 👍 / 👎 under the final answer (bot/slack/feedback.py)
 
     messages: list[list[dict[str, Any]]] = []
     current = head_blocks
