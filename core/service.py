@@ -20,6 +20,7 @@ from core.council import CouncilControl, run_council
 from core.errors import BudgetExceeded, ConfigurationError, InputRejected, NotFound, PermissionDenied, UnknownModels
 from core.export import to_json, to_markdown
 from core.feedback import CouncilFeedback
+from core.workspace import WorkspaceChannels
 from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
 from core.models import (
     Actor,
@@ -122,6 +123,7 @@ class CouncilService:
         self._runs: dict[str, CouncilRun] = {}
         # Readers' votes and comments (core/feedback.py): the rule of who may vote lives there.
         self.feedback = CouncilFeedback(storage, self.redact, self.visible_to, self.get_result)
+        self.workspace = WorkspaceChannels(storage, self._config_for)  # channels with their own settings
         self._pruner: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle

@@ -142,7 +142,6 @@ class Settings(BaseSettings):
     api_host: str = Field("127.0.0.1", alias="COUNCIL_API_HOST")
     api_port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535)
 
-
     _split = field_validator("council_models", "admin_users", mode="before")(_split_csv)
 
     @field_validator("slack_suggested_prompts", mode="before")

@@ -93,9 +93,7 @@ def parse_admin(text: str) -> AdminCommand:
     return AdminCommand(op, limits=limits)
 
 
-async def handle_admin(
-    service: CouncilService, actor: Actor, origin: Origin, command: AdminCommand
-) -> render.Message:
+async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, command: AdminCommand) -> render.Message:
     """Run one admin operation; refusals (PermissionDenied, UnknownModels, ...) propagate."""
     title = "Council for this channel"
     if command.op == "show":

@@ -180,9 +180,7 @@ class SlackFeedback:
             await self._open(body["trigger_id"], council_id, channel, vote)
         mark = "👍" if vote is Vote.GOOD else "👎"
         text = f"Thanks — your {mark} on council `{council_id}` is recorded. Click again to change it."
-        await self.bot.ephemeral(
-            channel, user, text, thread_ts=thread_ts, blocks=_ack_blocks(text, council_id)
-        )
+        await self.bot.ephemeral(channel, user, text, thread_ts=thread_ts, blocks=_ack_blocks(text, council_id))
 
     async def open_comment(self, body: dict[str, Any], council_id: str) -> None:
         channel, _ = self._where(body)
@@ -215,4 +213,6 @@ class SlackFeedback:
         except CouncilError as exc:
             await self.bot.ephemeral(channel, viewer.user_id or "", exc.user_message)
             return
-        await self.bot.ephemeral(channel, viewer.user_id or "", f"Thanks — your comment on council `{council_id}` is saved.")
+        await self.bot.ephemeral(
+            channel, viewer.user_id or "", f"Thanks — your comment on council `{council_id}` is saved."
+        )

@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from bot.progress import CouncilProgress, MemberState
-from bot.slack.feedback import feedback_block
 from bot.render_text import (
     aggregate_table,
     ballot_line,
@@ -31,6 +30,7 @@ from bot.render_text import (
     short_model,
     split_text,
 )
+from bot.slack.feedback import feedback_block
 from core.models import (
     AuditEntry,
     ChannelSettings,
