@@ -4,6 +4,7 @@ over HTTP on loopback, the fake Slack Web API with the documented payloads of th
 view_submission) and methods (assistant.threads.setStatus / setTitle / setSuggestedPrompts,
 views.publish, views.open), scripted models, and a real CouncilService on SQLite."""
 
+# ruff: noqa: F811  (the `env` fixture is imported from the adapter tests and named as a parameter)
 from __future__ import annotations
 
 import json
