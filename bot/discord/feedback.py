@@ -100,7 +100,9 @@ class FeedbackButton(
         self.council_id = council_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ):
         return cls(match["vote"], match["id"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
@@ -135,7 +137,9 @@ class CommentButton(discord.ui.DynamicItem[discord.ui.Button], template=r"counci
         self.council_id = council_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ):
         return cls(match["id"])
 
     async def callback(self, interaction: discord.Interaction) -> None:

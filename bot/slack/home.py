@@ -203,13 +203,17 @@ class SlackHome:
             if values.get("chairman"):
                 await service.admin_set_chairman(actor, origin, values["chairman"])
                 done.append("chairman")
-            limits = {
-                "user_per_hour": int(values["user"]) if values.get("user") else None,
-                "channel_per_hour": int(values["channel_limit"]) if values.get("channel_limit") else None,
-                "daily_budget_usd": float(values["budget"]) if values.get("budget") else None,
-            }
-            if any(v is not None for v in limits.values()):
-                await service.admin_set_limits(actor, origin, **limits)
+            user_per_hour = int(values["user"]) if values.get("user") else None
+            channel_per_hour = int(values["channel_limit"]) if values.get("channel_limit") else None
+            budget = float(values["budget"]) if values.get("budget") else None
+            if user_per_hour is not None or channel_per_hour is not None or budget is not None:
+                await service.admin_set_limits(
+                    actor,
+                    origin,
+                    user_per_hour=user_per_hour,
+                    channel_per_hour=channel_per_hour,
+                    daily_budget_usd=budget,
+                )
                 done.append("limits")
             notice = f":white_check_mark: <#{channel}>: " + (
                 ", ".join(done) + " saved." if done else "nothing to change."
