@@ -20,7 +20,6 @@ from core.council import CouncilControl, run_council
 from core.errors import BudgetExceeded, ConfigurationError, InputRejected, NotFound, PermissionDenied, UnknownModels
 from core.export import to_json, to_markdown
 from core.feedback import CouncilFeedback
-from core.workspace import WorkspaceChannels
 from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
 from core.models import (
     Actor,
@@ -50,6 +49,7 @@ from core.redact import Redactor
 from core.settings import Settings, load_settings
 from core.storage import Storage
 from core.text import clean_text
+from core.workspace import WorkspaceChannels
 
 log = logging.getLogger(__name__)
 
@@ -409,11 +409,19 @@ class CouncilService:
     ) -> str:
         """The council as Markdown or JSON. With `viewer` (the chat adapters), a council it may not
         see is reported as not found; without (the CLI, which owns the database), any council."""
-        result = await self.get_result(council_id)
-        if viewer is not None and not self.visible_to(result, viewer, admin=admin):
-            raise NotFound(f"No council with id `{council_id.strip()}` here.")
+        result = (
+            await self.get_result(council_id) if viewer is None else await self.result_for(council_id, viewer, admin)
+        )
         votes = await self.feedback.votes(result.council_id)
         return to_json(result, votes) if fmt == "json" else to_markdown(result, votes)
+
+    async def result_for(self, council_id: str, viewer: Origin, admin: bool = False) -> CouncilResult:
+        """A stored council as a chat user sees it (stage buttons, exports): one it may not see
+        (`visible_to`) is reported as not found."""
+        result = await self.get_result(council_id)
+        if not self.visible_to(result, viewer, admin=admin):
+            raise NotFound(f"No council with id `{council_id.strip()}` here.")
+        return result
 
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000

@@ -4,9 +4,10 @@ Implements the methods the app calls — auth.test, chat.postMessage, chat.updat
 chat.postEphemeral, chat.delete, chat.startStream / appendStream / stopStream (streamed
 messages: tasks, plan titles, markdown text, final blocks; `streaming = False` answers
 `unknown_method` like a Slack without them), conversations.replies, conversations.open,
-users.info, views.open, views.publish,
-assistant.threads.setStatus/setTitle/setSuggestedPrompts, files.getUploadURLExternal (+ the upload URL) and
-files.completeUploadExternal — plus response_url endpoints. Every call is recorded (method, merged arguments, headers, time).
+users.info, views.open, views.publish, assistant.threads.setStatus / setTitle /
+setSuggestedPrompts (Slack's agent APIs), files.getUploadURLExternal (+ the upload URL) and
+files.completeUploadExternal — plus response_url endpoints. Every call is recorded (method, merged
+arguments, headers, time).
 Responses look like Slack's (ts values, `ok`, `error` codes), and Slack's Block Kit limits are
 enforced the way Slack does (the whole call fails with `invalid_blocks`), so a test that posts
 an oversized message fails like production would. Rate limits can be scripted per method
@@ -312,7 +313,7 @@ class FakeSlack:
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise TimeoutError("condition not met within %.1f s" % timeout)
+                raise TimeoutError(f"condition not met within {timeout:.1f} s")
             await asyncio.sleep(interval)
 
     def stream(self, channel: str, ts: str) -> dict[str, Any] | None:

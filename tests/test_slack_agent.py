@@ -15,7 +15,7 @@ import pytest
 
 from core.feedback import Vote
 from tests.slack_fake import encode_form
-from tests.test_slack_adapter import SlackEnv, all_text, env, ephemeral_texts, results  # noqa: F401 (fixture)
+from tests.test_slack_adapter import SlackEnv, all_text, env, ephemeral_texts, results, stored_councils  # noqa: F401 (fixture)
 
 
 def dm_event(env: SlackEnv, text: str, *, thread_ts: str | None = None, user: str = "U1") -> dict[str, Any]:
@@ -145,7 +145,7 @@ async def test_a_top_level_dm_is_a_conversation_with_title_status_and_feedback(e
     await env.settle()
     prompts = [json.dumps(r.messages) for r in llm.requests_for(stage=1)]
     assert prompts and all("six" in p and "times seven" in p for p in prompts)
-    assert env.bot.councils_started == 2
+    assert await stored_councils(env, "D1") == 2
 
 
 async def test_status_line_refused_does_not_stop_the_council(env):

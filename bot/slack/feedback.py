@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
-from core.errors import CouncilError, NotFound
+from core.errors import CouncilError
 from core.feedback import COMMENT_MAX_CHARS, Vote
 from core.models import Origin, Platform
 
@@ -149,16 +149,6 @@ class SlackFeedback:
             user_name=user.get("username") or user.get("name"),
         )
 
-    async def _as_viewer(self, call, viewer: Origin):
-        """Try as the person; a council outside their channel may still be visible to an admin."""
-        try:
-            return await call(admin=False)
-        except NotFound:
-            actor = await self.bot.actor(viewer.user_id or "", fresh=True)
-            if not actor.is_platform_admin and not self.bot.service.is_admin(actor):
-                raise
-            return await call(admin=True)
-
     async def handle_vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         channel, thread_ts = self._where(body)
         viewer = self._viewer(body, channel)
@@ -169,8 +159,8 @@ class SlackFeedback:
             return
         vote, council_id = parsed
         try:
-            await self._as_viewer(
-                lambda admin: self.bot.service.feedback.vote(council_id, viewer, vote, admin=admin), viewer
+            await self.bot.as_viewer(
+                viewer, lambda admin: self.bot.service.feedback.vote(council_id, viewer, vote, admin=admin)
             )
         except CouncilError as exc:
             await self.bot.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
@@ -207,8 +197,8 @@ class SlackFeedback:
         if not text.strip():
             return  # the comment is optional: sending an empty box keeps the vote as it is
         try:
-            await self._as_viewer(
-                lambda admin: self.bot.service.feedback.comment(council_id, viewer, text, admin=admin), viewer
+            await self.bot.as_viewer(
+                viewer, lambda admin: self.bot.service.feedback.comment(council_id, viewer, text, admin=admin)
             )
         except CouncilError as exc:
             await self.bot.ephemeral(channel, viewer.user_id or "", exc.user_message)
