@@ -69,11 +69,32 @@ _GOOD = "SUM(CASE WHEN f.vote = 'good' THEN 1 ELSE 0 END)"
 _BAD = "SUM(CASE WHEN f.vote = 'bad' THEN 1 ELSE 0 END)"
 
 
+class StorageSql:
+    """Plain SQL (`?` placeholders) on the storage's connection: `storage.db` where the storage
+    is the package with a PostgreSQL backend (it converts the placeholders), else the SQLite
+    storage's own locked helpers. Both answer rows that index by position."""
+
+    def __init__(self, storage: Storage):
+        self._storage = storage
+
+    async def _execute(self, sql: str, params: Iterable[Any] = ()) -> int:
+        db = getattr(self._storage, "db", None)
+        if db is not None:
+            return int(await db.execute(sql, tuple(params)))
+        return await self._storage._execute(sql, params)
+
+    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
+        db = getattr(self._storage, "db", None)
+        if db is not None:
+            return list(await db.fetchall(sql, tuple(params)))
+        return list(await self._storage._fetchall(sql, params))
+
+
 class FeedbackStore:
     """The SQL of `council_feedback`, on the storage's connection (its lock and transactions)."""
 
     def __init__(self, storage: Storage):
-        self.storage = storage
+        self.storage = StorageSql(storage)
 
     async def put_vote(self, council_id: str, user_id: str, user_name: str | None, vote: Vote) -> None:
         now = _iso(datetime.now(UTC))
