@@ -1,5 +1,5 @@
 """Readers' feedback on councils: a good/bad vote per user per council (changeable) and an
-optional comment. `FeedbackStore` holds the SQL (table `council_feedback`, migration 0004);
+optional comment. `FeedbackStore` holds the SQL (table `council_feedback`, migration 0005);
 `CouncilFeedback` holds the rules (who may vote: whoever can see the council) and is what
 adapters and the CLI call, as `service.feedback`.
 """

@@ -86,4 +86,4 @@ async def test_votes_survive_a_reopened_database(llm, tmp_path):
         await service.feedback.vote(cid, READER, "good")
     async with await CouncilService.open(settings) as service:
         assert [v.vote for v in await service.feedback.votes(cid)] == [Vote.GOOD]
-        assert await service.storage.schema_version() >= 4
+        assert await service.storage.schema_version() >= 5

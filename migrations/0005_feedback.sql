@@ -1,4 +1,4 @@
--- v4: what the people who read an answer thought of it. One vote per user per council (a second
+-- v5: what the people who read an answer thought of it. One vote per user per council (a second
 -- click changes it), with an optional comment ("what was wrong?"). Plain SQL that SQLite and
 -- PostgreSQL both accept. Times are UTC ISO-8601 text, like councils.created_at.
 CREATE TABLE council_feedback (
