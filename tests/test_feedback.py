@@ -9,12 +9,18 @@ from core.errors import InputRejected, NotFound
 from core.feedback import Vote
 from core.models import Origin, Platform
 from core.service import CouncilService
-from tests.conftest import make_settings
+from tests.conftest import BACKENDS, backend_url, make_settings
 
 ASKED = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1", user_name="ada")
 READER = ASKED.model_copy(update={"user_id": "U2", "user_name": "bob"})
 OUTSIDER = ASKED.model_copy(update={"channel_id": "C9", "user_id": "U9"})
 OTHER_TEAM = ASKED.model_copy(update={"workspace_id": "T2"})
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request, tmp_path) -> str:
+    """The feedback SQL is plain SQL for both backends: every service test runs on each."""
+    return backend_url(request, tmp_path)
 
 
 async def test_one_vote_per_user_per_council_changeable_with_a_comment(service, llm):
