@@ -59,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds for the 95%% intervals")
     board.add_argument("--png", help="also write a chart with the intervals (needs matplotlib)")
 
+    feedback = sub.add_parser("feedback", help="recent readers' votes (👍/👎) and comments on answers")
+    feedback.add_argument("--days", type=int, default=7, help="how far back (default 7 days)")
+    feedback.add_argument("--limit", type=int, default=200)
+
     usage = sub.add_parser("usage", help="councils, tokens and cost per day")
     usage.add_argument("--days", type=int, default=30)
 

@@ -17,7 +17,7 @@ from typing import Any
 from bot.cli import EXIT_FAILED, EXIT_OK
 from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
 from core.errors import ConfigurationError, CouncilError, InputRejected, Unreachable
-from core.export import to_json
+from core.export import feedback_lines, to_json
 from core.models import (
     ChairmanToken,
     CouncilFinished,
@@ -179,8 +179,9 @@ async def cmd_history(service: CouncilService, args: argparse.Namespace) -> int:
 
 async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
     result = await service.get_result(args.council_id)
+    votes = await service.feedback.votes(result.council_id)
     if args.json:
-        print(to_json(result))
+        print(to_json(result, votes))
         return EXIT_OK
     print(f"Question: {result.request.question}\n")
     for answer in result.answers:
@@ -192,6 +193,25 @@ async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
         print((review.text or "").strip())
         print(ballot_line(review) + "\n")
     print_result(result)
+    print("\nReaders' feedback: " + "\n".join(feedback_lines(votes)).replace("*", ""))
+    return EXIT_OK
+
+
+async def cmd_feedback(service: CouncilService, args: argparse.Namespace) -> int:
+    entries = await service.feedback.recent(args.days, limit=args.limit)
+    if not entries:
+        print(f"No feedback in the last {args.days} day(s).")
+        return EXIT_OK
+    good = sum(e.vote.value == "good" for e in entries)
+    print(f"{len(entries)} vote(s) in the last {args.days} day(s): 👍 {good} · 👎 {len(entries) - good}\n")
+    for e in entries:
+        mark = "👍" if e.vote.value == "good" else "👎"
+        question = e.question.replace("\n", " ")
+        question = question[:70] + ("…" if len(question) > 70 else "")
+        where = f"{e.platform}:{e.channel_id or '-'}"
+        print(f"{e.updated_at:%Y-%m-%d %H:%M} {mark} {e.council_id} {e.user_name or e.user_id} ({where}) — {question}")
+        if e.comment:
+            print(f"    “{e.comment}”")
     return EXIT_OK
 
 
@@ -434,6 +454,7 @@ COMMANDS = {
     "show": cmd_show,
     "export": cmd_export,
     "leaderboard": cmd_leaderboard,
+    "feedback": cmd_feedback,
     "usage": cmd_usage,
     "prune": cmd_prune,
     "doctor": cmd_doctor,

@@ -184,26 +184,46 @@ def history_lines(summaries: list[CouncilSummary]) -> list[str]:
         duration = f"{s.duration_s:.0f}s" if s.duration_s is not None else "–"
         question = s.question.replace("\n", " ")
         question = question[:80] + ("…" if len(question) > 80 else "")
+        votes = f" · 👍 {s.votes_good} 👎 {s.votes_bad}" if s.votes_good or s.votes_bad else ""
         out.append(
             f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value} · winner {winner} · "
-            f"{agreement} · {cost} · {duration} — {question}"
+            f"{agreement} · {cost} · {duration}{votes} — {question}"
         )
     return out
 
 
+def approval_cell(good: int, bad: int) -> str:
+    """Readers' approval as "75% (3/4)": share of 👍 among the votes, with the counts."""
+    total = good + bad
+    return f"{100 * good / total:.0f}% ({good}/{total})" if total else "-"
+
+
 def leaderboard_table(board: Leaderboard) -> str:
-    if not board.rows:
+    if not board.rows and not board.approval:
         return f"No rankings stored yet ({board.scope})."
-    header = f"{'#':>2}  {'model':<30} {'rating':>6} {'95% CI':>13} {'win%':>5} {'mean':>5} {'n':>4} {'fail%':>5}"
+    approval = {a.model: a for a in board.approval}
+    header = (
+        f"{'#':>2}  {'model':<30} {'rating':>6} {'95% CI':>13} {'win%':>5} {'mean':>5} {'n':>4} {'fail%':>5}"
+        f" {'👍 as chairman':>15} {'👍 as winner':>15}"
+    )
     rows = [header, "-" * len(header)]
+
+    def votes(model: str) -> str:
+        a = approval.pop(model, None)
+        if a is None:
+            return f" {'-':>15} {'-':>15}"
+        return f" {approval_cell(a.chairman_good, a.chairman_bad):>15} {approval_cell(a.winner_good, a.winner_bad):>15}"
+
     for i, r in enumerate(board.rows, 1):
         mean = f"{r.average_rank:.2f}" if r.average_rank is not None else "  -  "
         rows.append(
             f"{i:>2}  {r.model[:30]:<30} {r.rating:>6.0f} {f'{r.low:.0f}–{r.high:.0f}':>13} "
-            f"{100 * r.win_rate:>4.0f}% {mean:>5} {r.councils:>4} {100 * r.failure_rate:>4.0f}%"
+            f"{100 * r.win_rate:>4.0f}% {mean:>5} {r.councils:>4} {100 * r.failure_rate:>4.0f}%" + votes(r.model)
         )
+    for model in list(approval):  # chairmen that are no council's member: no rating, only votes
+        rows.append(f"{'':>2}  {model[:30]:<30} {'-':>6} {'-':>13} {'-':>5} {'-':>5} {'-':>4} {'-':>5}" + votes(model))
     return (
         "```\n" + "\n".join(rows) + "\n```\n"
-        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); "
-        "Bradley-Terry ratings with bootstrap 95% intervals."
+        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap "
+        "95% intervals; 👍: readers' approval of the answers a model wrote as chairman and of the councils it won."
     )

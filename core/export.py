@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from core.models import CouncilResult, ErrorInfo, Usage
+
+if TYPE_CHECKING:
+    from core.feedback import FeedbackVote
 
 
 def _error(error: ErrorInfo | None) -> dict[str, Any] | None:
@@ -16,8 +20,17 @@ def _usage(usage: Usage) -> dict[str, Any]:
     return usage.model_dump(mode="json")
 
 
-def to_document(result: CouncilResult) -> dict[str, Any]:
-    """The classic shape (`stage1`, `stage2`, `stage3`, `metadata`) plus everything we keep."""
+def _feedback(votes: Sequence[FeedbackVote]) -> dict[str, Any]:
+    return {
+        "good": sum(v.vote.value == "good" for v in votes),
+        "bad": sum(v.vote.value == "bad" for v in votes),
+        "votes": [v.model_dump(mode="json", exclude={"council_id"}) for v in votes],
+    }
+
+
+def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> dict[str, Any]:
+    """The classic shape (`stage1`, `stage2`, `stage3`, `metadata`) plus everything we keep,
+    and the readers' feedback."""
     request = result.request
     return {
         "id": result.council_id,
@@ -78,18 +91,32 @@ def to_document(result: CouncilResult) -> dict[str, Any]:
         "error": _error(result.error),
         "timings": result.timings,
         "usage": _usage(result.usage),
+        "feedback": _feedback(votes),
     }
 
 
-def to_json(result: CouncilResult, *, indent: int | None = 2) -> str:
-    return json.dumps(to_document(result), indent=indent, ensure_ascii=False)
+def to_json(result: CouncilResult, votes: Sequence[FeedbackVote] = (), *, indent: int | None = 2) -> str:
+    return json.dumps(to_document(result, votes), indent=indent, ensure_ascii=False)
 
 
 def _fmt_seconds(value: float | None) -> str:
     return f"{value:.1f} s" if value is not None else "–"
 
 
-def to_markdown(result: CouncilResult) -> str:
+def feedback_lines(votes: Sequence[FeedbackVote]) -> list[str]:
+    """The readers' votes as Markdown lines (also `council show`)."""
+    if not votes:
+        return ["*(no votes yet)*"]
+    good = sum(v.vote.value == "good" for v in votes)
+    out = [f"👍 {good} · 👎 {len(votes) - good}", ""]
+    for v in votes:
+        mark = "👍" if v.vote.value == "good" else "👎"
+        who = v.user_name or v.user_id
+        out.append(f"- {mark} {who} ({v.updated_at:%Y-%m-%d %H:%M} UTC)" + (f": {v.comment}" if v.comment else ""))
+    return out
+
+
+def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> str:
     """Everything a reader needs to audit a council: answers, reviews, ballots, aggregate, metadata."""
     request = result.request
     out: list[str] = [f"# Council {result.council_id}", ""]
@@ -157,4 +184,6 @@ def to_markdown(result: CouncilResult) -> str:
         out += [f"*Shown, in this order: {shown}*", "", r.text or "", ""]
         ballot = " > ".join(f"{label} ({model})" for label, model in zip(r.ballot_labels, r.ballot_models))
         out += [f"**Extracted ballot ({r.parse_status.value}):** {ballot or 'none'}", ""]
+
+    out += ["## Readers' feedback", "", *feedback_lines(votes), ""]
     return "\n".join(out).rstrip() + "\n"

@@ -346,6 +346,8 @@ class CouncilSummary(_Model):
     cost_usd: float | None = None
     duration_s: float | None = None
     origin: Origin = Field(default_factory=Origin)
+    votes_good: int = 0  # readers' feedback (core/feedback.py)
+    votes_bad: int = 0
 
 
 class ChannelSettings(_Model):
@@ -373,12 +375,23 @@ class LeaderboardRow(_Model):
     cost_per_council_usd: float | None = None
 
 
+class ModelApproval(_Model):
+    """Readers' votes on the answers a model wrote as chairman, and on councils it won."""
+
+    model: str
+    chairman_good: int = 0
+    chairman_bad: int = 0
+    winner_good: int = 0
+    winner_bad: int = 0
+
+
 class Leaderboard(_Model):
     scope: str
     rows: list[LeaderboardRow]
     councils: int
     ballots: int
     computed_s: float = 0.0
+    approval: list[ModelApproval] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- storage rows

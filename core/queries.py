@@ -9,6 +9,7 @@ from typing import Literal, TypedDict
 
 from core.errors import NotFound
 from core.export import to_json, to_markdown
+from core.feedback import FeedbackStore
 from core.models import CouncilResult, CouncilSummary, DailyUsage, Leaderboard, LeaderboardRow, Origin
 from core.permissions import Permissions
 from core.storage import Storage
@@ -32,6 +33,7 @@ class CouncilQueries:
     def __init__(self, storage: Storage, permissions: Permissions) -> None:
         self.storage = storage
         self.permissions = permissions
+        self.feedback = FeedbackStore(storage)  # readers' votes, shown with what is read here
 
     async def get_result(self, council_id: str) -> CouncilResult:
         result = await self.storage.get_result(council_id.strip())
@@ -45,7 +47,11 @@ class CouncilQueries:
         filters: HistoryFilters = {**_place_filters(origin, scope)}
         if origin is not None and scope == "user":
             filters["user_id"] = origin.user_id
-        return await self.storage.list_councils(limit=max(1, min(limit, 100)), **filters)
+        summaries = await self.storage.list_councils(limit=max(1, min(limit, 100)), **filters)
+        tallies = await self.feedback.tallies(s.council_id for s in summaries)
+        for summary in summaries:
+            summary.votes_good, summary.votes_bad = tallies.get(summary.council_id, (0, 0))
+        return summaries
 
     async def result_for(self, council_id: str, viewer: Origin, *, admin: bool = False) -> CouncilResult:
         """A stored council as a chat user sees it (stage buttons, exports)."""
@@ -64,7 +70,8 @@ class CouncilQueries:
         """The council as Markdown or JSON, if `viewer` may see it (see Permissions.require_visible)."""
         result = await self.get_result(council_id)
         self.permissions.require_visible(result, viewer, admin=admin)
-        return to_json(result) if fmt == "json" else to_markdown(result)
+        votes = await self.feedback.votes(result.council_id)
+        return to_json(result, votes) if fmt == "json" else to_markdown(result, votes)
 
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
@@ -107,6 +114,7 @@ class CouncilQueries:
             councils=ballots.councils,
             ballots=sum(counts),
             computed_s=time.perf_counter() - started,
+            approval=await self.feedback.approval(**filters),
         )
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:

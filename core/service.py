@@ -26,6 +26,7 @@ from core.admission import Admission
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
 from core.database_url import SQLITE
 from core.errors import ConfigurationError
+from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate
 from core.models import (
     Actor,
@@ -48,6 +49,7 @@ from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
 from core.storage import Storage
 from core.storage.database import DatabaseUnavailable
+from core.workspace import WorkspaceChannels
 
 __all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
 
@@ -70,6 +72,9 @@ class CouncilService:
         self.runs = CouncilRuns(storage, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
         self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.config_for)
+        # Readers' votes and comments (core/feedback.py): the rule of who may vote lives there.
+        self.feedback = CouncilFeedback(storage, self.redact, Permissions.visible_to, self.queries.get_result)
+        self.workspace = WorkspaceChannels(storage, self.admission.config_for)  # channels with their own settings
         self._pruner: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle

@@ -95,6 +95,11 @@ class Settings(BaseSettings):
     slack_api_url: str | None = Field(None, alias="SLACK_API_URL")
     # "auto": progress through chat.startStream where the workspace allows it, else chat.update.
     slack_streaming: Literal["auto", "off"] = Field("auto", alias="SLACK_STREAMING")
+    # Suggested prompts shown when someone opens the app's Messages tab: prompts separated by `;`,
+    # each "Title | message" or just the message. Empty: the built-in ones (bot/slack/agent.py).
+    slack_suggested_prompts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, alias="SLACK_SUGGESTED_PROMPTS"
+    )
 
     # ----------------------------------------------------------------- discord
     discord_token: SecretStr | None = Field(None, alias="DISCORD_TOKEN")
@@ -139,6 +144,13 @@ class Settings(BaseSettings):
     api_port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535)
 
     _split = field_validator("council_models", "admin_users", mode="before")(_split_csv)
+
+    @field_validator("slack_suggested_prompts", mode="before")
+    @classmethod
+    def _split_prompts(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(";") if part.strip()]
+        return value
 
     @field_validator("model_prices", mode="before")
     @classmethod

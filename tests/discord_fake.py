@@ -82,6 +82,7 @@ class FakeDiscord:
         self.channels: dict[int, dict[str, Any]] = {}
         self.messages: dict[int, dict[str, Any]] = {}
         self.interactions: dict[str, Interaction] = {}
+        self.modals: list[dict[str, Any]] = []  # MODAL interaction responses (type 9), with the token answered
         self.global_commands: list[dict[str, Any]] = []
         self.guild_commands: dict[int, list[dict[str, Any]]] = {}
         self.heartbeats = 0
@@ -352,6 +353,25 @@ class FakeDiscord:
         return await self._push_interaction(
             3, data, user_id=user_id, permissions=permissions, channel_id=channel_id, message=message
         )
+
+    async def push_modal_submit(
+        self,
+        modal: dict[str, Any],
+        values: dict[str, str],
+        *,
+        user_id: int | None = None,
+        channel_id: int | None = None,
+        permissions: int = BASIC_PERMISSIONS,
+    ) -> Interaction:
+        """A MODAL_SUBMIT (type 5) of a modal the app showed: action rows of text inputs (type 4)."""
+        data = {
+            "custom_id": modal["custom_id"],
+            "components": [
+                {"type": 1, "components": [{"type": 4, "custom_id": key, "value": value}]}
+                for key, value in values.items()
+            ],
+        }
+        return await self._push_interaction(5, data, user_id=user_id, permissions=permissions, channel_id=channel_id)
 
     async def _push_interaction(
         self,
@@ -639,6 +659,8 @@ class FakeDiscord:
             )
             self._store(message, files)
             record.original_id = int(message["id"])
+        elif kind == 9:  # MODAL: Discord shows it to the user; a submit comes back as a type 5 interaction
+            self.modals.append({**data, "token": token})
         elif kind == 7 and "message" in record.payload:
             message = self.messages[int(record.payload["message"]["id"])]
             message.update({k: v for k, v in data.items() if k in ("content", "embeds", "components")})

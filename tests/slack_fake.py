@@ -4,7 +4,8 @@ Implements the methods the app calls — auth.test, chat.postMessage, chat.updat
 chat.postEphemeral, chat.delete, chat.startStream / appendStream / stopStream (streamed
 messages: tasks, plan titles, markdown text, final blocks; `streaming = False` answers
 `unknown_method` like a Slack without them), conversations.replies, conversations.open,
-users.info, views.open, files.getUploadURLExternal (+ the upload URL) and
+users.info, views.open, views.publish, assistant.threads.setStatus / setTitle /
+setSuggestedPrompts (Slack's agent APIs), files.getUploadURLExternal (+ the upload URL) and
 files.completeUploadExternal — plus response_url endpoints. Every call is recorded (method, merged
 arguments, headers, time).
 Responses look like Slack's (ts values, `ok`, `error` codes), and Slack's Block Kit limits are
@@ -136,6 +137,22 @@ def block_problems(blocks: Any, limit: int) -> list[str]:
                     problems.append(f"block {i}: button text too long")
                 if len(e.get("value", "")) > 2000 or len(e.get("action_id", "")) > 255:
                     problems.append(f"block {i}: button value or action_id too long")
+        elif kind == "context_actions":
+            elements = block.get("elements") or []
+            if not 1 <= len(elements) <= 5:
+                problems.append(f"block {i}: context_actions needs 1 to 5 elements")
+            for e in elements:
+                if e.get("type") not in ("feedback_buttons", "icon_button"):
+                    problems.append(f"block {i}: context_actions cannot hold {e.get('type')!r}")
+                for side in ("positive_button", "negative_button") if e.get("type") == "feedback_buttons" else ():
+                    button = e.get(side) or {}
+                    if (button.get("text") or {}).get("type") != "plain_text" or not button.get("value"):
+                        problems.append(f"block {i}: feedback_buttons {side} needs plain_text text and a value")
+                    elif len(button["text"].get("text", "")) > 75 or len(button["value"]) > 2000:
+                        problems.append(f"block {i}: feedback_buttons {side} text or value too long")
+        elif kind == "input":
+            if not (block.get("label") or {}).get("text") or not isinstance(block.get("element"), dict):
+                problems.append(f"block {i}: input needs a label and an element")
         elif kind == "header":
             if len((block.get("text") or {}).get("text", "")) > 150:
                 problems.append(f"block {i}: header too long")
@@ -168,6 +185,10 @@ class FakeSlack:
         self.messages: dict[str, list[dict[str, Any]]] = {}  # channel -> messages (top-level and replies)
         self.ephemerals: list[dict[str, Any]] = []
         self.views: list[dict[str, Any]] = []
+        self.home_views: dict[str, dict[str, Any]] = {}  # user -> the Home tab published for them
+        self.thread_status: list[dict[str, Any]] = []  # assistant.threads.setStatus calls, in order
+        self.thread_titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> title
+        self.suggested_prompts: list[dict[str, Any]] = []
         self.uploads: dict[str, dict[str, Any]] = {}  # file id -> {"filename", "content", "channel", ...}
         self.responses: list[dict[str, Any]] = []  # posts to response_url
         self.users: dict[str, dict[str, Any]] = {}
@@ -660,6 +681,50 @@ class FakeSlack:
             return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": problems or ["title"]}}
         view_id = f"V{len(self.views) + 1:08d}"
         self.views.append({**view, "id": view_id, "trigger_id": trigger})
+        return {"ok": True, "view": {**view, "id": view_id}}
+
+    # Slack's agent APIs (docs.slack.dev/reference/methods/assistant.threads.*), and views.publish.
+
+    def _m_assistant_threads_setStatus(self, args):
+        channel, thread_ts, status = args.get("channel_id"), args.get("thread_ts"), args.get("status")
+        if not channel or not thread_ts or status is None:
+            return {"ok": False, "error": "invalid_arguments"}
+        loading = args.get("loading_messages")
+        if loading is not None and (not isinstance(loading, list) or len(loading) > 10):
+            return {"ok": False, "error": "invalid_arguments"}
+        if channel in self.no_access:
+            return {"ok": False, "error": "channel_not_found"}
+        self.thread_status.append({"channel": channel, "thread_ts": thread_ts, "status": status, "loading": loading})
+        return {"ok": True}
+
+    def _m_assistant_threads_setTitle(self, args):
+        channel, thread_ts, title = args.get("channel_id"), args.get("thread_ts"), args.get("title")
+        if not channel or not thread_ts or not title:
+            return {"ok": False, "error": "invalid_arguments"}
+        self.thread_titles[(channel, thread_ts)] = title
+        return {"ok": True}
+
+    def _m_assistant_threads_setSuggestedPrompts(self, args):
+        channel, prompts = args.get("channel_id"), args.get("prompts")
+        if not channel or not isinstance(prompts, list) or not 1 <= len(prompts) <= 4:
+            return {"ok": False, "error": "invalid_arguments"}
+        for prompt in prompts:
+            if not isinstance(prompt, dict) or not prompt.get("title") or not prompt.get("message"):
+                return {"ok": False, "error": "invalid_arguments"}
+        self.suggested_prompts.append(
+            {"channel": channel, "thread_ts": args.get("thread_ts"), "title": args.get("title"), "prompts": prompts}
+        )
+        return {"ok": True}
+
+    def _m_views_publish(self, args):
+        user, view = args.get("user_id"), args.get("view")
+        if not user or not isinstance(view, dict) or view.get("type") != "home":
+            return {"ok": False, "error": "invalid_arguments"}
+        problems = block_problems(view.get("blocks"), MODAL_BLOCKS)
+        if problems:
+            return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": problems}}
+        view_id = f"VH{len(self.home_views) + 1:07d}"
+        self.home_views[str(user)] = {**view, "id": view_id}
         return {"ok": True, "view": {**view, "id": view_id}}
 
     def _m_files_getUploadURLExternal(self, args):

@@ -103,3 +103,33 @@ async def test_history_show_and_export(tmp_path, llm):
     assert document["id"] == council_id and len(document["stage2"]) == len(MEMBERS)
     code, out, err = await council(tmp_path, llm, "show", "0000000000000000")
     assert code != 0 and "No council with id" in err
+
+
+async def test_feedback_shows_in_show_history_leaderboard_and_feedback(tmp_path, llm):
+    from core.models import Origin
+    from core.service import CouncilService
+    from tests.conftest import make_settings
+
+    code, out, err = await council(tmp_path, llm, "ask", "--json", "What is six times seven?")
+    assert code == 0, err
+    council_id = json.loads(out)["id"]
+    # Two readers vote (as the chat adapters would) in the same database the CLI uses.
+    settings = make_settings(llm, tmp_path, DATABASE_URL=f"sqlite:///{tmp_path}/cli.db", COUNCIL_CHAIRMAN="beta")
+    async with await CouncilService.open(settings) as service:
+        ada, bob = Origin(user_id="U1", user_name="ada"), Origin(user_id="U2", user_name="bob")
+        await service.feedback.vote(council_id, ada, "good", admin=True)
+        await service.feedback.vote(council_id, bob, "bad", admin=True)
+        await service.feedback.comment(council_id, bob, "Too terse.", admin=True)
+
+    code, out, err = await council(tmp_path, llm, "feedback", "--days", "3")
+    assert code == 0, err
+    assert "2 vote(s) in the last 3 day(s): 👍 1 · 👎 1" in out
+    assert f"👎 {council_id} bob" in out and "Too terse." in out and "six times seven" in out
+    code, out, _ = await council(tmp_path, llm, "show", council_id)
+    assert code == 0 and "Readers' feedback: 👍 1 · 👎 1" in out and "👎 bob" in out and "Too terse." in out
+    code, out, _ = await council(tmp_path, llm, "history")
+    assert code == 0 and "👍 1 👎 1" in out
+    code, out, _ = await council(tmp_path, llm, "leaderboard", "--rounds", "20")
+    assert code == 0 and "👍 as chairman" in out and "50% (1/2)" in out
+    code, _, err = await council(tmp_path, llm, "feedback", "--days", "0")
+    assert code != 0 and "--days must be at least 1." in err and "Traceback" not in err

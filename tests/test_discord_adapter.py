@@ -229,8 +229,13 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
     check_embed_limits(answer)
     fields = {f["name"]: f["value"] for e in answer["embeds"] for f in e.get("fields") or []}
     assert "Aggregate ranking" in fields and "Agreement" in fields and "1." in fields["Aggregate ranking"]
-    custom_ids = [c["custom_id"] for row in answer["components"] for c in row["components"]]
+    stage_row, feedback_row = answer["components"]
+    custom_ids = [c["custom_id"] for c in stage_row["components"]]
     assert [i.split(":")[1] for i in custom_ids] == ["answers", "reviews", "ranking"]
+    assert [c["custom_id"].split(":")[:2] for c in feedback_row["components"]] == [
+        ["council_fb", "good"],
+        ["council_fb", "bad"],
+    ]
 
     # Nobody is ever pinged: mentions disabled on everything carrying text, and the text defused.
     texts = [c for c in calls if carries_text(c)]

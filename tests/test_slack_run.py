@@ -188,7 +188,12 @@ def test_manifest_matches_the_app():
     commands = {c["command"] for c in manifest["features"]["slash_commands"]}
     assert commands == {"/council", "/council-admin"}
     assert all(len(c["description"]) <= 100 for c in manifest["features"]["slash_commands"])
-    assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == {"app_mention", "message.im"}
+    assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == {
+        "app_mention",
+        "message.im",
+        "app_home_opened",  # agent view: the Messages tab opening (replaces assistant_thread_started); Home tab
+        "app_context_changed",
+    }
     assert manifest["settings"]["interactivity"]["is_enabled"] and manifest["settings"]["socket_mode_enabled"]
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
     # One scope per Web API method the bot calls, plus what the events need.
@@ -203,5 +208,9 @@ def test_manifest_matches_the_app():
         "users:read",
         "files:write",
         "im:write",
+        "assistant:write",  # assistant.threads.setStatus / setTitle / setSuggestedPrompts
     } <= scopes
     assert manifest["features"]["app_home"]["messages_tab_enabled"]
+    assert manifest["features"]["app_home"]["home_tab_enabled"]
+    agent = manifest["features"]["agent_view"]
+    assert 0 < len(agent["agent_description"]) <= 300 and "assistant_view" not in manifest["features"]

@@ -26,7 +26,7 @@ from discord.gateway import DiscordWebSocket
 
 from bot.conversation import append_turn
 from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn, stored_result
-from bot.discord import render
+from bot.discord import feedback, render
 from bot.discord.admin import build_admin_group
 from bot.progress import CouncilProgress
 from bot.render_text import ZWSP, history_lines, leaderboard_table
@@ -252,7 +252,7 @@ class CouncilBot(discord.Client):
         if self._api_base is not None:  # the gateway that API announces, not Discord's
             _, url, _ = await self.http.get_bot_gateway()
             self._api_base.use_gateway(url)
-        self.add_dynamic_items(render.CouncilButton)
+        self.add_dynamic_items(render.CouncilButton, *feedback.DYNAMIC_ITEMS)
         if self.settings.discord_guild_id:
             guild = discord.Object(id=self.settings.discord_guild_id)
             self.tree.copy_global_to(guild=guild)
@@ -536,6 +536,8 @@ class CouncilBot(discord.Client):
             for i, kwargs in enumerate(messages):
                 if i == len(messages) - 1 and result.status.value != "failed":
                     kwargs["view"] = render.stage_view(run.council_id)
+                    if result.synthesis is not None:  # readers' 👍 / 👎 (bot/discord/feedback.py)
+                        kwargs["view"] = feedback.with_feedback(kwargs["view"], run.council_id)
                 await deliver(self.pacer, thread.id, Priority.ANSWER, _sender(thread, kwargs))
             await updater.finish(
                 content=render.status_content(question, run.council_id, asker, None, final=render.final_status(result)),

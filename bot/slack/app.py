@@ -41,6 +41,9 @@ from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
+from bot.slack.agent import SlackAgent
+from bot.slack.feedback import SlackFeedback
+from bot.slack.home import SlackHome
 from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower, deliver
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, NotFound, PermissionDenied
@@ -160,6 +163,12 @@ class SlackCouncilBot:
         self.tasks: set[asyncio.Task[Any]] = set()
         self._admins: dict[str, tuple[float, bool]] = {}
         self._register()
+        # Slack's agent experience, the Home tab and readers' feedback live in their own modules.
+        self.agent = SlackAgent(self)
+        self.home = SlackHome(self)
+        SlackFeedback(self).register()
+        self.home.register()
+        self.agent.register(on_home_tab=self.home.on_opened)
 
     # ----------------------------------------------------------------- plumbing
 
@@ -478,6 +487,7 @@ class SlackCouncilBot:
             self._stream_refused_until = time.monotonic() + STREAM_RETRY_S
 
     async def follow(self, run: CouncilRun, channel: str, thread_ts: str) -> CouncilResult:
+        self.agent.follow(run, channel, thread_ts)  # a DM's title and status line
         follower = CouncilFollower(
             self.service,
             self.client,

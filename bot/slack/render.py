@@ -32,6 +32,7 @@ from bot.render_text import (
     short_model,
     split_text,
 )
+from bot.slack.feedback import feedback_block
 from core.models import (
     AuditEntry,
     ChannelSettings,
@@ -445,6 +446,8 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
     blocks.append(context(result_footer(result)))
     if result.answers or result.reviews or result.aggregate is not None:
         blocks.append(stage_buttons(result.council_id, result))
+    if result.synthesis is not None:
+        blocks.append(feedback_block(result.council_id))
     return with_block_id(blocks, f"{ANSWER_BLOCK}{result.council_id}-0")
 
 
@@ -512,6 +515,8 @@ def result_messages(result: CouncilResult) -> list[Message]:
     tail_blocks.append(context(result_footer(result)))
     if result.answers or result.reviews or result.aggregate is not None:
         tail_blocks.append(stage_buttons(cid, result))
+    if result.synthesis is not None:
+        tail_blocks.append(feedback_block(cid))  # 👍 / 👎 under the final answer (bot/slack/feedback.py)
 
     messages: list[list[dict[str, Any]]] = []
     current = head_blocks
