@@ -39,6 +39,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from core import prompts, ranking
+from core.material import CouncilMaterial
 from core.models import (
     Aggregate,
     AggregateEntry,
@@ -243,6 +244,9 @@ class _Council:
         self.rng = random.Random(secrets.randbits(64))  # per-reviewer label orders
         self.review_fence = prompts.Fence(prompts.new_nonce())
         self.chair_fence = prompts.Fence(prompts.new_nonce())  # reviewers saw the other nonce
+        # Files and sources go to every stage; members write stage 1 seeing only this nonce.
+        self.material = CouncilMaterial.from_request(request)
+        self.material_fence = prompts.Fence(prompts.new_nonce())
         self._started = time.perf_counter()
 
     # ------------------------------------------------------------------ driver
@@ -274,7 +278,13 @@ class _Council:
         messages = prompts.stage1_messages(self.request.question, self.request.history)
         options = self._options(self.config.max_answer_tokens)
         # Calls start before the events go out: a consumer that renders slowly must not delay them.
-        batch = self._launch({m: partial(self.router.complete, m, messages, options) for m in self.members}, "answer")
+        batch = self._launch(
+            {
+                m: partial(self.router.complete, m, self.material.apply(messages, m, self.material_fence), options)
+                for m in self.members
+            },
+            "answer",
+        )
         yield self._event(StageStarted, stage=1)
         for member in self.members:
             yield self._event(MemberStarted, model=member)
@@ -319,7 +329,10 @@ class _Council:
             batch = self._launch(
                 {
                     r: partial(
-                        self.router.complete, r, builder.messages(shown), replace(options, ranking_labels=tuple(shown))
+                        self.router.complete,
+                        r,
+                        self.material.apply(builder.messages(shown), r, self.review_fence),
+                        replace(options, ranking_labels=tuple(shown)),
                     )
                     for r, shown in plans.items()
                 },
@@ -579,6 +592,7 @@ class _Council:
         event generator is suspended at a yield.
         """
         state = _StreamState(model, _Wakeup(), asyncio.get_running_loop().time() + self.config.member_timeout_s)
+        messages = self.material.apply(messages, model, self.chair_fence)
         state.pump = self._spawn(self._call(partial(self._pump, model, messages, state)), f"synthesis:{model}")
         state.pump.add_done_callback(state.wakeup.poke)
         return state

@@ -16,10 +16,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from core.attachments import (
+    DISCORD_FILE_HOSTS,
+    SLACK_FILE_HOSTS,
+    AttachmentBatch,
+    AttachmentFetcher,
+    AttachmentLimits,
+    ExtractedAttachment,
+    IncomingFile,
+    allowed_file_hosts,
+    prepare_attachments,
+)
 from core.council import CouncilControl, run_council
 from core.errors import BudgetExceeded, ConfigurationError, InputRejected, NotFound, PermissionDenied, UnknownModels
 from core.export import to_json, to_markdown
 from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
+from core.material import image_notice
 from core.models import (
     Actor,
     ChannelSettings,
@@ -45,6 +57,8 @@ from core.models import (
 from core.ownership import LEASE_S, CouncilOwner
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
+from core.research import find_sources
+from core.search import SearchBackend, SearchConfigError, search_backend_from_settings
 from core.settings import Settings, load_settings
 from core.storage import Storage
 from core.text import clean_text
@@ -72,6 +86,8 @@ class CouncilRun:
         self.task: asyncio.Task[None] | None = None
         self.queued_position: int | None = None  # its place in the queue when admitted; None: ran at once
         self.ticket: Ticket | None = None  # its admission (a slot, or a place in the queue)
+        self.search = False  # search the web once before stage 1
+        self.notices: list[str] = []  # about what the council read (search, images): added to the result
 
     @property
     def council_id(self) -> str:
@@ -120,6 +136,7 @@ class CouncilService:
         self.owner = CouncilOwner(storage, lease_s)
         self._runs: dict[str, CouncilRun] = {}
         self._pruner: asyncio.Task[None] | None = None
+        self._search_backend: SearchBackend | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -157,6 +174,8 @@ class CouncilService:
         if pending:
             await asyncio.wait(pending, timeout=5)
         await self.owner.stop()
+        if self._search_backend is not None:
+            await self._search_backend.aclose()
         await self.router.aclose()
         await self.storage.close()
 
@@ -182,9 +201,13 @@ class CouncilService:
         council_id: str | None = None,
         members: Sequence[str] | None = None,
         chairman: str | None = None,
+        attachments: Sequence[ExtractedAttachment] = (),
+        search: bool | None = None,
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
+        `attachments` come from `read_files`; `search` asks for (True) or against (False) a web
+        search for this question, None follows the channel (`/council-admin search`).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
@@ -207,12 +230,14 @@ class CouncilService:
                 config=config,
                 history=self._trim_history(history),
                 origin=origin,
+                attachments=list(attachments),
             )
             await self.storage.save_council_started(request, self.owner.owner_id)
         except BaseException:
             ticket.release()
             raise
         run = CouncilRun(request)
+        run.search = _first_set(search, channel.search if channel else None, self.settings.search_default)
         run.queued_position = ticket.position
         run.ticket = ticket
         if ticket.position is not None:
@@ -272,6 +297,7 @@ class CouncilService:
         result: CouncilResult | None = None
         try:
             if await ticket.wait() and not run.control.stopped:  # stopped while queued: it never starts
+                await self._prepare_material(run)
                 async for event in run_council(run.request, self.router, run.control):
                     if isinstance(event, CouncilFinished):
                         result = event.result
@@ -298,6 +324,7 @@ class CouncilService:
                 status=CouncilStatus.CANCELLED,
                 error=ErrorInfo(kind=ErrorKind.CANCELLED, message="The council was stopped."),
             )
+        result.notices[:0] = run.notices
         # Whatever a provider or an exception quoted back, no configured secret is stored or shown.
         result = self.redact.model(result)
         try:
@@ -308,6 +335,63 @@ class CouncilService:
         await run.publish(CouncilFinished(council_id=run.council_id, result=result))
         # Keep finished runs briefly so that late listeners (buttons) can still attach.
         asyncio.get_running_loop().call_later(600, self._runs.pop, run.council_id, None)
+
+    # ------------------------------------------------------------------ what the council reads (issue 13)
+
+    async def read_files(self, files: Sequence[IncomingFile], platform: Platform) -> AttachmentBatch:
+        """Download (from the platform's own file hosts only) and read the files of one question.
+        Never raises for a bad file: refusals and notices are in the batch, for the asker only."""
+        if not files:
+            return AttachmentBatch()
+        limits = AttachmentLimits.from_settings(self.settings)
+        fetcher = self._file_fetcher(platform, limits)
+        try:
+            return await prepare_attachments(files, limits=limits, fetcher=fetcher)
+        finally:
+            if fetcher is not None:
+                await fetcher.aclose()
+
+    def _file_fetcher(self, platform: Platform, limits: AttachmentLimits) -> AttachmentFetcher | None:
+        s = self.settings
+        if platform is Platform.SLACK:
+            hosts = allowed_file_hosts(SLACK_FILE_HOSTS, s.slack_api_url)
+            return AttachmentFetcher(
+                allowed_hosts=hosts, bearer_token=s.slack_bot_token, timeout_s=limits.fetch_timeout_s
+            )
+        if platform is Platform.DISCORD:
+            hosts = allowed_file_hosts(DISCORD_FILE_HOSTS, s.discord_api_url)
+            return AttachmentFetcher(allowed_hosts=hosts, timeout_s=limits.fetch_timeout_s)
+        return None  # the CLI and the API pass the bytes themselves
+
+    async def _prepare_material(self, run: CouncilRun) -> None:
+        """Before stage 1: which models see the images, and the web search; failures become notices."""
+        request = run.request
+        if any(a.kind == "image" for a in request.attachments):
+            readers = [*request.config.members, request.config.chairman]
+            request.image_members = sorted(await self.router.image_models(readers))
+            notice = image_notice(request)
+            if notice:
+                run.notices.append(notice)
+        if not run.search:
+            return
+        backend = self._search()
+        if isinstance(backend, str):
+            run.notices.append(backend)
+            return
+        outcome = await find_sources(backend, request, self.router, max_results=self.settings.search_results)
+        request.sources = outcome.sources
+        run.notices.extend(self.redact(notice) for notice in outcome.notices)
+
+    def _search(self) -> SearchBackend | str:
+        """The configured backend (built once), or the notice saying why there is none."""
+        if self._search_backend is None:
+            try:
+                self._search_backend = search_backend_from_settings(self.settings)
+            except SearchConfigError as exc:
+                return f"Web search is not available: {exc.message}."
+            if self._search_backend is None:
+                return "Web search was asked for, but no search backend is configured (COUNCIL_SEARCH=off)."
+        return self._search_backend
 
     def _config_for(self, channel: ChannelSettings | None) -> CouncilConfig:
         s = self.settings
@@ -522,6 +606,14 @@ class CouncilService:
         await self._save_channel(actor, updated, "set_limits", update)
         return updated
 
+    async def admin_set_search(self, actor: Actor, origin: Origin, enabled: bool) -> ChannelSettings:
+        """Turn web search before stage 1 on or off for the channel's councils."""
+        self._require_admin(actor, origin.platform)
+        current = await self.channel_settings(origin)
+        updated = current.model_copy(update={"search": enabled})
+        await self._save_channel(actor, updated, "set_search", {"search": enabled})
+        return updated
+
     async def admin_reset(self, actor: Actor, origin: Origin) -> None:
         self._require_admin(actor, origin.platform)
         await self.storage.delete_channel_settings(origin.channel_key)
@@ -575,6 +667,11 @@ def _clean_members(members: Sequence[str]) -> list[str]:
     if len(cleaned) > MAX_MEMBERS:
         raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
     return cleaned
+
+
+def _first_set(*choices: bool | None) -> bool:
+    """The first choice that is not None (per question, then the channel, then the default)."""
+    return next((choice for choice in choices if choice is not None), False)
 
 
 def _pick(override, default):
