@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.material import file_summary, source_line
 from core.models import CouncilResult, ErrorInfo, Usage
 
 
@@ -28,6 +29,10 @@ def to_document(result: CouncilResult) -> dict[str, Any]:
         "origin": request.origin.model_dump(mode="json"),
         "config": request.config.model_dump(mode="json"),
         "history": [turn.model_dump(mode="json") for turn in request.history],
+        # What the council read besides the question (image bytes are never exported).
+        "attachments": [a.model_dump(mode="json") for a in request.attachments],
+        "sources": [{"number": i, **source.model_dump(mode="json")} for i, source in enumerate(request.sources, 1)],
+        "image_members": request.image_members,
         "stage1": [
             {
                 "model": a.model,
@@ -119,6 +124,16 @@ def to_markdown(result: CouncilResult) -> str:
     else:
         out += ["*(no synthesis)*", ""]
 
+    if request.sources:
+        out += ["## Sources", ""]
+        out += [f"- {source_line(i, s)}" for i, s in enumerate(request.sources, 1)]
+        out.append("")
+    if request.attachments:
+        out += ["## Files read", ""]
+        for a in request.attachments:
+            out += [f"### {file_summary(a)}", "", f"sha256 `{a.sha256}`", ""]
+            if a.kind == "text":
+                out += ["```text", a.text.replace("```", "`\u200b``"), "```", ""]
     out += ["## Aggregate ranking", ""]
     if result.aggregate and result.aggregate.entries:
         out += [

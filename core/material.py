@@ -134,3 +134,32 @@ def image_notice(request: CouncilRequest) -> str | None:
     if not saw:
         return f"No member's model takes images, so the attached image(s) were not shown to: {', '.join(missed)}."
     return f"The attached image(s) were shown to {', '.join(saw)}; not to {', '.join(missed)} (no image input)."
+
+
+# --------------------------------------------------------------------------- what the council read, for people
+
+
+def file_summary(attachment: ExtractedAttachment) -> str:
+    """One line per file for history, `council show`, exports: name, type, size (and pages)."""
+    pages = f", {attachment.page_count} page(s)" if attachment.page_count else ""
+    return f"{safe_file_name(attachment.name)} ({attachment.media_type}, {_size(attachment.size)}{pages})"
+
+
+def source_line(number: int, source: SearchResult) -> str:
+    date = f" ({source.published.isoformat()})" if source.published else ""
+    return f"[{number}] {source.title}{date}: {source.url}"
+
+
+def read_lines(request: CouncilRequest) -> list[str]:
+    """What the council read besides the question, as plain lines (empty when nothing)."""
+    lines = [f"File: {file_summary(a)}" for a in request.attachments]
+    lines += [f"Source {source_line(i, s)}" for i, s in enumerate(request.sources, 1)]
+    return lines
+
+
+def _size(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB"
+    if size >= 1024:
+        return f"{size / 1024:.0f} KB"
+    return f"{size} B"

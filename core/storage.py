@@ -413,6 +413,26 @@ class Storage:
                    completion_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (cid, s.model, s.text, int(s.by_chairman), s.note, s.latency_s, *_usage_cols(s.usage)),
             )
+        await self._write_material(cid, request)
+
+    async def _write_material(self, cid: str, request: CouncilRequest) -> None:
+        """The files and sources a council read (migration 0004); removed with the council."""
+        await self._db.executemany(
+            """INSERT INTO council_attachments (council_id, position, name, kind, media_type, size, sha256, page_count,
+               text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            [
+                (cid, i, a.name, a.kind, a.media_type, a.size, a.sha256, a.page_count, a.text if a.sections else None)
+                for i, a in enumerate(request.attachments)
+            ],
+        )
+        await self._db.executemany(
+            """INSERT INTO council_sources (council_id, position, title, url, snippet, published)
+               VALUES (?, ?, ?, ?, ?, ?)""",
+            [
+                (cid, i, r.title, r.url, r.snippet, r.published.isoformat() if r.published else None)
+                for i, r in enumerate(request.sources, 1)
+            ],
+        )
 
     async def get_result(self, council_id: str) -> CouncilResult | None:
         """The stored result, exactly as saved; None if unknown or still running."""
@@ -596,13 +616,15 @@ class Storage:
             user_limit_per_hour=r["user_limit_per_hour"],
             channel_limit_per_hour=r["channel_limit_per_hour"],
             daily_budget_usd=r["daily_budget_usd"],
+            search=bool(r["search"]) if r["search"] is not None else None,
         )
 
     async def put_channel_settings(self, settings: ChannelSettings, actor_id: str) -> None:
         """Insert or replace a channel's overrides (the caller writes the audit entry)."""
         await self._execute(
             """INSERT OR REPLACE INTO channel_settings (channel_key, members, chairman, user_limit_per_hour,
-               channel_limit_per_hour, daily_budget_usd, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+               channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 settings.channel_key,
                 _dumps(settings.members) if settings.members is not None else None,
@@ -612,6 +634,7 @@ class Storage:
                 settings.daily_budget_usd,
                 _now_iso(),
                 actor_id,
+                int(settings.search) if settings.search is not None else None,
             ),
         )
 
