@@ -67,6 +67,7 @@ log = logging.getLogger(__name__)
 
 HistoryScope = Literal["channel", "workspace", "user", "all"]
 MAX_MEMBERS = 8
+FILES_ONLY_QUESTION = "Read the attached file(s) and tell me what matters in them."
 # Who the platform itself counts as an admin (Actor.is_platform_admin), as the refusal names it.
 PLATFORM_ADMINS = {
     Platform.SLACK: "Slack workspace admins and owners",
@@ -214,6 +215,8 @@ class CouncilService:
         BudgetExceeded or Overloaded with a user-facing message; a refused question uses up none
         of the asker's rate limit.
         """
+        if attachments and not question.strip():
+            question = FILES_ONLY_QUESTION  # files shared without a word: the council reads them
         # Cleaned before anything is counted or stored: undecodable text must not cost a rate-limit hit.
         question = validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
         history = [self._clean_turn(turn) for turn in history]

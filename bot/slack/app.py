@@ -38,10 +38,13 @@ from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
+from bot.slack.files import incoming_files
+from bot.slack.files import notice_text as files_notice
 from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower, deliver
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, NotFound, PermissionDenied
 from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform, new_council_id
+from core.research import split_search_keyword
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -487,8 +490,14 @@ class SlackCouncilBot:
         if thread_ts and thread_ts != ts:
             history = await self.thread_history(channel, thread_ts, ts, context)
         origin = self.origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
+        question, searched = split_search_keyword(question)
+        batch = await self.service.read_files(incoming_files(event), Platform.SLACK)
+        if batch.user_notices():
+            await self.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread_ts)
         try:
-            run = await self.service.start_council(question, origin, history)
+            run = await self.service.start_council(
+                question, origin, history, attachments=batch.attachments, search=True if searched else None
+            )
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
             return
