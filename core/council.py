@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from core import prompts, ranking
+from core import markers, prompts, ranking
 from core.material import CouncilMaterial
 from core.models import (
     Aggregate,
@@ -68,6 +68,7 @@ from core.models import (
     Usage,
 )
 from core.providers.base import CallOptions, ProviderError, TextDelta
+from core.synthesis_check import SynthesisJudge, SynthesisScreen
 
 if TYPE_CHECKING:
     from core.providers.router import ProviderRouter
@@ -76,6 +77,10 @@ log = logging.getLogger(__name__)
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SHUTDOWN_WAIT_S = 2.0  # how long cleanup waits for cancelled calls to unwind
+# A synthesizer whose context window is this small (tokens; local models) gets the brief prompt:
+# the best answers only. Tiny models lose the thread in the full one and echo its markers.
+BRIEF_PROMPT_CONTEXT = 8192
+BRIEF_PROMPT_ANSWERS = 2
 
 Call = Callable[[], Awaitable[Completion]]
 
@@ -181,6 +186,7 @@ class _StreamState:
     model: str
     wakeup: _Wakeup  # poked by each delta, so the reader can forward it
     deadline: float  # loop time at which member_timeout_s expires
+    screen: SynthesisScreen  # what of the text may be shown, and whether it can stand
     pump: asyncio.Task | None = None
     started: float = field(default_factory=time.perf_counter)
     deltas: list[str] = field(default_factory=list)
@@ -298,8 +304,12 @@ class _Council:
     def _record_answer(self, outcome: _Outcome) -> MemberAnswer:
         answer = MemberAnswer(model=outcome.key, error=outcome.error, latency_s=outcome.latency_s)
         if outcome.completion is not None:
-            answer.text = outcome.completion.text
             answer.usage = outcome.completion.usage
+            text = markers.strip_markers(outcome.completion.text, self._nonces())  # it is shown as written
+            if text.strip():
+                answer.text = text
+            else:
+                answer.error = ErrorInfo(kind=ErrorKind.BAD_RESPONSE, message="the answer held only internal markers")
         if outcome.skipped:
             self.skipped.add(outcome.key)
         self.answers[outcome.key] = answer
@@ -367,7 +377,7 @@ class _Council:
         if outcome.completion is not None:
             parsed = ranking.parse_ranking(outcome.completion.text, shown)
             fields = dict(
-                text=outcome.completion.text,
+                text=markers.strip_markers(outcome.completion.text, self._nonces()),  # shown to users
                 usage=outcome.completion.usage,
                 ballot_labels=list(parsed.order),
                 ballot_models=[self.label_to_model[label] for label in parsed.order],
@@ -515,18 +525,21 @@ class _Council:
     def _all_ids(self) -> list[str]:
         return [*self.members, self.config.chairman]
 
+    def _nonces(self) -> tuple[str, str]:
+        return self.review_fence.nonce, self.chair_fence.nonce
+
     # ------------------------------------------------------------------ stage 3
 
     async def _stage3(self) -> AsyncIterator[CouncilEvent]:
         chairman = self.config.chairman
-        state = self._start_stream(chairman, self._chair_prompt(fallback=False))
+        state = self._start_stream(chairman, self._chair_prompt(chairman, fallback=False))
         yield self._event(StageStarted, stage=3)
         async with aclosing(self._relay(state)) as events:
             async for event in events:
                 yield event
         outcome = state.outcome
         if outcome.completion is not None:
-            self.synthesis = self._synthesis(chairman, outcome, by_chairman=True)
+            self.synthesis = self._synthesis(chairman, state, by_chairman=True)
         elif self.control.stopped:
             self.synthesis = self._partial_synthesis(chairman, outcome, state)
         else:
@@ -537,20 +550,22 @@ class _Council:
             yield self._event(ChairmanFinished, synthesis=self.synthesis)
 
     async def _fallback(self, chair_error: ErrorInfo) -> AsyncIterator[CouncilEvent]:
-        """The chairman failed: the best-ranked member stands in; failing that, its answer does."""
+        """The chairman failed (or wrote a degenerate synthesis): the best-ranked member stands in;
+        failing that, its answer does. The stand-in's tokens carry its model id: renderers restart
+        the streamed text there."""
         chairman = self.config.chairman
         cause = f"The chairman ({chairman}) failed: {chair_error.short()}"
         ranked = self._ranked_members()
         stand_in = next((m for m in ranked if m != chairman), None)
         if stand_in is not None:
-            state = self._start_stream(stand_in, self._chair_prompt(fallback=True))
+            state = self._start_stream(stand_in, self._chair_prompt(stand_in, fallback=True))
             async with aclosing(self._relay(state)) as events:
                 async for event in events:
                     yield event
             outcome = state.outcome
             if outcome.completion is not None:
                 note = f"{cause}; {stand_in} synthesized this answer instead."
-                self.synthesis = self._synthesis(stand_in, outcome, by_chairman=False, note=note)
+                self.synthesis = self._synthesis(stand_in, state, by_chairman=False, note=note)
                 return
             if self.control.stopped:
                 self.synthesis = self._partial_synthesis(stand_in, outcome, state)
@@ -570,8 +585,17 @@ class _Council:
             return [e.model for e in self.aggregate.entries if e.model in answered]
         return answered
 
-    def _chair_prompt(self, *, fallback: bool) -> list[ChatMessage]:
+    def _chair_prompt(self, model: str, *, fallback: bool) -> list[ChatMessage]:
         texts = {label: self.answers[m].text or "" for label, m in self.label_to_model.items()}
+        if self._small_context(model):
+            best = [self.answers[m].label for m in self._ranked_members()[:BRIEF_PROMPT_ANSWERS]]
+            return prompts.brief_chairman_messages(
+                self.request.question,
+                {label: texts[label] for label in best if label},
+                history=self.request.history,
+                member_ids=self._all_ids(),
+                fallback=fallback,
+            )
         reviews = [r.text for r in self.reviews.values() if r.text]
         return prompts.chairman_messages(
             self.request.question,
@@ -584,6 +608,14 @@ class _Council:
             fallback=fallback,
         )
 
+    def _small_context(self, model: str) -> bool:
+        context_window = getattr(self.router, "context_window", None)  # fakes may not say
+        try:
+            window = context_window(model) if context_window is not None else None
+        except ProviderError:
+            return False  # the call itself will report the cause
+        return window is not None and window <= BRIEF_PROMPT_CONTEXT
+
     def _start_stream(self, model: str, messages: list[ChatMessage]) -> _StreamState:
         """Start streaming a synthesis in a pump task.
 
@@ -591,27 +623,52 @@ class _Council:
         does (timeouts cancel "the current task") can fire inside the consumer's code while the
         event generator is suspended at a yield.
         """
-        state = _StreamState(model, _Wakeup(), asyncio.get_running_loop().time() + self.config.member_timeout_s)
+        judge = SynthesisJudge(
+            "\n\n".join(message.content for message in messages),
+            [answer.text for answer in self.answers.values() if answer.text],
+        )
+        state = _StreamState(
+            model,
+            _Wakeup(),
+            asyncio.get_running_loop().time() + self.config.member_timeout_s,
+            SynthesisScreen(judge, self._nonces()),
+        )
+        # After the judge: quoting an attached file or a source is using it, not copying the prompt.
         messages = self.material.apply(messages, model, self.chair_fence)
         state.pump = self._spawn(self._call(partial(self._pump, model, messages, state)), f"synthesis:{model}")
         state.pump.add_done_callback(state.wakeup.poke)
         return state
 
     async def _relay(self, state: _StreamState) -> AsyncIterator[CouncilEvent]:
-        """Forward a stream's deltas as ChairmanToken events; leaves an _Outcome in `state.outcome`."""
+        """Forward a stream's deltas as ChairmanToken events; leaves an _Outcome in `state.outcome`.
+
+        Deltas pass through the stream's screen: markers never reach a token, and a synthesis
+        found degenerate ends the call at once, as a failure (BAD_RESPONSE) with the reason.
+        """
         loop = asyncio.get_running_loop()
-        model, pump, deadline = state.model, state.pump, state.deadline
+        model, pump, deadline, screen = state.model, state.pump, state.deadline, state.screen
         state.wakeup.wake_at(deadline)
         unsubscribe = self.control._subscribe(state.wakeup.poke)
         sent = 0
         outcome: _Outcome | None = None
         try:
             while outcome is None:
-                while sent < len(state.deltas):  # forward what arrived, then look at the rest
+                while sent < len(state.deltas) and screen.reason is None:  # forward what arrived
                     sent += 1
-                    yield self._event(ChairmanToken, model=model, delta=state.deltas[sent - 1])
-                if pump.done():
+                    shown = screen.feed(state.deltas[sent - 1])
+                    if shown:
+                        yield self._event(ChairmanToken, model=model, delta=shown)
+                if screen.reason is not None:
+                    outcome = _degenerate(screen.reason)
+                elif pump.done():
                     outcome = pump.result()
+                    if outcome.completion is not None:
+                        shown = screen.feed(outcome.completion.text) if not state.deltas else ""
+                        shown += screen.finish()
+                        if shown:
+                            yield self._event(ChairmanToken, model=model, delta=shown)
+                        if screen.reason is not None:
+                            outcome = _degenerate(screen.reason, outcome.latency_s)
                 elif self.control.stopped:
                     outcome = _Outcome(error=_stopped(), skipped=True)
                 elif loop.time() >= deadline:
@@ -640,11 +697,12 @@ class _Council:
         # Tolerate a provider that ends without its final Completion: the text is what matters.
         return completion or Completion(model=model, text="".join(state.deltas))
 
-    def _synthesis(self, model: str, outcome: _Outcome, *, by_chairman: bool, note: str | None = None) -> Synthesis:
-        assert outcome.completion is not None
+    def _synthesis(self, model: str, state: _StreamState, *, by_chairman: bool, note: str | None = None) -> Synthesis:
+        outcome = state.outcome
+        assert outcome is not None and outcome.completion is not None
         return Synthesis(
             model=model,
-            text=outcome.completion.text,
+            text=state.screen.text,  # what the tokens showed, without markers
             by_chairman=by_chairman,
             note=note,
             latency_s=outcome.latency_s,
@@ -652,8 +710,8 @@ class _Council:
         )
 
     def _partial_synthesis(self, model: str, outcome: _Outcome, state: _StreamState) -> Synthesis | None:
-        text = "".join(state.deltas)
-        if not text.strip():
+        text = state.screen.text
+        if not text.strip() or state.screen.reason is not None:
             return None
         return Synthesis(
             model=model,
@@ -758,6 +816,11 @@ def _causes(answers: list[MemberAnswer]) -> str:
     for answer in answers:
         by_cause.setdefault(answer.error.short() if answer.error else "no answer", []).append(answer.model)
     return "; ".join(f"{', '.join(models)}: {cause}" for cause, models in by_cause.items())
+
+
+def _degenerate(reason: str, latency_s: float | None = None) -> _Outcome:
+    error = ErrorInfo(kind=ErrorKind.BAD_RESPONSE, message=f"its synthesis was unusable: {reason}")
+    return _Outcome(error=error, latency_s=latency_s)
 
 
 def _stopped() -> ErrorInfo:

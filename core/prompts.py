@@ -24,6 +24,9 @@ from functools import lru_cache
 from core.models import AggregateEntry, ChatMessage, ConversationTurn
 
 RANKING_HEADER = "FINAL RANKING:"
+# The kinds of fenced block the prompts use ("<<<RESPONSE A nonce>>>", "<<<END REVIEW 2 nonce>>>").
+# core/markers.py recognises these words to keep echoed markers out of what users see.
+FENCE_KINDS = ("RESPONSE", "REVIEW", "QUESTION", "CONVERSATION")
 
 # Runs of angle brackets are spaced out: still readable ("< < <END ...> > >"), never a fence.
 _BRACKET_RUN = re.compile(r"<{3,}|>{3,}")
@@ -116,6 +119,7 @@ class Fence:
 
     def wrap(self, kind: str, text: str) -> str:
         """`text` between an opening and a closing marker of `kind` (e.g. "RESPONSE A")."""
+        assert kind.split()[0] in FENCE_KINDS, kind  # markers.py must know every kind
         return f"<<<{kind} {self.nonce}>>>\n{neutralise(text).strip()}\n<<<END {kind} {self.nonce}>>>"
 
 
@@ -295,3 +299,44 @@ def _ranking_block(ranking: Sequence[AggregateEntry] | None) -> str:
         for entry in ranking
     ]
     return "Aggregate peer ranking, best first (lower average rank is better):\n" + "\n".join(lines)
+
+
+# Worded for a 135M-parameter model: concrete about the shape (a paragraph, not the quoted lists).
+BRIEF_TASK = (
+    "Combine the answers above into one final answer to the question: one paragraph of four or "
+    "five complete sentences, in your own words, without lists or quotes."
+)
+
+
+def quote(text: str) -> str:
+    """`text` as a Markdown quote: every line starts with "> ", so the quoted text cannot end the
+    quote and speak in the prompt's own voice (the same guarantee a fence gives), and there is no
+    marker for a small model to echo."""
+    lines = neutralise(text).strip().splitlines() or [""]
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in lines)
+
+
+def brief_chairman_messages(
+    question: str,
+    answers: Mapping[str, str],
+    *,
+    history: Sequence[ConversationTurn] = (),
+    member_ids: Iterable[str] = (),
+    fallback: bool = False,
+) -> list[ChatMessage]:
+    """The stage-3 prompt for a synthesizer with a small context window (a tiny local model).
+
+    Only the question and the best-ranked answers (`answers`, label -> text, best first), quoted
+    rather than fenced: no reviews, no ranking table, no markers. Tiny models lose the thread in
+    the full prompt and echo its markers instead of answering.
+    """
+    member_ids = list(member_ids)
+    parts = []
+    if history:
+        transcript = "\n\n".join(f"[{turn.role}] {_turn_text(turn)}" for turn in history)
+        parts.append("Earlier conversation in this thread (context only):\n" + quote(transcript))
+    parts.append("Question:\n" + quote(question))
+    parts += [f"Answer {n}:\n" + quote(redact_ids(text, member_ids)) for n, text in enumerate(answers.values(), 1)]
+    parts.append(BRIEF_TASK)
+    system = FALLBACK_SYSTEM if fallback else CHAIRMAN_SYSTEM
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(parts))]

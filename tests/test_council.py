@@ -47,7 +47,11 @@ M1, M2, M3, M4 = "openai/gpt-test", "google/gemini-test", "anthropic/claude-test
 MEMBERS = [M1, M2, M3, M4]
 CHAIR = "chair/boss-test"
 ANSWERS = {m: f"Answer {i}: the capital of France is Paris ({i})." for i, m in enumerate(MEMBERS, 1)}
-SYNTHESIS = "Paris is the capital of France, as every member agreed in the end."
+# Long enough to stream past the opening that the engine holds back (SynthesisScreen.OPENING_WORDS).
+SYNTHESIS = (
+    "Paris is the capital of France, as every member agreed in the end. It has been the capital for "
+    "centuries, and the government sits there."
+)
 HEADER = re.compile(r"final[\W_]*ranking", re.IGNORECASE)
 
 

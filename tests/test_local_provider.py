@@ -248,13 +248,17 @@ async def test_full_council_on_local_models(settings):
         events, result = await run_council_to_end(router, request)
     finally:
         await router.aclose()
-    tokens = sum(isinstance(event, ChairmanToken) for event in events)
+    tokens = [event.delta for event in events if isinstance(event, ChairmanToken)]
     assert result.status is not CouncilStatus.FAILED, result.error
     assert [a.model for a in result.answers] == LOCAL_DEFAULT_MEMBERS
     assert all(a.ok for a in result.answers), [a.error for a in result.answers]
     assert result.synthesis is not None and result.synthesis.text.strip()
-    assert result.synthesis.by_chairman
-    assert tokens >= 2
+    # A 135M chairman may write a degenerate synthesis (core/synthesis_check.py): then a member's
+    # text stands in, and the result says why first.
+    if result.synthesis.by_chairman:  # streamed (an opening under 12 words comes whole, at the end)
+        assert tokens and "".join(tokens) == result.synthesis.text
+    else:
+        assert result.notices[0] == result.synthesis.note, result.notices
     assert result.reviews, "stage 2 ran"
     for review in result.reviews:
         assert review.error is None, review.error

@@ -195,6 +195,9 @@ class LocalProvider:
         """Bundled names whose package is installed (paths to .gguf files work as well)."""
         return local_models.available_names()
 
+    def context_window(self, model: str) -> int | None:
+        return self.settings.local_n_ctx  # every local model is loaded with this window
+
     async def complete(self, model: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
         completion = None
         async for item in self.stream(model, messages, options):

@@ -127,6 +127,9 @@ class OpenAICompatProvider:
             finish_reason=finish,
         )
 
+    def context_window(self, model: str) -> int | None:
+        return None  # endpoints do not say; their models hold far more than a council prompt
+
     async def list_models(self) -> list[str]:
         return [item["id"] for item in await self._model_entries()]
 

@@ -121,6 +121,11 @@ class ProviderRouter:
             async for item in provider.stream(model, messages, options):
                 yield item.model_copy(update={"model": model_id}) if isinstance(item, Completion) else item
 
+    def context_window(self, model_id: str) -> int | None:
+        """The context window of `model_id` when its provider knows it (local models), else None."""
+        provider, model = self.resolve(model_id)
+        return provider.context_window(model)
+
     async def unknown_models(self, model_ids: Sequence[str]) -> list[str]:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
         unknown = []

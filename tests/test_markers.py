@@ -1,0 +1,139 @@
+"""Internal markers never reach a user-visible text: core/markers.py, whole texts and streams."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.markers import MarkerFilter, has_markers, strip_markers
+from core.prompts import Fence
+
+NONCE = "626abc6bbe532717"
+FENCE = Fence(NONCE)
+# The demo's chairman synthesis that started issue 10.
+DEMO_ECHO = f"<<<RESPONSE {NONCE}>>\nThe answer to this question is:"
+
+ECHOES = {
+    DEMO_ECHO: "The answer to this question is:",
+    f"<<<RESPONSE 4 {NONCE}>>\nThe answer is C.": "The answer is C.",
+    f"Intro\n<<<END RESPONSE A {NONCE}>>>\nNext": "Intro\nNext",
+    f"< < <END RESPONSE A {NONCE}> > >\nok": "ok",  # as prompts.neutralise spaces a quoted marker out
+    f"QUESTION {NONCE} what": "what",
+    "<<<question>>> hi": "hi",
+    "x<<<REVIEW 2>>>y": "xy",
+    "Done. END RESPONSE B": "Done. ",
+    "RESPONSES are RESPONSE A>>> here": "RESPONSES are here",
+    f"a {NONCE} b": "a b",  # the running council's nonce alone
+    FENCE.wrap("RESPONSE A", "Paris."): "Paris.\n",
+    FENCE.wrap("QUESTION", "Why?") + "\nBecause.": "Why?\nBecause.",
+}
+
+PLAIN = [
+    "Python's prompt: >>> print(1)",
+    "x <<< y and a >>> b",
+    "the response to the REVIEW of the question",
+    "THE END. RESPONSE times vary.",
+    "WEEKEND RESPONSE A",
+    "In the END, QUESTION everything.",
+    "RESPONSES, REVIEWS, QUESTIONS",
+    "commit 626abc6bbe53 fixed it",  # a hex word is no nonce of ours
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), list(ECHOES.items()))
+def test_echoed_markers_are_removed(text, expected):
+    assert strip_markers(text, [NONCE]) == expected
+    assert has_markers(text, [NONCE])
+
+
+@pytest.mark.parametrize("text", PLAIN)
+def test_ordinary_text_is_kept(text):
+    assert strip_markers(text, [NONCE]) == text
+    assert not has_markers(text, [NONCE])
+
+
+def _streamed(text: str, cuts: list[int]) -> tuple[str, list[str]]:
+    markers = MarkerFilter([NONCE])
+    pieces, last = [], 0
+    for cut in [*cuts, len(text)]:
+        pieces.append(markers.feed(text[last:cut]))
+        last = cut
+    pieces.append(markers.flush())
+    return "".join(pieces), pieces
+
+
+@pytest.mark.parametrize("text", [*ECHOES, *PLAIN])
+def test_a_stream_cut_anywhere_shows_what_the_whole_text_shows(text):
+    expected = strip_markers(text, [NONCE])
+    for first in range(len(text) + 1):
+        for second in range(first, len(text) + 1):
+            shown, _ = _streamed(text, [first, second])
+            assert shown == expected, (first, second)
+
+
+def test_a_marker_is_held_back_until_it_is_resolved_and_never_shown():
+    markers = MarkerFilter([NONCE])
+    shown = [markers.feed(piece) for piece in ["Hello ", "<", "<<", "RESP", "ONSE", " A", " 626abc6b", "be532717"]]
+    assert shown == ["Hello ", "", "", "", "", "", "", ""]
+    assert [markers.feed(piece) for piece in [">>>", "\n", "World"]] == ["", "", "World"]
+    assert markers.flush() == "" and markers.markers == 1 and markers.text == "Hello World"
+
+
+def test_a_held_tail_that_is_no_marker_is_released():
+    markers = MarkerFilter()
+    assert markers.feed("Read the RESP") == "Read the "
+    assert markers.feed("ONSE") == ""
+    assert markers.feed("s carefully") == "RESPONSEs carefully"
+    assert markers.feed(" <") == " "
+    assert markers.flush() == "<" and markers.markers == 0
+
+
+def test_a_long_bracket_run_does_not_stall_or_blow_up():
+    text = "<" * 5000 + " end"
+    assert strip_markers(text) == text
+    assert strip_markers("RESPONSE A" + ">" * 5000) == ""
+
+
+_PIECES = st.sampled_from(
+    [
+        "<",
+        "<<<",
+        ">",
+        ">>>",
+        " ",
+        "\n",
+        "END",
+        "END ",
+        "RESPONSE",
+        "REVIEW",
+        "QUESTION",
+        "CONVERSATION",
+        "response",
+        " A",
+        " 2",
+        f" {NONCE}",
+        NONCE[:7],
+        NONCE[7:],
+        "word",
+        "Paris. ",
+        "E",
+        "R",
+    ]
+)
+# Independent of the filter's own regexes: a fence word next to our nonce or a bracket run.
+_LEAK = re.compile(
+    rf"{NONCE}|<\s*(?:END\s+)?(?i:RESPONSE|REVIEW|QUESTION|CONVERSATION)|(?<![A-Za-z])END\s+(?:RESPONSE|REVIEW|QUESTION|CONVERSATION)(?![A-Za-z])"
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=30), st.lists(st.integers(min_value=0, max_value=400), max_size=6))
+def test_no_marker_ever_reaches_the_concatenated_stream(parts, cuts):
+    text = "".join(parts)
+    shown, _ = _streamed(text, sorted(min(cut, len(text)) for cut in cuts))
+    assert not has_markers(shown, [NONCE])
+    assert not _LEAK.search(shown), shown
+    assert shown == strip_markers(text, [NONCE])
