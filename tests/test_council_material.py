@@ -25,7 +25,7 @@ async def ask_with(service: CouncilService, attachments, question: str, *, searc
     return await run.wait()
 
 
-_FILE_FENCE = re.compile(r'<<<FILE 1 "report\.pdf" ([0-9a-f]+)>>>\n(.*?)\n<<<END FILE 1 "report\.pdf" \1>>>', re.S)
+_FILE_FENCE = re.compile(r"<<<FILE 1 ([0-9a-f]+)>>>\nFile name: report\.pdf\n\n(.*?)\n<<<END FILE 1 \1>>>", re.S)
 
 
 async def test_pdf_text_reaches_every_stage_fenced_with_its_name(llm, tmp_path):

@@ -26,7 +26,7 @@ async def test_mention_with_a_pdf_reads_it_with_the_bot_token(env, llm):  # noqa
     await env.settle()
     assert fake.file_downloads and all(h.get("Authorization") == f"Bearer {TOKEN}" for h in fake.file_downloads)
     prompt = llm.requests_for("alpha", stage=1)[0].user
-    assert '"plan.pdf"' in prompt and "The budget is 4,200 euros." in prompt and "hidden" not in prompt
+    assert "File name: plan.pdf" in prompt and "The budget is 4,200 euros." in prompt and "hidden" not in prompt
     # the refusal is private, names the file and says why; the council ran on the readable one
     notes = [t for t in ephemeral_texts(fake) if "locked.pdf" in t]
     assert notes and "password" in notes[0].lower()
