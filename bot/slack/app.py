@@ -39,10 +39,10 @@ from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
 from bot.slack.files import incoming_files
-from bot.slack.files import notice_text as files_notice
 from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower, deliver
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, NotFound, PermissionDenied
+from core.material import files_notice
 from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform, new_council_id
 from core.research import split_search_keyword
 from core.settings import Settings

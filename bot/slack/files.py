@@ -28,8 +28,3 @@ def incoming_files(event: dict[str, Any]) -> list[IncomingFile]:
             )
         )
     return files
-
-
-def notice_text(lines: list[str]) -> str:
-    """The private note to the asker about files not read or cut (each line names its file)."""
-    return "About your files (only you can see this):\n" + "\n".join(f"• {line}" for line in lines)
