@@ -204,11 +204,13 @@ class CouncilService:
         chairman: str | None = None,
         attachments: Sequence[ExtractedAttachment] = (),
         search: bool | None = None,
+        notices: Sequence[str] = (),
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
         `attachments` come from `read_files`; `search` asks for (True) or against (False) a web
-        search for this question, None follows the channel (`/council-admin search`).
+        search for this question, None follows the channel (`/council-admin search`). `notices` go
+        into the result (the API's files it could not read: it has no private channel).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
@@ -241,6 +243,7 @@ class CouncilService:
             raise
         run = CouncilRun(request)
         run.search = _first_set(search, channel.search if channel else None, self.settings.search_default)
+        run.notices.extend(notices)
         run.queued_position = ticket.position
         run.ticket = ticket
         if ticket.position is not None:
