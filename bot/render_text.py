@@ -179,9 +179,15 @@ def history_lines(summaries: list[CouncilSummary]) -> list[str]:
         duration = f"{s.duration_s:.0f}s" if s.duration_s is not None else "–"
         question = s.question.replace("\n", " ")
         question = question[:80] + ("…" if len(question) > 80 else "")
+        read = ""
+        if s.files:
+            names = ", ".join(name.replace("`", "'") for name in s.files)
+            read += f" · read {names[:120]}"
+        if s.sources:
+            read += f" · {s.sources} web source(s)"
         out.append(
             f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value} · winner {winner} · "
-            f"{agreement} · {cost} · {duration} — {question}"
+            f"{agreement} · {cost} · {duration}{read} — {question}"
         )
     return out
 

@@ -356,6 +356,8 @@ class CouncilSummary(_Model):
     cost_usd: float | None = None
     duration_s: float | None = None
     origin: Origin = Field(default_factory=Origin)
+    files: list[str] = Field(default_factory=list)  # names of the files it read
+    sources: int = 0  # web search results it was given
 
 
 class ChannelSettings(_Model):

@@ -503,7 +503,7 @@ class Storage:
                 FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
             (*params, RUNNING, max(0, limit), max(0, offset)),
         )
-        return [
+        summaries = [
             CouncilSummary(
                 council_id=r["id"],
                 created_at=datetime.fromisoformat(r["created_at"]),
@@ -519,6 +519,27 @@ class Storage:
             )
             for r in rows
         ]
+        return await self._with_material(summaries)
+
+    async def _with_material(self, summaries: list[CouncilSummary]) -> list[CouncilSummary]:
+        """What each listed council read (migration 0004): its files' names and how many sources."""
+        if not summaries:
+            return summaries
+        ids = [s.council_id for s in summaries]
+        marks = ", ".join("?" for _ in ids)
+        files = await self._fetchall(
+            f"SELECT council_id, name FROM council_attachments WHERE council_id IN ({marks}) ORDER BY position", ids
+        )
+        sources = await self._fetchall(
+            f"SELECT council_id, COUNT(*) AS n FROM council_sources WHERE council_id IN ({marks}) GROUP BY council_id",
+            ids,
+        )
+        by_id = {s.council_id: s for s in summaries}
+        for row in files:
+            by_id[row["council_id"]].files.append(row["name"])
+        for row in sources:
+            by_id[row["council_id"]].sources = row["n"]
+        return summaries
 
     async def ballot_orders(self, *, platform=None, workspace_id=None, channel_id=None) -> BallotOrders:
         """Every non-empty parsed ballot (model ids, best first), oldest council first and in review

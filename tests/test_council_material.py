@@ -164,3 +164,28 @@ async def test_cli_ask_with_pdf_file_and_search(tmp_path, llm):
     assert "the cache lives for 37 minutes" in first and "<<<SOURCE 1 " in first
     code, out, _ = await council(tmp_path, llm, "show", document["id"])
     assert code == 0 and "File: design.pdf (application/pdf" in out and "Source [1] Python 3.14 released" in out
+
+
+async def test_history_lists_what_was_read_and_prune_removes_it(llm, tmp_path):
+    from datetime import timedelta
+
+    from bot.render_text import history_lines
+
+    async with FakeSearxng(hits=HITS) as searx:
+        settings = make_settings(llm, tmp_path, COUNCIL_SEARCH="searxng", SEARXNG_URL=searx.base_url)
+        async with await CouncilService.open(settings) as service:
+            batch = await service.read_files(
+                [IncomingFile(name="notes.md", data=b"# Notes\nship on Friday")], Platform.CLI
+            )
+            result = await ask_with(service, batch.attachments, "When do we ship?", search=True)
+            [line] = history_lines(await service.history(None, "all"))
+            assert "read notes.md" in line and "2 web source(s)" in line
+            stored = await service.storage._fetchall("SELECT name FROM council_attachments")
+            assert [r["name"] for r in stored] == ["notes.md"]
+            removed = await service.prune(timedelta(seconds=-1))
+            assert removed == 1
+            for table in ("council_attachments", "council_sources"):
+                rows = await service.storage._fetchall(
+                    f"SELECT * FROM {table} WHERE council_id = ?", (result.council_id,)
+                )
+                assert rows == [], table
