@@ -631,7 +631,7 @@ class _Council:
             model,
             _Wakeup(),
             asyncio.get_running_loop().time() + self.config.member_timeout_s,
-            SynthesisScreen(judge, self._nonces()),
+            SynthesisScreen(judge, self._nonces(), unquote=self._small_context(model)),
         )
         # After the judge: quoting an attached file or a source is using it, not copying the prompt.
         messages = self.material.apply(messages, model, self.chair_fence)

@@ -69,28 +69,37 @@ class SynthesisScreen:
 
     OPENING_WORDS = 12
 
-    def __init__(self, judge: SynthesisJudge, nonces: Iterable[str] = ()):
+    def __init__(self, judge: SynthesisJudge, nonces: Iterable[str] = (), *, unquote: bool = False):
         self.judge = judge
         self.markers = MarkerFilter(nonces)
+        # The brief prompt quotes the answers with "> "; small models copy that style line by line.
+        self._unquote = LineUnquoter() if unquote else None
         self.reason: str | None = None
         self._held: str | None = ""  # the opening not shown yet; None once it was
+        self._text = ""
 
     @property
     def text(self) -> str:
         """The synthesis without markers (shown or still held)."""
-        return self.markers.text
+        return self._text
 
     def feed(self, piece: str) -> str:
         """The text to show now for `piece` ("" while held, or once the synthesis is unusable)."""
         if self.reason is not None:
             return ""
-        return self._release(self.markers.feed(piece), finished=False)
+        return self._release(self._clean(self.markers.feed(piece)), finished=False)
 
     def finish(self) -> str:
         """The rest to show once the synthesis is complete ("" when it turned out unusable)."""
         if self.reason is not None:
             return ""
-        return self._release(self.markers.flush(), finished=True)
+        return self._release(self._clean(self.markers.flush()), finished=True)
+
+    def _clean(self, piece: str) -> str:
+        if self._unquote is not None:
+            piece = self._unquote.feed(piece)
+        self._text += piece
+        return piece
 
     def _release(self, clean: str, *, finished: bool) -> str:
         if self.markers.markers:
@@ -107,6 +116,28 @@ class SynthesisScreen:
             return ""
         shown, self._held = self._held, None
         return shown
+
+
+class LineUnquoter:
+    """Removes one quote mark ("> " or ">") at the start of every line of a streamed text."""
+
+    def __init__(self) -> None:
+        self._line_start = True
+        self._after_mark = False
+
+    def feed(self, piece: str) -> str:
+        out = []
+        for char in piece:
+            if self._line_start and char == ">":
+                self._line_start, self._after_mark = False, True
+                continue
+            if self._after_mark and char == " ":
+                self._after_mark = False
+                continue
+            self._after_mark = False
+            self._line_start = char == "\n"
+            out.append(char)
+        return "".join(out)
 
 
 def _words(text: str) -> list[str]:

@@ -175,6 +175,23 @@ async def test_a_small_context_chairman_gets_the_best_answers_quoted(server):
     assert result.synthesis.by_chairman and result.status is CouncilStatus.OK
 
 
+async def test_a_small_context_chairman_copying_the_quote_style_is_shown_unquoted(server):
+    quoted = (
+        "> Working from home saves the commute and gives people more control over their day.\n"
+        "> It can also feel isolating, so teams need deliberate ways to stay in touch.\n>\n"
+        "> 1. Flexibility > rigid hours for most roles."
+    )
+    script(server, members(**{CHAIR: chair(quoted)}))
+    small = SmallContextRouter(router_settings(server))
+    try:
+        events, result = await run_council_to_end(small, CouncilRequest(question="WFH?", config=config()))
+    finally:
+        await small.aclose()
+    expected = quoted.replace("> ", "", 1).replace("\n> ", "\n").replace("\n>\n", "\n\n")
+    assert "".join(t.delta for t in tokens_of(events)) == result.synthesis.text == expected
+    assert result.synthesis.by_chairman and "Flexibility > rigid hours" in expected
+
+
 def router_settings(server):
     from core.settings import Settings
 
