@@ -335,6 +335,9 @@ class CouncilBot(discord.Client):
         search: bool | None = None,
     ) -> None:
         channel = interaction.channel
+        question, searched = split_search_keyword(question)
+        if search is None and searched:
+            search = True
         origin = origin_of(interaction.user, channel, interaction.guild_id)
         # The deferred response becomes the status message (and the thread's starter).
         status = await interaction.edit_original_response(

@@ -409,7 +409,8 @@ class SlackCouncilBot:
         """Post the question in the channel, then start the council in its thread: a channel the
         bot cannot post in costs no rate-limit hit and leaves no council behind."""
         user, channel = origin.user_id or "", origin.channel_id or ""
-        asked = await self.service.check_admission(slack_unescape(question), origin)  # refusals -> caller
+        question, searched = split_search_keyword(slack_unescape(question))
+        asked = await self.service.check_admission(question, origin)  # refusals -> caller
         council_id = new_council_id()
         try:
             posted = await deliver(
@@ -437,7 +438,9 @@ class SlackCouncilBot:
         thread_ts = posted["ts"]
         origin = origin.model_copy(update={"thread_id": thread_ts})  # stored with the result
         try:
-            run = await self.service.start_council(asked, origin, council_id=council_id)
+            run = await self.service.start_council(
+                asked, origin, council_id=council_id, search=True if searched else None
+            )
         except CouncilError:  # refused in the moment since the check (a burst): take the question back
             await self._delete_quietly(channel, thread_ts)
             raise
