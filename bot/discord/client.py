@@ -60,10 +60,12 @@ HELP = """**LLM Council** — several models answer, review each other anonymous
 
 `/council question:` — convene a council (in a new thread, or in the current thread).
 `@{name} question` — the same from a message; inside a council thread it continues the conversation.
+Attach files (PDF, Word, text, CSV, code, images) to the message or the `attachment:` option: the council reads them.
+Start a question with `search:` (or set the `search:` option) to search the web first.
 Buttons under the answer show each stage: **Answers**, **Reviews** (with the extracted ballot), **Ranking**.
 While it runs: **Stop**, or **Synthesize now** with the answers that have arrived.
 `/council-history` · `/council-leaderboard` · `/council-export id:`
-`/council-admin show|members|chairman|limits|reset|audit` — per-channel settings (Manage Server)."""
+`/council-admin show|members|chairman|limits|search|reset|audit` — per-channel settings (Manage Server)."""
 
 
 # --------------------------------------------------------------------------- helpers
