@@ -69,3 +69,21 @@ async def test_search_keyword_cites_sources_as_links(env, llm, searx):  # noqa: 
     rendered = json.dumps(results(fake)[0].args["blocks"])
     assert "<https://example.org/notes|[1] Release notes>" in rendered
     assert "<https://example.org/changelog|[2] Changelog>" in rendered
+
+
+async def test_admin_search_switch_is_gated_and_shown(env):  # noqa: F811
+    from core.models import Origin, Platform
+
+    fake, service = env.fake, env.service
+    origin = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1")
+    await env.command("search on", user="U2", command="/council-admin")
+    await env.settle()
+    assert any("Only admins" in t for t in ephemeral_texts(fake))
+    assert (await service.channel_settings(origin)).search is None
+    await env.command("search on", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert (await service.channel_settings(origin)).search is True
+    assert any("Web search on" in t for t in ephemeral_texts(fake))
+    await env.command("search maybe", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert any("search on` or `/council-admin search off" in t for t in ephemeral_texts(fake))
