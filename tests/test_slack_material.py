@@ -33,6 +33,11 @@ async def test_mention_with_a_pdf_reads_it_with_the_bot_token(env, llm):  # noqa
     [answer] = results(fake)
     assert "Read: plan.pdf (application/pdf" in all_text(answer)
     assert "locked.pdf" not in all_text(answer)
+    # the stage buttons show what the council read, from the stored council
+    council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
+    await env.action("council_stage_answers", council_id, thread_ts=answer.args["thread_ts"])
+    await fake.wait_for(lambda: fake.views)
+    assert "Read: plan.pdf (application/pdf" in json.dumps(fake.views[0]["blocks"])
 
 
 async def test_file_outside_slack_hosts_is_refused(env, llm):  # noqa: F811
