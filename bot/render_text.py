@@ -33,6 +33,11 @@ def neutralize_discord(text: str) -> str:
     return _DISCORD_REF.sub(lambda m: "<" + ZWSP + m.group(1) + ">", text)
 
 
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters, an ellipsis where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def split_text(text: str, limit: int) -> list[str]:
     """Split into chunks of at most `limit` characters, preferring paragraph, line, then word breaks.
 
@@ -128,7 +133,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     if progress.queued_position is not None:
         lines.append(f":hourglass: Waiting for a free slot (position {progress.queued_position} in the queue)")
         return lines
-    answered, failed, thinking = progress.counts()
+    answered = progress.counts()[0]
     stage_names = {
         0: "starting",
         1: "Stage 1/3: members answer",
@@ -205,5 +210,6 @@ def leaderboard_table(board: Leaderboard) -> str:
         )
     return (
         "```\n" + "\n".join(rows) + "\n```\n"
-        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap 95% intervals."
+        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); "
+        "Bradley-Terry ratings with bootstrap 95% intervals."
     )

@@ -490,10 +490,18 @@ class CouncilService:
     ) -> str:
         """The council as Markdown or JSON. With `viewer` (the chat adapters), a council it may not
         see is reported as not found; without (the CLI, which owns the database), any council."""
-        result = await self.get_result(council_id)
-        if viewer is not None and not self.visible_to(result, viewer, admin=admin):
-            raise NotFound(f"No council with id `{council_id.strip()}` here.")
+        result = (
+            await self.get_result(council_id) if viewer is None else await self.result_for(council_id, viewer, admin)
+        )
         return to_json(result) if fmt == "json" else to_markdown(result)
+
+    async def result_for(self, council_id: str, viewer: Origin, admin: bool = False) -> CouncilResult:
+        """A stored council as a chat user sees it (stage buttons, exports): one it may not see
+        (`visible_to`) is reported as not found."""
+        result = await self.get_result(council_id)
+        if not self.visible_to(result, viewer, admin=admin):
+            raise NotFound(f"No council with id `{council_id.strip()}` here.")
+        return result
 
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000

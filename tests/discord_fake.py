@@ -365,13 +365,21 @@ class FakeDiscord:
         return await self._push_interaction(2, data, user_id=user_id, permissions=permissions, channel_id=channel_id)
 
     async def push_component(
-        self, message_id: int, custom_id: str, *, user_id: int | None = None, permissions: int = BASIC_PERMISSIONS
+        self,
+        message_id: int,
+        custom_id: str,
+        *,
+        user_id: int | None = None,
+        permissions: int = BASIC_PERMISSIONS,
+        channel_id: int | None = None,
     ) -> Interaction:
-        """A button click (type 3) on a stored message."""
+        """A button click (type 3) on a stored message (`channel_id`: as if clicked elsewhere, like
+        a custom id replayed from another channel)."""
         message = self.messages[message_id]
         data = {"custom_id": custom_id, "component_type": 2}
+        channel_id = channel_id or int(message["channel_id"])
         return await self._push_interaction(
-            3, data, user_id=user_id, permissions=permissions, channel_id=int(message["channel_id"]), message=message
+            3, data, user_id=user_id, permissions=permissions, channel_id=channel_id, message=message
         )
 
     async def _push_interaction(

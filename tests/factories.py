@@ -36,9 +36,9 @@ def make_result(
     order: tuple[str, ...] = ("m-a", "m-b", "m-c"),
 ) -> CouncilResult:
     """Three answering members plus one that failed; reviews ranking in `order` (best first)."""
-    members = list(order) + ["m-down"]
+    members = [*order, "m-down"]
     labels = dict(zip("ABC", order))
-    model_to_label = {m: l for l, m in labels.items()}
+    model_to_label = {model: label for label, model in labels.items()}
     reviews = []
     for reviewer in order:
         ballot = [m for m in order if m != reviewer]

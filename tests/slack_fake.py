@@ -5,7 +5,8 @@ chat.postEphemeral, chat.delete, chat.startStream / appendStream / stopStream (s
 messages: tasks, plan titles, markdown text, final blocks; `streaming = False` answers
 `unknown_method` like a Slack without them), conversations.replies, conversations.open,
 users.info, views.open, files.getUploadURLExternal (+ the upload URL) and
-files.completeUploadExternal — plus response_url endpoints. Every call is recorded (method, merged arguments, headers, time).
+files.completeUploadExternal — plus response_url endpoints. Every call is recorded (method, merged
+arguments, headers, time).
 Responses look like Slack's (ts values, `ok`, `error` codes), and Slack's Block Kit limits are
 enforced the way Slack does (the whole call fails with `invalid_blocks`), so a test that posts
 an oversized message fails like production would. Rate limits can be scripted per method
@@ -322,7 +323,7 @@ class FakeSlack:
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise TimeoutError("condition not met within %.1f s" % timeout)
+                raise TimeoutError(f"condition not met within {timeout:.1f} s")
             await asyncio.sleep(interval)
 
     def stream(self, channel: str, ts: str) -> dict[str, Any] | None:

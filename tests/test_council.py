@@ -60,7 +60,10 @@ def prefer(order: str):
     return lambda labels: [label for label in order if label in labels]
 
 
-def members(ranking=prefer("CADB"), **overrides):
+PREFER_CADB = prefer("CADB")
+
+
+def members(ranking=PREFER_CADB, **overrides):
     scripts = {m: council_member(ANSWERS[m], ranking, synthesis=f"Synthesis by {m}.") for m in MEMBERS}
     scripts[CHAIR] = council_member("chair answer", ranking, synthesis=SYNTHESIS, token_delay_s=0.005)
     scripts.update(overrides)

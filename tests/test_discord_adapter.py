@@ -52,7 +52,7 @@ class Env:
 @pytest.fixture
 async def env(llm, tmp_path, request):
     overrides = getattr(request, "param", {})
-    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
+    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY  # put back by the client
     fake = await FakeDiscord().start()
     settings = make_settings(llm, tmp_path, DISCORD_TOKEN=TOKEN, DISCORD_API_URL=fake.api_url, **overrides)
     service = await CouncilService.open(settings)
@@ -65,7 +65,7 @@ async def env(llm, tmp_path, request):
     await asyncio.gather(e.task, return_exceptions=True)
     await e.service.aclose()
     await fake.close()
-    discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway
+    assert (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == (base, gateway)  # put back on close
 
 
 # --------------------------------------------------------------------------- helpers
@@ -468,6 +468,30 @@ async def test_reply_to_the_bot_and_other_bots(env, llm):
     assert "First question" in prompt[-3]["content"] and "Why though?" in prompt[-1]["content"]
 
 
+async def test_stage_buttons_show_a_council_only_where_the_service_lets_them(env):
+    """Issue 11 item 2: stage details go through the service's visibility rule, as exports do. A
+    click from another channel by someone who did not ask is "not found"; Manage Server sees it."""
+    fake = env.fake
+    await fake.push_command("council", council_option("Secret plans"))
+    await wait_finished(fake)
+    [answer] = answer_messages(fake)
+    council_id = answer["components"][0]["components"][0]["custom_id"].split(":")[2]
+
+    stranger = await fake.push_component(
+        int(answer["id"]), f"council:answers:{council_id}", user_id=9001, channel_id=fake.other_channel_id
+    )
+    await fake.wait_for(lambda: "No council with id" in json.dumps(ephemeral_replies(fake, stranger.token)), 10)
+    assert "says: the answer is 42" not in json.dumps(ephemeral_replies(fake, stranger.token))
+    admin = await fake.push_component(
+        int(answer["id"]),
+        f"council:answers:{council_id}",
+        user_id=9002,
+        channel_id=fake.other_channel_id,
+        permissions=BASIC_PERMISSIONS | MANAGE_GUILD,
+    )
+    await fake.wait_for(lambda: "says: the answer is 42" in json.dumps(ephemeral_replies(fake, admin.token)), 10)
+
+
 async def test_export_history_and_leaderboard(env):
     fake = env.fake
     await fake.push_command("council", council_option("Export me"))
@@ -527,7 +551,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
     admitted councils (2 running + 4 queued) each get their answer exactly once, in their thread;
     the 34 others are refused privately (a DM) with a retry hint; no channel is flooded."""
     caplog.set_level("INFO")
-    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
+    base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY  # put back by the client
     fake = await FakeDiscord(channel_limit=(5, 5.0)).start()
     settings = make_settings(
         llm,
@@ -574,4 +598,4 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         await asyncio.gather(task, return_exceptions=True)
         await service.aclose()
         await fake.close()
-        discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway
+        assert (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == (base, gateway)

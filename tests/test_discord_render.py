@@ -73,14 +73,14 @@ def within_limits(messages: list[dict]) -> None:
 
 def test_long_answer_is_cut_and_attached():
     r = result()
-    messages = render.result_messages(r, markdown="# full")
+    messages = render.result_messages(r)
     within_limits(messages)
     assert "file" in messages[-1]
     assert render.council_id_of_embeds(messages[0]["embeds"]) == r.council_id
 
 
 def test_medium_answer_is_split_without_file():
-    messages = render.result_messages(result(answer_chars=9000), markdown="# full")
+    messages = render.result_messages(result(answer_chars=9000))
     within_limits(messages)
     assert "file" not in messages[-1]
     joined = "".join(e.description for m in messages for e in m["embeds"])

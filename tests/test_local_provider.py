@@ -157,7 +157,7 @@ async def test_concurrent_calls_to_one_model_are_serialised_and_both_complete(pr
     )
     assert first.text.strip() and second.text.strip()
     assert len(spans) == 2
-    (a_start, a_end), (b_start, b_end) = sorted(spans)
+    (_a_start, a_end), (b_start, _b_end) = sorted(spans)
     assert a_end <= b_start  # never two generations on one llama context at once
 
 

@@ -111,7 +111,7 @@ def test_review_prompt_cannot_be_forged_by_an_answer():
 def test_review_prompt_never_contains_a_model_id():
     answers = {"A": "As openai/gpt-5.1 I say 4.", "B": "anthropic/claude-sonnet-4.5 here: 4", "C": "smollm2: 4"}
     text = _review_prompt(answers, ["A", "B", "C"])
-    for model_id in MODEL_IDS + ["anthropic/claude-sonnet-4.5", "smollm2"]:
+    for model_id in [*MODEL_IDS, "anthropic/claude-sonnet-4.5", "smollm2"]:
         assert model_id.lower() not in text.lower()
     assert "[a council member]" in text
 

@@ -128,7 +128,7 @@ async def test_invalid_json(server, provider):
 async def test_hang_times_out_on_time(server, provider):
     server.script("m", Hang())
     started = time.perf_counter()
-    with pytest.raises(ProviderTimeoutError, match="0.5 s"):
+    with pytest.raises(ProviderTimeoutError, match=r"0\.5 s"):
         await provider.complete("m", MESSAGES, CallOptions(timeout_s=0.5))
     assert time.perf_counter() - started < 1.5
 

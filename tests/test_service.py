@@ -25,6 +25,7 @@ from tests.conftest import MEMBERS, make_settings
 from tests.factories import make_result
 from tests.llm_server import Fail, Hang, council_member
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
 ORIGIN = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1", user_name="ada")
 
 
@@ -426,7 +427,7 @@ async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_
         llm.base_url,
         settings.database_url,
         stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
     )
     other = None
     try:
@@ -439,7 +440,8 @@ async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_
         owner.kill()
         await owner.wait()
         killed = time.monotonic()
-        while await other.storage.get_result(council_id) is None and time.monotonic() - killed < 10:
+        # Another process writes the mark: nothing here could set an Event, so poll the database.
+        while await other.storage.get_result(council_id) is None and time.monotonic() - killed < 10:  # noqa: ASYNC110
             await asyncio.sleep(0.1)
         marked_after = time.monotonic() - killed
         stored = await other.get_result(council_id)

@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.slack.app import SlackCouncilBot, build_slack_app, build_web_app, council_bot_of, parse_command
+from bot.slack.app import SlackCouncilBot, build_slack_bot, build_web_app, parse_command
 from core.models import Actor, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
@@ -171,8 +171,8 @@ class SlackEnv:
 
 
 async def start_env(fake: FakeSlack, settings, service: CouncilService) -> SlackEnv:
-    app = build_slack_app(service, settings)
-    runner = web.AppRunner(build_web_app(app), access_log=None)
+    bot = build_slack_bot(service, settings)
+    runner = web.AppRunner(build_web_app(bot.app), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
@@ -180,7 +180,7 @@ async def start_env(fake: FakeSlack, settings, service: CouncilService) -> Slack
     return SlackEnv(
         fake,
         service,
-        council_bot_of(app),
+        bot,
         settings,
         runner,
         f"http://127.0.0.1:{port}/slack/events",
@@ -236,6 +236,11 @@ def statuses(fake: FakeSlack, channel: str = "C1"):
         for c in posted(fake, channel)
         if (c.args.get("blocks") or [{}])[0].get("block_id", "").startswith("council-s-")
     ]
+
+
+async def stored_councils(env: SlackEnv, channel: str = "C1") -> int:
+    origin = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id=channel)
+    return len(await env.service.history(origin, "channel", 100))
 
 
 def all_text(call) -> str:
@@ -309,7 +314,7 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
     [status_call] = statuses(fake)
     updates = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == status_call.response["ts"]]
     assert updates and all(c.ok for c in updates)
-    gaps = [b.at - a.at for a, b in zip(updates, updates[1:])]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(updates)]
     assert all(gap >= 1.0 for gap in gaps), gaps
     final = updates[-1].args["blocks"]
     assert not any(b["type"] == "actions" for b in final)
@@ -346,7 +351,7 @@ async def test_progress_is_throttled_and_streams_the_chairman(env, llm):
     assert [c.status for c in updates].count(429) == 1
     done = [c for c in updates if c.ok]
     assert len(done) >= 3
-    gaps = [b.at - a.at for a, b in zip(done, done[1:])]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(done)]
     assert all(gap >= 1.0 for gap in gaps), gaps
     limited = next(i for i, c in enumerate(updates) if c.status == 429)
     assert updates[limited + 1].at - updates[limited].at >= 1.0  # Retry-After honoured
@@ -401,7 +406,7 @@ async def test_event_retries_start_one_council(env, llm):
     await env.settle()
     assert len(results(fake)) == 1 and len(statuses(fake)) == 1
     assert stage1_requests(llm) == len(MEMBERS)
-    assert env.bot.councils_started == 1
+    assert await stored_councils(env) == 1
     [answer] = results(fake)
     assert answer.args["thread_ts"] == event["ts"]
 
@@ -683,7 +688,7 @@ async def test_direct_messages(env, llm):
     await env.settle()
     [answer] = results(fake, "D1")
     assert answer.args["thread_ts"] == ts
-    assert env.bot.councils_started == 1 and stage1_requests(llm) == len(MEMBERS)
+    assert await stored_councils(env, "D1") == 1 and stage1_requests(llm) == len(MEMBERS)
 
     await env.event({**dm, "ts": fake.add_message("D1", "help", user="U1"), "text": "help"})
     await env.settle()
@@ -701,7 +706,7 @@ async def test_command_where_the_bot_cannot_post(env, llm):
     assert await env.service.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9")) == []
     assert await env.service.storage.count_hits("user:slack:T1:U1", 0) == 0
     assert await env.service.storage.count_hits("channel:slack:T1:C9", 0) == 0
-    assert stage1_requests(llm) == 0 and env.bot.councils_started == 0
+    assert stage1_requests(llm) == 0 and await stored_councils(env, "C9") == 0
 
 
 async def test_history_leaderboard_and_export(env):
@@ -826,12 +831,12 @@ async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
     writes = [c for c in fake.calls_to("chat.appendStream", "chat.stopStream") if c.args.get("ts") == ts]
     assert [c.status for c in writes].count(429) == 1
     done = [c for c in writes if c.ok]
-    gaps = [b.at - a.at for a, b in zip([start] + done, done)]
+    gaps = [b.at - a.at for a, b in zip([start, *done], done)]
     assert all(gap >= 1.0 for gap in gaps), gaps  # at most one write a second, Retry-After honoured
     # Task states went pending/in progress -> complete, a member at a time.
     states = [
         (c["id"], c["status"])
-        for call in [start] + done
+        for call in [start, *done]
         for c in call.args.get("chunks") or []
         if c["type"] == "task_update"
     ]

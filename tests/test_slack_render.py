@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from bot.councils import answer_file, is_long
 from bot.progress import CouncilProgress
 from bot.slack import render
 from bot.slack.admin import parse_admin
@@ -96,7 +97,7 @@ def test_answers_up_to_the_file_threshold_are_split_into_sections(size):
     result = make_result()
     result.synthesis = Synthesis(model="m-a", text="y" * size)  # no break anywhere
     messages = render.result_messages(result)
-    assert len(messages) == 1 and not render.is_long(result)
+    assert len(messages) == 1 and not is_long(result)
     check(messages[0]["blocks"])
     shown = "".join(b["text"]["text"] for b in messages[0]["blocks"][1:] if b["type"] == "section")
     assert shown.count("y") == size
@@ -106,12 +107,12 @@ def test_long_answer_shows_the_start_and_is_attached():
     result = make_result()
     text = ("A sentence of the answer. " * 40 + "\n\n") * 30
     result.synthesis = Synthesis(model="m-a", text=text)
-    assert render.is_long(result)
+    assert is_long(result)
     [message] = render.result_messages(result)
     check(message["blocks"])
     assert "attached below" in texts(message["blocks"])
     assert len(texts(message["blocks"])) < 6000
-    filename, title, content = render.answer_file(result)
+    filename, _title, content = answer_file(result)
     assert filename == f"council-{result.council_id}.md" and text in content
     assert content.startswith("# What is the capital of France?")
 

@@ -9,7 +9,7 @@ import time
 import aiohttp
 import pytest
 
-from bot.slack.app import api_base_url, build_slack_app, council_bot_of, run_slack
+from bot.slack.app import api_base_url, build_slack_bot, run_slack
 from core.service import CouncilService
 from tests.conftest import make_settings
 from tests.slack_fake import FakeSlack, encode_form, sign
@@ -70,9 +70,9 @@ async def test_api_url_is_normalised(llm, tmp_path, fake):
     )
     service = await CouncilService.open(settings)
     try:
-        app = build_slack_app(service, settings)
-        assert app.client.base_url == fake.api_url + "/"
-        assert council_bot_of(app).service is service
+        bot = build_slack_bot(service, settings)
+        assert bot.app.client.base_url == fake.api_url + "/"
+        assert bot.service is service
     finally:
         await service.aclose()
 

@@ -178,7 +178,8 @@ async def test_new_migration_applies_on_reopen_in_order(tmp_path):
         tmp_path,
         {
             f"{n + 2:04d}_third.sql": "ALTER TABLE extra ADD COLUMN b TEXT;",
-            f"{n + 1:04d}_second.sql": "-- a comment; with a semicolon\nCREATE TABLE extra (a TEXT); INSERT INTO extra (a) VALUES ('x;y');",
+            f"{n + 1:04d}_second.sql": "-- a comment; with a semicolon\n"
+            "CREATE TABLE extra (a TEXT); INSERT INTO extra (a) VALUES ('x;y');",
         },
     )
     async with await Storage.open(path, migrations) as s:
@@ -213,7 +214,7 @@ async def test_malformed_migration_directory_is_refused(tmp_path):
         await Storage.open(str(tmp_path / "a.db"), dup)
     (dup / "0001_again.sql").unlink()
     (dup / "2_bad-name.sql").write_text("SELECT 1;")
-    with pytest.raises(MigrationError, match="NNNN_name.sql"):
+    with pytest.raises(MigrationError, match=r"NNNN_name\.sql"):
         await Storage.open(str(tmp_path / "b.db"), dup)
 
 

@@ -41,7 +41,7 @@ async def test_writes_are_paced_and_coalesced():
     await asyncio.sleep(2 * INTERVAL)
     times = [start] + [at for at, _ in message.writes]
     assert 2 <= len(message.writes) <= 4
-    assert all(b - a >= INTERVAL * 0.95 for a, b in zip(times, times[1:]))
+    assert all(b - a >= INTERVAL * 0.95 for a, b in itertools.pairwise(times))
     assert message.writes[-1][1] == 29  # the last write shows the latest state
 
 

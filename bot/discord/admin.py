@@ -72,9 +72,9 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
         return actor_of(interaction), origin_of(interaction.user, interaction.channel, interaction.guild_id)
 
     async def send(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
-        await interaction.followup.send(
-            content, ephemeral=True, allowed_mentions=discord.AllowedMentions.none(), **kwargs
-        )
+        if content is not None:
+            kwargs["content"] = content
+        await interaction.followup.send(ephemeral=True, allowed_mentions=discord.AllowedMentions.none(), **kwargs)
 
     @group.command(name="show", description="The council configuration of this channel")
     async def show(interaction: discord.Interaction) -> None:

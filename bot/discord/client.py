@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import discord
@@ -24,6 +25,7 @@ from discord import app_commands
 from discord.gateway import DiscordWebSocket
 
 from bot.conversation import append_turn
+from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn, stored_result
 from bot.discord import render
 from bot.discord.admin import build_admin_group
 from bot.progress import CouncilProgress
@@ -103,10 +105,12 @@ def actor_of(interaction: discord.Interaction) -> Actor:
 async def reply(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
     """An ephemeral answer whether or not the interaction was already responded to."""
     kwargs.setdefault("allowed_mentions", NO_MENTIONS)
+    if content is not None:
+        kwargs["content"] = content
     if interaction.response.is_done():
-        await interaction.followup.send(content, ephemeral=True, **kwargs)
+        await interaction.followup.send(ephemeral=True, **kwargs)
     else:
-        await interaction.response.send_message(content, ephemeral=True, **kwargs)
+        await interaction.response.send_message(ephemeral=True, **kwargs)
 
 
 def _retry_after(exc: discord.HTTPException) -> float | None:
@@ -197,6 +201,33 @@ class StatusUpdater:
             log.warning("could not edit the status message: %s", exc)
 
 
+@dataclass
+class _ApiBase:
+    """DISCORD_API_URL (a proxy, the tests' fake Discord) for the life of one client.
+
+    discord.py 2.7 has no per-client API base: every REST, interaction and webhook URL is built
+    from the class attribute `Route.BASE` (which discord.py itself rewrites for the API version),
+    and a plain `Client` always opens `DiscordWebSocket.DEFAULT_GATEWAY` (only AutoShardedClient
+    asks the API for its gateway). Rebasing per client would mean replacing its private HTTP
+    client and webhook adapter; instead the two library settings are changed when the client
+    logs in and put back when it closes, which is honest for the one bot a process runs."""
+
+    base: str
+    gateway: yarl.URL
+
+    @classmethod
+    def apply(cls, url: str) -> _ApiBase:
+        saved = cls(discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
+        discord.http.Route.BASE = url.rstrip("/")
+        return saved
+
+    def use_gateway(self, url: str) -> None:
+        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+
+    def restore(self) -> None:
+        discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = self.base, self.gateway
+
+
 # --------------------------------------------------------------------------- the client
 
 
@@ -209,17 +240,30 @@ class CouncilBot(discord.Client):
         self.settings = settings
         self.pacer = ChannelPacer(pace)  # one per bot: every council in a channel shares its pace
         self.tree = app_commands.CommandTree(self)
-        self.tree.on_error = self.on_app_command_error  # type: ignore[method-assign]
+        self.tree.error(self.on_app_command_error)
+        self._api_base: _ApiBase | None = None
         self._register_commands()
         self.tree.add_command(build_admin_group(self))
 
     # ----------------------------------------------------------------- lifecycle
 
+    async def login(self, token: str) -> None:
+        if self.settings.discord_api_url and self._api_base is None:
+            self._api_base = _ApiBase.apply(self.settings.discord_api_url)
+        await super().login(token)
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            if self._api_base is not None:
+                self._api_base.restore()
+                self._api_base = None
+
     async def setup_hook(self) -> None:
-        if self.settings.discord_api_url:
-            # discord.Client connects to a fixed gateway; with an API override ask that API.
+        if self._api_base is not None:  # the gateway that API announces, not Discord's
             _, url, _ = await self.http.get_bot_gateway()
-            DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+            self._api_base.use_gateway(url)
         self.add_dynamic_items(render.CouncilButton)
         if self.settings.discord_guild_id:
             guild = discord.Object(id=self.settings.discord_guild_id)
@@ -289,8 +333,7 @@ class CouncilBot(discord.Client):
         ) -> None:
             await interaction.response.defer(ephemeral=True, thinking=True)
             origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-            service_scope = {"channel": "channel", "server": "workspace", "mine": "user"}[scope]
-            summaries = await self.service.history(origin, service_scope, limit)  # type: ignore[arg-type]
+            summaries = await self.service.history(origin, HISTORY_SCOPES[scope], limit)
             text = render.safe("\n".join(history_lines(summaries)))
             embeds = render.pack(render.text_embeds(text, title=f"Councils ({scope})"))[0]
             await interaction.followup.send(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
@@ -303,7 +346,7 @@ class CouncilBot(discord.Client):
         ) -> None:
             await interaction.response.defer(thinking=True)
             origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-            board = await self.service.leaderboard(origin, {"server": "workspace"}.get(scope, scope))  # type: ignore[arg-type]
+            board = await self.service.leaderboard(origin, HISTORY_SCOPES[scope])
             embed = discord.Embed(
                 title="Council leaderboard",
                 color=render.COLOR_INFO,
@@ -372,7 +415,8 @@ class CouncilBot(discord.Client):
                 thread = await status.create_thread(name=render.thread_name(question), auto_archive_duration=1440)
             except discord.HTTPException as exc:  # no thread permission: answer in the channel
                 log.warning("could not create a thread: %s", exc)
-        message = status.channel.get_partial_message(status.id)  # bot-token edits outlive the 15-min token
+        # Bot-token edits outlive the interaction's 15-minute token.
+        message = discord.PartialMessage(channel=status.channel, id=status.id)
         await self.follow(run, message, thread, question, interaction.user.mention)
 
     async def on_message(self, message: discord.Message) -> None:
@@ -472,21 +516,14 @@ class CouncilBot(discord.Client):
         if message.author.id == (self.user.id if self.user else None):
             council_id = render.council_id_of_embeds(message.embeds)
             if council_id:
-                if council_id in seen:
-                    return None
-                seen.add(council_id)
-                stored = await self._stored(council_id)
-                text = (
-                    stored.synthesis.text
-                    if stored and stored.synthesis
-                    else "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
-                )
-                return ConversationTurn(role="assistant", content=text, author="council") if text else None
+                shown = "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
+                return await answer_turn(self.service, council_id, seen, shown)
             if message.type is discord.MessageType.chat_input_command:  # a /council status message
                 council_id = render.council_id_of_status(message.content)
-                stored = await self._stored(council_id) if council_id else None
-                asked = stored.request.question if stored else render.question_from_status(message.content)
-                return ConversationTurn(role="user", content=asked.replace(ZWSP, "")) if asked else None
+                asked = (render.question_from_status(message.content) or "").replace(ZWSP, "") or None
+                if council_id is None:
+                    return ConversationTurn(role="user", content=asked) if asked else None
+                return await question_turn(self.service, council_id, asked)
             return None  # status messages of mentions, notices
         if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
             return None
@@ -496,7 +533,7 @@ class CouncilBot(discord.Client):
     async def reply_context(self, message: discord.Message) -> list[ConversationTurn]:
         """A reply to one of our messages outside a thread: that council's question and answer."""
         council_id = render.council_id_of_embeds(message.embeds) or render.council_id_of_status(message.content)
-        stored = await self._stored(council_id) if council_id else None
+        stored = await stored_result(self.service, council_id) if council_id else None
         if stored is not None:
             turns = [ConversationTurn(role="user", content=stored.request.question)]
             if stored.synthesis is not None:
@@ -504,12 +541,6 @@ class CouncilBot(discord.Client):
             return turns
         turn = await self.turn_of(message)
         return [turn] if turn else []
-
-    async def _stored(self, council_id: str):
-        try:
-            return await self.service.get_result(council_id)
-        except CouncilError:
-            return None
 
     async def thread_history(self, thread: discord.Thread, before: discord.abc.Snowflake) -> list[ConversationTurn]:
         messages = [m async for m in thread.history(limit=HISTORY_LIMIT, before=before)]
@@ -546,10 +577,7 @@ class CouncilBot(discord.Client):
                     break
                 updater.update(render_status)
             result = progress.result or await run.wait()
-            markdown = None
-            if result.synthesis is not None and len(result.synthesis.text) > render.LONG_ANSWER_CHARS:
-                markdown = await self.service.export(run.council_id)
-            messages = render.result_messages(result, markdown)
+            messages = render.result_messages(result)
             for i, kwargs in enumerate(messages):
                 if i == len(messages) - 1 and result.status.value != "failed":
                     kwargs["view"] = render.stage_view(run.council_id)
@@ -580,18 +608,17 @@ class CouncilBot(discord.Client):
             except CouncilError as exc:
                 await reply(interaction, exc.user_message)
                 return
-            if not stopped:
-                await reply(interaction, "This council has already finished.")
-            else:
-                await reply(interaction, "Synthesizing with the answers so far…" if action == "synth" else "Stopping…")
+            await reply(interaction, control_reply(stopped, synthesize=action == "synth"))
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
+        viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
+        admin = actor_of(interaction).is_platform_admin
         try:
-            result = await self.service.get_result(council_id)
+            result = await self.service.result_for(council_id, viewer, admin)
         except CouncilError as exc:
             await reply(interaction, exc.user_message)
             return
-        markdown = await self.service.export(council_id) if action != "ranking" else None
+        markdown = await self.service.export(council_id, viewer=viewer, admin=admin) if action != "ranking" else None
         for kwargs in render.stage_messages(result, action, markdown):
             await interaction.followup.send(ephemeral=True, allowed_mentions=NO_MENTIONS, **kwargs)
 
@@ -601,9 +628,6 @@ class CouncilBot(discord.Client):
 
 def build_discord_client(service: CouncilService, settings: Settings, **options: Any) -> CouncilBot:
     """The bot, not yet started (`options` go to discord.Client, e.g. guild_ready_timeout)."""
-    if settings.discord_api_url:
-        # discord.py builds every REST URL (webhooks and interactions included) from Route.BASE.
-        discord.http.Route.BASE = settings.discord_api_url.rstrip("/")
     return CouncilBot(service, settings, **options)
 
 

@@ -14,10 +14,12 @@ from typing import Any
 
 import discord
 
+from bot.councils import LONG_ANSWER_CHARS, answer_file, is_long
 from bot.progress import CouncilProgress
 from bot.render_text import (
     aggregate_table,
     ballot_line,
+    clip,
     neutralize_discord,
     progress_lines,
     ranking_line,
@@ -34,8 +36,6 @@ FIELD_MAX = 1024
 TITLE_MAX = 256
 MESSAGE_EMBED_CHARS = 6000
 MESSAGE_EMBEDS = 10
-# Beyond this many characters of answer the embeds carry the start and a .md file the whole.
-LONG_ANSWER_CHARS = 12000
 STAGE_MESSAGES = 3  # ephemeral stage details: at most this many messages, then a file
 
 STATUS_MARK = "🏛️ **Council**"
@@ -60,10 +60,6 @@ def emoji(text: str) -> str:
     for code, char in _SHORTCODES.items():
         text = text.replace(code, char)
     return text
-
-
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def safe(text: str | None) -> str:
@@ -205,9 +201,9 @@ def agreement_text(result: CouncilResult) -> str:
     return f"Kendall's W = {w:.2f} ({word}); {agg.ballots_used} ballots, {agg.ballots_unparsed} unreadable"
 
 
-def result_messages(result: CouncilResult, markdown: str | None = None) -> list[dict[str, Any]]:
+def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
     """Messages (kwargs for `send`) with the final answer: degraded notice first, answer,
-    ranking and agreement as fields. Very long answers are cut and `markdown` attached."""
+    ranking and agreement as fields. A long answer is cut and its full text attached (as on Slack)."""
     header = emoji(result_header(result))
     synthesis = result.synthesis
     if synthesis is not None:
@@ -220,7 +216,7 @@ def result_messages(result: CouncilResult, markdown: str | None = None) -> list[
         answer = ""
     if result.status is CouncilStatus.DEGRADED and synthesis is not None and synthesis.by_chairman:
         title = "⚠️ " + title + " (degraded)"
-    attach = len(answer) > LONG_ANSWER_CHARS and markdown is not None
+    attach = is_long(result)
     if attach:
         answer = clip(answer, LONG_ANSWER_CHARS - 200) + "\n\n*(cut here — the full answer is attached)*"
     text = (header + "\n\n" + answer).strip() if header else answer
@@ -240,8 +236,9 @@ def result_messages(result: CouncilResult, markdown: str | None = None) -> list[
     for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
-    if attach and markdown is not None:
-        messages[-1]["file"] = markdown_file(markdown, f"council-{result.council_id}.md")
+    if attach:
+        attached = answer_file(result)
+        messages[-1]["file"] = markdown_file(attached.content, attached.filename)
     return messages
 
 
@@ -375,7 +372,9 @@ class CouncilButton(
         self.council_id = council_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /):
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> CouncilButton:
         return cls(match["action"], match["id"])
 
     async def callback(self, interaction: discord.Interaction) -> None:

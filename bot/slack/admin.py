@@ -91,9 +91,8 @@ def parse_admin(text: str) -> AdminCommand:
         try:
             limits[name] = float(value) if name == "daily_budget_usd" else int(value)
         except ValueError:
-            raise InputRejected(
-                f"`{render.plain(item)}`: {'an amount in USD' if name == 'daily_budget_usd' else 'a whole number'} is needed."
-            ) from None
+            needed = "an amount in USD" if name == "daily_budget_usd" else "a whole number"
+            raise InputRejected(f"`{render.plain(item)}`: {needed} is needed.") from None
     if not limits:
         raise InputRejected("Give at least one of `user=N`, `channel=N` (councils per hour), `budget=USD` (per day).")
     return AdminCommand(op, limits=limits)

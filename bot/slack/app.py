@@ -10,7 +10,8 @@ The answer comes with buttons that open each stage in a modal, loaded from the d
 work after a restart). Nothing about councils is decided here: the
 service validates, rate-limits, checks permissions and stores.
 
-Entry points: `build_slack_app(service, settings)` and `run_slack(service, settings, http=, port=)`
+Entry points: `build_slack_bot(service, settings)` (the Bolt app is its `.app`) and
+`run_slack(service, settings, http=, port=)`
 (Socket Mode when SLACK_APP_TOKEN is set, else the HTTP Events API at /slack/events).
 """
 
@@ -21,11 +22,12 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -34,6 +36,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
+from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn
 from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EVENTS_PATH = "/slack/events"
 DEFAULT_API_URL = "https://slack.com/api/"
@@ -59,6 +63,8 @@ HISTORY_PAGES = 5  # conversations.replies pages read for a thread follow-up (20
 RATE_LIMIT_RETRIES = 3
 STREAMING_MODES = ("auto", "off")
 STREAM_RETRY_S = 600.0  # after chat.startStream said `unknown_method` & co., try again this much later
+
+_ACK = BoltResponse(status=200, body="")  # an event taken and dropped on purpose
 
 CANNOT_POST = {
     "not_in_channel": "I'm not in this channel. Invite me with `/invite @{bot}` and ask again.",
@@ -154,9 +160,7 @@ class SlackCouncilBot:
             process_before_response=False,
             name="llm-council",
         )
-        self.app.council_bot = self  # type: ignore[attr-defined]
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.councils_started = 0
         self._admins: dict[str, tuple[float, bool]] = {}
         self._register()
 
@@ -176,17 +180,17 @@ class SlackCouncilBot:
         task.add_done_callback(self.tasks.discard)
         return task
 
-    async def drain(self, timeout: float | None = None) -> None:
-        """Wait for the background work started so far (tests, shutdown)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+    async def drain(self, within_s: float | None = None) -> None:
+        """Wait for the background work started so far (tests, shutdown), at most `within_s`."""
+        deadline = None if within_s is None else time.monotonic() + within_s
         while self.tasks:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 break
             await asyncio.wait(list(self.tasks), timeout=left)
 
-    async def aclose(self, timeout: float = 5.0) -> None:
-        await self.drain(timeout)
+    async def aclose(self, grace_s: float = 5.0) -> None:
+        await self.drain(grace_s)
         for task in list(self.tasks):
             task.cancel()
         if self.tasks:
@@ -223,8 +227,7 @@ class SlackCouncilBot:
             return
         if channel:
             try:
-                extra = {"thread_ts": thread_ts} if thread_ts else {}
-                await self.client.chat_postEphemeral(channel=channel, user=user, **payload, **extra)
+                await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, **payload)
                 return
             except SlackApiError as exc:
                 log.info("chat.postEphemeral failed (%s)", _error_code(exc))
@@ -264,20 +267,40 @@ class SlackCouncilBot:
             user_name=user_name,
         )
 
-    async def _first_delivery(self, body: dict[str, Any], event: dict[str, Any], request: Any) -> bool:
-        """False for Slack's retries of an event we already took (X-Slack-Retry-Num) and for the
-        second delivery of one message (app_mention and message.im of the same message)."""
+    # Listener middleware (Bolt runs it before the listener; not calling `next` acknowledges the
+    # event and drops it): which deliveries become councils is decided once, here.
+
+    @staticmethod
+    async def _questions_in_dms(event: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
+        """Of the `message` events, only new messages in a DM (edits, joins and the like are not)."""
+        if event.get("channel_type") != "im" or event.get("subtype") not in (None, "thread_broadcast", "file_share"):
+            return _ACK
+        return await next()
+
+    @staticmethod
+    async def _not_from_bots(event: dict[str, Any], context: Any, next: Callable[[], Awaitable[Any]]) -> Any:
+        """Our own messages and other bots' are never questions."""
+        if event.get("bot_id") or event.get("user") in (None, context.bot_user_id):
+            return _ACK
+        return await next()
+
+    async def _first_delivery(
+        self, body: dict[str, Any], event: dict[str, Any], request: Any, next: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """Slack's retries of an event we already took (X-Slack-Retry-Num) and the second delivery
+        of one message (app_mention and message.im of the same message) stop here."""
         headers = getattr(request, "headers", None) or {}
         retry = headers.get("x-slack-retry-num")
         event_id = body.get("event_id")
         if event_id:
             if not await self.service.claim_event("slack", str(event_id)):
                 log.info("ignoring a repeated delivery of event %s (retry %s)", event_id, retry)
-                return False
+                return _ACK
         elif retry:
-            return False
-        key = f"message:{event.get('channel')}:{event.get('ts')}"
-        return await self.service.claim_event("slack", key)
+            return _ACK
+        if not await self.service.claim_event("slack", f"message:{event.get('channel')}:{event.get('ts')}"):
+            return _ACK
+        return await next()
 
     # ----------------------------------------------------------------- listeners
 
@@ -298,21 +321,13 @@ class SlackCouncilBot:
             self.spawn(self.handle_command("admin", command.get("text", ""), command, respond, context), "admin")
             await ack()
 
-        @app.event("app_mention")
-        async def app_mention(event, body, context, request):
-            if event.get("bot_id") or event.get("user") in (None, context.bot_user_id):
-                return
-            self.spawn(self.handle_event(event, body, context, request), "mention")
+        @app.event("app_mention", middleware=[self._not_from_bots, self._first_delivery])
+        async def app_mention(event, context):
+            self.spawn(self.handle_message(event, context), "mention")
 
-        @app.event("message")
-        async def message(event, body, context, request):
-            if event.get("channel_type") != "im" or event.get("bot_id"):
-                return
-            if event.get("subtype") not in (None, "thread_broadcast", "file_share"):
-                return
-            if event.get("user") in (None, context.bot_user_id):
-                return
-            self.spawn(self.handle_event(event, body, context, request), "dm")
+        @app.event("message", middleware=[self._questions_in_dms, self._not_from_bots, self._first_delivery])
+        async def message(event, context):
+            self.spawn(self.handle_message(event, context), "dm")
 
         @app.action(re.compile(r"^council_(stop|synthesize)$"))
         async def control(ack, body, action):
@@ -355,13 +370,11 @@ class SlackCouncilBot:
                 match = _HISTORY_ARGS.fullmatch(argument)
                 scope_word = (match.group(1) or "channel").lower() if match else "channel"
                 limit = int(match.group(2)) if match and match.group(2) else 10
-                scope = {"channel": "channel", "workspace": "workspace", "mine": "user"}[scope_word]
-                summaries = await self.service.history(origin, scope, min(limit, 50))  # type: ignore[arg-type]
+                summaries = await self.service.history(origin, HISTORY_SCOPES[scope_word], min(limit, 50))
                 message = render.history_message(summaries, scope_word)
                 await tell(message["text"], message["blocks"])
             elif kind == "leaderboard":
-                scope = (argument or "workspace").lower()
-                board = await self.service.leaderboard(origin, scope)  # type: ignore[arg-type]
+                board = await self.service.leaderboard(origin, HISTORY_SCOPES[(argument or "workspace").lower()])
                 message = render.leaderboard_message(board)
                 await tell(message["text"], message["blocks"])
             elif kind == "export":
@@ -382,12 +395,10 @@ class SlackCouncilBot:
         assert match is not None
         council_id, fmt = match.group(1).lower(), (match.group(2) or "markdown").lower()
         fmt = "json" if fmt == "json" else "markdown"
-        try:
-            text = await self.service.export(council_id, fmt, viewer=origin)  # type: ignore[arg-type]
-        except NotFound:  # admins see every council of the workspace: ask Slack only when it matters
-            if not (await self.actor(origin.user_id or "")).is_platform_admin:
-                raise
-            text = await self.service.export(council_id, fmt, viewer=origin, admin=True)  # type: ignore[arg-type]
+        text = await self.as_viewer(
+            origin,
+            lambda admin: self.service.export(council_id, fmt, viewer=origin, admin=admin),  # type: ignore[arg-type]
+        )
         channel = origin.channel_id
         if not channel or not channel.startswith("D"):
             opened = await self.client.conversations_open(users=origin.user_id)
@@ -402,6 +413,17 @@ class SlackCouncilBot:
         )
         if channel != origin.channel_id:
             await tell(f"I sent `council-{council_id}.{ext}` to you in a direct message.")
+
+    async def as_viewer(self, viewer: Origin, read: Callable[[bool], Awaitable[T]]) -> T:
+        """`read(admin)` of a stored council, whose visibility the service decides: not found for
+        `viewer`, it is read again as an admin when Slack says the viewer is a workspace admin
+        (users.info is asked only then)."""
+        try:
+            return await read(False)
+        except NotFound:
+            if not (await self.actor(viewer.user_id or "")).is_platform_admin:
+                raise
+            return await read(True)
 
     async def council_from_command(
         self, question: str, origin: Origin, respond: Callable[..., Awaitable[Any]], context: Any
@@ -444,7 +466,6 @@ class SlackCouncilBot:
         except CouncilError:  # refused in the moment since the check (a burst): take the question back
             await self._delete_quietly(channel, thread_ts)
             raise
-        self.councils_started += 1
         await self.follow(run, channel, thread_ts)
 
     async def _delete_quietly(self, channel: str, ts: str) -> None:
@@ -478,10 +499,6 @@ class SlackCouncilBot:
 
     # ----------------------------------------------------------------- mentions and DMs
 
-    async def handle_event(self, event: dict[str, Any], body: dict[str, Any], context: Any, request: Any) -> None:
-        if await self._first_delivery(body, event, request):
-            await self.handle_message(event, context)
-
     async def handle_message(self, event: dict[str, Any], context: Any) -> None:
         channel, user, ts = event["channel"], event["user"], event["ts"]
         thread_ts = event.get("thread_ts")
@@ -504,7 +521,6 @@ class SlackCouncilBot:
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
             return
-        self.councils_started += 1
         await self.follow(run, channel, thread_ts or ts)
 
     async def thread_history(
@@ -542,33 +558,20 @@ class SlackCouncilBot:
             if ref is None:
                 return None  # help, uploads and other notes
             kind, council_id = ref
-            if kind == "s" or (kind == "a" and council_id in seen):
+            if kind == "s":
                 return None
-            stored = await self._stored(council_id)
             if kind == "q":
-                asked = stored.request.question if stored else self._running_question(council_id)
-                return ConversationTurn(role="user", content=asked) if asked else None
-            seen.add(council_id)
-            if stored is not None and stored.synthesis is not None:
-                text = stored.synthesis.text
-            else:
-                text = "\n".join(
-                    b["text"]["text"]
-                    for b in message.get("blocks") or []
-                    if b.get("type") == "section" and isinstance(b.get("text"), dict)
-                )
-                text = slack_unescape(text.replace(ZWSP, "")) if text else ""
-            return ConversationTurn(role="assistant", content=text, author="council") if text.strip() else None
+                return await question_turn(self.service, council_id, self._running_question(council_id))
+            shown = "\n".join(
+                b["text"]["text"]
+                for b in message.get("blocks") or []
+                if b.get("type") == "section" and isinstance(b.get("text"), dict)
+            )
+            return await answer_turn(self.service, council_id, seen, slack_unescape(shown.replace(ZWSP, "")))
         if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
             return None
         text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
         return ConversationTurn(role="user", content=text, author=message.get("user")) if text else None
-
-    async def _stored(self, council_id: str) -> CouncilResult | None:
-        try:
-            return await self.service.get_result(council_id)
-        except CouncilError:
-            return None
 
     def _running_question(self, council_id: str) -> str | None:
         run = self.service.get_run(council_id)
@@ -590,11 +593,7 @@ class SlackCouncilBot:
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
             return
-        if not stopped:
-            await self.ephemeral(channel, user, "This council has already finished.", thread_ts=thread_ts)
-        else:
-            note = "Synthesizing with the answers so far…" if synthesize else "Stopping the council…"
-            await self.ephemeral(channel, user, note, thread_ts=thread_ts)
+        await self.ephemeral(channel, user, control_reply(stopped, synthesize=synthesize), thread_ts=thread_ts)
 
     async def handle_stage(
         self, body: dict[str, Any], action: dict[str, Any], respond: Callable[..., Awaitable[Any]] | None = None
@@ -606,10 +605,8 @@ class SlackCouncilBot:
         stage = action["action_id"][len(render.ACTION_STAGE_PREFIX) :]
         team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
         try:
-            result = await self.service.get_result(action.get("value", ""))
-            asked = result.request.origin
-            if asked.platform is Platform.SLACK and team and asked.workspace_id and asked.workspace_id != team:
-                raise NotFound("This council belongs to another workspace.")
+            viewer = self.origin(team, channel, user)
+            result = await self.as_viewer(viewer, lambda admin: self.service.result_for(action["value"], viewer, admin))
             await self.client.views_open(trigger_id=body["trigger_id"], view=render.stage_modal(result, stage))  # type: ignore[arg-type]
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts, respond=respond)
@@ -657,15 +654,6 @@ def build_client(settings: Settings) -> AsyncWebClient:
 
 def build_slack_bot(service: CouncilService, settings: Settings, **options: Any) -> SlackCouncilBot:
     return SlackCouncilBot(service, settings, build_client(settings), **options)
-
-
-def build_slack_app(service: CouncilService, settings: Settings) -> AsyncApp:
-    """The Bolt app with every listener registered (its bot: `council_bot_of(app)`)."""
-    return build_slack_bot(service, settings).app
-
-
-def council_bot_of(app: AsyncApp) -> SlackCouncilBot:
-    return app.council_bot  # type: ignore[attr-defined,no-any-return]
 
 
 def build_web_app(app: AsyncApp, path: str = EVENTS_PATH) -> web.Application:

@@ -17,10 +17,12 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from bot.councils import is_long
 from bot.progress import CouncilProgress, MemberState
 from bot.render_text import (
     aggregate_table,
     ballot_line,
+    clip,
     history_lines,
     leaderboard_table,
     neutralize_slack,
@@ -48,8 +50,6 @@ SECTION_CHUNK = 2900  # what we put in one section: room for a closing fence and
 MODAL_TITLE_MAX = 24
 CONTEXT_MAX = 2000
 FALLBACK_TEXT_MAX = 300  # the notification text of a message with blocks
-# Beyond this many characters the answer message shows the start and the full text is a file.
-LONG_ANSWER_CHARS = 12000
 SUMMARY_CHARS = 2800
 # A modal shows at most this much model text in total (then says where the rest is).
 MODAL_TEXT_BUDGET = 60000
@@ -158,10 +158,6 @@ def mrkdwn(text: str | None) -> str:
     return neutralize_slack("".join(out))
 
 
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def fallback(text: str) -> str:
     """The notification text of a message whose content is in its blocks."""
     return clip(" ".join(text.split()), FALLBACK_TEXT_MAX)
@@ -226,7 +222,7 @@ def council_ref(message: dict[str, Any]) -> tuple[str, str] | None:
 def _limit_blocks(blocks: list[dict[str, Any]], limit: int, note: str) -> list[dict[str, Any]]:
     if len(blocks) <= limit:
         return blocks
-    return blocks[: limit - 1] + [context(note)]
+    return [*blocks[: limit - 1], context(note)]
 
 
 # --------------------------------------------------------------------------- question and status
@@ -302,7 +298,8 @@ def final_status(result: CouncilResult) -> str:
         return f":octagonal_sign: The council was stopped{took}."
     answered = sum(1 for a in result.answers if a.ok)
     mark = ":warning:" if result.status is CouncilStatus.DEGRADED else ":white_check_mark:"
-    return f"{mark} Done{took}: {answered}/{len(result.answers)} members answered, {len(result.reviews)} reviews. The answer is below."
+    members = f"{answered}/{len(result.answers)} members answered"
+    return f"{mark} Done{took}: {members}, {len(result.reviews)} reviews. The answer is below."
 
 
 # --------------------------------------------------------------------------- streaming (chat.startStream)
@@ -443,11 +440,7 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
     if header:
         blocks.append(context(plain(header)))
     if attached and result.synthesis is not None:
-        blocks.append(
-            context(
-                f":page_facing_up: The full answer ({len(result.synthesis.text):,} characters) is attached below as a Markdown file."
-            )
-        )
+        blocks.append(context(attached_note(result.synthesis.text)))
     blocks += material_blocks(result)
     if result.aggregate is not None:
         blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
@@ -509,15 +502,15 @@ def result_footer(result: CouncilResult) -> str:
     return plain(" · ".join(parts))
 
 
-def is_long(result: CouncilResult) -> bool:
-    return result.synthesis is not None and len(result.synthesis.text) > LONG_ANSWER_CHARS
+def attached_note(answer: str) -> str:
+    return f":page_facing_up: The full answer ({len(answer):,} characters) is attached below as a Markdown file."
 
 
 def result_messages(result: CouncilResult) -> list[Message]:
     """The answer as thread replies: header (when degraded) first, the answer, the ranking, buttons.
 
     Normally one message. A long answer (over `LONG_ANSWER_CHARS`) shows its start and says the
-    full text is attached (the caller uploads it: `answer_file`). Each message stays within 50
+    full text is attached (the caller uploads it: `bot.councils.answer_file`). Each message stays within 50
     blocks and every section within 3000 characters.
     """
     cid = result.council_id
@@ -533,11 +526,7 @@ def result_messages(result: CouncilResult) -> list[Message]:
         if is_long(result):
             start = mrkdwn(clip(text, SUMMARY_CHARS))
             body_blocks = sections(start)
-            body_blocks.append(
-                context(
-                    f":page_facing_up: The full answer ({len(text):,} characters) is attached below as a Markdown file."
-                )
-            )
+            body_blocks.append(context(attached_note(text)))
         else:
             body_blocks = sections(mrkdwn(text))
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
@@ -568,15 +557,6 @@ def result_messages(result: CouncilResult) -> list[Message]:
         text = fallback(plain(first_text)) if index == 0 else "(continued)"
         out.append({"text": text, "blocks": blocks})
     return out
-
-
-def answer_file(result: CouncilResult) -> tuple[str, str, str]:
-    """(filename, title, content) of the Markdown file attached to a long answer."""
-    synthesis = result.synthesis
-    body = synthesis.text if synthesis is not None else ""
-    header = result_header(result)
-    content = f"# {result.request.question}\n\n" + (f"{header}\n\n" if header else "") + body + "\n"
-    return f"council-{result.council_id}.md", "Council answer (full text)", content
 
 
 # --------------------------------------------------------------------------- stage modals
@@ -662,15 +642,24 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
 # --------------------------------------------------------------------------- commands
 
 
-HELP = """*LLM Council* — several models answer your question, review each other anonymously, and a chairman writes the final answer.
-
-• `/council <question>` — convene a council; it answers in a thread.
-• {name} `<question>` (a mention) — the same from a message; inside a thread the earlier messages are context for a follow-up. DMs work too.
-• While it runs: *Stop*, or *Synthesize now* with the answers that have arrived.
-• Under the answer: *Answers*, *Reviews* (with each extracted ballot) and *Ranking* open each stage.
-• `/council history [channel|workspace|mine] [N]` · `/council leaderboard [channel|workspace|all]` · `/council export <id> [json]`
-• Attach files (PDF, Word, text, CSV, code, images) to the message that asks: the council reads them. Start the question with `search:` to search the web first.
-• `/council-admin show|members a,b,c|chairman X|limits user=N channel=N budget=USD|search on|off|reset|audit` (also `/council admin …`) — this channel's council (workspace admins and owners)."""
+HELP = "\n".join(
+    (
+        "*LLM Council* — several models answer your question, review each other anonymously, "
+        "and a chairman writes the final answer.",
+        "",
+        "• `/council <question>` — convene a council; it answers in a thread.",
+        "• {name} `<question>` (a mention) — the same from a message; inside a thread the earlier messages are "
+        "context for a follow-up. DMs work too.",
+        "• While it runs: *Stop*, or *Synthesize now* with the answers that have arrived.",
+        "• Under the answer: *Answers*, *Reviews* (with each extracted ballot) and *Ranking* open each stage.",
+        "• `/council history [channel|workspace|mine] [N]` · `/council leaderboard [channel|workspace|all]` · "
+        "`/council export <id> [json]`",
+        "• Attach files (PDF, Word, text, CSV, code, images) to the message that asks: the council reads them. "
+        "Start the question with `search:` to search the web first.",
+        "• `/council-admin show|members a,b,c|chairman X|limits user=N channel=N budget=USD|search on|off|reset|audit` "
+        "(also `/council admin …`) — this channel's council (workspace admins and owners).",
+    )
+)
 
 
 def help_text(bot_name: str = "@council") -> str:
@@ -678,7 +667,7 @@ def help_text(bot_name: str = "@council") -> str:
 
 
 def text_blocks(title: str, rendered: str) -> list[dict[str, Any]]:
-    blocks = [section(f"*{title}*")] + sections(rendered)
+    blocks = [section(f"*{title}*"), *sections(rendered)]
     return _limit_blocks(blocks, MESSAGE_BLOCKS, "…cut here.")
 
 

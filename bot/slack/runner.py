@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.councils import LONG_ANSWER_CHARS, answer_file, is_long
 from bot.progress import CouncilProgress
 from bot.slack import render
 from bot.slack.render import Chunk
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EDIT_INTERVAL_S = 1.2
-STREAM_TEXT_MAX = render.LONG_ANSWER_CHARS  # of the chairman's text streamed; a longer answer is attached
+STREAM_TEXT_MAX = LONG_ANSWER_CHARS  # of the chairman's text streamed; a longer answer is attached
 STREAM_PIECE_MAX = 7000  # raw characters per markdown_text chunk (Slack: 12,000 after neutralising)
 # chat.startStream errors meaning "not in this workspace/app/token": no use trying again soon.
 STREAM_UNSUPPORTED = frozenset(
@@ -358,7 +359,7 @@ class ProgressStream(_PacedWrites):
             return False
         chunks, commit = self._pending(final=True, result=result, text=text)
         if text is not None:
-            self.attached = len(text) > STREAM_TEXT_MAX or render.is_long(result)
+            self.attached = len(text) > STREAM_TEXT_MAX or is_long(result)
             if self.attached:
                 chunks.append({"type": "markdown_text", "text": "\n\n…"})
         elif self.text_sent:
@@ -376,6 +377,8 @@ class ProgressStream(_PacedWrites):
 
     async def _stop_quietly(self, result: CouncilResult) -> None:
         """Close a broken stream if Slack still lets us (one try, errors ignored)."""
+        if self.ts is None:
+            return
         try:
             await self.pacer.turn(self.channel, Priority.PROGRESS)
             await self.client.chat_stopStream(
@@ -555,12 +558,12 @@ class CouncilFollower:
                 unfurl_media=False,
                 **message,
             )
-        if render.is_long(result):
+        if is_long(result):
             await self.upload_answer(result)
 
     async def upload_answer(self, result: CouncilResult) -> None:
         """The full text of a long answer, as a Markdown file in the thread."""
-        filename, title, content = render.answer_file(result)
+        filename, title, content = answer_file(result)
         await self.pacer.turn(self.channel, Priority.ANSWER)
         await self.client.files_upload_v2(
             channel=self.channel,

@@ -1,0 +1,82 @@
+"""What both chat adapters do with a council apart from drawing it: the rules of a long answer,
+the stored council behind a message, the words of a Stop / Synthesize click and of the scopes
+people type. Platform renderers and wiring (bot/slack, bot/discord) use these, so the two
+platforms cannot drift apart. Who may see or do what is not here: that is the service's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from bot.render_text import result_header
+from core.errors import CouncilError
+from core.models import ConversationTurn, CouncilResult
+
+if TYPE_CHECKING:
+    from core.service import CouncilService, HistoryScope
+
+# Beyond this many characters the answer message shows the start and the full text is attached.
+LONG_ANSWER_CHARS = 12000
+
+# The scope words of /council history and leaderboard (Slack says workspace, Discord server).
+HISTORY_SCOPES: dict[str, HistoryScope] = {
+    "channel": "channel",
+    "workspace": "workspace",
+    "server": "workspace",
+    "mine": "user",
+    "all": "all",
+}
+
+
+class AnswerFile(NamedTuple):
+    filename: str
+    title: str
+    content: str
+
+
+def is_long(result: CouncilResult) -> bool:
+    return result.synthesis is not None and len(result.synthesis.text) > LONG_ANSWER_CHARS
+
+
+def answer_file(result: CouncilResult) -> AnswerFile:
+    """The Markdown file attached under a long answer: the question, any notice, the whole answer."""
+    synthesis = result.synthesis
+    body = synthesis.text if synthesis is not None else ""
+    header = result_header(result)
+    content = f"# {result.request.question}\n\n" + (f"{header}\n\n" if header else "") + body + "\n"
+    return AnswerFile(f"council-{result.council_id}.md", "Council answer (full text)", content)
+
+
+async def stored_result(service: CouncilService, council_id: str) -> CouncilResult | None:
+    """The stored council a message of ours belongs to (None: still running, or gone)."""
+    try:
+        return await service.get_result(council_id)
+    except CouncilError:
+        return None
+
+
+async def answer_turn(
+    service: CouncilService, council_id: str, seen: set[str], rendered: str
+) -> ConversationTurn | None:
+    """Thread history: our answer to a council as the assistant's turn, once per council (an answer
+    split over several messages is one turn). The stored answer is preferred over the `rendered`
+    text, which may be cut; the rendered one stands in while the council is not stored."""
+    if council_id in seen:
+        return None
+    seen.add(council_id)
+    stored = await stored_result(service, council_id)
+    text = stored.synthesis.text if stored is not None and stored.synthesis is not None else rendered
+    return ConversationTurn(role="assistant", content=text, author="council") if text.strip() else None
+
+
+async def question_turn(service: CouncilService, council_id: str, rendered: str | None) -> ConversationTurn | None:
+    """Thread history: the question a message of ours shows, as the user's turn (stored first)."""
+    stored = await stored_result(service, council_id)
+    asked = stored.request.question if stored is not None else rendered
+    return ConversationTurn(role="user", content=asked) if asked else None
+
+
+def control_reply(stopped: bool, *, synthesize: bool) -> str:
+    """What the person who clicked Stop or Synthesize now is told."""
+    if not stopped:
+        return "This council has already finished."
+    return "Synthesizing with the answers so far…" if synthesize else "Stopping the council…"
