@@ -81,7 +81,9 @@ _NONCE_CHARS = _chars("[0-9a-f]", 8, 32)  # 16 in our fences; echoes lose or rep
 _MAX_HELD = 200  # characters; a real marker is under 60
 
 
-@lru_cache(maxsize=64)
+# One entry per running council (its nonces): compiling costs ~16 ms, so a council must not
+# compile again because 64 others ran in between (200 concurrent councils did).
+@lru_cache(maxsize=2048)
 def _marker(nonces: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """The compiled patterns of a marker given the running council's nonces: the marker, its
     prefixes, and the characters a marker can start with."""
@@ -141,10 +143,11 @@ class MarkerFilter:
         text = self._held + piece
         while True:
             hold_from = self._hold_start(context, text)
-            head, removed = self._remove(context, text[:hold_from])
+            # Matched against the whole text, so that a lookahead sees what follows the shown part.
+            head, removed = self._remove(context, text, until=hold_from)
             if not removed:
                 break
-            text = head + text[hold_from:]  # removing one may have joined the halves of another
+            text = head  # removing one may have joined the halves of another
         self._held = text[hold_from:]
         return self._show(text[:hold_from])
 
@@ -165,10 +168,13 @@ class MarkerFilter:
                 return match.start() - offset
         return len(text)
 
-    def _remove(self, context: str, text: str) -> tuple[str, int]:
-        """`text` without the markers in it (`context` is the character shown before it)."""
+    def _remove(self, context: str, text: str, until: int | None = None) -> tuple[str, int]:
+        """`text` without the markers that end by `until` (`context` is the character shown before it)."""
         whole, kept, last = context + text, [], len(context)
+        limit = len(whole) if until is None else len(context) + until
         for match in self._full.finditer(whole, last):
+            if match.end() > limit:
+                break
             kept.append(whole[last : match.start()])
             last = match.end()
         self.markers += len(kept)

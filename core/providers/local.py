@@ -105,7 +105,7 @@ def _no_fd_redirects(llama_cpp) -> None:
 
     for module in (llama_module, internals):
         if getattr(module, "suppress_stdout_stderr", None) is not _NoRedirect:
-            module.suppress_stdout_stderr = _NoRedirect
+            setattr(module, "suppress_stdout_stderr", _NoRedirect)  # noqa: B010 - _internals declares no such name
 
 
 _log_callback = None  # keeps the ctypes callback alive

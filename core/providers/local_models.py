@@ -177,7 +177,7 @@ def _package_dir(spec: Bundled) -> Path:
         found = None
     if found is None or not found.submodule_search_locations:
         raise _missing_package(spec)
-    return Path(list(found.submodule_search_locations)[0])
+    return Path(next(iter(found.submodule_search_locations)))
 
 
 def _bundled_path(spec: Bundled, settings: Settings) -> Path:

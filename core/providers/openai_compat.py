@@ -203,7 +203,6 @@ class OpenAICompatProvider:
                 response = await self._http.send(request, stream=True)
             except httpx.HTTPError as exc:
                 error: ProviderError = ProviderUnavailableError(f"{self.name} is unreachable: {_describe(exc)}")
-                response = None
             else:
                 if response.status_code < 400:
                     break

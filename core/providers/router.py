@@ -7,7 +7,7 @@ split off, because plain ids may contain colons themselves (Ollama's `llama3:8b`
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,7 @@ from core.settings import Settings
 
 if TYPE_CHECKING:
     import httpx
+    from pydantic import SecretStr
 
 MODEL_LIST_TTL_S = 300.0
 _OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-Title": "LLM Council"}
@@ -89,21 +90,27 @@ class ProviderRouter:
             return LocalProvider(s)
         from core.providers.openai_compat import OpenAICompatProvider
 
-        common = dict(
-            http=self._http,
-            max_retries=s.llm_max_retries,
-            retry_base_s=s.llm_retry_base_s,
-            retry_max_s=s.llm_retry_max_s,
-            prices=s.model_prices,
-        )
+        def endpoint(
+            name: str, base_url: str, api_key: SecretStr | None, headers: Mapping[str, str] | None = None
+        ) -> Provider:
+            return OpenAICompatProvider(
+                name,
+                base_url,
+                api_key,
+                self._http,
+                max_retries=s.llm_max_retries,
+                retry_base_s=s.llm_retry_base_s,
+                retry_max_s=s.llm_retry_max_s,
+                extra_headers=headers,
+                prices=s.model_prices,
+            )
+
         if key == "openrouter":
             if s.openrouter_api_key is None:
                 raise ProviderConfigError("openrouter: models need OPENROUTER_API_KEY")
-            return OpenAICompatProvider(
-                "openrouter", s.openrouter_base_url, s.openrouter_api_key, extra_headers=_OPENROUTER_HEADERS, **common
-            )
+            return endpoint("openrouter", s.openrouter_base_url, s.openrouter_api_key, _OPENROUTER_HEADERS)
         assert s.llm_base_url is not None
-        return OpenAICompatProvider("LLM_BASE_URL endpoint", s.llm_base_url, s.llm_api_key, **common)
+        return endpoint("LLM_BASE_URL endpoint", s.llm_base_url, s.llm_api_key)
 
     # ------------------------------------------------------------------ calls
 

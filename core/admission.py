@@ -1,0 +1,170 @@
+"""Admission of a council: the question and its history cleaned, the channel's configuration,
+and every limit checked (input, budget, rate, capacity) before it may start."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+from core.attachments import ExtractedAttachment
+from core.channel_admin import clean_members, require_known_models
+from core.errors import BudgetExceeded
+from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
+from core.models import ChannelSettings, ConversationTurn, CouncilConfig, CouncilRequest, Origin, new_council_id
+from core.ownership import CouncilOwner
+from core.providers.router import ProviderRouter
+from core.reading import FILES_ONLY_QUESTION
+from core.redact import Redactor
+from core.settings import Settings
+from core.storage import Storage
+from core.text import clean_text
+
+T = TypeVar("T")
+
+
+class Admission:
+    def __init__(
+        self,
+        settings: Settings,
+        storage: Storage,
+        router: ProviderRouter,
+        redact: Redactor,
+        gate: ConcurrencyGate,
+        owner: CouncilOwner,
+    ) -> None:
+        self.settings = settings
+        self.storage = storage
+        self.router = router
+        self.redact = redact
+        self.limiter = RateLimiter(storage)
+        self.gate = gate
+        self.owner = owner
+
+    async def admit(
+        self,
+        question: str,
+        origin: Origin,
+        history: Sequence[ConversationTurn],
+        *,
+        council_id: str | None = None,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
+        attachments: Sequence[ExtractedAttachment] = (),
+    ) -> tuple[CouncilRequest, Ticket]:
+        """The stored request and its ticket (a running slot or a place in the queue), atomically.
+        `members`/`chairman` replace the channel's for this council only.
+
+        Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing
+        message; a refused question uses up none of the asker's rate limit.
+        """
+        if attachments and not question.strip():
+            question = FILES_ONLY_QUESTION  # files shared without a word: the council reads them
+        # Cleaned before anything is counted or stored: undecodable text must not cost a rate-limit hit.
+        question = self.clean_question(question)
+        turns = [self._clean_turn(turn) for turn in history]
+        ticket = self.gate.admit()  # Overloaded here, before anything is recorded
+        try:
+            channel = await self.storage.get_channel_settings(origin.channel_key)
+            config = await self._with_overrides(self.config_for(channel), members, chairman)
+            await self._check_budget(origin, channel)
+            await self._check_rate(origin, channel, record=True)
+            await self.owner.start()
+            request = CouncilRequest(
+                council_id=council_id or new_council_id(),
+                question=question,
+                config=config,
+                history=self._trim_history(turns),
+                origin=origin,
+                attachments=list(attachments),
+            )
+            await self.storage.save_council_started(request, self.owner.owner_id)
+        except BaseException:
+            ticket.release()
+            raise
+        return request, ticket
+
+    async def check(self, question: str, origin: Origin) -> str:
+        """The checks of `admit` without their effects (no queue place, no rate-limit hit)."""
+        question = self.clean_question(question)
+        self.gate.check_capacity()
+        channel = await self.storage.get_channel_settings(origin.channel_key)
+        await self._check_budget(origin, channel)
+        await self._check_rate(origin, channel, record=False)
+        return question
+
+    def clean_question(self, question: str) -> str:
+        return validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
+
+    def config_for(self, channel: ChannelSettings | None) -> CouncilConfig:
+        s = self.settings
+        members = (channel and channel.members) or s.default_members
+        chairman = (channel and channel.chairman) or s.default_chairman
+        return CouncilConfig(
+            members=list(members),
+            chairman=chairman,
+            exclude_self_review=s.council_exclude_self,
+            member_timeout_s=s.council_timeout_s,
+            quorum=s.council_quorum,
+            grace_s=s.council_grace_s,
+            max_answer_tokens=s.council_max_answer_tokens,
+        )
+
+    async def _with_overrides(
+        self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None
+    ) -> CouncilConfig:
+        chosen_members = clean_members(members) if members else None
+        chosen_chairman = chairman.strip() if chairman and chairman.strip() else None
+        named = [*(chosen_members or []), *([chosen_chairman] if chosen_chairman else [])]
+        if not named:
+            return config
+        await require_known_models(self.router, list(dict.fromkeys(named)))
+        return config.model_copy(
+            update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
+        )
+
+    async def _check_rate(self, origin: Origin, channel: ChannelSettings | None, *, record: bool) -> None:
+        await self.limiter.check_and_record(
+            user_key=origin.user_key,
+            channel_key=origin.channel_key,
+            user_limit_per_hour=_pick(
+                channel.user_limit_per_hour if channel else None, self.settings.user_limit_per_hour
+            ),
+            channel_limit_per_hour=_pick(
+                channel.channel_limit_per_hour if channel else None, self.settings.channel_limit_per_hour
+            ),
+            record=record,
+        )
+
+    async def _check_budget(self, origin: Origin, channel: ChannelSettings | None) -> None:
+        budget = _pick(channel.daily_budget_usd if channel else None, self.settings.daily_budget_usd)
+        if not budget:
+            return
+        day_start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        spent = await self.storage.spent_since(origin.channel_key, day_start)
+        if spent >= budget:
+            raise BudgetExceeded(
+                f"This channel's daily budget of ${budget:.2f} is spent (${spent:.2f} today). "
+                "It resets at 00:00 UTC; an admin can raise it with the limits command.",
+                retry_after_s=(day_start + timedelta(days=1) - datetime.now(UTC)).total_seconds(),
+            )
+
+    def _clean_turn(self, turn: ConversationTurn) -> ConversationTurn:
+        author = clean_text(turn.author) if turn.author is not None else None
+        return turn.model_copy(update={"content": self.redact(clean_text(turn.content)), "author": author})
+
+    def _trim_history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
+        """Keep the most recent turns that fit the history budget (older context matters least)."""
+        budget = self.settings.max_history_chars
+        kept: list[ConversationTurn] = []
+        for turn in reversed(list(history)):
+            if len(turn.content) > budget:
+                break
+            budget -= len(turn.content)
+            kept.append(turn)
+        return list(reversed(kept))
+
+
+def _pick(override: T | None, default: T) -> T:
+    """A channel override when set (0 is a real value), else the global default."""
+    return default if override is None else override

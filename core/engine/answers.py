@@ -1,0 +1,75 @@
+"""Stage 1: every member answers the question, in parallel; labels are assigned at the end."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from functools import partial
+from typing import TYPE_CHECKING
+
+from core import markers, prompts
+from core.engine.runner import Calls, Outcome, StagePolicy
+from core.engine.state import LABELS, CouncilState
+from core.models import (
+    CouncilEvent,
+    ErrorInfo,
+    ErrorKind,
+    MemberAnswer,
+    MemberFailed,
+    MemberFinished,
+    MemberStarted,
+    StageStarted,
+)
+
+if TYPE_CHECKING:
+    from core.providers.router import ProviderRouter
+
+
+async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter) -> AsyncGenerator[CouncilEvent, None]:
+    config = state.config
+    messages = prompts.stage1_messages(state.request.question, state.request.history)
+    options = state.options(config.max_answer_tokens)
+    # Calls start before the events go out: a consumer that renders slowly must not delay them.
+    batch = calls.launch(
+        {
+            m: partial(router.complete, m, state.material.apply(messages, m, state.material_fence), options)
+            for m in state.members
+        },
+        "answer",
+        config.member_timeout_s,
+    )
+    yield state.event(StageStarted, stage=1)
+    for member in state.members:
+        yield state.event(MemberStarted, model=member)
+    policy = StagePolicy(config.quorum, config.grace_s, config.member_timeout_s)
+    async with aclosing(calls.gather(batch, policy, "answer", "members")) as outcomes:
+        async for outcome in outcomes:
+            answer = _record_answer(state, outcome)
+            if answer.ok:
+                yield state.event(MemberFinished, answer=answer.model_copy())
+            else:
+                yield state.event(MemberFailed, answer=answer.model_copy())
+    _assign_labels(state)
+
+
+def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:
+    answer = MemberAnswer(model=outcome.key, error=outcome.error, latency_s=outcome.latency_s)
+    if outcome.completion is not None:
+        answer.usage = outcome.completion.usage
+        text = markers.strip_markers(outcome.completion.text, state.nonces())  # it is shown as written
+        if text.strip():
+            answer.text = text
+        else:
+            answer.error = ErrorInfo(kind=ErrorKind.BAD_RESPONSE, message="the answer held only internal markers")
+    if outcome.skipped:
+        state.skipped.add(outcome.key)
+    state.answers[outcome.key] = answer
+    return answer
+
+
+def _assign_labels(state: CouncilState) -> None:
+    # Labels follow member order (not arrival order), so they are stable for a config.
+    answered = [m for m in state.members if state.answers[m].ok]
+    for label, member in zip(LABELS, answered):
+        state.answers[member].label = label
+        state.label_to_model[label] = member

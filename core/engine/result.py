@@ -1,0 +1,43 @@
+"""The CouncilResult of a council that has run its stages: its status, error and notices."""
+
+from __future__ import annotations
+
+import time
+
+from core.engine import notices
+from core.engine.state import CouncilState
+from core.models import CouncilResult, CouncilStatus, ErrorInfo, ErrorKind, ParseStatus, Usage
+
+
+def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
+    state.timings["total_s"] = round(time.perf_counter() - state.started, 4)
+    status, error = _status(state)
+    return CouncilResult(
+        council_id=state.request.council_id,
+        request=state.request,
+        status=status,
+        answers=[state.answers[m] for m in state.members],
+        reviews=list(state.reviews.values()),
+        label_to_model=dict(state.label_to_model),
+        aggregate=state.aggregate,
+        synthesis=state.synthesis,
+        notices=notices.result_notices(state),
+        error=error,
+        timings=dict(state.timings),
+        usage=usage,
+    )
+
+
+def _status(state: CouncilState) -> tuple[CouncilStatus, ErrorInfo | None]:
+    if state.control.stopped:
+        return CouncilStatus.CANCELLED, ErrorInfo(kind=ErrorKind.CANCELLED, message=notices.STOPPED_BY_USER)
+    if not state.label_to_model:
+        return CouncilStatus.FAILED, notices.no_answer_error(state)
+    reviews = state.reviews.values()
+    degraded = (
+        any(not a.ok and a.model not in state.skipped for a in state.answers.values())
+        or any(r.error is not None and not state.review_skipped(r.reviewer) for r in reviews)
+        or any(r.text is not None and r.parse_status is ParseStatus.NONE for r in reviews)
+        or (state.synthesis is not None and not state.synthesis.by_chairman)
+    )
+    return (CouncilStatus.DEGRADED if degraded else CouncilStatus.OK), None

@@ -1,0 +1,124 @@
+"""Stage 2: each member ranks the others' anonymous answers, in parallel; the ballots are aggregated."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from core import markers, prompts, ranking
+from core.engine.runner import Calls, Outcome, StagePolicy
+from core.engine.state import CouncilState
+from core.models import (
+    Aggregate,
+    AggregateEntry,
+    AggregateReady,
+    CouncilEvent,
+    ParseStatus,
+    Review,
+    ReviewFinished,
+    StageStarted,
+)
+
+if TYPE_CHECKING:
+    from core.providers.router import ProviderRouter
+
+
+async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter) -> AsyncGenerator[CouncilEvent, None]:
+    config = state.config
+    plans = _review_plans(state)
+    if plans:  # none when a lone answer may not be reviewed by its own author
+        builder = prompts.ReviewPrompts(
+            state.request.question,
+            state.labelled_texts(),
+            state.review_fence,
+            history=state.request.history,
+            member_ids=state.all_ids(),
+        )
+        options = state.options(None)
+        batch = calls.launch(
+            {
+                r: partial(
+                    router.complete,
+                    r,
+                    state.material.apply(builder.messages(shown), r, state.review_fence),
+                    replace(options, ranking_labels=tuple(shown)),
+                )
+                for r, shown in plans.items()
+            },
+            "review",
+            config.member_timeout_s,
+        )
+        yield state.event(StageStarted, stage=2)
+        policy = StagePolicy(config.quorum, config.grace_s, config.member_timeout_s)
+        async with aclosing(calls.gather(batch, policy, "review", "reviewers")) as outcomes:
+            async for outcome in outcomes:
+                review = _record_review(state, outcome, plans[outcome.key])
+                yield state.event(ReviewFinished, review=review)  # never mutated afterwards
+        state.reviews = {r: state.reviews[r] for r in plans}  # member order, not arrival order
+    if state.control.stopped:
+        return
+    state.aggregate = _aggregate(state)
+    yield state.event(AggregateReady, aggregate=state.aggregate, label_to_model=dict(state.label_to_model))
+
+
+def _review_plans(state: CouncilState) -> dict[str, list[str]]:
+    """Reviewer -> labels it is shown, in a fresh random order per reviewer (position bias)."""
+    model_to_label = {m: label for label, m in state.label_to_model.items()}
+    plans = {}
+    for reviewer, own in model_to_label.items():
+        shown = [label for label in state.label_to_model if not (state.config.exclude_self_review and label == own)]
+        if shown:
+            state.rng.shuffle(shown)
+            plans[reviewer] = shown
+    return plans
+
+
+def _record_review(state: CouncilState, outcome: Outcome, shown: list[str]) -> Review:
+    if outcome.skipped:
+        state.skipped.add(f"review:{outcome.key}")
+    fields: dict[str, Any] = {}
+    if outcome.completion is not None:
+        parsed = ranking.parse_ranking(outcome.completion.text, shown)
+        fields = dict(
+            text=markers.strip_markers(outcome.completion.text, state.nonces()),  # shown to users
+            usage=outcome.completion.usage,
+            ballot_labels=list(parsed.order),
+            ballot_models=[state.label_to_model[label] for label in parsed.order],
+            parse_status=ParseStatus(parsed.status),
+        )
+    review = Review(
+        reviewer=outcome.key, shown_labels=shown, error=outcome.error, latency_s=outcome.latency_s, **fields
+    )
+    state.reviews[outcome.key] = review
+    return review
+
+
+def _aggregate(state: CouncilState) -> Aggregate:
+    parsed = [r for r in state.reviews.values() if r.error is None and r.parse_status is not ParseStatus.NONE]
+    scores = ranking.aggregate(
+        {r.reviewer: r.ballot_labels for r in parsed},
+        state.label_to_model,
+        exclude_self=state.config.exclude_self_review,
+    )
+    model_to_label = {m: label for label, m in state.label_to_model.items()}
+    entries = [
+        AggregateEntry(
+            model=s.candidate,
+            label=model_to_label.get(s.candidate),
+            position=s.position,
+            average_rank=s.average_rank,
+            rankings_count=s.rankings_count,
+            borda=s.borda,
+            condorcet_wins=s.copeland,
+            first_place_votes=s.first_place_votes,
+        )
+        for s in scores
+    ]
+    agreement = ranking.kendall_w([r.ballot_models for r in parsed], list(state.label_to_model.values()))
+    unparsed = sum(1 for r in state.reviews.values() if r.text is not None and r.parse_status is ParseStatus.NONE)
+    return Aggregate(
+        entries=entries, agreement_w=agreement, method="mean_rank", ballots_used=len(parsed), ballots_unparsed=unparsed
+    )

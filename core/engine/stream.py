@@ -1,0 +1,136 @@
+"""One streamed synthesis: `start` runs a pump task that reads the model, `relay` forwards what it wrote.
+
+`relay` yields ChairmanToken events and, last, one `StreamEnded` carrying the call's Outcome.
+A separate task reads the model, so that neither our deadline nor anything the provider does
+(timeouts cancel "the current task") can fire inside the consumer's code while the event
+generator is suspended at a yield. Deltas pass through the stream's SynthesisScreen: markers
+never reach a token, and a synthesis found degenerate ends the call at once, as a failure
+(BAD_RESPONSE) with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
+
+from core.engine import notices
+from core.engine.runner import Calls, Outcome, Wakeup
+from core.engine.state import CouncilState
+from core.models import ChairmanToken, ChatMessage, Completion
+from core.providers.base import TextDelta
+from core.synthesis_check import SynthesisJudge, SynthesisScreen
+
+if TYPE_CHECKING:
+    from core.providers.router import ProviderRouter
+
+
+@dataclass
+class StreamEnded:
+    """The last item of `relay`: how the streamed call ended, and the text its tokens showed."""
+
+    outcome: Outcome
+    text: str  # without markers
+    unusable: bool  # the screen found the synthesis degenerate
+
+
+@dataclass
+class Stream:
+    """A streamed synthesis: its pump task and what it has produced so far."""
+
+    model: str
+    screen: SynthesisScreen  # what of the text may be shown, and whether it can stand
+    deadline: float  # loop time at which member_timeout_s expires
+    wakeup: Wakeup = field(default_factory=Wakeup)  # set by each delta, so the reader can forward it
+    pump: asyncio.Task[Outcome] | None = None
+    started: float = field(default_factory=time.perf_counter)
+    deltas: list[str] = field(default_factory=list)
+
+    def push(self, text: str) -> None:
+        self.deltas.append(text)
+        self.wakeup.set()
+
+
+class Streamer:
+    """Starts and relays the streamed syntheses of one council."""
+
+    def __init__(self, state: CouncilState, calls: Calls, router: ProviderRouter) -> None:
+        self.state = state
+        self.calls = calls
+        self.router = router
+
+    def start(self, model: str, messages: list[ChatMessage], *, unquote: bool = False) -> Stream:
+        """Start streaming `model`'s synthesis in a pump task (before any event announces it).
+
+        `unquote`: the synthesizer got the brief prompt (see synthesis.py), whose quote style a
+        small model may copy line by line; the screen shows such text unquoted."""
+        state = self.state
+        judge = SynthesisJudge(
+            "\n\n".join(message.content for message in messages),
+            [answer.text for answer in state.answers.values() if answer.text],
+        )
+        deadline = asyncio.get_running_loop().time() + state.config.member_timeout_s
+        stream = Stream(model, SynthesisScreen(judge, state.nonces(), unquote=unquote), deadline)
+        # After the judge: quoting an attached file or a source is using it, not copying the prompt.
+        messages = state.material.apply(messages, model, state.chair_fence)
+        stream.pump = self.calls.spawn(self.calls.outcome(partial(self._pump, stream, messages)), f"synthesis:{model}")
+        stream.pump.add_done_callback(stream.wakeup.set)
+        return stream
+
+    async def relay(self, stream: Stream) -> AsyncGenerator[ChairmanToken | StreamEnded, None]:
+        """Forward the stream's text as ChairmanToken events, then one StreamEnded."""
+        state, model, pump = self.state, stream.model, stream.pump
+        assert pump is not None  # set by start()
+        loop = asyncio.get_running_loop()
+        screen = stream.screen
+        unsubscribe = state.control.subscribe(stream.wakeup.set)
+        sent = 0
+        outcome: Outcome | None = None
+        try:
+            while outcome is None:
+                while sent < len(stream.deltas) and screen.reason is None:  # forward what arrived
+                    sent += 1
+                    shown = screen.feed(stream.deltas[sent - 1])
+                    if shown:
+                        yield state.event(ChairmanToken, model=model, delta=shown)
+                if screen.reason is not None:
+                    outcome = Outcome(error=notices.unusable_synthesis(screen.reason))
+                elif pump.done():
+                    outcome = pump.result()
+                    if outcome.completion is not None:
+                        shown = screen.feed(outcome.completion.text) if not stream.deltas else ""
+                        shown += screen.finish()
+                        if shown:
+                            yield state.event(ChairmanToken, model=model, delta=shown)
+                        if screen.reason is not None:
+                            outcome = Outcome(
+                                error=notices.unusable_synthesis(screen.reason), latency_s=outcome.latency_s
+                            )
+                elif state.control.stopped:
+                    outcome = Outcome(error=notices.stopped(), skipped=True)
+                elif loop.time() >= stream.deadline:
+                    outcome = Outcome(error=notices.timed_out(state.config.member_timeout_s))
+                else:
+                    await stream.wakeup.wait(stream.deadline)
+        finally:
+            unsubscribe()
+            pump.cancel()
+        if outcome.latency_s is None:  # cut short here; the pump measures its own calls
+            outcome.latency_s = time.perf_counter() - stream.started
+        yield StreamEnded(outcome, screen.text, screen.reason is not None)
+
+    async def _pump(self, stream: Stream, messages: list[ChatMessage]) -> Completion:
+        completion = None
+        # The provider's own timeout is a backstop; the engine's deadline above is the rule.
+        options = self.state.options(self.state.config.max_answer_tokens)
+        async for item in self.router.stream(stream.model, messages, options):
+            if isinstance(item, TextDelta):
+                if item.text:
+                    stream.push(item.text)
+            else:
+                completion = item
+        # Tolerate a provider that ends without its final Completion: the text is what matters.
+        return completion or Completion(model=stream.model, text="".join(stream.deltas))

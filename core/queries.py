@@ -1,0 +1,137 @@
+"""Reading stored councils: one result, history, exports, the leaderboard and usage."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Literal, TypedDict
+
+from core.errors import NotFound
+from core.export import to_json, to_markdown
+from core.models import CouncilResult, CouncilSummary, DailyUsage, Leaderboard, LeaderboardRow, Origin
+from core.permissions import Permissions
+from core.storage import Storage
+
+HistoryScope = Literal["channel", "workspace", "user", "all"]
+
+
+class PlaceFilters(TypedDict, total=False):
+    """Storage filters for where councils were asked (absent or None: anywhere)."""
+
+    platform: str | None
+    workspace_id: str | None
+    channel_id: str | None
+
+
+class HistoryFilters(PlaceFilters, total=False):
+    user_id: str | None  # who asked
+
+
+class CouncilQueries:
+    def __init__(self, storage: Storage, permissions: Permissions) -> None:
+        self.storage = storage
+        self.permissions = permissions
+
+    async def get_result(self, council_id: str) -> CouncilResult:
+        result = await self.storage.get_result(council_id.strip())
+        if result is None:
+            raise NotFound(f"No council with id `{council_id}`.")
+        return result
+
+    async def history(
+        self, origin: Origin | None = None, scope: HistoryScope = "channel", limit: int = 10
+    ) -> list[CouncilSummary]:
+        filters: HistoryFilters = {**_place_filters(origin, scope)}
+        if origin is not None and scope == "user":
+            filters["user_id"] = origin.user_id
+        return await self.storage.list_councils(limit=max(1, min(limit, 100)), **filters)
+
+    async def result_for(self, council_id: str, viewer: Origin, *, admin: bool = False) -> CouncilResult:
+        """A stored council as a chat user sees it (stage buttons, exports)."""
+        result = await self.get_result(council_id)
+        self.permissions.require_visible(result, viewer, admin=admin)
+        return result
+
+    async def export(
+        self,
+        council_id: str,
+        fmt: Literal["markdown", "json"] = "markdown",
+        *,
+        viewer: Origin | None = None,
+        admin: bool = False,
+    ) -> str:
+        """The council as Markdown or JSON, if `viewer` may see it (see Permissions.require_visible)."""
+        result = await self.get_result(council_id)
+        self.permissions.require_visible(result, viewer, admin=admin)
+        return to_json(result) if fmt == "json" else to_markdown(result)
+
+    async def leaderboard(
+        self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
+    ) -> Leaderboard:
+        from core.ranking import leaderboard as rate
+
+        filters = _place_filters(origin, scope)  # a user's leaderboard: the workspace's ballots
+        started = time.perf_counter()
+        ballots = await self.storage.ballot_orders(**filters)
+        orders = [order for order in ballots.orders if len(order) >= 2]
+
+        async def fit() -> list:
+            return await asyncio.to_thread(rate, orders, rounds=rounds, seed=0) if orders else []
+
+        # The fit runs in a thread without the GIL while SQLite gathers the per-model statistics.
+        ratings, stats = await asyncio.gather(fit(), self.storage.model_stats(**filters))
+        rows = []
+        for rating in ratings:
+            st = stats.get(rating.model)
+            councils = st.councils if st else 0
+            rows.append(
+                LeaderboardRow(
+                    model=rating.model,
+                    rating=rating.rating,
+                    low=rating.low,
+                    high=rating.high,
+                    councils=councils,
+                    ballots=rating.comparisons,
+                    win_rate=(st.first_places / councils) if st and councils else 0.0,
+                    average_rank=st.mean_average_rank if st else None,
+                    average_latency_s=st.average_latency_s if st else None,
+                    failure_rate=(st.failures / councils) if st and councils else 0.0,
+                    cost_per_council_usd=(st.cost_usd / councils) if st and councils and st.cost_usd else None,
+                )
+            )
+        return Leaderboard(
+            scope=_describe_scope(origin, scope),
+            rows=rows,
+            councils=ballots.councils,
+            ballots=len(orders),
+            computed_s=time.perf_counter() - started,
+        )
+
+    async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
+        """Councils, tokens and cost per UTC day, for one channel or everything."""
+        return await self.storage.usage_by_day(origin.channel_key if origin else None, days)
+
+    async def prune(self, older_than: timedelta) -> int:
+        return await self.storage.prune(datetime.now(UTC) - older_than)
+
+
+def _place_filters(origin: Origin | None, scope: HistoryScope) -> PlaceFilters:
+    if origin is None or scope == "all":
+        return {}
+    filters: PlaceFilters = {"platform": origin.platform.value}
+    if origin.workspace_id:
+        filters["workspace_id"] = origin.workspace_id
+    if scope == "channel":
+        filters["channel_id"] = origin.channel_id
+    return filters
+
+
+def _describe_scope(origin: Origin | None, scope: HistoryScope) -> str:
+    if origin is None or scope == "all":
+        return "all councils"
+    if scope == "channel":
+        return "this channel"
+    if scope == "user":
+        return "your councils"
+    return "this workspace" if origin.platform.value == "slack" else "this server"
