@@ -180,10 +180,13 @@ class AiohttpRouter:
         await self.session.close()
 
 
+SCRIPT = os.path.abspath(__file__)
+
+
 async def _server_process(timing: Timing):
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
-        os.path.abspath(__file__),
+        SCRIPT,
         "--serve",
         "--latency",
         str(timing.latency_s),

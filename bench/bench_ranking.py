@@ -136,7 +136,7 @@ def main() -> None:
         sorted(MODELS, key=lambda m: strength[m] + rng.gauss(0, 1.2))[: rng.choice([3, 4, 5])] for _ in range(n_ballots)
     ]
     t_rust, board = timed(lambda: ranking.leaderboard(ballots, rounds=args.rounds, seed=0), 3)
-    t0, point = timed(lambda: ref.leaderboard(ballots, rounds=0))
+    t0, _ = timed(lambda: ref.leaderboard(ballots, rounds=0))
     tk, sample = timed(lambda: ref.leaderboard(ballots, rounds=args.ref_rounds, seed=0))
     per_round = max(0.0, tk - t0) / max(1, args.ref_rounds)
     t_ref = t0 + args.rounds * per_round

@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check keys, model ids and the database (and show where it is)")
 
+    migrate = sub.add_parser("migrate-db", help="copy every council and setting into another database")
+    migrate.add_argument("--from", dest="source", required=True, help="e.g. sqlite:///data/council.db")
+    migrate.add_argument("--to", dest="target", required=True, help="e.g. postgresql://user:password@host:5432/db")
+    migrate.add_argument("--merge", action="store_true", help="add to a database that already holds data")
+
     slack = sub.add_parser("slack", help="run the Slack bot (Socket Mode if SLACK_APP_TOKEN is set)")
     slack.add_argument("--http", action="store_true", help="serve the HTTP Events API instead of Socket Mode")
     slack.add_argument("--port", type=int, default=3000)

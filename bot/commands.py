@@ -411,13 +411,44 @@ def settings_for(args: argparse.Namespace) -> Settings:
     if getattr(args, "chairman", None):
         overrides["COUNCIL_CHAIRMAN"] = args.chairman
     settings = load_settings(**overrides)
-    settings.sqlite_path  # noqa: B018 - an unusable DATABASE_URL is reported before anything starts
+    settings.database  # noqa: B018 - an unusable DATABASE_URL is reported before anything starts
     if args.command in ("slack", "discord"):
         check_bot_settings(settings, args)
     return settings
 
 
+async def cmd_migrate_db(args: argparse.Namespace) -> int:
+    """Runs without the service: it needs two databases and no model."""
+    from core.storage import Storage, redact_url
+    from core.storage.copy import TargetNotEmpty, copy_history
+
+    try:
+        source = await Storage.open(args.source)
+    except Exception as exc:
+        raise CouncilError(f"Cannot open {redact_url(args.source)}: {exc}") from None
+    try:
+        try:
+            target = await Storage.open(args.target)
+        except Exception as exc:
+            raise CouncilError(f"Cannot open {redact_url(args.target)}: {exc}") from None
+        try:
+            report = await copy_history(source, target, merge=args.merge)
+        except TargetNotEmpty as exc:
+            raise CouncilError(str(exc)) from None
+        finally:
+            await target.close()
+    finally:
+        await source.close()
+    counts = ", ".join(f"{n:,} {table}" for table, n in report.copied.items())
+    print(f"copied {source.location} -> {target.location}: {counts}")
+    if report.skipped_councils:
+        print(f"{report.skipped_councils:,} councils were already there and kept as they were")
+    return EXIT_OK
+
+
 async def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "migrate-db":
+        return await cmd_migrate_db(args)
     service = await CouncilService.open(settings)
     try:
         return await COMMANDS[args.command](service, args)

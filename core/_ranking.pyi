@@ -60,3 +60,23 @@ def leaderboard(
     threads: int,
     cls: type[T],
 ) -> list[T]: ...
+@overload
+def leaderboard_counted(
+    ballots: Sequence[Sequence[str]],
+    counts: Sequence[int],
+    rounds: int,
+    seed: int,
+    confidence: float,
+    threads: int = 0,
+    cls: None = None,
+) -> list[_Rating]: ...
+@overload
+def leaderboard_counted(
+    ballots: Sequence[Sequence[str]],
+    counts: Sequence[int],
+    rounds: int,
+    seed: int,
+    confidence: float,
+    threads: int,
+    cls: type[T],
+) -> list[T]: ...

@@ -40,10 +40,7 @@ class ChannelAdmin:
         self.permissions.require_admin(actor, origin.platform)
         cleaned = clean_members(members)
         await require_known_models(self.router, cleaned)
-        current = await self.channel_settings(origin)
-        await self._save_channel(
-            actor, current.model_copy(update={"members": cleaned}), "set_members", {"members": cleaned}
-        )
+        await self._save_channel(actor, origin, {"members": cleaned}, "set_members")
         return await self.effective_config(origin)
 
     async def set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
@@ -52,10 +49,7 @@ class ChannelAdmin:
         if not chairman:
             raise InputRejected("Name the chairman's model id.")
         await require_known_models(self.router, [chairman])
-        current = await self.channel_settings(origin)
-        await self._save_channel(
-            actor, current.model_copy(update={"chairman": chairman}), "set_chairman", {"chairman": chairman}
-        )
+        await self._save_channel(actor, origin, {"chairman": chairman}, "set_chairman")
         return await self.effective_config(origin)
 
     async def set_limits(
@@ -81,30 +75,27 @@ class ChannelAdmin:
             update[name] = value
         if not update:
             raise InputRejected("Give at least one of: user=N, channel=N (councils per hour), budget=USD (per day).")
-        current = await self.channel_settings(origin)
-        updated = current.model_copy(update=update)
-        await self._save_channel(actor, updated, "set_limits", update)
-        return updated
+        return await self._save_channel(actor, origin, update, "set_limits")
 
     async def set_search(self, actor: Actor, origin: Origin, enabled: bool) -> ChannelSettings:
         """Turn web search before stage 1 on or off for the channel's councils."""
         self.permissions.require_admin(actor, origin.platform)
-        updated = (await self.channel_settings(origin)).model_copy(update={"search": enabled})
-        await self._save_channel(actor, updated, "set_search", {"search": enabled})
-        return updated
+        return await self._save_channel(actor, origin, {"search": enabled}, "set_search")
 
     async def reset(self, actor: Actor, origin: Origin) -> None:
         self.permissions.require_admin(actor, origin.platform)
-        await self.storage.delete_channel_settings(origin.channel_key)
-        await self.storage.audit(origin.channel_key, actor.user_id, "reset", {})
+        await self.storage.delete_channel_settings(origin.channel_key, actor_id=actor.user_id)
 
     async def audit_log(self, actor: Actor, origin: Origin, limit: int = 20) -> list[AuditEntry]:
         self.permissions.require_admin(actor, origin.platform)
         return await self.storage.audit_log(origin.channel_key, limit)
 
-    async def _save_channel(self, actor: Actor, updated: ChannelSettings, action: str, detail: dict[str, Any]) -> None:
-        await self.storage.put_channel_settings(updated, actor.user_id)
-        await self.storage.audit(updated.channel_key, actor.user_id, action, detail)
+    async def _save_channel(
+        self, actor: Actor, origin: Origin, changes: dict[str, Any], action: str
+    ) -> ChannelSettings:
+        """Apply `changes` to the channel's overrides and audit them, as one step in the database
+        (two admins changing different fields at once both keep their change)."""
+        return await self.storage.update_channel_settings(origin.channel_key, changes, actor.user_id, action)
 
 
 def clean_members(members: Sequence[str]) -> list[str]:

@@ -6,6 +6,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from core.providers.base import ProviderError
+from core.storage import redact_url
 
 
 @dataclass(frozen=True)
@@ -59,10 +60,15 @@ async def diagnose(service) -> list[Check]:
         version = await service.storage.schema_version()
         recent = await service.storage.list_councils(limit=1)
         checks.append(
-            Check("database", True, f"{s.sqlite_path} (schema v{version}, {'has' if recent else 'no'} councils)")
+            Check(
+                "database",
+                True,
+                f"{service.storage.backend} {service.storage.location} "
+                f"(schema v{version}, {'has' if recent else 'no'} councils)",
+            )
         )
     except Exception as exc:  # any storage failure is the finding itself
-        checks.append(Check("database", False, f"{s.sqlite_path}: {exc}"))
+        checks.append(Check("database", False, f"{redact_url(s.database_url)}: {exc}"))
     checks.append(
         Check(
             "slack",

@@ -49,7 +49,6 @@ class RateLimiter:
     def __init__(self, storage: Storage, window_s: float = WINDOW_S):
         self.storage = storage
         self.window_s = window_s
-        self._lock = asyncio.Lock()  # check-then-record must not interleave
 
     async def check_and_record(
         self,
@@ -64,27 +63,24 @@ class RateLimiter:
         """RateLimited when either window is full; otherwise one hit for each (unless not `record`:
         a dry run for an adapter that checks before it shows anything)."""
         now = time.time() if now is None else now
-        since = now - self.window_s
-        async with self._lock:
-            for key, limit, who in (
-                (f"user:{user_key}", user_limit_per_hour, "You have"),
-                (f"channel:{channel_key}", channel_limit_per_hour, "This channel has"),
-            ):
-                if limit <= 0:
-                    continue
-                hits = await self.storage.hits_since(key, since)
-                if len(hits) >= limit:
-                    # The window frees a slot when the hit that makes us over the limit ages out.
-                    retry_after = hits[len(hits) - limit] + self.window_s - now
-                    raise RateLimited(
-                        f"{who} asked {len(hits)} councils in the last hour (limit {limit}). "
-                        f"Try again in {_when(retry_after)}.",
-                        retry_after_s=max(retry_after, 1.0),
-                    )
-            if not record:
-                return
-            await self.storage.record_hits(
-                [f"user:{user_key}", f"channel:{channel_key}"], now, forget_before=now - 2 * self.window_s
+        users, channels = f"user:{user_key}", f"channel:{channel_key}"
+        # Check and record are one transaction in storage: replicas on one database count each hit once.
+        full = await self.storage.admit_hits(
+            [(users, user_limit_per_hour), (channels, channel_limit_per_hour)],
+            now,
+            now - self.window_s,
+            forget_before=now - 2 * self.window_s,
+            record=record,
+        )
+        if full is not None:
+            who = "You have" if full.key == users else "This channel has"
+            hits, limit = full.hits, full.limit
+            # The window frees a slot when the hit that makes us over the limit ages out.
+            retry_after = hits[len(hits) - limit] + self.window_s - now
+            raise RateLimited(
+                f"{who} asked {len(hits)} councils in the last hour (limit {limit}). "
+                f"Try again in {_when(retry_after)}.",
+                retry_after_s=max(retry_after, 1.0),
             )
 
 

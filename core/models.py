@@ -402,6 +402,12 @@ class BallotOrders(_Model):
     councils: int  # how many councils they come from
 
 
+class BallotCounts(_Model):
+    orders: list[list[str]]  # each distinct stored ballot's model ids, best first
+    counts: list[int]  # how often each was cast
+    councils: int  # how many councils they come from
+
+
 class ModelStats(_Model):
     model: str
     councils: int = 0  # councils it was a member of

@@ -69,17 +69,18 @@ class CouncilQueries:
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
     ) -> Leaderboard:
-        from core.ranking import leaderboard as rate
+        from core.ranking import leaderboard_counted as rate
 
         filters = _place_filters(origin, scope)  # a user's leaderboard: the workspace's ballots
         started = time.perf_counter()
-        ballots = await self.storage.ballot_orders(**filters)
-        orders = [order for order in ballots.orders if len(order) >= 2]
+        ballots = await self.storage.ballot_counts(**filters)
+        shapes = [(order, n) for order, n in zip(ballots.orders, ballots.counts) if len(order) >= 2]
+        orders, counts = [order for order, _ in shapes], [n for _, n in shapes]
 
         async def fit() -> list:
-            return await asyncio.to_thread(rate, orders, rounds=rounds, seed=0) if orders else []
+            return await asyncio.to_thread(rate, orders, counts, rounds=rounds, seed=0) if orders else []
 
-        # The fit runs in a thread without the GIL while SQLite gathers the per-model statistics.
+        # The fit runs in a thread without the GIL while the database gathers the per-model statistics.
         ratings, stats = await asyncio.gather(fit(), self.storage.model_stats(**filters))
         rows = []
         for rating in ratings:
@@ -104,7 +105,7 @@ class CouncilQueries:
             scope=_describe_scope(origin, scope),
             rows=rows,
             councils=ballots.councils,
-            ballots=len(orders),
+            ballots=sum(counts),
             computed_s=time.perf_counter() - started,
         )
 

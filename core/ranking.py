@@ -145,6 +145,30 @@ def leaderboard(
 ) -> list[Rating]:
     """Bradley-Terry ratings (Elo-like scale, mean 1000) of every model in `ballots` (model ids,
     best first) with percentile bootstrap intervals over ballots, best first."""
+    _check_bootstrap(rounds, seed, confidence)
+    return _ranking.leaderboard(_ballot_list(ballots), rounds, seed, float(confidence), 0, Rating)
+
+
+def leaderboard_counted(
+    ballots: Sequence[Sequence[str]],
+    counts: Sequence[int],
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[Rating]:
+    """`leaderboard` over distinct ballots, `ballots[k]` cast `counts[k]` times: the same ratings
+    as the expanded list, intervals from a bootstrap whose cost grows with distinct ballots only
+    (statistically equivalent, not the same draws: rust/ranking/src/leaderboard.rs)."""
+    _check_bootstrap(rounds, seed, confidence)
+    counts = list(_seq(counts, "counts"))
+    for count in counts:
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < _U64:
+            raise ValueError(f"counts must be ints in [0, 2**64), got {count!r}")
+    return _ranking.leaderboard_counted(_ballot_list(ballots), counts, rounds, seed, float(confidence), 0, Rating)
+
+
+def _check_bootstrap(rounds: object, seed: object, confidence: object) -> None:
     if isinstance(rounds, bool) or not isinstance(rounds, int):
         raise TypeError(f"rounds must be int, not {type(rounds).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -155,4 +179,3 @@ def leaderboard(
         raise ValueError(f"seed must be in [0, 2**64), got {seed}")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
         raise TypeError(f"confidence must be float, not {type(confidence).__name__}")
-    return _ranking.leaderboard(_ballot_list(ballots), rounds, seed, float(confidence), 0, Rating)

@@ -25,6 +25,7 @@ from typing import Literal
 from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
+from core.database_url import SQLITE
 from core.errors import ConfigurationError
 from core.limits import ConcurrencyGate
 from core.models import (
@@ -49,6 +50,7 @@ from core.redact import Redactor
 from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
 from core.storage import Storage
+from core.storage.database import DatabaseUnavailable
 
 __all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
 
@@ -281,18 +283,21 @@ class CouncilService:
 
 
 async def _open_storage(settings: Settings) -> Storage:
-    """The database, or ConfigurationError naming DATABASE_URL and the file when it cannot be opened."""
-    path = settings.sqlite_path
+    """The database, or ConfigurationError naming DATABASE_URL and where it points when it cannot be opened."""
+    target = settings.database
     try:
-        # Probed synchronously first: a failed aiosqlite connect leaves its worker thread to die noisily.
-        await asyncio.to_thread(_probe_sqlite, path)
-        return await Storage.open(path)
+        if target.dialect == SQLITE:
+            # Probed synchronously first: a failed aiosqlite connect leaves its worker thread to die noisily.
+            await asyncio.to_thread(_probe_sqlite, target.location)
+        return await Storage.open(settings.database_url)
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigurationError(
-            f"DATABASE_URL: cannot open the database {path} ({reason}). "
+            f"DATABASE_URL: cannot open the database {target.display} ({reason}). "
             "Point DATABASE_URL at a writable file, e.g. sqlite:////absolute/path/council.db."
         ) from exc
+    except DatabaseUnavailable as exc:
+        raise ConfigurationError(f"DATABASE_URL: {exc}.") from None
 
 
 def _probe_sqlite(path: str) -> None:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
+from core.database_url import DatabaseTarget, parse_database_url
 from core.errors import ConfigurationError
 from core.paths import default_database_url
 
@@ -205,17 +206,13 @@ class Settings(BaseSettings):
         return not self.council_models and not self.has_remote_provider
 
     @property
-    def sqlite_path(self) -> str:
-        """Path of the SQLite file from `sqlite:///path` (or `:memory:`)."""
-        url = self.database_url
-        for prefix in ("sqlite+aiosqlite:///", "sqlite:///"):
-            if url.startswith(prefix):
-                return url[len(prefix) :] or ":memory:"
-        # Only the scheme is quoted: the rest of a server URL may hold a password.
-        raise ConfigurationError(
-            f"DATABASE_URL: only SQLite is supported, as sqlite:///relative/path or sqlite:////absolute/path "
-            f"(got a {url.split(':', 1)[0]!r} URL). Unset it to use {default_database_url()}."
-        )
+    def database(self) -> DatabaseTarget:
+        """Where DATABASE_URL points (backend, location, a display form without the password),
+        or ConfigurationError saying what forms it takes."""
+        try:
+            return parse_database_url(self.database_url)
+        except ValueError as exc:
+            raise ConfigurationError(f"{exc}. Unset it to use {default_database_url()}.") from None
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -1,4 +1,4 @@
--- v4 (issue 13): what a council read besides the question. Files: name, type, size, content hash
+-- v5 (issue 13): what a council read besides the question. Files: name, type, size, content hash
 -- and the extracted text (image bytes are never stored); web search sources in their cited order.
 -- Both go with their council (ON DELETE CASCADE), so retention (`council prune`) removes them.
 -- channel_settings.search: web search before stage 1 for the channel (NULL: COUNCIL_SEARCH_DEFAULT).

@@ -9,6 +9,8 @@ import pytest
 from core.service import CouncilService
 from core.settings import Settings
 from tests.llm_server import ScriptedLLMServer, council_member
+from tests.optional import REQUIRE_ALL
+from tests.pg_server import PostgresServer, missing_reason
 
 # Tests never read a developer's .env or inherit their keys.
 for _name in list(os.environ):
@@ -59,8 +61,39 @@ async def llm():
         yield server
 
 
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One real PostgreSQL server for the session (see tests/pg_server.py); skipped where there is
+    none, a failure when REQUIRE_ALL_TEST_STACKS=1."""
+    reason = missing_reason()
+    if reason is not None:
+        if REQUIRE_ALL:
+            pytest.fail(f"REQUIRE_ALL_TEST_STACKS=1 but {reason}")
+        pytest.skip(reason)
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+def backend_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """A fresh empty database of the backend named by `request.param`."""
+    if request.param == "postgresql":
+        return request.getfixturevalue("pg_server").new_database()
+    return f"sqlite:///{tmp_path}/council.db"
+
+
 @pytest.fixture
-async def service(llm, tmp_path):
-    svc = await CouncilService.open(make_settings(llm, tmp_path))
+def database_url(tmp_path) -> str:
+    """SQLite by default; test modules that cover both backends override this fixture with
+    `@pytest.fixture(params=BACKENDS)` returning `backend_url(request, tmp_path)`."""
+    return f"sqlite:///{tmp_path}/council.db"
+
+
+@pytest.fixture
+async def service(llm, tmp_path, database_url):
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url))
     yield svc
     await svc.aclose()

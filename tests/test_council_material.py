@@ -48,7 +48,7 @@ async def test_pdf_text_reaches_every_stage_fenced_with_its_name(llm, tmp_path):
     async with await CouncilService.open(make_settings(llm, tmp_path)) as service:
         stored = await service.get_result(result.council_id)
         markdown = await service.export(result.council_id, "markdown")
-        rows = await service.storage._fetchall(
+        rows = await service.storage.db.fetchall(
             "SELECT * FROM council_attachments WHERE council_id = ?", (result.council_id,)
         )
     assert stored.request.attachments[0].name == "report.pdf" and "PELICAN-7" in stored.request.attachments[0].text
@@ -180,12 +180,12 @@ async def test_history_lists_what_was_read_and_prune_removes_it(llm, tmp_path):
             result = await ask_with(service, batch.attachments, "When do we ship?", search=True)
             [line] = history_lines(await service.history(None, "all"))
             assert "read notes.md" in line and "2 web source(s)" in line
-            stored = await service.storage._fetchall("SELECT name FROM council_attachments")
+            stored = await service.storage.db.fetchall("SELECT name FROM council_attachments")
             assert [r["name"] for r in stored] == ["notes.md"]
             removed = await service.prune(timedelta(seconds=-1))
             assert removed == 1
             for table in ("council_attachments", "council_sources"):
-                rows = await service.storage._fetchall(
+                rows = await service.storage.db.fetchall(
                     f"SELECT * FROM {table} WHERE council_id = ?", (result.council_id,)
                 )
                 assert rows == [], table

@@ -1,4 +1,4 @@
-"""CouncilService end to end: scripted models over loopback HTTP, a real SQLite database."""
+"""CouncilService end to end: scripted models over loopback HTTP, a real database (SQLite and PostgreSQL)."""
 
 import asyncio
 import json
@@ -21,12 +21,17 @@ from core.errors import (
 )
 from core.models import Actor, CouncilQueued, CouncilStatus, Origin, Platform
 from core.service import CouncilService
-from tests.conftest import MEMBERS, make_settings
+from tests.conftest import BACKENDS, MEMBERS, backend_url, make_settings
 from tests.factories import make_result
 from tests.llm_server import Fail, Hang, council_member
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ORIGIN = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1", user_name="ada")
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request, tmp_path) -> str:
+    return backend_url(request, tmp_path)
 
 
 async def test_council_is_stored_whole_and_exported(service, llm):
@@ -80,8 +85,8 @@ async def test_bad_questions_get_clear_messages(service):
         await service.start_council("x" * 4001, ORIGIN)
 
 
-async def test_user_rate_limit(llm, tmp_path):
-    svc = await CouncilService.open(make_settings(llm, tmp_path, RATE_LIMIT_USER_PER_HOUR=1))
+async def test_user_rate_limit(llm, tmp_path, database_url):
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, RATE_LIMIT_USER_PER_HOUR=1))
     try:
         await svc.ask("first?", ORIGIN)
         with pytest.raises(RateLimited, match="Try again in"):
@@ -92,10 +97,12 @@ async def test_user_rate_limit(llm, tmp_path):
         await svc.aclose()
 
 
-async def test_daily_budget_refuses_when_spent(llm, tmp_path):
+async def test_daily_budget_refuses_when_spent(llm, tmp_path, database_url):
     for name in MEMBERS:
         llm.script(name, council_member("42", cost=0.01))
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_DAILY_BUDGET_USD=0.05))
+    svc = await CouncilService.open(
+        make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_DAILY_BUDGET_USD=0.05)
+    )
     try:
         result = await svc.ask("costly?", ORIGIN)
         assert result.usage.cost_usd == pytest.approx(0.07)  # 3 answers + 3 reviews + 1 synthesis
@@ -167,10 +174,10 @@ async def test_events_are_replayed_to_late_listeners(service):
     assert kinds.count("member_finished") == 3 and kinds.count("review_finished") == 3
 
 
-async def test_concurrency_cap_queues_councils(llm, tmp_path):
+async def test_concurrency_cap_queues_councils(llm, tmp_path, database_url):
     for name in MEMBERS:
         llm.script(name, council_member("42", latency_s=0.2))
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MAX_CONCURRENT=1))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_MAX_CONCURRENT=1))
     try:
         first = await svc.start_council("one?", ORIGIN)
         second = await svc.start_council("two?", ORIGIN.model_copy(update={"user_id": "U2"}))
@@ -182,11 +189,13 @@ async def test_concurrency_cap_queues_councils(llm, tmp_path):
         await svc.aclose()
 
 
-async def test_all_members_failing_names_each_cause(llm, tmp_path):
+async def test_all_members_failing_names_each_cause(llm, tmp_path, database_url):
     llm.script("alpha", Fail(401, "Invalid API key"))
     llm.script("beta", Hang())
     svc = await CouncilService.open(
-        make_settings(llm, tmp_path, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=0.5)
+        make_settings(
+            llm, tmp_path, DATABASE_URL=database_url, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=0.5
+        )
     )
     try:
         result = await svc.ask("anyone?", ORIGIN)
@@ -205,7 +214,7 @@ async def test_event_claims_dedupe(service):
     assert not await service.claim_event("slack", "Ev123")
 
 
-async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
+async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path, database_url):
     # Every reviewer ranks by the true strength: alpha > beta > gamma > delta.
     strength = ["alpha", "beta", "gamma", "delta"]
     members = strength
@@ -219,7 +228,12 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
         llm.script(name, council_member(f"{name}'s answer", raw_review=truthful))
     svc = await CouncilService.open(
         make_settings(
-            llm, tmp_path, COUNCIL_MODELS=",".join(members), RATE_LIMIT_USER_PER_HOUR=0, RATE_LIMIT_CHANNEL_PER_HOUR=0
+            llm,
+            tmp_path,
+            DATABASE_URL=database_url,
+            COUNCIL_MODELS=",".join(members),
+            RATE_LIMIT_USER_PER_HOUR=0,
+            RATE_LIMIT_CHANNEL_PER_HOUR=0,
         )
     )
     try:
@@ -236,7 +250,7 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path):
         await svc.aclose()
 
 
-async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_path):
+async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_path, database_url):
     """1,000 councils through the real service; noisy reviewers still reveal the true order."""
     import random
     import re
@@ -258,6 +272,7 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         make_settings(
             llm,
             tmp_path,
+            DATABASE_URL=database_url,
             RATE_LIMIT_USER_PER_HOUR=0,
             RATE_LIMIT_CHANNEL_PER_HOUR=0,
             COUNCIL_MAX_CONCURRENT=50,
@@ -283,29 +298,29 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         await svc.aclose()
 
 
-async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_path):
+async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_path, database_url):
     from datetime import datetime, timedelta
 
     from tests.factories import make_result
 
-    svc = await CouncilService.open(make_settings(llm, tmp_path))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url))
     now = datetime.now(UTC)
     await svc.storage.save_result(make_result(council_id="old0000000000000", created_at=now - timedelta(days=40)))
     await svc.storage.save_result(make_result(council_id="new0000000000000", created_at=now - timedelta(days=5)))
     await svc.aclose()
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_RETENTION_DAYS=30))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_RETENTION_DAYS=30))
     try:
         assert [s.council_id for s in await svc.history(None, "all")] == ["new0000000000000"]
     finally:
         await svc.aclose()
 
 
-async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tmp_path):
+async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tmp_path, database_url):
     """Issue 10 item 9: opening the database (history, export, leaderboard, usage), or running
     councils beside a live bot, leaves the bot's running councils alone; only councils whose
     owner stopped renewing its lease are marked interrupted."""
     llm.script("alpha", Hang())
-    settings = make_settings(llm, tmp_path)
+    settings = make_settings(llm, tmp_path, DATABASE_URL=database_url)
     bot = await CouncilService.open(settings, lease_s=1.0)
     other = None
     try:
@@ -338,8 +353,8 @@ async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tm
             await other.aclose()
 
 
-async def test_read_only_opening_marks_nothing_even_for_dead_owners(llm, tmp_path):
-    settings = make_settings(llm, tmp_path)
+async def test_read_only_opening_marks_nothing_even_for_dead_owners(llm, tmp_path, database_url):
+    settings = make_settings(llm, tmp_path, DATABASE_URL=database_url)
     reader = await CouncilService.open(settings)
     try:
         running = make_result(council_id="orphan").request
@@ -354,13 +369,20 @@ async def test_read_only_opening_marks_nothing_even_for_dead_owners(llm, tmp_pat
         await reader.aclose()
 
 
-async def test_admission_is_atomic_under_a_burst(llm, tmp_path):
+async def test_admission_is_atomic_under_a_burst(llm, tmp_path, database_url):
     """Issue 10 item 10: 40 simultaneous questions with room for 1 running + 3 queued: 4 are
     admitted, 36 refused at once with a retry hint, and no refusal uses up a rate-limit hit."""
     for name in MEMBERS:
         llm.script(name, council_member("42", latency_s=0.3))
     svc = await CouncilService.open(
-        make_settings(llm, tmp_path, COUNCIL_MAX_CONCURRENT=1, COUNCIL_MAX_QUEUED=3, RATE_LIMIT_USER_PER_HOUR=2)
+        make_settings(
+            llm,
+            tmp_path,
+            DATABASE_URL=database_url,
+            COUNCIL_MAX_CONCURRENT=1,
+            COUNCIL_MAX_QUEUED=3,
+            RATE_LIMIT_USER_PER_HOUR=2,
+        )
     )
     try:
         origins = [ORIGIN.model_copy(update={"user_id": f"U{i}"}) for i in range(40)]
@@ -374,16 +396,16 @@ async def test_admission_is_atomic_under_a_burst(llm, tmp_path):
         results = [await run.wait() for run in runs]
         assert all(r.status is CouncilStatus.OK for r in results)  # no admitted council fails as overloaded
         for i, outcome in enumerate(outcomes):
-            hits = await svc.storage.count_hits(f"user:{origins[i].user_key}", 0)
+            hits = len(await svc.storage.hits_since(f"user:{origins[i].user_key}", 0))
             assert hits == (0 if isinstance(outcome, BaseException) else 1)
     finally:
         await svc.aclose()
 
 
-async def test_stopping_a_queued_council_takes_it_out_of_the_queue(llm, tmp_path):
+async def test_stopping_a_queued_council_takes_it_out_of_the_queue(llm, tmp_path, database_url):
     for name in MEMBERS:
         llm.script(name, council_member("42", latency_s=1.5))
-    svc = await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_MAX_CONCURRENT=1))
+    svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_MAX_CONCURRENT=1))
     try:
         first = await svc.start_council("one?", ORIGIN)
         second = await svc.start_council("two?", ORIGIN.model_copy(update={"user_id": "U2"}))
@@ -414,12 +436,12 @@ asyncio.run(main())
 """
 
 
-async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_never(llm, tmp_path):
+async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_never(llm, tmp_path, database_url):
     """Issue 10 item 9 with real processes: another process running a council keeps it while it
     lives; killed with SIGKILL, its council is marked interrupted by a live owner within about a lease."""
     for name in MEMBERS:
         llm.script(name, Hang())
-    settings = make_settings(llm, tmp_path)
+    settings = make_settings(llm, tmp_path, DATABASE_URL=database_url)
     owner = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",

@@ -1,8 +1,10 @@
-"""SQLite storage: migrations, exact round trips, history queries, settings, audit, events."""
+"""Storage on both backends (SQLite and PostgreSQL, the `storage` fixture): migrations, exact round
+trips, history queries, settings, audit, events; SQLite-only behaviour (files, WAL, :memory:) by path."""
 
 import asyncio
 import sqlite3
 import time
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,13 +12,24 @@ import pytest
 
 from core.models import ChannelSettings, CouncilStatus, Platform
 from core.storage import MIGRATIONS_DIR, MigrationError, SchemaTooNew, Storage, migration_files
+from core.storage.migrations import split_statements
+from tests.conftest import BACKENDS, backend_url
 from tests.factories import make_result
 
 
+@pytest.fixture(params=BACKENDS)
+def database_url(request, tmp_path) -> str:
+    return backend_url(request, tmp_path)
+
+
 @pytest.fixture
-async def storage(tmp_path):
-    async with await Storage.open(str(tmp_path / "db" / "council.db")) as s:
+async def storage(database_url):
+    async with await Storage.open(database_url) as s:
         yield s
+
+
+async def rows(storage, sql):
+    return [tuple(r) for r in await storage.db.fetchall(sql)]
 
 
 async def test_result_round_trips_exactly(storage):
@@ -28,20 +41,23 @@ async def test_result_round_trips_exactly(storage):
     assert await storage.get_result("missing") is None
 
 
-async def test_normalised_rows_hold_ballots_labels_and_errors(storage, tmp_path):
+async def test_normalised_rows_hold_ballots_labels_and_errors(storage):
     await storage.save_result(make_result())
-    db = sqlite3.connect(tmp_path / "db" / "council.db")
-    assert (
-        db.execute("SELECT COUNT(*) FROM answers WHERE error_kind = 'auth' AND error_status = 401").fetchone()[0] == 1
-    )
-    assert db.execute("SELECT parse_status, COUNT(*) FROM reviews GROUP BY parse_status ORDER BY 1").fetchall() == [
+    assert await rows(storage, "SELECT COUNT(*) FROM answers WHERE error_kind = 'auth' AND error_status = 401") == [
+        (1,)
+    ]
+    assert await rows(storage, "SELECT parse_status, COUNT(*) FROM reviews GROUP BY parse_status ORDER BY 1") == [
         ("complete", 3),
         ("none", 1),
     ]
-    assert dict(db.execute("SELECT label, model FROM label_map").fetchall()) == {"A": "m-a", "B": "m-b", "C": "m-c"}
-    assert db.execute("SELECT model FROM aggregates WHERE position = 1").fetchone()[0] == "m-a"
-    assert db.execute("SELECT by_chairman, model FROM synthesis").fetchone() == (0, "m-b")
-    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert dict(await rows(storage, "SELECT label, model FROM label_map")) == {"A": "m-a", "B": "m-b", "C": "m-c"}
+    assert await rows(storage, "SELECT model FROM aggregates WHERE position = 1") == [("m-a",)]
+    assert await rows(storage, "SELECT by_chairman, model FROM synthesis") == [(0, "m-b")]
+
+
+async def test_sqlite_runs_in_wal_mode(tmp_path):
+    async with await Storage.open(f"sqlite:///{tmp_path}/w.db") as s:
+        assert await rows(s, "PRAGMA journal_mode") == [("wal",)]
 
 
 async def test_migrations_apply_once_and_reopen_is_idempotent(tmp_path):
@@ -97,13 +113,12 @@ async def test_ballots_and_model_stats(storage):
     assert (await storage.ballot_orders(platform=Platform.DISCORD.value)).orders == []
 
 
-async def test_prune_cascades(storage, tmp_path):
+async def test_prune_cascades(storage):
     old = datetime.now(UTC) - timedelta(days=100)
     await storage.save_result(make_result(council_id="old", created_at=old))
     await storage.save_result(make_result(council_id="new"))
     assert await storage.prune(datetime.now(UTC) - timedelta(days=90)) == 1
-    db = sqlite3.connect(tmp_path / "db" / "council.db")
-    assert db.execute("SELECT COUNT(*) FROM answers WHERE council_id = 'old'").fetchone()[0] == 0
+    assert await rows(storage, "SELECT COUNT(*) FROM answers WHERE council_id = 'old'") == [(0,)]
     assert await storage.get_result("new") is not None
 
 
@@ -303,12 +318,22 @@ async def test_ballots_are_ordered_and_stats_count_every_call(storage):
 
 async def test_rate_hits(storage):
     for at in (10.0, 20.0, 30.0):
-        await storage.record_hit("user:u", at)
-    await storage.record_hit("user:v", 15.0)
-    assert await storage.count_hits("user:u", 15.0) == 2
-    assert await storage.oldest_hit_since("user:u", 15.0) == 20.0
-    assert await storage.oldest_hit_since("user:u", 31.0) is None
+        await storage.record_hits(["user:u"], at)
+    await storage.record_hits(["user:v"], 15.0)
+    assert await storage.hits_since("user:u", 15.0) == [20.0, 30.0]
+    assert await storage.hits_since("user:u", 31.0) == []
     assert await storage.hits_since("user:u", 0) == [10.0, 20.0, 30.0]
+
+
+async def test_admit_hits_records_only_when_every_window_has_room(storage):
+    windows = [("user:u", 2), ("channel:c", 3)]
+    assert await storage.admit_hits(windows, 10.0, 0.0, forget_before=0.0) is None
+    assert await storage.admit_hits(windows, 11.0, 0.0, forget_before=0.0) is None
+    full = await storage.admit_hits(windows, 12.0, 0.0, forget_before=0.0)
+    assert (full.key, full.limit, full.hits) == ("user:u", 2, [10.0, 11.0])
+    assert await storage.hits_since("channel:c", 0) == [10.0, 11.0]  # the refusal recorded nothing
+    assert await storage.admit_hits([("user:w", 0)], 13.0, 0.0, forget_before=11.5) is None  # 0: unlimited
+    assert await storage.hits_since("user:u", 0) == []  # older than forget_before: dropped
 
 
 async def test_old_event_ids_are_forgotten_at_start_up(tmp_path):
@@ -365,3 +390,69 @@ async def test_a_version_1_database_upgrades_in_place(tmp_path):
         result = make_result()
         await s.save_result(result)
         assert await s.get_result(result.council_id) == result
+
+
+# --------------------------------------------------------------------------- leaderboard totals
+
+TOTALS_TABLES = ("ballot_counts", "ballot_councils", "model_totals")
+
+
+async def snapshot_totals(storage):
+    return {t: sorted(await rows(storage, f"SELECT * FROM {t}")) for t in TOTALS_TABLES}
+
+
+async def test_running_totals_equal_a_rebuild_from_the_rows(storage):
+    now = datetime.now(UTC)
+    for i in range(6):
+        await storage.save_result(
+            make_result(council_id=f"t{i}", created_at=now - timedelta(days=40 * (i % 3)), cost=0.5 * i)
+        )
+    await storage.save_result(make_result(council_id="t1", created_at=now, cost=9.0))  # replaced, counted once
+    running = make_result(council_id="busy").request
+    await storage.save_council_started(running)
+    await storage.mark_interrupted()
+    await storage.prune(now - timedelta(days=50))  # t2, t5 (80 days old) leave the totals
+    incremental = await snapshot_totals(storage)
+    # Rebuild with the migration's own SQL (what an upgraded database starts from): same totals.
+    rebuild = [
+        s for s in split_statements((MIGRATIONS_DIR / "0004_leaderboard_totals.sql").read_text()) if "INSERT INTO" in s
+    ]
+    async with storage.db.transaction() as tx:
+        for table in TOTALS_TABLES:
+            await tx.execute(f"DELETE FROM {table}")
+        for statement in rebuild:
+            await tx.execute(statement)
+    rebuilt = await snapshot_totals(storage)
+    for table in TOTALS_TABLES:
+        assert len(incremental[table]) == len(rebuilt[table])
+        for a, b in zip(incremental[table], rebuilt[table]):
+            assert a == pytest.approx(b), table
+
+
+async def test_ballot_counts_are_the_stored_ballots_counted(storage):
+    for i in range(4):
+        await storage.save_result(make_result(council_id=f"b{i}"))
+    orders = (await storage.ballot_orders()).orders
+    counted = await storage.ballot_counts()
+    assert sorted(zip(map(tuple, counted.orders), counted.counts)) == sorted(Counter(map(tuple, orders)).items())
+    assert counted.councils == 4 == (await storage.ballot_orders()).councils
+    assert (await storage.ballot_counts(channel_id="elsewhere")).counts == []
+
+
+async def test_both_dialects_end_with_the_same_tables_and_columns(tmp_path, pg_server):
+    async with await Storage.open(f"sqlite:///{tmp_path}/s.db") as s:
+        tables = [r[0] for r in await rows(s, "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        sqlite_schema = {
+            t: sorted(r[1] for r in await rows(s, f"PRAGMA table_info({t})")) for t in tables if t != "sqlite_sequence"
+        }
+        sqlite_version = await s.schema_version()
+    async with await Storage.open(pg_server.new_database()) as s:
+        columns = await rows(
+            s, "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'"
+        )
+        pg_schema: dict[str, list[str]] = {}
+        for table, column in columns:
+            pg_schema.setdefault(table, []).append(column)
+        pg_schema = {t: sorted(c) for t, c in pg_schema.items()}
+        assert await s.schema_version() == sqlite_version == LATEST
+    assert pg_schema == sqlite_schema

@@ -331,6 +331,39 @@ fn leaderboard<'py>(
     let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
     let threads = if threads == 0 { ranking::leaderboard::default_threads() } else { threads };
     let ratings = py.detach(|| ranking::leaderboard(&b, rounds, seed, confidence, threads)).map_err(value_error)?;
+    rating_records(py, cls, ratings)
+}
+
+/// leaderboard_counted(ballots, counts, rounds, seed, confidence, threads=0, cls=None): as
+/// `leaderboard`, over distinct ballots each cast `counts[k]` times (its bootstrap draws how often
+/// each distinct ballot is drawn: see the crate's notes).
+#[pyfunction]
+#[pyo3(signature = (ballots, counts, rounds, seed, confidence, threads = 0, cls = None))]
+#[allow(clippy::too_many_arguments)]
+fn leaderboard_counted<'py>(
+    py: Python<'py>,
+    ballots: &Bound<'py, PyAny>,
+    counts: Vec<u64>,
+    rounds: usize,
+    seed: u64,
+    confidence: f64,
+    threads: usize,
+    cls: Option<&Bound<'py, PyType>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let ballots = str_seqs(ballots)?;
+    let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
+    let threads = if threads == 0 { ranking::leaderboard::default_threads() } else { threads };
+    let ratings = py
+        .detach(|| ranking::leaderboard_counted(&b, &counts, rounds, seed, confidence, threads))
+        .map_err(value_error)?;
+    rating_records(py, cls, ratings)
+}
+
+fn rating_records<'py>(
+    py: Python<'py>,
+    cls: Option<&Bound<'py, PyType>>,
+    ratings: Vec<ranking::Rating>,
+) -> PyResult<Bound<'py, PyList>> {
     let names = [
         intern!(py, "model"),
         intern!(py, "rating"),
@@ -366,6 +399,7 @@ fn _ranking(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(aggregate_models, m)?)?;
     m.add_function(wrap_pyfunction!(kendall_w, m)?)?;
     m.add_function(wrap_pyfunction!(leaderboard, m)?)?;
+    m.add_function(wrap_pyfunction!(leaderboard_counted, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -18,6 +18,15 @@
 //!   results do not depend on how many threads ran them. The interval is the percentile interval:
 //!   quantiles (1-c)/2 and (1+c)/2 of each model's bootstrap ratings, linear interpolation
 //!   between order statistics (h = q ). With `rounds == 0`, low = high = rating.
+//! * **Counted ballots.** [`leaderboard_counted`] takes distinct ballots with how often each was
+//!   cast (what storage keeps as running totals, so a large history is never read ballot by
+//!   ballot). The point fit is the same as for the expanded list. Its bootstrap draws, per round,
+//!   how many times each distinct ballot is drawn among `total` draws (the multinomial the
+//!   per-ballot draws above amount to) by conditional binomials in ballot order; a binomial with
+//!   mean below 200 (or above n - 200) is drawn exactly by inversion, a larger one by its normal
+//!   approximation rounded to the nearest count (variance >= ~200: skew below 0.07, far under the
+//!   bootstrap's own noise). Each round costs O(distinct ballots), not O(ballots); the intervals
+//!   are statistically equivalent to the per-ballot bootstrap, not bit-identical.
 //! * **Output.** Best first: rating descending, then model id ascending. `wins` counts the
 //!   model's real pairwise wins, `comparisons` the real pairwise comparisons it took part in.
 
@@ -96,11 +105,18 @@ struct Data {
     models: Vec<String>,
     /// pairwise (winner, loser) of each distinct ballot shape
     shapes: Vec<Vec<(u32, u32)>>,
-    /// shape of each informative ballot (>= 2 models)
+    /// shape of each informative ballot (>= 2 models); empty for counted ballots
     ballot_shape: Vec<u32>,
+    /// how many informative ballots have each shape
+    shape_counts: Vec<u64>,
 }
 
 fn prepare<B: AsRef<[S]>, S: AsRef<str>>(ballots: &[B]) -> Result<Data, RankingError> {
+    prepare_counted(ballots, None)
+}
+
+/// Distinct shapes of `ballots`, each cast `weights[k]` times (once each without weights).
+fn prepare_counted<B: AsRef<[S]>, S: AsRef<str>>(ballots: &[B], weights: Option<&[u64]>) -> Result<Data, RankingError> {
     // Provisional ids in order of first appearance: a linear scan while there are few models
     // (the usual case), a hash map beyond.
     let mut seen: Vec<&str> = Vec::new();
@@ -142,6 +158,7 @@ fn prepare<B: AsRef<[S]>, S: AsRef<str>>(ballots: &[B]) -> Result<Data, RankingE
     let mut shape_of: HashMap<Vec<u32>, u32> = HashMap::new();
     let mut shapes: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut ballot_shape = Vec::new();
+    let mut shape_counts: Vec<u64> = Vec::new();
     let mut start = 0;
     for (k, &end) in ends.iter().enumerate() {
         let ids = &flat[start..end];
@@ -151,7 +168,8 @@ fn prepare<B: AsRef<[S]>, S: AsRef<str>>(ballots: &[B]) -> Result<Data, RankingE
                 return Err(RankingError::value(format!("ballot {k} names model {:?} twice", models[*id as usize])));
             }
         }
-        if ids.len() < 2 {
+        let weight = weights.map_or(1, |w| w[k]);
+        if ids.len() < 2 || weight == 0 {
             continue;
         }
         let shape = match shape_of.get(ids) {
@@ -164,14 +182,18 @@ fn prepare<B: AsRef<[S]>, S: AsRef<str>>(ballots: &[B]) -> Result<Data, RankingE
                     }
                 }
                 shapes.push(pairs);
+                shape_counts.push(0);
                 let shape = (shapes.len() - 1) as u32;
                 shape_of.insert(ids.to_vec(), shape);
                 shape
             }
         };
-        ballot_shape.push(shape);
+        shape_counts[shape as usize] += weight;
+        if weights.is_none() {
+            ballot_shape.push(shape);
+        }
     }
-    Ok(Data { models, shapes, ballot_shape })
+    Ok(Data { models, shapes, ballot_shape, shape_counts })
 }
 
 /// Win matrix (row-major, wins[w * n + l]) of shapes drawn `counts` times.
@@ -247,7 +269,8 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 fn bootstrap_rounds(data: &Data, start: &[f64], seed: u64, rounds: std::ops::Range<usize>, out: &mut [f64]) {
     let n = data.models.len();
-    let total = data.ballot_shape.len() as u64;
+    let total: u64 = data.shape_counts.iter().sum();
+    let counted = data.ballot_shape.is_empty();
     let mut counts = vec![0u64; data.shapes.len()];
     let mut wins = vec![0f64; n * n];
     let mut p = vec![1f64; n];
@@ -256,6 +279,8 @@ fn bootstrap_rounds(data: &Data, start: &[f64], seed: u64, rounds: std::ops::Ran
         let mut rng = Xoshiro256pp::for_round(seed, r as u64);
         if data.shapes.len() == 1 {
             counts[0] = total;
+        } else if counted {
+            multinomial(&mut rng, total, &data.shape_counts, &mut counts);
         } else {
             for _ in 0..total {
                 counts[data.ballot_shape[rng.below(total) as usize] as usize] += 1;
@@ -268,6 +293,68 @@ fn bootstrap_rounds(data: &Data, start: &[f64], seed: u64, rounds: std::ops::Ran
     }
 }
 
+/// Below this mean (on the smaller side) a binomial is drawn exactly by inversion.
+const EXACT_BINOMIAL_MEAN: f64 = 200.0;
+
+/// `out[k]` = how often category k (weight `weights[k]`) is drawn in `total` draws with
+/// replacement: conditional binomials, category by category.
+fn multinomial(rng: &mut Xoshiro256pp, total: u64, weights: &[u64], out: &mut [u64]) {
+    let mut left = total;
+    let mut mass: u64 = weights.iter().sum();
+    for (k, &w) in weights.iter().enumerate() {
+        if left == 0 || mass == 0 {
+            out[k] = 0;
+            continue;
+        }
+        let x = if w >= mass { left } else { binomial(rng, left, w as f64 / mass as f64) };
+        out[k] = x;
+        left -= x;
+        mass -= w;
+    }
+}
+
+/// Uniform in (0, 1) from the top 53 bits.
+#[inline]
+fn unit(rng: &mut Xoshiro256pp) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Binomial(n, p): inversion when the mean on the smaller side is small, else the rounded
+/// normal approximation (see the module notes).
+fn binomial(rng: &mut Xoshiro256pp, n: u64, p: f64) -> u64 {
+    if p <= 0.0 || n == 0 {
+        return 0;
+    }
+    if p >= 1.0 {
+        return n;
+    }
+    if p > 0.5 {
+        return n - binomial(rng, n, 1.0 - p);
+    }
+    let mean = n as f64 * p;
+    if mean < EXACT_BINOMIAL_MEAN {
+        // Inversion: walk the pmf from 0 with its ratio recurrence; (1-p)^n >= e^-400 here.
+        let q = 1.0 - p;
+        let ratio = p / q;
+        let mut pmf = (n as f64 * q.ln()).exp();
+        let mut u = unit(rng);
+        let mut x = 0u64;
+        while u > pmf && x < n {
+            u -= pmf;
+            pmf *= ratio * (n - x) as f64 / (x + 1) as f64;
+            x += 1;
+            if pmf <= 0.0 {
+                break;
+            }
+        }
+        return x;
+    }
+    // Box-Muller (one of the pair is enough here).
+    let z = (-2.0 * unit(rng).ln()).sqrt() * (std::f64::consts::TAU * unit(rng)).cos();
+    let x = (mean + z * (mean * (1.0 - p)).sqrt()).round();
+    x.clamp(0.0, n as f64) as u64
+}
+
 /// Ratings of every model in `ballots` (model ids, best first), best first.
 pub fn leaderboard<B: AsRef<[S]> + Sync, S: AsRef<str> + Sync>(
     ballots: &[B],
@@ -276,13 +363,44 @@ pub fn leaderboard<B: AsRef<[S]> + Sync, S: AsRef<str> + Sync>(
     confidence: f64,
     threads: usize,
 ) -> Result<Vec<Rating>, RankingError> {
+    check_arguments(rounds, confidence)?;
+    fit_and_bootstrap(prepare(ballots)?, rounds, seed, confidence, threads)
+}
+
+/// Ratings of the distinct `ballots`, ballot k cast `counts[k]` times, best first (see the
+/// module notes on how its bootstrap draws).
+pub fn leaderboard_counted<B: AsRef<[S]> + Sync, S: AsRef<str> + Sync>(
+    ballots: &[B],
+    counts: &[u64],
+    rounds: usize,
+    seed: u64,
+    confidence: f64,
+    threads: usize,
+) -> Result<Vec<Rating>, RankingError> {
+    check_arguments(rounds, confidence)?;
+    if counts.len() != ballots.len() {
+        return Err(RankingError::value(format!("{} ballots but {} counts", ballots.len(), counts.len())));
+    }
+    fit_and_bootstrap(prepare_counted(ballots, Some(counts))?, rounds, seed, confidence, threads)
+}
+
+fn check_arguments(rounds: usize, confidence: f64) -> Result<(), RankingError> {
     if !(confidence > 0.0 && confidence < 1.0) {
         return Err(RankingError::value(format!("confidence must be strictly between 0 and 1, got {confidence}")));
     }
     if rounds > MAX_ROUNDS {
         return Err(RankingError::value(format!("rounds must be at most {MAX_ROUNDS}, got {rounds}")));
     }
-    let data = prepare(ballots)?;
+    Ok(())
+}
+
+fn fit_and_bootstrap(
+    data: Data,
+    rounds: usize,
+    seed: u64,
+    confidence: f64,
+    threads: usize,
+) -> Result<Vec<Rating>, RankingError> {
     let n = data.models.len();
     if n == 0 {
         return Ok(Vec::new());
@@ -297,12 +415,8 @@ pub fn leaderboard<B: AsRef<[S]> + Sync, S: AsRef<str> + Sync>(
             "rounds x models = {rounds} x {n} exceeds {MAX_SAMPLES}: use fewer bootstrap rounds"
         )));
     }
-    let mut counts = vec![0u64; data.shapes.len()];
-    for &s in &data.ballot_shape {
-        counts[s as usize] += 1;
-    }
     let mut wins = vec![0f64; n * n];
-    win_matrix(&data, &counts, &mut wins);
+    win_matrix(&data, &data.shape_counts, &mut wins);
     let mut p = vec![1f64; n];
     fit_bradley_terry(&wins, n, &mut p);
     let point = ratings_of(&p);
@@ -402,6 +516,43 @@ mod tests {
         assert!(leaderboard(&[vec!["a", "b"]], 10, 0, 1.0, 1).is_err());
         let r = leaderboard(&[vec!["a", "b"]], 0, 0, 0.95, 1).unwrap();
         assert_eq!((r[0].low, r[0].high), (r[0].rating, r[0].rating));
+    }
+
+    #[test]
+    fn counted_ballots_fit_like_the_expanded_list() {
+        let distinct = [vec!["a", "b", "c"], vec!["b", "a", "c"], vec!["c", "a"], vec!["solo"]];
+        let counts = [600u64, 200, 100, 7];
+        let mut expanded = Vec::new();
+        for (b, &c) in distinct.iter().zip(&counts) {
+            expanded.extend(std::iter::repeat_n(b.clone(), c as usize));
+        }
+        let full = leaderboard(&expanded, 400, 1, 0.95, 2).unwrap();
+        let counted = leaderboard_counted(&distinct, &counts, 400, 1, 0.95, 2).unwrap();
+        for (f, c) in full.iter().zip(&counted) {
+            assert_eq!((&f.model, f.rating, f.wins, f.comparisons), (&c.model, c.rating, c.wins, c.comparisons));
+            // Same bootstrap distribution, other draws: the interval widths agree closely.
+            let (wf, wc) = (f.high - f.low, c.high - c.low);
+            assert!((wf - wc).abs() < 0.2 * wf, "{f:?} vs {c:?}");
+        }
+        assert!(leaderboard_counted(&distinct, &counts[..2], 10, 0, 0.95, 1).is_err());
+    }
+
+    #[test]
+    fn binomial_draws_have_the_right_mean_and_variance() {
+        let mut rng = Xoshiro256pp::from_seed(11);
+        for &(n, p) in &[(50u64, 0.3), (100_000u64, 0.25), (1_000u64, 0.9), (7u64, 0.5)] {
+            let draws: Vec<f64> = (0..20_000).map(|_| binomial(&mut rng, n, p) as f64).collect();
+            let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+            let var = draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / draws.len() as f64;
+            let (m, v) = (n as f64 * p, n as f64 * p * (1.0 - p));
+            assert!((mean - m).abs() < 5.0 * (v / 20_000.0).sqrt() + 1e-9, "n={n} p={p} mean {mean}");
+            assert!((var / v - 1.0).abs() < 0.06, "n={n} p={p} var {var} vs {v}");
+            assert!(draws.iter().all(|&x| x >= 0.0 && x <= n as f64));
+        }
+        let mut out = [0u64; 3];
+        multinomial(&mut rng, 1000, &[1, 0, 3], &mut out);
+        assert_eq!(out.iter().sum::<u64>(), 1000);
+        assert_eq!(out[1], 0);
     }
 
     #[test]

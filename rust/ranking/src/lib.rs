@@ -17,7 +17,7 @@ pub use aggregate::{
     CandidateScore, Score,
 };
 pub use agreement::{kendall_w, kendall_w_indices};
-pub use leaderboard::{leaderboard, Rating};
+pub use leaderboard::{leaderboard, leaderboard_counted, Rating};
 pub use parse::{parse_ranking, validate_labels, ParseStatus, ParsedRanking};
 
 /// Invalid input (surfaces in Python as `ValueError`).

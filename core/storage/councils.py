@@ -1,0 +1,333 @@
+"""Councils and everything they produced: the `councils` row (with the full result as JSON for an
+exact round trip) and its normalised children (answers, reviews with ballots, label map,
+aggregates, synthesis) for history, leaderboards and anyone querying the database with SQL."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from core.models import (
+    ConversationTurn,
+    CouncilConfig,
+    CouncilRequest,
+    CouncilResult,
+    CouncilStatus,
+    CouncilSummary,
+    DailyUsage,
+    ErrorInfo,
+    ErrorKind,
+    Origin,
+    Usage,
+)
+from core.storage import totals
+from core.storage.database import Database, Row, Transaction
+from core.storage.material import with_material, write_material
+from core.storage.values import dumps, filters, iso
+
+RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
+
+
+class CouncilRepository:
+    def __init__(self, db: Database):
+        self._db = db
+
+    async def save_started(self, request: CouncilRequest, owner_id: str | None = None) -> None:
+        """Record a council as running, owned by `owner_id` (see OwnerRepository). A council already
+        stored (running or finished) is left as is."""
+        await self._db.execute(
+            """INSERT INTO councils (id, created_at, status, question, history, platform, workspace_id,
+               channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config, owner_id)
+               VALUES (:id, :created_at, :status, :question, :history, :platform, :workspace_id,
+               :channel_id, :channel_key, :thread_id, :user_id, :user_name, :members, :chairman, :config, :owner_id)
+               ON CONFLICT (id) DO NOTHING""",
+            {**_request_columns(request), "status": RUNNING, "owner_id": owner_id},
+        )
+
+    async def save(self, results: Iterable[CouncilResult]) -> None:
+        """Store finished councils, all tables in one transaction; saving again replaces one."""
+        async with self._db.transaction() as tx:
+            for result in results:
+                await write_result(tx, result)
+
+    async def get(self, council_id: str) -> CouncilResult | None:
+        """The stored result, exactly as saved; None if unknown or still running."""
+        rows = await self._db.fetchall("SELECT result FROM councils WHERE id = ?", (council_id,))
+        if not rows or rows[0]["result"] is None:
+            return None
+        return CouncilResult.model_validate_json(rows[0]["result"])
+
+    async def mark_interrupted(self, now: float | None = None) -> int:
+        """Store as failed, with why, the running councils whose owner stopped renewing its lease
+        (or that have no owner: written before owners existed). Councils of live owners are left
+        alone; expired leases are dropped. One transaction. Returns how many were marked."""
+        now = time.time() if now is None else now
+        async with self._db.transaction() as tx:
+            await tx.lock("council:owners")
+            rows = await tx.fetchall(
+                """SELECT * FROM councils WHERE status = ? AND (owner_id IS NULL OR owner_id NOT IN
+                   (SELECT owner_id FROM council_owners WHERE lease_until >= ?))""",
+                (RUNNING, now),
+            )
+            for row in rows:
+                await write_result(
+                    tx,
+                    CouncilResult(
+                        council_id=row["id"],
+                        request=request_from_row(row),
+                        status=CouncilStatus.FAILED,
+                        error=ErrorInfo(
+                            kind=ErrorKind.CANCELLED,
+                            message="The bot stopped (or restarted) while this council was running.",
+                        ),
+                        notices=["Interrupted: the process running this council stopped; ask again to rerun it."],
+                    ),
+                )
+            await tx.execute("DELETE FROM council_owners WHERE lease_until < ?", (now,))
+        return len(rows)
+
+    async def history(
+        self, *, platform=None, workspace_id=None, channel_id=None, user_id=None, limit: int = 20, offset: int = 0
+    ) -> list[CouncilSummary]:
+        """Finished councils (any status but running), newest first; None filters match anything."""
+        where, params = filters(platform, workspace_id, channel_id, user_id)
+        rows = await self._db.fetchall(
+            f"""SELECT id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
+                       platform, workspace_id, channel_id, thread_id, user_id, user_name
+                FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
+            (*params, RUNNING, max(0, limit), max(0, offset)),
+        )
+        summaries = [
+            CouncilSummary(
+                council_id=r["id"],
+                created_at=datetime.fromisoformat(r["created_at"]),
+                question=r["question"],
+                status=CouncilStatus(r["status"]),
+                members=json.loads(r["members"]),
+                chairman=r["chairman"],
+                winner=r["winner"],
+                agreement_w=r["agreement_w"],
+                cost_usd=r["cost_usd"],
+                duration_s=r["duration_s"],
+                origin=_origin_from_row(r),
+            )
+            for r in rows
+        ]
+        return await with_material(self._db, summaries)
+
+    async def prune(self, older_than: datetime) -> int:
+        """Delete councils created before `older_than` (with all their rows, and what they added to
+        the leaderboard totals). Returns how many."""
+        async with self._db.transaction() as tx:
+            rows = await tx.fetchall(
+                "SELECT result FROM councils WHERE created_at < ? AND status != ? AND result IS NOT NULL",
+                (iso(older_than), RUNNING),
+            )
+            for row in rows:
+                await totals.apply(tx, CouncilResult.model_validate_json(row[0]), -1)
+            return await tx.execute(
+                "DELETE FROM councils WHERE created_at < ? AND status != ?", (iso(older_than), RUNNING)
+            )
+
+    async def spent_since(self, channel_key: str | None, since: datetime) -> float:
+        """Total cost (USD) of councils created since `since`, for one channel key or all (None)."""
+        sql = "SELECT COALESCE(SUM(cost_usd), 0) FROM councils WHERE created_at >= ?"
+        params: list[Any] = [iso(since)]
+        if channel_key is not None:
+            sql += " AND channel_key = ?"
+            params.append(channel_key)
+        rows = await self._db.fetchall(sql, params)
+        return float(rows[0][0])
+
+    async def usage_by_day(self, channel_key: str | None = None, days: int = 30) -> list[DailyUsage]:
+        """Councils, tokens and cost per UTC day over the last `days` days, oldest first (empty days omitted)."""
+        since = datetime.now(UTC) - timedelta(days=days)
+        sql = """SELECT substr(created_at, 1, 10) AS day, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens),
+                        COALESCE(SUM(cost_usd), 0) FROM councils WHERE created_at >= ?"""
+        params: list[Any] = [iso(since)]
+        if channel_key is not None:
+            sql += " AND channel_key = ?"
+            params.append(channel_key)
+        rows = await self._db.fetchall(sql + " GROUP BY day ORDER BY day", params)
+        return [
+            DailyUsage(
+                day=r[0], councils=r[1], prompt_tokens=int(r[2] or 0), completion_tokens=int(r[3] or 0), cost_usd=r[4]
+            )
+            for r in rows
+        ]
+
+
+async def write_result(tx: Transaction, result: CouncilResult) -> None:
+    """Replace the council's rows with `result`'s (the caller holds the transaction)."""
+    cid = result.council_id
+    previous = await tx.fetchall("SELECT result FROM councils WHERE id = ? AND result IS NOT NULL", (cid,))
+    if previous:  # replacing a finished council: its old contribution leaves the totals
+        await totals.apply(tx, CouncilResult.model_validate_json(previous[0][0]), -1)
+    winner = None
+    if result.aggregate and result.aggregate.entries and result.aggregate.entries[0].average_rank is not None:
+        winner = result.aggregate.entries[0].model
+    await tx.execute("DELETE FROM councils WHERE id = ?", (cid,))  # cascades to every child table
+    await tx.execute(
+        """INSERT INTO councils (id, created_at, finished_at, status, question, history, platform, workspace_id,
+           channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config, winner, agreement_w,
+           error, notices, timings, prompt_tokens, completion_tokens, cost_usd, duration_s, result)
+           VALUES (:id, :created_at, :finished_at, :status, :question, :history, :platform, :workspace_id,
+           :channel_id, :channel_key, :thread_id, :user_id, :user_name, :members, :chairman, :config, :winner,
+           :agreement_w, :error, :notices, :timings, :prompt_tokens, :completion_tokens, :cost_usd, :duration_s,
+           :result)""",
+        {
+            **_request_columns(result.request),
+            "finished_at": iso(result.finished_at),
+            "status": result.status.value,
+            "winner": winner,
+            "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
+            "error": result.error.model_dump_json() if result.error else None,
+            "notices": dumps(result.notices),
+            "timings": dumps(result.timings),
+            **_usage_columns(result.usage),
+            "duration_s": result.timings.get("total_s"),
+            "result": result.model_dump_json(),
+        },
+    )
+    await tx.executemany(
+        """INSERT INTO answers (council_id, position, model, label, text, error_kind, error_message, error_status,
+           latency_s, prompt_tokens, completion_tokens, cost_usd) VALUES (:council_id, :position, :model, :label,
+           :text, :error_kind, :error_message, :error_status, :latency_s, :prompt_tokens, :completion_tokens,
+           :cost_usd)""",
+        [
+            {
+                "council_id": cid,
+                "position": i,
+                "model": a.model,
+                "label": a.label,
+                "text": a.text,
+                **_error_columns(a.error),
+                "latency_s": a.latency_s,
+                **_usage_columns(a.usage),
+            }
+            for i, a in enumerate(result.answers)
+        ],
+    )
+    await tx.executemany(
+        """INSERT INTO reviews (council_id, position, reviewer, text, shown_labels, ballot_labels, ballot_models,
+           parse_status, error_kind, error_message, error_status, latency_s, prompt_tokens, completion_tokens,
+           cost_usd) VALUES (:council_id, :position, :reviewer, :text, :shown_labels, :ballot_labels,
+           :ballot_models, :parse_status, :error_kind, :error_message, :error_status, :latency_s, :prompt_tokens,
+           :completion_tokens, :cost_usd)""",
+        [
+            {
+                "council_id": cid,
+                "position": i,
+                "reviewer": r.reviewer,
+                "text": r.text,
+                "shown_labels": dumps(r.shown_labels),
+                "ballot_labels": dumps(r.ballot_labels),
+                "ballot_models": dumps(r.ballot_models),
+                "parse_status": r.parse_status.value,
+                **_error_columns(r.error),
+                "latency_s": r.latency_s,
+                **_usage_columns(r.usage),
+            }
+            for i, r in enumerate(result.reviews)
+        ],
+    )
+    await tx.executemany(
+        "INSERT INTO label_map (council_id, label, model) VALUES (:council_id, :label, :model)",
+        [{"council_id": cid, "label": label, "model": model} for label, model in result.label_to_model.items()],
+    )
+    if result.aggregate:
+        await tx.executemany(
+            """INSERT INTO aggregates (council_id, model, label, position, average_rank, rankings_count, borda,
+               condorcet_wins, first_place_votes) VALUES (:council_id, :model, :label, :position, :average_rank,
+               :rankings_count, :borda, :condorcet_wins, :first_place_votes)""",
+            [{"council_id": cid, **e.model_dump(include=_AGGREGATE_FIELDS)} for e in result.aggregate.entries],
+        )
+    await totals.apply(tx, result, 1)
+    if result.synthesis:
+        s = result.synthesis
+        await tx.execute(
+            """INSERT INTO synthesis (council_id, model, text, by_chairman, note, latency_s, prompt_tokens,
+               completion_tokens, cost_usd) VALUES (:council_id, :model, :text, :by_chairman, :note, :latency_s,
+               :prompt_tokens, :completion_tokens, :cost_usd)""",
+            {
+                "council_id": cid,
+                "model": s.model,
+                "text": s.text,
+                "by_chairman": int(s.by_chairman),
+                "note": s.note,
+                "latency_s": s.latency_s,
+                **_usage_columns(s.usage),
+            },
+        )
+    await write_material(tx, result)
+
+
+_AGGREGATE_FIELDS = {
+    "model",
+    "label",
+    "position",
+    "average_rank",
+    "rankings_count",
+    "borda",
+    "condorcet_wins",
+    "first_place_votes",
+}
+
+
+def _request_columns(request: CouncilRequest) -> dict[str, Any]:
+    o = request.origin
+    return {
+        "id": request.council_id,
+        "created_at": iso(request.created_at),
+        "question": request.question,
+        "history": dumps([t.model_dump(mode="json") for t in request.history]),
+        "platform": o.platform.value,
+        "workspace_id": o.workspace_id,
+        "channel_id": o.channel_id,
+        "channel_key": o.channel_key,
+        "thread_id": o.thread_id,
+        "user_id": o.user_id,
+        "user_name": o.user_name,
+        "members": dumps(request.config.members),
+        "chairman": request.config.chairman,
+        "config": request.config.model_dump_json(),
+    }
+
+
+def _error_columns(error: ErrorInfo | None) -> dict[str, Any]:
+    if error is None:
+        return {"error_kind": None, "error_message": None, "error_status": None}
+    return {"error_kind": error.kind.value, "error_message": error.message, "error_status": error.status}
+
+
+def _usage_columns(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cost_usd": usage.cost_usd,
+    }
+
+
+def _origin_from_row(row: Row) -> Origin:
+    return Origin(
+        platform=row["platform"],
+        workspace_id=row["workspace_id"],
+        channel_id=row["channel_id"],
+        thread_id=row["thread_id"],
+        user_id=row["user_id"],
+        user_name=row["user_name"],
+    )
+
+
+def request_from_row(row: Row) -> CouncilRequest:
+    return CouncilRequest(
+        council_id=row["id"],
+        question=row["question"],
+        config=CouncilConfig.model_validate_json(row["config"]),
+        history=[ConversationTurn.model_validate(t) for t in json.loads(row["history"])],
+        origin=_origin_from_row(row),
+        created_at=datetime.fromisoformat(row["created_at"]),
+    )
