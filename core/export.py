@@ -130,10 +130,10 @@ def to_markdown(result: CouncilResult) -> str:
         out.append("")
     if request.attachments:
         out += ["## Files read", ""]
-        for a in request.attachments:
-            out += [f"### {file_summary(a)}", "", f"sha256 `{a.sha256}`", ""]
-            if a.kind == "text":
-                out += ["```text", a.text.replace("```", "`\u200b``"), "```", ""]
+        for attachment in request.attachments:
+            out += [f"### {file_summary(attachment)}", "", f"sha256 `{attachment.sha256}`", ""]
+            if attachment.kind == "text":
+                out += ["```text", attachment.text.replace("```", "`\u200b``"), "```", ""]
     out += ["## Aggregate ranking", ""]
     if result.aggregate and result.aggregate.entries:
         out += [

@@ -19,7 +19,7 @@ FILE_PARTS = {"image_url", "input_image", "file", "input_file"}
 
 def part_file(part: dict[str, Any], index: int) -> IncomingFile:
     """The file of one content part; ValueError (a 400) with a one-line reason when unusable."""
-    kind = part.get("type")
+    kind = str(part.get("type"))
     if kind in ("image_url", "input_image"):
         image = part.get("image_url")
         url = image.get("url") if isinstance(image, dict) else image
