@@ -41,6 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--quiet", "-q", action="store_true", help="no live progress")
     ask.add_argument("--members", help="comma-separated model ids for this council (overrides COUNCIL_MODELS)")
     ask.add_argument("--chairman", help="chairman model id (overrides COUNCIL_CHAIRMAN)")
+    ask.add_argument(
+        "--file",
+        action="append",
+        metavar="PATH",
+        help="attach a file (PDF, DOCX, text, Markdown, CSV, JSON, code, PNG/JPEG/WebP/GIF); repeatable",
+    )
+    ask.add_argument("--search", action="store_true", help="search the web once before the council answers")
     ask.add_argument("--user", default="terminal", help=argparse.SUPPRESS)
 
     hist = sub.add_parser("history", help="recent councils")

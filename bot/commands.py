@@ -16,8 +16,10 @@ from typing import Any
 
 from bot.cli import EXIT_FAILED, EXIT_OK
 from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
+from core.attachments import IncomingFile
 from core.errors import ConfigurationError, CouncilError, InputRejected, Unreachable
 from core.export import feedback_lines, to_json
+from core.material import read_lines
 from core.models import (
     ChairmanToken,
     CouncilFinished,
@@ -112,6 +114,10 @@ def print_result(result: CouncilResult, *, answer_shown: bool = False) -> None:
         else:
             print(f"━━ Final answer ({who}: {result.synthesis.model}) ━━\n")
             print(result.synthesis.text.strip() + "\n")
+    read = read_lines(result.request)
+    if read:
+        print("━━ What the council read ━━")
+        print("\n".join(read) + "\n")
     if result.aggregate is not None:
         print("━━ Aggregate ranking (lower mean rank is better) ━━")
         print(aggregate_table(result.aggregate).replace("```\n", "").replace("\n```", ""))
@@ -136,8 +142,12 @@ def _plain(text: str) -> str:
 
 async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
     origin = Origin(platform=Platform.CLI, channel_id="terminal", user_id=args.user)
-    run = await service.start_council(args.question, origin)
     term = Terminal(quiet=args.json or args.quiet)
+    batch = await service.read_files(await _files_from_paths(args.file or []), Platform.CLI)
+    for line in batch.user_notices():
+        print(f"File notice: {line}", file=sys.stderr)
+    search = True if args.search else None
+    run = await service.start_council(args.question, origin, attachments=batch.attachments, search=search)
     if set(run.request.config.members) <= set(LOCAL_DEFAULT_MEMBERS):
         term.note(
             "ℹ This council runs tiny offline models (SmolLM2-135M, Gemma 3 270M) on this machine:\n"
@@ -170,6 +180,20 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
     return EXIT_FAILED if result.status in (CouncilStatus.FAILED, CouncilStatus.CANCELLED) else EXIT_OK
 
 
+async def _files_from_paths(paths: list[str]) -> list[IncomingFile]:
+    """`--file` paths as files with their bytes; one that cannot be read becomes a file the batch
+    refuses by name (an empty name-only entry), so the council still runs on the others."""
+    files = []
+    for path in paths:
+        try:
+            data = await asyncio.to_thread(Path(path).read_bytes)
+        except OSError as exc:
+            print(f"File notice: {path}: cannot be read ({exc.strerror or exc})", file=sys.stderr)
+            continue
+        files.append(IncomingFile(name=Path(path).name, data=data))
+    return files
+
+
 async def cmd_history(service: CouncilService, args: argparse.Namespace) -> int:
     summaries = await service.history(None, "all", limit=args.limit)
     for line in history_lines(summaries):
@@ -184,6 +208,10 @@ async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
         print(to_json(result, votes))
         return EXIT_OK
     print(f"Question: {result.request.question}\n")
+    for line in read_lines(result.request):
+        print(line)
+    if result.request.attachments or result.request.sources:
+        print()
     for answer in result.answers:
         label = f"Response {answer.label} · " if answer.label else ""
         print(f"── {label}{answer.model} ──")

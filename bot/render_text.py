@@ -185,9 +185,15 @@ def history_lines(summaries: list[CouncilSummary]) -> list[str]:
         question = s.question.replace("\n", " ")
         question = question[:80] + ("…" if len(question) > 80 else "")
         votes = f" · 👍 {s.votes_good} 👎 {s.votes_bad}" if s.votes_good or s.votes_bad else ""
+        read = ""
+        if s.files:
+            names = ", ".join(name.replace("`", "'") for name in s.files)
+            read += f" · read {names[:120]}"
+        if s.sources:
+            read += f" · {s.sources} web source(s)"
         out.append(
             f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value} · winner {winner} · "
-            f"{agreement} · {cost} · {duration}{votes} — {question}"
+            f"{agreement} · {cost} · {duration}{read}{votes} — {question}"
         )
     return out
 

@@ -7,12 +7,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+from core.attachments import ExtractedAttachment
 from core.channel_admin import clean_members, require_known_models
 from core.errors import BudgetExceeded
 from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
 from core.models import ChannelSettings, ConversationTurn, CouncilConfig, CouncilRequest, Origin, new_council_id
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
+from core.reading import FILES_ONLY_QUESTION
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
@@ -48,6 +50,7 @@ class Admission:
         council_id: str | None = None,
         members: Sequence[str] | None = None,
         chairman: str | None = None,
+        attachments: Sequence[ExtractedAttachment] = (),
     ) -> tuple[CouncilRequest, Ticket]:
         """The stored request and its ticket (a running slot or a place in the queue), atomically.
         `members`/`chairman` replace the channel's for this council only.
@@ -55,6 +58,8 @@ class Admission:
         Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing
         message; a refused question uses up none of the asker's rate limit.
         """
+        if attachments and not question.strip():
+            question = FILES_ONLY_QUESTION  # files shared without a word: the council reads them
         # Cleaned before anything is counted or stored: undecodable text must not cost a rate-limit hit.
         question = self.clean_question(question)
         turns = [self._clean_turn(turn) for turn in history]
@@ -71,6 +76,7 @@ class Admission:
                 config=config,
                 history=self._trim_history(turns),
                 origin=origin,
+                attachments=list(attachments),
             )
             await self.storage.save_council_started(request, self.owner.owner_id)
         except BaseException:

@@ -77,6 +77,11 @@ class ChannelAdmin:
             raise InputRejected("Give at least one of: user=N, channel=N (councils per hour), budget=USD (per day).")
         return await self._save_channel(actor, origin, update, "set_limits")
 
+    async def set_search(self, actor: Actor, origin: Origin, enabled: bool) -> ChannelSettings:
+        """Turn web search before stage 1 on or off for the channel's councils."""
+        self.permissions.require_admin(actor, origin.platform)
+        return await self._save_channel(actor, origin, {"search": enabled}, "set_search")
+
     async def reset(self, actor: Actor, origin: Origin) -> None:
         self.permissions.require_admin(actor, origin.platform)
         await self.storage.delete_channel_settings(origin.channel_key, actor_id=actor.user_id)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from core.material import file_summary, source_line
 from core.models import CouncilResult, ErrorInfo, Usage
 
 if TYPE_CHECKING:
@@ -41,6 +42,10 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
         "origin": request.origin.model_dump(mode="json"),
         "config": request.config.model_dump(mode="json"),
         "history": [turn.model_dump(mode="json") for turn in request.history],
+        # What the council read besides the question (image bytes are never exported).
+        "attachments": [a.model_dump(mode="json") for a in request.attachments],
+        "sources": [{"number": i, **source.model_dump(mode="json")} for i, source in enumerate(request.sources, 1)],
+        "image_members": request.image_members,
         "stage1": [
             {
                 "model": a.model,
@@ -146,6 +151,16 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
     else:
         out += ["*(no synthesis)*", ""]
 
+    if request.sources:
+        out += ["## Sources", ""]
+        out += [f"- {source_line(i, s)}" for i, s in enumerate(request.sources, 1)]
+        out.append("")
+    if request.attachments:
+        out += ["## Files read", ""]
+        for attachment in request.attachments:
+            out += [f"### {file_summary(attachment)}", "", f"sha256 `{attachment.sha256}`", ""]
+            if attachment.kind == "text":
+                out += ["```text", attachment.text.replace("```", "`\u200b``"), "```", ""]
     out += ["## Aggregate ranking", ""]
     if result.aggregate and result.aggregate.entries:
         out += [

@@ -69,36 +69,15 @@ _GOOD = "SUM(CASE WHEN f.vote = 'good' THEN 1 ELSE 0 END)"
 _BAD = "SUM(CASE WHEN f.vote = 'bad' THEN 1 ELSE 0 END)"
 
 
-class StorageSql:
-    """Plain SQL (`?` placeholders) on the storage's connection: `storage.db` where the storage
-    is the package with a PostgreSQL backend (it converts the placeholders), else the SQLite
-    storage's own locked helpers. Both answer rows that index by position."""
-
-    def __init__(self, storage: Storage):
-        self._storage = storage
-
-    async def _execute(self, sql: str, params: Iterable[Any] = ()) -> int:
-        db = getattr(self._storage, "db", None)
-        if db is not None:
-            return int(await db.execute(sql, tuple(params)))
-        return await self._storage._execute(sql, params)
-
-    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
-        db = getattr(self._storage, "db", None)
-        if db is not None:
-            return list(await db.fetchall(sql, tuple(params)))
-        return list(await self._storage._fetchall(sql, params))
-
-
 class FeedbackStore:
     """The SQL of `council_feedback`, on the storage's connection (its lock and transactions)."""
 
     def __init__(self, storage: Storage):
-        self.storage = StorageSql(storage)
+        self.db = storage.db
 
     async def put_vote(self, council_id: str, user_id: str, user_name: str | None, vote: Vote) -> None:
         now = _iso(datetime.now(UTC))
-        await self.storage._execute(
+        await self.db.execute(
             """INSERT INTO council_feedback (council_id, user_id, user_name, vote, created_at, updated_at)
                VALUES (?, ?, ?, ?, ?, ?)
                ON CONFLICT (council_id, user_id) DO UPDATE SET vote = excluded.vote,
@@ -108,14 +87,14 @@ class FeedbackStore:
         )
 
     async def put_comment(self, council_id: str, user_id: str, comment: str | None) -> bool:
-        changed = await self.storage._execute(
+        changed = await self.db.execute(
             "UPDATE council_feedback SET comment = ?, updated_at = ? WHERE council_id = ? AND user_id = ?",
             (comment, _iso(datetime.now(UTC)), council_id, user_id),
         )
         return changed > 0
 
     async def votes(self, council_id: str) -> list[FeedbackVote]:
-        rows = await self.storage._fetchall(
+        rows = await self.db.fetchall(
             """SELECT council_id, user_id, user_name, vote, comment, created_at, updated_at
                FROM council_feedback WHERE council_id = ? ORDER BY created_at, user_id""",
             (council_id,),
@@ -127,7 +106,7 @@ class FeedbackStore:
         if not ids:
             return {}
         marks = ", ".join("?" for _ in ids)
-        rows = await self.storage._fetchall(
+        rows = await self.db.fetchall(
             f"SELECT f.council_id, {_GOOD}, {_BAD} FROM council_feedback f "
             f"WHERE f.council_id IN ({marks}) GROUP BY f.council_id",
             ids,
@@ -136,7 +115,7 @@ class FeedbackStore:
 
     async def recent(self, since: datetime, limit: int, **scope: Any) -> list[FeedbackEntry]:
         where, params = _scope("c.", **scope)
-        rows = await self.storage._fetchall(
+        rows = await self.db.fetchall(
             f"""SELECT f.council_id, f.user_id, f.user_name, f.vote, f.comment, f.created_at, f.updated_at,
                        c.question, c.platform, c.workspace_id, c.channel_id, c.chairman
                 FROM council_feedback f JOIN councils c ON c.id = f.council_id
@@ -159,7 +138,7 @@ class FeedbackStore:
         """Per model: votes on the answers it wrote as chairman, and on the councils it won."""
         where, params = _scope("c.", **scope)
         found: dict[str, ModelApproval] = {}
-        for r in await self.storage._fetchall(
+        for r in await self.db.fetchall(
             f"""SELECT s.model, {_GOOD}, {_BAD} FROM council_feedback f
                 JOIN councils c ON c.id = f.council_id JOIN synthesis s ON s.council_id = f.council_id
                 WHERE s.by_chairman = 1 AND {where} GROUP BY s.model""",
@@ -167,7 +146,7 @@ class FeedbackStore:
         ):
             entry = found.setdefault(r[0], ModelApproval(model=r[0]))
             entry.chairman_good, entry.chairman_bad = int(r[1] or 0), int(r[2] or 0)
-        for r in await self.storage._fetchall(
+        for r in await self.db.fetchall(
             f"""SELECT c.winner, {_GOOD}, {_BAD} FROM council_feedback f JOIN councils c ON c.id = f.council_id
                 WHERE c.winner IS NOT NULL AND {where} GROUP BY c.winner""",
             params,

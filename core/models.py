@@ -13,6 +13,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.attachments.models import ExtractedAttachment
+from core.search.models import SearchResult
+
 
 def new_council_id() -> str:
     return uuid.uuid4().hex[:16]
@@ -59,6 +62,8 @@ class ErrorInfo(_Model):
 class ChatMessage(_Model):
     role: Literal["system", "user", "assistant"]
     content: str
+    # Images shown with this message, as `data:` URLs; providers send them as OpenAI image parts.
+    images: list[str] = Field(default_factory=list, repr=False)
 
 
 class Usage(_Model):
@@ -153,6 +158,11 @@ class CouncilRequest(_Model):
     origin: Origin = Field(default_factory=Origin)
     council_id: str = Field(default_factory=new_council_id)
     created_at: datetime = Field(default_factory=utcnow)
+    # What the council read besides the question (issue 13): attached files, web search results,
+    # and the members whose models were shown the attached images.
+    attachments: list[ExtractedAttachment] = Field(default_factory=list)
+    sources: list[SearchResult] = Field(default_factory=list)
+    image_members: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- stages
@@ -348,6 +358,8 @@ class CouncilSummary(_Model):
     origin: Origin = Field(default_factory=Origin)
     votes_good: int = 0  # readers' feedback (core/feedback.py)
     votes_bad: int = 0
+    files: list[str] = Field(default_factory=list)  # names of the files it read
+    sources: int = 0  # web search results it was given
 
 
 class ChannelSettings(_Model):
@@ -359,6 +371,7 @@ class ChannelSettings(_Model):
     user_limit_per_hour: int | None = None
     channel_limit_per_hour: int | None = None
     daily_budget_usd: float | None = None
+    search: bool | None = None  # web search before stage 1; None: COUNCIL_SEARCH_DEFAULT
 
 
 class LeaderboardRow(_Model):

@@ -26,7 +26,7 @@ from core.models import AggregateEntry, ChatMessage, ConversationTurn
 RANKING_HEADER = "FINAL RANKING:"
 # The kinds of fenced block the prompts use ("<<<RESPONSE A nonce>>>", "<<<END REVIEW 2 nonce>>>").
 # core/markers.py recognises these words to keep echoed markers out of what users see.
-FENCE_KINDS = ("RESPONSE", "REVIEW", "QUESTION", "CONVERSATION")
+FENCE_KINDS = ("RESPONSE", "REVIEW", "QUESTION", "CONVERSATION", "FILE", "SOURCE")  # FILE, SOURCE: core/material.py
 
 # Runs of angle brackets are spaced out: still readable ("< < <END ...> > >"), never a fence.
 _BRACKET_RUN = re.compile(r"<{3,}|>{3,}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from core.council import CouncilControl, run_council
 from core.limits import Ticket
@@ -41,6 +41,9 @@ class CouncilRun:
         self.ticket = ticket  # its admission (a slot, or a place in the queue)
         # Its place in the queue when admitted; None: ran at once.
         self.queued_position: int | None = ticket.position if ticket is not None else None
+        # Run once admitted, before stage 1 (core/reading.py: images, web search); returns notices.
+        self.before_start: Callable[[], Awaitable[list[str]]] | None = None
+        self.notices: list[str] = []  # about what the council read: put first in the result
 
     @property
     def council_id(self) -> str:
@@ -101,8 +104,14 @@ class CouncilRuns:
     def get(self, council_id: str) -> CouncilRun | None:
         return self._runs.get(council_id)
 
-    async def start(self, request: CouncilRequest, ticket: Ticket) -> CouncilRun:
+    async def start(
+        self,
+        request: CouncilRequest,
+        ticket: Ticket,
+        before_start: Callable[[], Awaitable[list[str]]] | None = None,
+    ) -> CouncilRun:
         run = CouncilRun(request, ticket)
+        run.before_start = before_start
         if ticket.position is not None:
             await run.publish(CouncilQueued(council_id=run.council_id, position=ticket.position))
         self._runs[run.council_id] = run
@@ -121,6 +130,8 @@ class CouncilRuns:
         result: CouncilResult | None = None
         try:
             if await ticket.wait() and not run.control.stopped:  # stopped while queued: it never starts
+                if run.before_start is not None:
+                    run.notices.extend(await run.before_start())
                 async for event in run_council(run.request, self.router, run.control):
                     if isinstance(event, CouncilFinished):
                         result = event.result
@@ -136,6 +147,7 @@ class CouncilRuns:
             ticket.release()
         if result is None:
             result = _ended(run, CouncilStatus.CANCELLED, ErrorKind.CANCELLED, "The council was stopped.")
+        result.notices[:0] = run.notices
         # Whatever a provider or an exception quoted back, no configured secret is stored or shown.
         result = self.redact.model(result)
         try:

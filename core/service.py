@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from core.admission import Admission
+from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
 from core.database_url import SQLITE
 from core.errors import ConfigurationError
@@ -39,11 +40,13 @@ from core.models import (
     DailyUsage,
     Leaderboard,
     Origin,
+    Platform,
 )
 from core.ownership import LEASE_S, CouncilOwner
 from core.permissions import PLATFORM_ADMINS, Permissions
 from core.providers.router import ProviderRouter
 from core.queries import CouncilQueries, HistoryScope
+from core.reading import CouncilReading
 from core.redact import Redactor
 from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
@@ -70,6 +73,7 @@ class CouncilService:
         self.permissions = Permissions(settings.admin_users)
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.runs = CouncilRuns(storage, router, self.redact)
+        self.reading = CouncilReading(settings, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
         self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.config_for)
         # Readers' votes and comments (core/feedback.py): the rule of who may vote lives there.
@@ -108,6 +112,7 @@ class CouncilService:
             self._pruner.cancel()
         await self.runs.stop_all(_SHUTDOWN_WAIT_S)
         await self.owner.stop()
+        await self.reading.aclose()
         await self.router.aclose()
         await self.storage.close()
 
@@ -133,9 +138,15 @@ class CouncilService:
         council_id: str | None = None,
         members: Sequence[str] | None = None,
         chairman: str | None = None,
+        attachments: Sequence[ExtractedAttachment] = (),
+        search: bool | None = None,
+        notices: Sequence[str] = (),
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
+        `attachments` come from `read_files`; `search` asks for (True) or against (False) a web
+        search for this question, None follows the channel (`/council-admin search`). `notices` go
+        into the result (the API's files it could not read: it has no private channel).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
@@ -143,9 +154,25 @@ class CouncilService:
         of the asker's rate limit.
         """
         request, ticket = await self.admission.admit(
-            question, origin, history, council_id=council_id, members=members, chairman=chairman
+            question,
+            origin,
+            history,
+            council_id=council_id,
+            members=members,
+            chairman=chairman,
+            attachments=attachments,
         )
-        return await self.runs.start(request, ticket)
+        channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
+        wants_search = self.reading.wants_search(search, channel)
+
+        async def before_start() -> list[str]:
+            return [*notices, *await self.reading.prepare(request, search=wants_search)]
+
+        return await self.runs.start(request, ticket, before_start)
+
+    async def read_files(self, files: Sequence[IncomingFile], platform: Platform) -> AttachmentBatch:
+        """Download (from the platform's own file hosts only) and read the files of one question."""
+        return await self.reading.read_files(files, platform)
 
     async def check_admission(self, question: str, origin: Origin) -> str:
         """The checks of `start_council` without their effects (no queue place, no rate-limit hit):
@@ -249,6 +276,9 @@ class CouncilService:
             channel_per_hour=channel_per_hour,
             daily_budget_usd=daily_budget_usd,
         )
+
+    async def admin_set_search(self, actor: Actor, origin: Origin, enabled: bool) -> ChannelSettings:
+        return await self.channels.set_search(actor, origin, enabled)
 
     async def admin_reset(self, actor: Actor, origin: Origin) -> None:
         await self.channels.reset(actor, origin)

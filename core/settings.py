@@ -123,6 +123,11 @@ class Settings(BaseSettings):
     tavily_api_key: SecretStr | None = Field(None, alias="TAVILY_API_KEY")
     search_results: int = Field(5, alias="COUNCIL_SEARCH_RESULTS", ge=1, le=20)
     search_timeout_s: float = Field(10.0, alias="COUNCIL_SEARCH_TIMEOUT_S", gt=0)
+    # Search is per channel (`/council-admin search on|off`) and per question; this is the
+    # channels' default when a backend is selected.
+    search_default: bool = Field(False, alias="COUNCIL_SEARCH_DEFAULT")
+    # Model ids that take images; when set it decides alone, else the provider's model list does.
+    vision_models: CsvList = Field(default_factory=list, alias="COUNCIL_VISION_MODELS")
 
     @field_validator("search_backend", mode="before")
     @classmethod
@@ -143,7 +148,7 @@ class Settings(BaseSettings):
     api_host: str = Field("127.0.0.1", alias="COUNCIL_API_HOST")
     api_port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535)
 
-    _split = field_validator("council_models", "admin_users", mode="before")(_split_csv)
+    _split = field_validator("council_models", "admin_users", "vision_models", mode="before")(_split_csv)
 
     @field_validator("slack_suggested_prompts", mode="before")
     @classmethod

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from core.feedback import StorageSql
 from core.models import ChannelSettings, CouncilConfig, Platform
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ class WorkspaceChannels:
     async def configured(self, platform: Platform, workspace_id: str | None) -> list[ChannelConfig]:
         """Every channel of the workspace with overrides, by channel key (plain SQL: SQLite and PostgreSQL)."""
         prefix = f"{platform.value}:{workspace_id or '-'}:"
-        rows = await StorageSql(self.storage)._fetchall(
+        rows = await self.storage.db.fetchall(
             "SELECT channel_key FROM channel_settings WHERE substr(channel_key, 1, ?) = ? ORDER BY channel_key",
             (len(prefix), prefix),
         )

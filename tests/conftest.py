@@ -25,6 +25,9 @@ for _name in list(os.environ):
             "DATABASE_URL",
             "LOCAL_",
             "MODEL_PRICES",
+            "SEARXNG_URL",
+            "BRAVE_API_KEY",
+            "TAVILY_API_KEY",
         )
     ):
         del os.environ[_name]

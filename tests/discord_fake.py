@@ -86,6 +86,9 @@ class FakeDiscord:
         self.global_commands: list[dict[str, Any]] = []
         self.guild_commands: dict[int, list[dict[str, Any]]] = {}
         self.heartbeats = 0
+        # Files users attached, served like Discord's CDN (signed URLs: no token needed or sent).
+        self.cdn_files: dict[str, bytes] = {}
+        self.cdn_downloads: list[dict[str, str]] = []  # headers of each download
         self.ready = asyncio.Event()
         self._sockets: list[web.WebSocketResponse] = []
         self._seq = 0
@@ -119,6 +122,7 @@ class FakeDiscord:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        app.router.add_get("/attachments/{channel}/{file}/{name}", self._cdn)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -317,6 +321,27 @@ class FakeDiscord:
     def threads(self) -> list[dict[str, Any]]:
         return [c for c in self.channels.values() if c["type"] in (11, 12)]
 
+    def attachment(self, name: str, data: bytes, content_type: str) -> dict[str, Any]:
+        """An attachment object as messages and interactions carry it; its bytes are on the fake CDN."""
+        file_id = snowflake()
+        key = f"{self.channel_id}/{file_id}/{name}"
+        self.cdn_files[key] = data
+        url = f"http://127.0.0.1:{self.port}/attachments/{key}?ex=1&is=2&hm=signed"
+        return {
+            "id": str(file_id),
+            "filename": name,
+            "size": len(data),
+            "url": url,
+            "proxy_url": url,
+            "content_type": content_type,
+        }
+
+    async def _cdn(self, request: web.Request) -> web.Response:
+        self.cdn_downloads.append(dict(request.headers))
+        info = request.match_info
+        data = self.cdn_files.get(f"{info['channel']}/{info['file']}/{info['name']}")
+        return web.Response(status=404) if data is None else web.Response(body=data)
+
     async def push_command(
         self,
         name: str,
@@ -325,8 +350,10 @@ class FakeDiscord:
         user_id: int | None = None,
         permissions: int = BASIC_PERMISSIONS,
         channel_id: int | None = None,
+        attachments: list[dict[str, Any]] | None = None,
     ) -> Interaction:
-        """An application command (type 2) as INTERACTION_CREATE."""
+        """An application command (type 2) as INTERACTION_CREATE; `attachments` are the resolved
+        objects of its attachment options (type 11, whose value is the attachment id)."""
         data = {
             "id": str(snowflake()),
             "name": name,
@@ -334,6 +361,8 @@ class FakeDiscord:
             "options": options or [],
             "guild_id": str(self.guild_id),
         }
+        if attachments:
+            data["resolved"] = {"attachments": {a["id"]: a for a in attachments}}
         return await self._push_interaction(2, data, user_id=user_id, permissions=permissions, channel_id=channel_id)
 
     async def push_component(
@@ -424,6 +453,7 @@ class FakeDiscord:
         mention_bot: bool = True,
         bot: bool = False,
         reply_to: int | None = None,
+        attachments: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """A user's message (MESSAGE_CREATE), stored in the channel like Discord would."""
         channel_id = channel_id or self.channel_id
@@ -445,6 +475,8 @@ class FakeDiscord:
                 mentions = [ref["author"]]  # replies ping the author by default
         extra["mentions"] = mentions
         message = self._message(channel_id, author, {"content": content}, type=type, extra=extra)
+        if attachments:
+            message["attachments"] = attachments
         self.messages[int(message["id"])] = message
         await self.dispatch("MESSAGE_CREATE", message)
         return message

@@ -32,24 +32,42 @@ class RecordedRequest:
 
     @property
     def system(self) -> str:
-        return "\n".join(m["content"] for m in self.messages if m["role"] == "system")
+        return "\n".join(text_of(m["content"]) for m in self.messages if m["role"] == "system")
 
     @property
     def user(self) -> str:
-        users = [m["content"] for m in self.messages if m["role"] == "user"]
+        users = [text_of(m["content"]) for m in self.messages if m["role"] == "user"]
         return users[-1] if users else ""
+
+    @property
+    def images(self) -> list[str]:
+        """The image URLs of every image content part this request carried."""
+        return [
+            part["image_url"]["url"]
+            for m in self.messages
+            if isinstance(m["content"], list)
+            for part in m["content"]
+            if part.get("type") == "image_url"
+        ]
 
     @property
     def stage(self) -> int:
         return stage_of(self.messages)
 
 
-def stage_of(messages: Sequence[dict[str, str]]) -> int:
+def text_of(content: Any) -> str:
+    """A message's text: the string, or the text parts of OpenAI multi-part content."""
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def stage_of(messages: Sequence[dict[str, Any]]) -> int:
     """Which council stage a prompt belongs to, from the engine's prompt texts."""
-    system = "\n".join(m["content"] for m in messages if m["role"] == "system").lower()
+    system = "\n".join(text_of(m["content"]) for m in messages if m["role"] == "system").lower()
     if "chairman" in system:
         return 3
-    last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    last_user = next((text_of(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
     if "FINAL RANKING:" in last_user:
         return 2
     return 1
@@ -225,6 +243,7 @@ class ScriptedLLMServer:
     requests: list[RecordedRequest] = field(default_factory=list)
     record: bool = True
     ssl_context: Any = None  # an ssl.SSLContext: serve HTTPS
+    image_models: set[str] = field(default_factory=set)  # listed with "image" input, as OpenRouter does
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -259,7 +278,14 @@ class ScriptedLLMServer:
 
     async def _models(self, request: web.Request) -> web.Response:
         data = [
-            {"id": name, "object": "model", "created": int(time.time()), "owned_by": "test"} for name in self.models
+            {
+                "id": name,
+                "object": "model",
+                "created": int(time.time()),
+                "owned_by": "test",
+                "architecture": {"input_modalities": ["text", "image"] if name in self.image_models else ["text"]},
+            }
+            for name in self.models
         ]
         return web.json_response({"object": "list", "data": data})
 

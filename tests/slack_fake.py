@@ -202,6 +202,9 @@ class FakeSlack:
         self.sockets: list[web.WebSocketResponse] = []
         self.socket_acks: list[dict[str, Any]] = []
         self._envelopes = itertools.count(1)
+        # Files users shared: served at their url_private, only with the bot token (as Slack does).
+        self.shared_files: dict[str, bytes] = {}
+        self.file_downloads: list[dict[str, str]] = []  # headers of each download request
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -211,6 +214,7 @@ class FakeSlack:
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_post("/respond/{name}", self._respond)
         app.router.add_get("/socket", self._socket)
+        app.router.add_get("/files-pri/{key}/{name}", self._shared_file)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, 0)
@@ -249,6 +253,33 @@ class FakeSlack:
             "is_bot": False,
             "deleted": False,
         }
+
+    def share_file(self, name: str, data: bytes, mimetype: str, filetype: str) -> dict[str, Any]:
+        """A file as it appears in an event's `files`: its bytes are served at `url_private`."""
+        file_id = f"F{next(self._files):07d}"
+        key = f"{self.team_id}-{file_id}"
+        self.shared_files[key] = data
+        url = f"{self.url}/files-pri/{key}/{name}"
+        return {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": filetype,
+            "size": len(data),
+            "url_private": url,
+            "url_private_download": url + "?download=1",
+        }
+
+    async def _shared_file(self, request: web.Request) -> web.Response:
+        self.file_downloads.append(dict(request.headers))
+        data = self.shared_files.get(request.match_info["key"])
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            # Slack answers a download without the token with its sign-in page, not the file.
+            return web.Response(text="<html>sign in</html>", content_type="text/html")
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     def ratelimit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
         """The next `times` calls of `method` get HTTP 429 with Retry-After."""

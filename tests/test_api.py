@@ -151,9 +151,22 @@ async def test_raw_stream_ends_with_the_usage_chunk_then_done(api):
         (
             json.dumps({"model": "llm-council", "messages": [{"role": "user", "content": [
                 {"type": "text", "text": "What is in this picture?"},
+                {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},
+            ]}]}).encode(),
+            400, "invalid_request", "remote URLs are not fetched",
+        ),
+        (
+            json.dumps({"model": "llm-council", "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "What is in this picture?"},
                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
             ]}]}).encode(),
-            400, "invalid_request", "text only",
+            400, "unreadable_files", "image-1.png",
+        ),
+        (
+            json.dumps({"model": "llm-council", "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "Read it"}, {"type": "file", "file": {"file_id": "file-123"}},
+            ]}]}).encode(),
+            400, "invalid_request", "no file store",
         ),
         (json.dumps({"model": "llm-council", "messages": [{"role": "user", "content": "   "}]}).encode(),
          400, "invalid_request", "empty"),
@@ -344,3 +357,33 @@ async def test_council_serve_serves_the_api_when_keys_are_set(llm_for_api, tmp_p
         async with httpx.AsyncClient(timeout=10) as http:
             models = await http.get(f"{served.base_url}/models", headers=AUTH)
     assert models.status_code == 200 and models.json()["data"][0]["id"] == "llm-council"
+
+
+async def test_image_and_file_parts_reach_the_council(client, api, llm_for_api):
+    import base64
+
+    from tests.attachment_files import PNG_1PX, make_pdf
+
+    pdf = base64.b64encode(make_pdf(["The meeting is on Thursday."])).decode()
+    png = base64.b64encode(PNG_1PX).decode()
+    completion = await client.chat.completions.create(
+        model="llm-council",
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "When is the meeting?"},
+                    {
+                        "type": "file",
+                        "file": {"filename": "agenda.pdf", "file_data": f"data:application/pdf;base64,{pdf}"},
+                    },
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}},
+                ],
+            }
+        ],
+    )
+    asked = llm_for_api.requests_for("alpha", stage=1)[0]
+    assert "File name: agenda.pdf" in asked.user and "The meeting is on Thursday." in asked.user
+    assert "image-2.png" in asked.user  # named, not shown: the scripted models list no image input
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert [a.name for a in result.request.attachments] == ["agenda.pdf", "image-2.png"]

@@ -165,7 +165,18 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
     } <= set(names)
     admin = names["council-admin"]
     assert int(admin["default_member_permissions"]) == MANAGE_GUILD
-    assert {o["name"] for o in admin["options"]} == {"show", "members", "chairman", "limits", "reset", "audit"}
+    assert {o["name"] for o in admin["options"]} == {
+        "show",
+        "members",
+        "chairman",
+        "limits",
+        "search",
+        "reset",
+        "audit",
+    }
+    council = {o["name"]: o for o in names["council"]["options"]}
+    assert council["attachment"]["type"] == 11 and council["search"]["type"] == 5  # both optional
+    assert not council["attachment"].get("required") and not council["search"].get("required")
     assert not fake.guild_commands
 
 

@@ -20,7 +20,7 @@ from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
 from bot.api.openai_types import ApiError, ChatRequest, api_error_for, chunk_body, completion_body
 from bot.api.transcript import CouncilTranscript, Deltas
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin
+from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
 from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
@@ -174,9 +174,20 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
                 "model_not_found",
             )
         question, history = chat.question_and_history()
+        batch = await service.read_files(chat.files(), Platform.API)
+        if chat.files() and not batch.attachments:
+            # Nothing readable: answering without the files would mislead the caller.
+            message = "None of the attached files could be read: " + "; ".join(batch.user_notices())
+            raise ApiError(400, message, "invalid_request_error", "unreadable_files")
         try:
             run = await service.start_council(
-                question, origin, history, members=choice.members, chairman=choice.chairman
+                question,
+                origin,
+                history,
+                members=choice.members,
+                chairman=choice.chairman,
+                attachments=batch.attachments,
+                notices=batch.user_notices(),
             )
         except CouncilError as exc:
             raise api_error_for(exc) from None

@@ -9,6 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.responses import JSONResponse
 
+from bot.api.content_files import FILE_PARTS, part_file
+from core.attachments import IncomingFile
 from core.errors import BudgetExceeded, CouncilError, InputRejected, NotFound, Overloaded, RateLimited, UnknownModels
 from core.models import ConversationTurn, Usage
 
@@ -69,15 +71,23 @@ class RequestMessage(BaseModel):
             kind = part.get("type")
             if kind in _TEXT_PARTS:
                 continue
-            if kind in {"image_url", "input_image", "file", "input_file", "input_audio"}:
-                raise ValueError(f"the council reads text only for now; `{kind}` content parts are not supported")
+            if kind in FILE_PARTS:
+                part_file(part, 1)  # a malformed part is a 400 here, before anything runs
+                continue
+            if kind == "input_audio":
+                raise ValueError("the council reads text, documents and images; `input_audio` parts are not supported")
             raise ValueError(f"unknown content part type `{kind}`")
         return content
+
+    def files(self) -> list[IncomingFile]:
+        """The image and file parts of this message, in order."""
+        parts = self.content if isinstance(self.content, list) else []
+        return [part_file(p, i) for i, p in enumerate((p for p in parts if p.get("type") in FILE_PARTS), 1)]
 
     @property
     def text(self) -> str:
         if isinstance(self.content, list):
-            return "\n".join(str(part.get("text") or "") for part in self.content)
+            return "\n".join(str(part.get("text") or "") for part in self.content if part.get("type") in _TEXT_PARTS)
         return self.content or ""
 
 
@@ -121,6 +131,11 @@ class ChatRequest(BaseModel):
             if m.role in ("user", "assistant") and m.text.strip()
         ]
         return self.messages[last_user].text, history
+
+    def files(self) -> list[IncomingFile]:
+        """Files attached to the question (the last user message); earlier turns' files are not re-read."""
+        users = [m for m in self.messages if m.role == "user"]
+        return users[-1].files() if users else []
 
 
 # --------------------------------------------------------------------------- responses

@@ -38,6 +38,8 @@ def _config_embed(title: str, config: CouncilConfig, channel: ChannelSettings | 
             ),
             inline=False,
         )
+        search = {None: "default", True: "on", False: "off"}[channel.search]
+        embed.add_field(name="Web search", value=search, inline=False)
         overridden = [name for name in ("members", "chairman") if getattr(channel, name)]
         embed.set_footer(text=f"{channel.channel_key} · overrides: {', '.join(overridden) or 'none'}")
     return embed
@@ -117,6 +119,21 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
         )
         config = await service.effective_config(origin)
         await send(interaction, "Limits updated.", embed=_config_embed("Council for this channel", config, updated))
+
+    @group.command(name="search", description="Search the web before each council in this channel")
+    @app_commands.describe(enabled="on: every council here searches first; off: only when a question asks")
+    @app_commands.choices(
+        enabled=[app_commands.Choice(name="on", value="on"), app_commands.Choice(name="off", value="off")]
+    )
+    async def search(interaction: discord.Interaction, enabled: app_commands.Choice[str]) -> None:
+        actor, origin = await begin(interaction)
+        updated = await service.admin_set_search(actor, origin, enabled.value == "on")
+        config = await service.effective_config(origin)
+        await send(
+            interaction,
+            f"Web search {enabled.value}.",
+            embed=_config_embed("Council for this channel", config, updated),
+        )
 
     @group.command(name="reset", description="Drop this channel's overrides (back to the defaults)")
     async def reset(interaction: discord.Interaction) -> None:

@@ -31,8 +31,11 @@ from bot.discord.admin import build_admin_group
 from bot.progress import CouncilProgress
 from bot.render_text import ZWSP, history_lines, leaderboard_table
 from bot.throttle import DISCORD_PACE, ChannelPacer, Pace, Priority, Throttle
+from core.attachments import IncomingFile
 from core.errors import CouncilError
+from core.material import files_notice
 from core.models import Actor, ConversationTurn, CouncilFinished, Origin, Platform
+from core.research import split_search_keyword
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -59,13 +62,22 @@ HELP = """**LLM Council** — several models answer, review each other anonymous
 
 `/council question:` — convene a council (in a new thread, or in the current thread).
 `@{name} question` — the same from a message; inside a council thread it continues the conversation.
+Attach files (PDF, Word, text, CSV, code, images) to the message or the `attachment:` option: the council reads them.
+Start a question with `search:` (or set the `search:` option) to search the web first.
 Buttons under the answer show each stage: **Answers**, **Reviews** (with the extracted ballot), **Ranking**.
 While it runs: **Stop**, or **Synthesize now** with the answers that have arrived.
 `/council-history` · `/council-leaderboard` · `/council-export id:`
-`/council-admin show|members|chairman|limits|reset|audit` — per-channel settings (Manage Server)."""
+`/council-admin show|members|chairman|limits|search|reset|audit` — per-channel settings (Manage Server)."""
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def incoming_file(attachment: discord.Attachment) -> IncomingFile:
+    """A Discord attachment for the council to read; fetched from Discord's CDN only (signed URLs, no token)."""
+    return IncomingFile(
+        name=attachment.filename, declared_type=attachment.content_type, size=attachment.size, url=attachment.url
+    )
 
 
 def origin_of(user: discord.abc.User, channel: Any, guild_id: int | None) -> Origin:
@@ -291,11 +303,21 @@ class CouncilBot(discord.Client):
         tree = self.tree
 
         @tree.command(name="council", description="Ask the LLM council a question")
-        @app_commands.describe(question="What should the council answer?")
+        @app_commands.describe(
+            question="What should the council answer?",
+            attachment="A file for the council to read (PDF, Word, text, CSV, code, or an image)",
+            search="Search the web first (default: this channel's setting)",
+        )
         @app_commands.guild_only()
-        async def council(interaction: discord.Interaction, question: str) -> None:
+        async def council(
+            interaction: discord.Interaction,
+            question: str,
+            attachment: discord.Attachment | None = None,
+            search: bool | None = None,
+        ) -> None:
             await interaction.response.defer(thinking=True)
-            await self.council_from_interaction(interaction, question)
+            files = [incoming_file(attachment)] if attachment is not None else []
+            await self.council_from_interaction(interaction, question, files=files, search=search)
 
         @tree.command(name="council-help", description="How to use the LLM council")
         async def council_help(interaction: discord.Interaction) -> None:
@@ -349,8 +371,18 @@ class CouncilBot(discord.Client):
 
     # ----------------------------------------------------------------- councils
 
-    async def council_from_interaction(self, interaction: discord.Interaction, question: str) -> None:
+    async def council_from_interaction(
+        self,
+        interaction: discord.Interaction,
+        question: str,
+        *,
+        files: list[IncomingFile] | None = None,
+        search: bool | None = None,
+    ) -> None:
         channel = interaction.channel
+        question, searched = split_search_keyword(question)
+        if search is None and searched:
+            search = True
         origin = origin_of(interaction.user, channel, interaction.guild_id)
         # The deferred response becomes the status message (and the thread's starter).
         status = await interaction.edit_original_response(
@@ -361,8 +393,15 @@ class CouncilBot(discord.Client):
             history = await self.thread_history(channel, before=status)
         else:
             origin.thread_id = str(status.id)  # a thread started from a message has the message's id
+        batch = await self.service.read_files(files or [], Platform.DISCORD)
+        if batch.user_notices():
+            await interaction.followup.send(
+                files_notice(batch.user_notices()), ephemeral=True, allowed_mentions=NO_MENTIONS
+            )
         try:
-            run = await self.service.start_council(question, origin, history)
+            run = await self.service.start_council(
+                question, origin, history, attachments=batch.attachments, search=search
+            )
         except CouncilError as exc:
             try:
                 await interaction.delete_original_response()
@@ -406,8 +445,14 @@ class CouncilBot(discord.Client):
         origin = origin_of(message.author, channel, message.guild.id)
         if origin.thread_id is None:
             origin.thread_id = str(message.id)
+        question, searched = split_search_keyword(question)
+        batch = await self.service.read_files([incoming_file(a) for a in message.attachments], Platform.DISCORD)
+        if batch.user_notices():
+            await self.refuse_privately(message, files_notice(batch.user_notices()))
         try:
-            run = await self.service.start_council(question, origin, history)
+            run = await self.service.start_council(
+                question, origin, history, attachments=batch.attachments, search=True if searched else None
+            )
         except CouncilError as exc:
             await self.refuse_privately(message, exc.user_message)
             return

@@ -27,6 +27,7 @@ from bot.render_text import (
     short_model,
     split_text,
 )
+from core.material import file_summary
 from core.models import CouncilResult, CouncilStatus
 
 CONTENT_MAX = 2000
@@ -228,6 +229,7 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
     elif result.status is not CouncilStatus.FAILED:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
+    add_material_fields(last, result)
     footer = _footer(result)
     # A footer on every message lets thread history recognise the answer.
     messages: list[dict[str, Any]] = []
@@ -238,6 +240,35 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
         attached = answer_file(result)
         messages[-1]["file"] = markdown_file(attached.content, attached.filename)
     return messages
+
+
+def _link_title(title: str) -> str:
+    return safe(clip(title, 80)).replace("[", "(").replace("]", ")")
+
+
+def _link_url(url: str) -> str:
+    return url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+
+
+def material_embeds(result: CouncilResult) -> list[discord.Embed]:
+    """One embed with what the council read, shown before each stage's details (none when nothing)."""
+    if not (result.request.sources or result.request.attachments):
+        return []
+    embed = discord.Embed(title="What the council read")
+    add_material_fields(embed, result)
+    return [embed]
+
+
+def add_material_fields(embed: discord.Embed, result: CouncilResult) -> None:
+    """The web sources as numbered links (what the chairman's [n] point to), and the files read."""
+    request = result.request
+    if request.sources:
+        links = [f"[{i}] [{_link_title(s.title)}]({_link_url(s.url)})" for i, s in enumerate(request.sources, 1)]
+        value = "\n".join(links)
+        embed.add_field(name="Sources", value=clip(value, FIELD_MAX), inline=False)
+    if request.attachments:
+        names = "\n".join(safe(file_summary(a)) for a in request.attachments)
+        embed.add_field(name="Files read", value=clip(names, FIELD_MAX), inline=False)
 
 
 def council_id_of_embeds(embeds: list[discord.Embed]) -> str | None:
@@ -303,7 +334,7 @@ STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranki
 
 
 def stage_messages(result: CouncilResult, stage: str, markdown: str | None = None) -> list[dict[str, Any]]:
-    groups = pack(STAGES[stage](result))
+    groups = pack(material_embeds(result) + STAGES[stage](result))
     if len(groups) > STAGE_MESSAGES and markdown is not None:
         groups = groups[: STAGE_MESSAGES - 1]
         messages: list[dict[str, Any]] = [{"embeds": g} for g in groups]

@@ -18,13 +18,14 @@ from core.models import Actor, Origin
 if TYPE_CHECKING:
     from core.service import CouncilService
 
-OPERATIONS = ("show", "members", "chairman", "limits", "reset", "audit")
+OPERATIONS = ("show", "members", "chairman", "limits", "search", "reset", "audit")
 
 USAGE = """*Council admin* (this channel; workspace admins and owners, or `COUNCIL_ADMIN_USERS`):
 • `/council-admin show` — the members, chairman and limits in effect here
 • `/council-admin members model-a, model-b, model-c` — this channel's members (2 to 8)
 • `/council-admin chairman model-x` — this channel's chairman
 • `/council-admin limits user=N channel=N budget=USD` — councils per user/channel per hour, daily budget
+• `/council-admin search on|off` — search the web before each council here (a question can also start with `search:`)
 • `/council-admin reset` — back to the defaults
 • `/council-admin audit [N]` — recent admin changes here"""
 
@@ -47,6 +48,7 @@ class AdminCommand:
     chairman: str = ""
     limits: dict[str, float | int] = field(default_factory=dict)
     count: int = 20
+    search: bool = False
 
 
 def parse_admin(text: str) -> AdminCommand:
@@ -68,6 +70,10 @@ def parse_admin(text: str) -> AdminCommand:
         if not rest or len(rest.split()) != 1:
             raise InputRejected("Name one model: `/council-admin chairman model-x`.")
         return AdminCommand(op, chairman=rest)
+    if op == "search":
+        if rest.lower() not in ("on", "off"):
+            raise InputRejected("Say `/council-admin search on` or `/council-admin search off`.")
+        return AdminCommand(op, search=rest.lower() == "on")
     if op == "audit":
         if not rest:
             return AdminCommand(op)
@@ -107,6 +113,10 @@ async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, co
     if command.op == "limits":
         updated = await service.admin_set_limits(actor, origin, **command.limits)  # type: ignore[arg-type]
         return render.config_message("Limits updated", await service.effective_config(origin), updated)
+    if command.op == "search":
+        updated = await service.admin_set_search(actor, origin, command.search)
+        word = "on: each council here searches the web first" if updated.search else "off"
+        return render.config_message(f"Web search {word}", await service.effective_config(origin), updated)
     if command.op == "reset":
         await service.admin_reset(actor, origin)
         config = await service.effective_config(origin)

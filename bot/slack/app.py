@@ -43,11 +43,14 @@ from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
 from bot.slack.agent import SlackAgent
 from bot.slack.feedback import SlackFeedback
+from bot.slack.files import incoming_files
 from bot.slack.home import SlackHome
 from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower, deliver
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, NotFound, PermissionDenied
+from core.material import files_notice
 from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform, new_council_id
+from core.research import split_search_keyword
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -437,7 +440,8 @@ class SlackCouncilBot:
         """Post the question in the channel, then start the council in its thread: a channel the
         bot cannot post in costs no rate-limit hit and leaves no council behind."""
         user, channel = origin.user_id or "", origin.channel_id or ""
-        asked = await self.service.check_admission(slack_unescape(question), origin)  # refusals -> caller
+        question, searched = split_search_keyword(slack_unescape(question))
+        asked = await self.service.check_admission(question, origin)  # refusals -> caller
         council_id = new_council_id()
         try:
             posted = await deliver(
@@ -465,7 +469,9 @@ class SlackCouncilBot:
         thread_ts = posted["ts"]
         origin = origin.model_copy(update={"thread_id": thread_ts})  # stored with the result
         try:
-            run = await self.service.start_council(asked, origin, council_id=council_id)
+            run = await self.service.start_council(
+                asked, origin, council_id=council_id, search=True if searched else None
+            )
         except CouncilError:  # refused in the moment since the check (a burst): take the question back
             await self._delete_quietly(channel, thread_ts)
             raise
@@ -514,8 +520,14 @@ class SlackCouncilBot:
         if thread_ts and thread_ts != ts:
             history = await self.thread_history(channel, thread_ts, ts, context)
         origin = self.origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
+        question, searched = split_search_keyword(question)
+        batch = await self.service.read_files(incoming_files(event), Platform.SLACK)
+        if batch.user_notices():
+            await self.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread_ts)
         try:
-            run = await self.service.start_council(question, origin, history)
+            run = await self.service.start_council(
+                question, origin, history, attachments=batch.attachments, search=True if searched else None
+            )
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
             return

@@ -33,6 +33,7 @@ from bot.render_text import (
     split_text,
 )
 from bot.slack.feedback import feedback_block
+from core.material import file_summary
 from core.models import (
     AuditEntry,
     ChannelSettings,
@@ -441,6 +442,7 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
         blocks.append(context(plain(header)))
     if attached and result.synthesis is not None:
         blocks.append(context(attached_note(result.synthesis.text)))
+    blocks += material_blocks(result)
     if result.aggregate is not None:
         blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
     blocks.append(context(result_footer(result)))
@@ -452,6 +454,27 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
 
 
 # --------------------------------------------------------------------------- result
+
+
+def _link_url(url: str) -> str:
+    return url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C")
+
+
+def material_blocks(result: CouncilResult) -> list[dict[str, Any]]:
+    """Under the answer: the web sources as numbered links (what the chairman's [n] point to), and
+    the files the council read."""
+    request = result.request
+    blocks = []
+    if request.sources:
+        links = [
+            f"<{_link_url(source.url)}|[{i}] {escape_code(clip(source.title, 80)).replace('|', '¦')}>"
+            for i, source in enumerate(request.sources, 1)
+        ]
+        blocks.append(context(":mag: Sources: " + " · ".join(links)))
+    if request.attachments:
+        names = ", ".join(escape_code(file_summary(a)) for a in request.attachments)
+        blocks.append(context(f":paperclip: Read: {names}"))
+    return blocks
 
 
 def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
@@ -509,7 +532,7 @@ def result_messages(result: CouncilResult) -> list[Message]:
             body_blocks.append(context(attached_note(text)))
         else:
             body_blocks = sections(mrkdwn(text))
-    tail_blocks: list[dict[str, Any]] = []
+    tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
         tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
     tail_blocks.append(context(result_footer(result)))
@@ -580,6 +603,7 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
     cid = result.council_id
     note = plain(f"Long texts are cut here; the whole council: `/council export {cid}`")
     intro = [context(plain(f"Council {cid}: {clip(' '.join(result.request.question.split()), 500)}"))]
+    intro += material_blocks(result)  # what the council read, at every stage
     if stage == "answers":
         parts = []
         for answer in result.answers:
@@ -635,7 +659,9 @@ HELP = "\n".join(
         "• Under the answer: *Answers*, *Reviews* (with each extracted ballot) and *Ranking* open each stage.",
         "• `/council history [channel|workspace|mine] [N]` · `/council leaderboard [channel|workspace|all]` · "
         "`/council export <id> [json]`",
-        "• `/council-admin show|members a,b,c|chairman X|limits user=N channel=N budget=USD|reset|audit` "
+        "• Attach files (PDF, Word, text, CSV, code, images) to the message that asks: the council reads them. "
+        "Start the question with `search:` to search the web first.",
+        "• `/council-admin show|members a,b,c|chairman X|limits user=N channel=N budget=USD|search on|off|reset|audit` "
         "(also `/council admin …`) — this channel's council (workspace admins and owners).",
     )
 )
@@ -675,6 +701,8 @@ def config_message(title: str, config: CouncilConfig, channel: ChannelSettings |
             f"*Limits:* per user {show(channel.user_limit_per_hour, '/h')} · per channel "
             f"{show(channel.channel_limit_per_hour, '/h')} · daily budget {show(budget)}"
         )
+        search = {None: "default", True: "on", False: "off"}[channel.search]
+        lines.append(f"*Web search:* {search}")
         overridden = [name for name in ("members", "chairman") if getattr(channel, name)]
         lines.append(f"_Overrides in this channel: {', '.join(overridden) or 'none'}_")
     rendered = plain("\n".join(lines))

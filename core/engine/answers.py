@@ -31,7 +31,12 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     options = state.options(config.max_answer_tokens)
     # Calls start before the events go out: a consumer that renders slowly must not delay them.
     batch = calls.launch(
-        {m: partial(router.complete, m, messages, options) for m in state.members}, "answer", config.member_timeout_s
+        {
+            m: partial(router.complete, m, state.material.apply(messages, m, state.material_fence), options)
+            for m in state.members
+        },
+        "answer",
+        config.member_timeout_s,
     )
     yield state.event(StageStarted, stage=1)
     for member in state.members:

@@ -40,7 +40,12 @@ async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter)
         options = state.options(None)
         batch = calls.launch(
             {
-                r: partial(router.complete, r, builder.messages(shown), replace(options, ranking_labels=tuple(shown)))
+                r: partial(
+                    router.complete,
+                    r,
+                    state.material.apply(builder.messages(shown), r, state.review_fence),
+                    replace(options, ranking_labels=tuple(shown)),
+                )
                 for r, shown in plans.items()
             },
             "review",

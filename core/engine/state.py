@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from core import prompts
 from core.engine.control import CouncilControl
+from core.material import CouncilMaterial
 from core.models import Aggregate, CouncilConfig, CouncilRequest, MemberAnswer, Review, Synthesis
 from core.providers.base import CallOptions
 
@@ -36,13 +37,18 @@ class CouncilState:
     rng: random.Random = field(default_factory=lambda: random.Random(secrets.randbits(64)))  # review label orders
     review_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))
     chair_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))  # another nonce
+    # Files and sources go to every stage (core/material.py); members write stage 1 seeing only this nonce.
+    material_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))
+    material: CouncilMaterial = field(default_factory=CouncilMaterial)
     started: float = field(default_factory=time.perf_counter)
 
     @classmethod
     def new(cls, request: CouncilRequest, control: CouncilControl) -> CouncilState:
         # Duplicates would give one model two labels and two ballots.
         members = list(dict.fromkeys(request.config.members))
-        return cls(request, control, members, {m: MemberAnswer(model=m) for m in members})
+        state = cls(request, control, members, {m: MemberAnswer(model=m) for m in members})
+        state.material = CouncilMaterial.from_request(request)
+        return state
 
     @property
     def config(self) -> CouncilConfig:

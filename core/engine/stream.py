@@ -74,6 +74,8 @@ class Streamer:
         )
         deadline = asyncio.get_running_loop().time() + state.config.member_timeout_s
         stream = Stream(model, SynthesisScreen(judge, state.nonces(), unquote=unquote), deadline)
+        # After the judge: quoting an attached file or a source is using it, not copying the prompt.
+        messages = state.material.apply(messages, model, state.chair_fence)
         stream.pump = self.calls.spawn(self.calls.outcome(partial(self._pump, stream, messages)), f"synthesis:{model}")
         stream.pump.add_done_callback(stream.wakeup.set)
         return stream

@@ -131,6 +131,14 @@ class OpenAICompatProvider:
         return None  # endpoints do not say; their models hold far more than a council prompt
 
     async def list_models(self) -> list[str]:
+        return [item["id"] for item in await self._model_entries()]
+
+    async def image_models(self) -> set[str]:
+        """Ids whose entry in the model list says they take images (OpenRouter's
+        `architecture.input_modalities`; any endpoint that returns that field counts)."""
+        return {item["id"] for item in await self._model_entries() if "image" in _input_modalities(item)}
+
+    async def _model_entries(self) -> list[dict[str, Any]]:
         async def fetch() -> dict[str, Any]:
             try:
                 response = await self._http.get(f"{self.base_url}/models", headers=self._headers())
@@ -142,7 +150,7 @@ class OpenAICompatProvider:
 
         body = await self._with_retries("models", CallOptions(timeout_s=30), fetch)
         data = body.get("data") if isinstance(body, dict) else body
-        return [item["id"] for item in data or [] if isinstance(item, dict) and "id" in item]
+        return [item for item in data or [] if isinstance(item, dict) and "id" in item]
 
     async def aclose(self) -> None:
         """The shared client belongs to the router; nothing to close here."""
@@ -158,7 +166,7 @@ class OpenAICompatProvider:
     def _payload(self, model: str, messages: Sequence[ChatMessage], options: CallOptions, *, stream: bool) -> dict:
         payload: dict[str, Any] = {
             "model": model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [_message_payload(m) for m in messages],
             "stream": stream,
         }
         if stream:
@@ -244,6 +252,21 @@ class OpenAICompatProvider:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _message_payload(message: ChatMessage) -> dict[str, Any]:
+    """A chat message in the OpenAI format: plain text, or text and image parts when it carries images."""
+    if not message.images:
+        return {"role": message.role, "content": message.content}
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    parts += [{"type": "image_url", "image_url": {"url": url}} for url in message.images]
+    return {"role": message.role, "content": parts}
+
+
+def _input_modalities(item: Mapping[str, Any]) -> list[str]:
+    architecture = item.get("architecture")
+    modalities = architecture.get("input_modalities") if isinstance(architecture, Mapping) else None
+    return [m for m in modalities if isinstance(m, str)] if isinstance(modalities, list) else []
 
 
 async def _sse_chunks(response: httpx.Response, model: str) -> AsyncIterator[dict[str, Any]]:

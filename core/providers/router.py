@@ -31,6 +31,7 @@ class ProviderRouter:
         self._http_client = http_client
         self._providers: dict[str, Provider] = {}
         self._model_lists: dict[str, tuple[float, set[str]]] = {}
+        self._image_lists: dict[str, tuple[float, set[str]]] = {}
         self._redact = Redactor.from_settings(settings)
 
     # ------------------------------------------------------------------ routing
@@ -141,6 +142,36 @@ class ProviderRouter:
             if known is not None and model not in known:
                 unknown.append(model_id)
         return unknown
+
+    async def image_models(self, model_ids: Sequence[str]) -> set[str]:
+        """The ids among `model_ids` whose models take images: `COUNCIL_VISION_MODELS` when set,
+        else what the provider's model list says. A provider that cannot tell counts as "no"."""
+        if self.settings.vision_models:
+            return {m for m in model_ids if m in self.settings.vision_models}
+        found = set()
+        for model_id in model_ids:
+            try:
+                provider, model = self.resolve(model_id)
+            except ProviderError:
+                continue
+            if model in await self._images(provider):
+                found.add(model_id)
+        return found
+
+    async def _images(self, provider: Provider) -> set[str]:
+        cached = self._image_lists.get(provider.name)
+        if cached and time.monotonic() - cached[0] < MODEL_LIST_TTL_S:
+            return cached[1]
+        lookup = getattr(provider, "image_models", None)
+        models: set[str] = set()
+        if lookup is not None:
+            try:
+                with self._redacted_errors():
+                    models = set(await lookup())
+            except ProviderError:
+                models = set()  # no list: images are not sent, and the members are told
+        self._image_lists[provider.name] = (time.monotonic(), models)
+        return models
 
     async def _known(self, provider: Provider) -> set[str] | None:
         cached = self._model_lists.get(provider.name)

@@ -79,20 +79,21 @@ def _from_row(r: Row) -> ChannelSettings:
         user_limit_per_hour=r["user_limit_per_hour"],
         channel_limit_per_hour=r["channel_limit_per_hour"],
         daily_budget_usd=r["daily_budget_usd"],
+        search=bool(r["search"]) if r["search"] is not None else None,
     )
 
 
 async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> None:
     await tx.execute(
         """INSERT INTO channel_settings (channel_key, members, chairman, user_limit_per_hour,
-           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by)
+           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search)
            VALUES (:channel_key, :members, :chairman, :user_limit_per_hour, :channel_limit_per_hour,
-           :daily_budget_usd, :updated_at, :updated_by)
+           :daily_budget_usd, :updated_at, :updated_by, :search)
            ON CONFLICT (channel_key) DO UPDATE SET members = excluded.members, chairman = excluded.chairman,
            user_limit_per_hour = excluded.user_limit_per_hour,
            channel_limit_per_hour = excluded.channel_limit_per_hour,
            daily_budget_usd = excluded.daily_budget_usd, updated_at = excluded.updated_at,
-           updated_by = excluded.updated_by""",
+           updated_by = excluded.updated_by, search = excluded.search""",
         {
             "channel_key": settings.channel_key,
             "members": dumps(settings.members) if settings.members is not None else None,
@@ -102,5 +103,6 @@ async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> 
             "daily_budget_usd": settings.daily_budget_usd,
             "updated_at": now_iso(),
             "updated_by": actor_id,
+            "search": int(settings.search) if settings.search is not None else None,
         },
     )

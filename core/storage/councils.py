@@ -25,6 +25,7 @@ from core.models import (
 )
 from core.storage import totals
 from core.storage.database import Database, Row, Transaction
+from core.storage.material import with_material, write_material
 from core.storage.values import dumps, filters, iso
 
 RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
@@ -99,7 +100,7 @@ class CouncilRepository:
                 FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
             (*params, RUNNING, max(0, limit), max(0, offset)),
         )
-        return [
+        summaries = [
             CouncilSummary(
                 council_id=r["id"],
                 created_at=datetime.fromisoformat(r["created_at"]),
@@ -115,6 +116,7 @@ class CouncilRepository:
             )
             for r in rows
         ]
+        return await with_material(self._db, summaries)
 
     async def prune(self, older_than: datetime) -> int:
         """Delete councils created before `older_than` (with all their rows, and what they added to
@@ -260,6 +262,7 @@ async def write_result(tx: Transaction, result: CouncilResult) -> None:
                 **_usage_columns(s.usage),
             },
         )
+    await write_material(tx, result)
 
 
 _AGGREGATE_FIELDS = {
