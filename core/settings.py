@@ -44,7 +44,10 @@ CsvList = Annotated[list[str], NoDecode]
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True)
+    # An empty value (as in a copy of .env.example) means "not set": the default applies.
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True, env_ignore_empty=True
+    )
 
     # ----------------------------------------------------------------- providers
     llm_base_url: str | None = Field(None, alias="LLM_BASE_URL")
@@ -56,7 +59,9 @@ class Settings(BaseSettings):
     llm_retry_max_s: float = Field(20.0, alias="LLM_RETRY_MAX_S", ge=0)
     llm_max_connections: int = Field(100, alias="LLM_MAX_CONNECTIONS", ge=1)
     # JSON object: {"model id": [usd per 1M prompt tokens, usd per 1M completion tokens]}
-    model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict, alias="MODEL_PRICES")
+    model_prices: Annotated[dict[str, tuple[float, float]], NoDecode] = Field(
+        default_factory=dict, alias="MODEL_PRICES"
+    )
 
     # ----------------------------------------------------------------- local models
     local_models_dir: str | None = Field(None, alias="LOCAL_MODELS_DIR")
