@@ -78,6 +78,12 @@ def _import_llama():
     return llama_cpp
 
 
+# One model loads at a time in the process: llama.cpp's first-use initialisation and
+# llama-cpp-python's stdout/stderr redirection while loading are not safe from two threads at
+# once (a fresh demo crashed with SIGSEGV while two bundled models loaded together).
+_LOADING = threading.Lock()
+
+
 class _NoRedirect:
     """Stands in for llama_cpp's `suppress_stdout_stderr` (see `_no_fd_redirects`)."""
 
@@ -359,13 +365,14 @@ class LocalProvider:
             llama_cpp = _import_llama()
             threads = self.settings.local_n_threads or self._cpus
             try:
-                llm = llama_cpp.Llama(
-                    model_path=str(instance.path),
-                    n_ctx=self.settings.local_n_ctx,
-                    n_threads=threads,
-                    n_threads_batch=threads,
-                    verbose=False,
-                )
+                with _LOADING:
+                    llm = llama_cpp.Llama(
+                        model_path=str(instance.path),
+                        n_ctx=self.settings.local_n_ctx,
+                        n_threads=threads,
+                        n_threads_batch=threads,
+                        verbose=False,
+                    )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise ProviderConfigError(f"cannot load the local model file {instance.path}: {exc}") from exc
             if instance.chat_format == local_models.PLAIN_FORMAT or (
