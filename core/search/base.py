@@ -76,6 +76,17 @@ class HttpSearchBackend:
         except ValueError as exc:
             raise SearchBadResponse(f"{label} search answered with something other than JSON") from exc
 
+    def _results(self, raw: Any, *, snippet: str, published: str, max_results: int) -> list[SearchResult]:
+        """The backend's raw result items (title, url, `snippet`, `published` fields) as results."""
+        if not isinstance(raw, list):
+            raise SearchBadResponse(f"{self.name} search answered without a results list")
+        candidates = (
+            result_from(item.get("title"), item.get("url"), item.get(snippet), item.get(published))
+            for item in raw
+            if isinstance(item, dict)
+        )
+        return top_results((r for r in candidates if r is not None), max_results)
+
 
 def clean_text(value: Any, limit: int = MAX_SNIPPET_CHARS) -> str:
     """Snippet text without HTML tags or entities (Brave marks matches with <strong>), on one line."""

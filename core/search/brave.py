@@ -12,7 +12,7 @@ from __future__ import annotations
 import httpx
 from pydantic import SecretStr
 
-from core.search.base import HttpSearchBackend, result_from, top_results
+from core.search.base import HttpSearchBackend
 from core.search.models import SearchBadResponse, SearchResult
 
 BRAVE_SEARCH_URL = "https://api.search.brave.com/res/v1/web/search"
@@ -46,11 +46,4 @@ class BraveBackend(HttpSearchBackend):
             raise SearchBadResponse("Brave search answered with an unexpected document")
         web = payload.get("web") or {}
         raw = web.get("results", []) if isinstance(web, dict) else None
-        if not isinstance(raw, list):
-            raise SearchBadResponse("Brave search answered without a results list")
-        candidates = (
-            result_from(item.get("title"), item.get("url"), item.get("description"), item.get("page_age"))
-            for item in raw
-            if isinstance(item, dict)
-        )
-        return top_results((r for r in candidates if r is not None), max_results)
+        return self._results(raw, snippet="description", published="page_age", max_results=max_results)

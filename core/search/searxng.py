@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import httpx
 
-from core.search.base import HttpSearchBackend, result_from, top_results
-from core.search.models import SearchBadResponse, SearchResult
+from core.search.base import HttpSearchBackend
+from core.search.models import SearchResult
 
 
 class SearxngBackend(HttpSearchBackend):
@@ -30,11 +30,4 @@ class SearxngBackend(HttpSearchBackend):
             headers={"Accept": "application/json"},
         )
         raw = payload.get("results") if isinstance(payload, dict) else None
-        if not isinstance(raw, list):
-            raise SearchBadResponse("SearXNG search answered without a results list")
-        candidates = (
-            result_from(item.get("title"), item.get("url"), item.get("content"), item.get("publishedDate"))
-            for item in raw
-            if isinstance(item, dict)
-        )
-        return top_results((r for r in candidates if r is not None), max_results)
+        return self._results(raw, snippet="content", published="publishedDate", max_results=max_results)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import httpx
 from pydantic import SecretStr
 
-from core.search.base import HttpSearchBackend, result_from, top_results
-from core.search.models import SearchBadResponse, SearchResult
+from core.search.base import HttpSearchBackend
+from core.search.models import SearchResult
 
 TAVILY_SEARCH_URL = "https://api.tavily.com/search"
 _MAX_COUNT = 20
@@ -50,11 +50,4 @@ class TavilyBackend(HttpSearchBackend):
             headers={"Accept": "application/json", "Authorization": f"Bearer {self._api_key.get_secret_value()}"},
         )
         raw = payload.get("results") if isinstance(payload, dict) else None
-        if not isinstance(raw, list):
-            raise SearchBadResponse("Tavily search answered without a results list")
-        candidates = (
-            result_from(item.get("title"), item.get("url"), item.get("content"), item.get("published_date"))
-            for item in raw
-            if isinstance(item, dict)
-        )
-        return top_results((r for r in candidates if r is not None), max_results)
+        return self._results(raw, snippet="content", published="published_date", max_results=max_results)
