@@ -313,6 +313,15 @@ fn kendall_w(ballots: Vec<Vec<Bound<'_, PyString>>>, candidates: Vec<Bound<'_, P
     ranking::kendall_w(&b, &strs(&candidates)?).map_err(value_error)
 }
 
+/// `threads=0` in the Python signatures: the machine's cores (at most 8).
+fn thread_count(threads: usize) -> usize {
+    if threads == 0 {
+        ranking::leaderboard::default_threads()
+    } else {
+        threads
+    }
+}
+
 /// leaderboard(ballots, rounds, seed, confidence, threads=0, cls=None) -> Rating-like records
 /// (model, rating, low, high, wins, comparisons), best first. threads=0: the machine's cores (at
 /// most 8). The GIL is released while it computes.
@@ -329,7 +338,7 @@ fn leaderboard<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let ballots = str_seqs(ballots)?;
     let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
-    let threads = if threads == 0 { ranking::leaderboard::default_threads() } else { threads };
+    let threads = thread_count(threads);
     let ratings = py.detach(|| ranking::leaderboard(&b, rounds, seed, confidence, threads)).map_err(value_error)?;
     rating_records(py, cls, ratings)
 }
@@ -352,7 +361,7 @@ fn leaderboard_counted<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let ballots = str_seqs(ballots)?;
     let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
-    let threads = if threads == 0 { ranking::leaderboard::default_threads() } else { threads };
+    let threads = thread_count(threads);
     let ratings = py
         .detach(|| ranking::leaderboard_counted(&b, &counts, rounds, seed, confidence, threads))
         .map_err(value_error)?;
