@@ -25,6 +25,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.loopback_app import serve_on_loopback
+
 DISCORD_EPOCH_MS = 1420070400000
 _counter = itertools.count(1)
 
@@ -123,11 +125,7 @@ class FakeDiscord:
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
         app.router.add_get("/attachments/{channel}/{file}/{name}", self._cdn)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_on_loopback(app)
         return self
 
     async def close(self) -> None:

@@ -19,6 +19,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.loopback_app import serve_on_loopback
+
 _LABEL_FENCE = re.compile(r"<<<RESPONSE ([A-Z]) [0-9a-f]+>>>")
 
 
@@ -265,11 +267,7 @@ class ScriptedLLMServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, 0, backlog=1024, ssl_context=self.ssl_context)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_on_loopback(app, self.host, backlog=1024, ssl_context=self.ssl_context)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -9,6 +9,16 @@ from __future__ import annotations
 from aiohttp import web
 
 
+async def serve_on_loopback(app: web.Application, host: str = "127.0.0.1", **site_options) -> tuple[web.AppRunner, int]:
+    """Serve `app` on an ephemeral port of `host`: its runner (to clean up) and the port. Every fake
+    server of the tests starts this way."""
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, host, 0, **site_options)
+    await site.start()
+    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+
 class LoopbackApp:
     host = "127.0.0.1"
 
@@ -27,11 +37,7 @@ class LoopbackApp:
     async def __aenter__(self) -> LoopbackApp:
         app = web.Application()
         app.add_routes(self._routes)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_on_loopback(app, self.host)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -35,6 +35,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.loopback_app import serve_on_loopback
+
 MESSAGE_BLOCKS = 50
 MODAL_BLOCKS = 100
 SECTION_TEXT = 3000
@@ -215,11 +217,7 @@ class FakeSlack:
         app.router.add_post("/respond/{name}", self._respond)
         app.router.add_get("/socket", self._socket)
         app.router.add_get("/files-pri/{key}/{name}", self._shared_file)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_on_loopback(app, self.host)
         return self
 
     async def close(self) -> None:

@@ -21,6 +21,7 @@ from core.models import Actor, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.llm_server import ByStage, Hang, Reply, council_member, ranking_review
+from tests.loopback_app import serve_on_loopback
 from tests.slack_fake import (
     MESSAGE_BLOCKS,
     MODAL_BLOCKS,
@@ -172,11 +173,7 @@ class SlackEnv:
 
 async def start_env(fake: FakeSlack, settings, service: CouncilService) -> SlackEnv:
     bot = build_slack_bot(service, settings)
-    runner = web.AppRunner(build_web_app(bot.app), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, port = await serve_on_loopback(build_web_app(bot.app))
     return SlackEnv(
         fake,
         service,
