@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli import EXIT_FAILED, EXIT_OK
+from core.engine.dissent import dissent_lines
 from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
 from core.attachments import IncomingFile
 from core.errors import ConfigurationError, CouncilError, InputRejected, Unreachable
@@ -123,6 +124,7 @@ def print_result(result: CouncilResult, *, answer_shown: bool = False) -> None:
         print(aggregate_table(result.aggregate).replace("```\n", "").replace("\n```", ""))
         parsed = sum(1 for r in result.reviews if r.ballot_models)
         print(f"Ballots read: {parsed} of {len(result.reviews)}")
+        print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
     print(

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 from bot.progress import CouncilProgress
+from core.engine.dissent import dissent_lines
 from core.models import Aggregate, CouncilResult, CouncilSummary, Leaderboard, Review
+from core.text import clip as clip  # other renderers import it from here
 
 ZWSP = "\u200b"
 
@@ -31,11 +33,6 @@ def neutralize_slack(text: str) -> str:
 def neutralize_discord(text: str) -> str:
     text = _DISCORD_MASS.sub("@" + ZWSP + r"\1", text)
     return _DISCORD_REF.sub(lambda m: "<" + ZWSP + m.group(1) + ">", text)
-
-
-def clip(text: str, limit: int) -> str:
-    """At most `limit` characters, an ellipsis where it was cut."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -83,7 +80,8 @@ def short_model(model: str) -> str:
 
 
 def ranking_line(aggregate: Aggregate | None) -> str:
-    """One compact line: `1. gpt-5.1 (1.33, 3 votes) · 2. ... · agreement W=0.78`."""
+    """One compact line: `1. gpt-5.1 (1.33, 3 votes) · 2. ... · agreement W=0.78`, then a line per
+    minority view (core/engine/dissent.py)."""
     if aggregate is None or not aggregate.entries:
         return "Ranking unavailable."
     if all(e.average_rank is None for e in aggregate.entries):
@@ -96,7 +94,7 @@ def ranking_line(aggregate: Aggregate | None) -> str:
     line = " · ".join(parts)
     if aggregate.agreement_w is not None:
         line += f" · agreement W={aggregate.agreement_w:.2f}"
-    return line
+    return "\n".join([line, *dissent_lines(aggregate)])
 
 
 def aggregate_table(aggregate: Aggregate | None) -> str:

@@ -26,9 +26,21 @@ def parse_many(texts: Sequence[str], labels: Sequence[str], cls: None = None) ->
 @overload
 def parse_many(texts: Sequence[str], labels: Sequence[str], cls: type[T]) -> list[T]: ...
 @overload
-def aggregate(ballots: _Ballots, label_to_model: _LabelMap, exclude_self: bool, cls: None = None) -> list[_Score]: ...
+def aggregate(
+    ballots: _Ballots,
+    label_to_model: _LabelMap,
+    exclude_self: bool,
+    cls: None = None,
+    weights: dict[str, float] | None = None,
+) -> list[_Score]: ...
 @overload
-def aggregate(ballots: _Ballots, label_to_model: _LabelMap, exclude_self: bool, cls: type[T]) -> list[T]: ...
+def aggregate(
+    ballots: _Ballots,
+    label_to_model: _LabelMap,
+    exclude_self: bool,
+    cls: type[T],
+    weights: dict[str, float] | None = None,
+) -> list[T]: ...
 @overload
 def aggregate_batch(
     councils: Sequence[tuple[_Ballots, _LabelMap]], exclude_self: bool, cls: None = None
@@ -42,6 +54,7 @@ def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]
 @overload
 def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str], cls: type[T]) -> list[T]: ...
 def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None: ...
+def kendall_tau(ballot: Sequence[str], reference: Sequence[str]) -> float | None: ...
 @overload
 def leaderboard(
     ballots: Sequence[Sequence[str]],

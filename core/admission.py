@@ -19,6 +19,7 @@ from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
 from core.text import clean_text
+from core.weights import reviewer_weights
 
 T = TypeVar("T")
 
@@ -67,6 +68,8 @@ class Admission:
         try:
             channel = await self.storage.get_channel_settings(origin.channel_key)
             config = await self._with_overrides(self.config_for(channel), members, chairman)
+            weights = await reviewer_weights(self.settings, self.storage, self.router, config.members)
+            config = config.model_copy(update={"reviewer_weights": weights})
             await self._check_budget(origin, channel)
             await self._check_rate(origin, channel, record=True)
             await self.owner.start()
@@ -108,6 +111,7 @@ class Admission:
             quorum=s.council_quorum,
             grace_s=s.council_grace_s,
             max_answer_tokens=s.council_max_answer_tokens,
+            ballot_format=s.council_ballot_format,
         )
 
     async def _with_overrides(

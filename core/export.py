@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from core.engine.dissent import dissent_lines
 from core.material import file_summary, source_line
 from core.models import CouncilResult, ErrorInfo, Usage
 
@@ -27,6 +28,12 @@ def _feedback(votes: Sequence[FeedbackVote]) -> dict[str, Any]:
         "bad": sum(v.vote.value == "bad" for v in votes),
         "votes": [v.model_dump(mode="json", exclude={"council_id"}) for v in votes],
     }
+
+
+def _weights(result: CouncilResult) -> dict[str, float]:
+    """The weight each reviewer's ballot had (1 unless COUNCIL_REVIEWER_WEIGHTS said otherwise)."""
+    weights = result.request.config.reviewer_weights
+    return {r.reviewer: weights.get(r.reviewer, 1.0) for r in result.reviews} | dict(weights)
 
 
 def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> dict[str, Any]:
@@ -64,6 +71,7 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
                 "parsed_ranking": [f"Response {label}" for label in r.ballot_labels],
                 "parsed_ranking_models": r.ballot_models,
                 "parse_status": r.parse_status.value,
+                "format": r.format,
                 "shown_labels": [f"Response {label}" for label in r.shown_labels],
                 "error": _error(r.error),
                 "latency_s": r.latency_s,
@@ -91,6 +99,12 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
             "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
             "ballots_used": result.aggregate.ballots_used if result.aggregate else 0,
             "ballots_unparsed": result.aggregate.ballots_unparsed if result.aggregate else 0,
+            "aggregation": result.aggregate.method if result.aggregate else None,
+            "reviewer_weights": _weights(result),
+            "dissent": [
+                d.model_dump(mode="json", include={"reviewer", "preferred", "reason"})
+                for d in (result.aggregate.dissent if result.aggregate else [])
+            ],
             "notices": result.notices,
         },
         "error": _error(result.error),
@@ -175,6 +189,11 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
             )
         w = result.aggregate.agreement_w
         out += ["", f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a", ""]
+        if any(weight != 1 for weight in result.request.config.reviewer_weights.values()):
+            weights = ", ".join(f"{m} ×{w:g}" for m, w in _weights(result).items())
+            out += [f"Weighted ballots: {weights}", ""]
+        out += [f"> {line}" for line in dissent_lines(result.aggregate)]
+        out += [""] if result.aggregate.dissent else []
     else:
         out += ["*(no ranking)*", ""]
 
@@ -198,7 +217,8 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         shown = ", ".join(f"Response {x}" for x in r.shown_labels)
         out += [f"*Shown, in this order: {shown}*", "", r.text or "", ""]
         ballot = " > ".join(f"{label} ({model})" for label, model in zip(r.ballot_labels, r.ballot_models))
-        out += [f"**Extracted ballot ({r.parse_status.value}):** {ballot or 'none'}", ""]
+        source = f", {r.format} ballot" if r.format else ""
+        out += [f"**Extracted ballot ({r.parse_status.value}{source}):** {ballot or 'none'}", ""]
 
     out += ["## Readers' feedback", "", *feedback_lines(votes), ""]
     return "\n".join(out).rstrip() + "\n"

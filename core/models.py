@@ -149,6 +149,12 @@ class CouncilConfig(_Model):
     grace_s: float = 20.0  # how long stragglers may still arrive once quorum is met
     max_answer_tokens: int | None = None
     temperature: float | None = None
+    # How reviewers are asked for their ballot (core/engine/ballots.py): the text FINAL RANKING,
+    # or structured JSON output with a fallback to text for models that refuse it.
+    ballot_format: Literal["text", "json", "auto"] = "text"
+    # The weight of each member's ballot (COUNCIL_REVIEWER_WEIGHTS, resolved at admission by
+    # core/weights.py); a reviewer left out weighs 1.
+    reviewer_weights: dict[str, float] = Field(default_factory=dict)
 
 
 class CouncilRequest(_Model):
@@ -198,9 +204,23 @@ class Review(_Model):
     ballot_labels: list[str] = Field(default_factory=list)  # parsed, best first
     ballot_models: list[str] = Field(default_factory=list)  # same, as model ids
     parse_status: ParseStatus = ParseStatus.NONE
+    # Which format produced the ballot (None: the call failed, or a council stored before ballot
+    # formats existed; those are also left out of the bias audit's running totals).
+    format: Literal["json", "text"] | None = None
     error: ErrorInfo | None = None
     latency_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
+
+
+class Dissent(_Model):
+    """A reviewer whose ballot disagrees with the aggregate (core/engine/dissent.py)."""
+
+    reviewer: str
+    preferred: str  # the model whose answer it ranked first
+    preferred_label: str | None = None
+    place: int | None = None  # where the aggregate puts the preferred answer
+    tau: float | None = None  # Kendall's tau of its ballot against the aggregate
+    reason: str = ""  # the sentence of its evaluation that says why (clipped)
 
 
 class AggregateEntry(_Model):
@@ -220,6 +240,10 @@ class Aggregate(_Model):
     method: str = "mean_rank"
     ballots_used: int = 0
     ballots_unparsed: int = 0
+    # Each reviewer's Kendall tau against this ranking (its agreement with the consensus), and
+    # the minority views among them.
+    reviewer_tau: dict[str, float] = Field(default_factory=dict)
+    dissent: list[Dissent] = Field(default_factory=list)
 
 
 class Synthesis(_Model):
@@ -388,6 +412,42 @@ class LeaderboardRow(_Model):
     cost_per_council_usd: float | None = None
 
 
+class RateCheck(_Model):
+    """A rate with its 95% Wilson interval against the value a fair reviewer would show."""
+
+    rate: float | None
+    expected: float
+    ballots: int
+    low: float | None
+    high: float | None
+    flagged: bool
+
+
+class CorrelationCheck(_Model):
+    """A correlation with its 95% Fisher-z interval (fair value 0)."""
+
+    correlation: float | None
+    pairs: int
+    ballots: int
+    low: float | None
+    high: float | None
+    flagged: bool
+
+
+class BiasEntry(_Model):
+    """One reviewer's bias audit (core/bias.py): position bias in the top-level fields."""
+
+    reviewer: str
+    first_position_rate: float | None  # share of its ballots ranking first the answer shown first
+    expected: float  # mean of 1/n over those ballots (n: answers shown)
+    ballots: int
+    low: float | None
+    high: float | None
+    flagged: bool
+    self_preference: RateCheck | None = None  # own answer ranked first, when it was shown its own
+    length: CorrelationCheck | None = None  # answer length vs rank position (< 0: prefers longer)
+
+
 class ModelApproval(_Model):
     """Readers' votes on the answers a model wrote as chairman, and on councils it won."""
 
@@ -405,6 +465,7 @@ class Leaderboard(_Model):
     ballots: int
     computed_s: float = 0.0
     approval: list[ModelApproval] = Field(default_factory=list)
+    bias: list[BiasEntry] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- storage rows

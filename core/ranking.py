@@ -12,7 +12,9 @@ are documented there and mirrored by the pure-Python reference in tests/ranking_
   on a ballot of length m gets m - p points, unranked get 0, summed over ballots), Copeland from
   pairwise majorities over the ballots ranking both (win 1, tie 0.5, never compared 0),
   votes and first places. Order: average_rank asc (None last), borda desc, copeland desc,
-  first_place_votes desc, name asc.
+  first_place_votes desc, name asc. With `weights` ({reviewer: weight}, others 1) the mean rank,
+  Borda and Copeland are weighted (aggregate.rs); votes and first places stay ballot counts.
+- kendall_tau: one ballot against a reference order (tau-a over their common items).
 - kendall_w: Kendall's W with tie correction (unranked candidates share the mean of the remaining
   positions); empty ballots are left out; None below 2 ballots or 2 candidates.
 - leaderboard: Bradley-Terry (MM iterations, prior of one virtual 0.5/0.5 comparison per pair),
@@ -38,6 +40,7 @@ __all__ = [
     "aggregate",
     "aggregate_many",
     "aggregate_models",
+    "kendall_tau",
     "kendall_w",
     "leaderboard",
     "parse_ranking",
@@ -111,15 +114,23 @@ _native_aggregate = _ranking.aggregate
 
 
 def aggregate(
-    ballots: Mapping[str, Sequence[str]], label_to_model: Mapping[str, str], *, exclude_self: bool = False
+    ballots: Mapping[str, Sequence[str]],
+    label_to_model: Mapping[str, str],
+    *,
+    exclude_self: bool = False,
+    weights: Mapping[str, float] | None = None,
 ) -> list[CandidateScore]:
     """ballots: reviewer model id -> labels best first. Candidates: every model in label_to_model.
-    exclude_self: a reviewer's own model is dropped from its own ballot before counting."""
+    exclude_self: a reviewer's own model is dropped from its own ballot before counting.
+    weights: reviewer -> weight (finite, > 0; reviewers left out weigh 1), ValueError otherwise."""
     if type(ballots) is not dict:
         ballots = _items(ballots, "ballots")
     if type(label_to_model) is not dict:
         label_to_model = _items(label_to_model, "label_to_model")
-    return _native_aggregate(ballots, label_to_model, bool(exclude_self), CandidateScore)
+    if weights is None:
+        return _native_aggregate(ballots, label_to_model, bool(exclude_self), CandidateScore)
+    native = {str(k): float(v) for k, v in _items(weights, "weights").items()}
+    return _native_aggregate(ballots, label_to_model, bool(exclude_self), CandidateScore, native)
 
 
 def aggregate_many(
@@ -133,6 +144,12 @@ def aggregate_many(
 def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> list[CandidateScore]:
     """Same as `aggregate`, when ballots are already model ids (each a candidate, no repeats)."""
     return _ranking.aggregate_models(_ballot_list(ballots), _seq(candidates, "candidates"), CandidateScore)
+
+
+def kendall_tau(ballot: Sequence[str], reference: Sequence[str]) -> float | None:
+    """Kendall's tau-a of `ballot` against `reference` (both best first) over the items both hold;
+    None when fewer than 2 are common."""
+    return _ranking.kendall_tau(_seq(ballot, "ballot"), _seq(reference, "reference"))
 
 
 def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None:

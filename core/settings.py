@@ -7,6 +7,7 @@ print in logs, reprs or errors. `.env.example` documents each one.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Annotated, Any, Literal
 
@@ -77,6 +78,13 @@ class Settings(BaseSettings):
     council_grace_s: float = Field(20.0, alias="COUNCIL_GRACE_S", ge=0)
     council_exclude_self: bool = Field(True, alias="COUNCIL_EXCLUDE_SELF")
     council_max_answer_tokens: int | None = Field(None, alias="COUNCIL_MAX_ANSWER_TOKENS")
+    # Issue 12, ballots: how reviewers give their ranking (core/engine/ballots.py), and how much
+    # each one's ballot weighs: a JSON object {"model id": weight} (others weigh 1) or `auto`
+    # (from each reviewer's stored agreement with the consensus, core/weights.py).
+    council_ballot_format: Literal["text", "json", "auto"] = Field("text", alias="COUNCIL_BALLOT_FORMAT")
+    council_reviewer_weights: Annotated[dict[str, float] | Literal["auto"], NoDecode] = Field(
+        default_factory=dict, alias="COUNCIL_REVIEWER_WEIGHTS"
+    )
 
     # ----------------------------------------------------------------- limits
     max_question_chars: int = Field(4000, alias="COUNCIL_MAX_QUESTION_CHARS", ge=1)
@@ -160,6 +168,35 @@ class Settings(BaseSettings):
     def _split_prompts(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(";") if part.strip()]
+        return value
+
+    @field_validator("council_ballot_format", mode="before")
+    @classmethod
+    def _lower_format(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("council_reviewer_weights", mode="before")
+    @classmethod
+    def _parse_weights(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        if value.strip().lower() == "auto":
+            return "auto"
+        try:
+            weights = json.loads(value) if value.strip() else {}
+        except ValueError:
+            raise ValueError('must be `auto` or a JSON object like {"model id": 2}') from None
+        if not isinstance(weights, dict):
+            raise ValueError('must be `auto` or a JSON object like {"model id": 2}')
+        return weights
+
+    @field_validator("council_reviewer_weights")
+    @classmethod
+    def _positive_weights(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            bad = [model for model, weight in value.items() if not (math.isfinite(weight) and weight > 0)]
+            if bad:
+                raise ValueError("weights must be positive numbers; not for " + ", ".join(bad))
         return value
 
     @field_validator("model_prices", mode="before")

@@ -16,3 +16,8 @@ def clean_text(text: str) -> str:
     """
     fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return unicodedata.normalize("NFC", fixed)
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters, an ellipsis where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

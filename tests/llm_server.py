@@ -54,6 +54,8 @@ class RecordedRequest:
 
     @property
     def stage(self) -> int:
+        if self.body.get("response_format"):  # only reviews ask for structured output
+            return 2
         return stage_of(self.messages)
 
 
@@ -202,6 +204,63 @@ class ByStage(Behaviour):
         return await {1: self.stage1, 2: self.stage2, 3: self.stage3}[call.stage].respond(request, call, server)
 
 
+def in_shown_order(labels: list[str]) -> list[str]:
+    """A reviewer with total position bias: ranks the answers in the order it was shown them."""
+    return list(labels)
+
+
+def in_reverse(labels: list[str]) -> list[str]:
+    """Ranks the answers in the reverse of the order it was shown them."""
+    return list(reversed(labels))
+
+
+class Alternating:
+    """A position-fair reviewer by construction: shown order on odd calls, reversed on even ones
+    (with two answers shown, it ranks the one shown first first exactly half of the time)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, labels: list[str]) -> list[str]:
+        self.calls += 1
+        return in_shown_order(labels) if self.calls % 2 else in_reverse(labels)
+
+
+@dataclass
+class RefusesJSON(Behaviour):
+    """An endpoint without structured output: 400 to any request with `response_format`."""
+
+    inner: Behaviour
+
+    async def respond(self, request, call, server):
+        if call.body.get("response_format"):
+            return await Fail(400, "response_format is not supported for this model", "invalid_request_error").respond(
+                request, call, server
+            )
+        return await self.inner.respond(request, call, server)
+
+
+@dataclass
+class AnswersJSON(Behaviour):
+    """A reviewer that honours `response_format`: a JSON ballot of the shown labels (alphabetical
+    by default) when asked for one, else `inner`. `bare`: labels as letters, not "Response X"."""
+
+    inner: Behaviour
+    order: Callable[[list[str]], Sequence[str]] | None = None
+    evaluation: str = "Response-by-response notes."
+    bare: bool = False
+    raw: str | None = None  # reply this instead (e.g. invalid JSON)
+
+    async def respond(self, request, call, server):
+        if not call.body.get("response_format"):
+            return await self.inner.respond(request, call, server)
+        labels = shown_labels(call.user)
+        ranked = list(self.order(labels)) if self.order else sorted(labels)
+        ranking = ranked if self.bare else [f"Response {label}" for label in ranked]
+        text = self.raw if self.raw is not None else json.dumps({"evaluation": self.evaluation, "ranking": ranking})
+        return await Reply(text).respond(request, call, server)
+
+
 def ranking_review(
     order: Callable[[list[str]], Sequence[str]] | None = None, preamble: str = "Response-by-response notes."
 ) -> Callable[[RecordedRequest], str]:
@@ -222,15 +281,18 @@ def council_member(
     synthesis: str = "The council's final answer.",
     *,
     raw_review: Callable[[RecordedRequest], str] | None = None,
+    json_ballots: bool = False,
     latency_s: float = 0.0,
     token_delay_s: float = 0.0,
     cost: float | None = None,
 ) -> ByStage:
-    """A well-behaved member: answers, reviews with a ranking, and can chair."""
+    """A well-behaved member: answers, reviews with a ranking, and can chair. `json_ballots`: it
+    answers a review asking for structured output with a JSON ballot in the same order."""
     review = raw_review or ranking_review(ranking)  # type: ignore[arg-type]
+    text_review: Behaviour = Reply(review, delay_s=latency_s, cost=cost)
     return ByStage(
         Reply(answer, delay_s=latency_s, cost=cost),
-        Reply(review, delay_s=latency_s, cost=cost),
+        AnswersJSON(text_review, ranking) if json_ballots else text_review,  # type: ignore[arg-type]
         Reply(synthesis, delay_s=latency_s, token_delay_s=token_delay_s, cost=cost),
     )
 

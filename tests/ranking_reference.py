@@ -377,27 +377,32 @@ def parse_ranking(text: str, labels: Sequence[str]) -> ParsedRanking:
 # ----------------------------------------------------------------------------------- aggregation
 
 
-def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> list[CandidateScore]:
+def aggregate_models(
+    ballots: Sequence[Sequence[str]], candidates: Sequence[str], weights: Sequence[float] | None = None
+) -> list[CandidateScore]:
     candidates = list(candidates)
     if len(set(candidates)) != len(candidates):
         raise ValueError("candidate given twice")
     for b in ballots:
         if len(set(b)) != len(b) or not set(b) <= set(candidates):
             raise ValueError(f"bad ballot {b!r}")
-    positions: dict[str, list[int]] = {c: [] for c in candidates}
-    borda = Counter()
-    first = Counter()
-    for b in ballots:
+    ws = list(weights) if weights is not None else [1.0] * len(ballots)
+    if len(ws) != len(ballots) or not all(math.isfinite(w) and w > 0 for w in ws):
+        raise ValueError("bad weights")
+    positions: dict[str, list[tuple[int, float]]] = {c: [] for c in candidates}
+    borda: Counter[str] = Counter()
+    first: Counter[str] = Counter()
+    for b, w in zip(ballots, ws):
         for p, c in enumerate(b, start=1):
-            positions[c].append(p)
-            borda[c] += len(b) - p
+            positions[c].append((p, w))
+            borda[c] += w * (len(b) - p)
         if b:
             first[b[0]] += 1
-    copeland = Counter()
+    copeland: Counter[str] = Counter()
     for i, a in enumerate(candidates):
         for c in candidates[i + 1 :]:
-            a_wins = sum(1 for b in ballots if a in b and c in b and b.index(a) < b.index(c))
-            c_wins = sum(1 for b in ballots if a in b and c in b and b.index(c) < b.index(a))
+            a_wins = sum(w for b, w in zip(ballots, ws) if a in b and c in b and b.index(a) < b.index(c))
+            c_wins = sum(w for b, w in zip(ballots, ws) if a in b and c in b and b.index(c) < b.index(a))
             if a_wins + c_wins == 0:
                 continue
             if a_wins > c_wins:
@@ -410,14 +415,18 @@ def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]
     rows = []
     for c in candidates:
         ps = positions[c]
-        mean = sum(ps) / len(ps) if ps else None
+        mean = sum(p * w for p, w in ps) / sum(w for _, w in ps) if ps else None
         rows.append((c, mean, len(ps), float(borda[c]), float(copeland[c]), first[c]))
     rows.sort(key=lambda r: (r[1] is None, r[1] if r[1] is not None else 0.0, -r[3], -r[4], -r[5], r[0]))
     return [CandidateScore(c, i, mean, n, bo, co, fi) for i, (c, mean, n, bo, co, fi) in enumerate(rows, start=1)]
 
 
 def aggregate(
-    ballots: Mapping[str, Sequence[str]], label_to_model: Mapping[str, str], *, exclude_self: bool = False
+    ballots: Mapping[str, Sequence[str]],
+    label_to_model: Mapping[str, str],
+    *,
+    exclude_self: bool = False,
+    weights: Mapping[str, float] | None = None,
 ) -> list[CandidateScore]:
     models = list(label_to_model.values())
     if len(set(models)) != len(models):
@@ -430,7 +439,18 @@ def aggregate(
         if exclude_self:
             b = [m for m in b if m != reviewer]
         converted.append(b)
-    return aggregate_models(converted, models)
+    per_ballot = [(weights or {}).get(r, 1.0) for r in ballots]
+    return aggregate_models(converted, models, per_ballot)
+
+
+def kendall_tau(ballot: Sequence[str], reference: Sequence[str]) -> float | None:
+    common = [x for x in ballot if x in reference]
+    if len(common) < 2:
+        return None
+    place = {x: i for i, x in enumerate(reference)}
+    pairs = [(a, b) for i, a in enumerate(common) for b in common[i + 1 :]]
+    concordant = sum(place[a] < place[b] for a, b in pairs)
+    return (2 * concordant - len(pairs)) / len(pairs)
 
 
 # ------------------------------------------------------------------------------------- agreement

@@ -1,4 +1,4 @@
-"""aggregate / aggregate_models / aggregate_many / kendall_w: Rust against the Python reference."""
+"""aggregate (weighted too) / aggregate_models / aggregate_many / kendall_w / kendall_tau: Rust against the Python reference."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.ranking import CandidateScore, aggregate, aggregate_many, aggregate_models, kendall_w
+from core.ranking import CandidateScore, aggregate, aggregate_many, aggregate_models, kendall_tau, kendall_w
 from tests import ranking_reference as ref
 
 
@@ -84,6 +84,51 @@ def test_matches_reference_on_thousands_of_random_councils():
             assert aggregate(ballots, label_to_model, exclude_self=exclude_self) == ref.aggregate(
                 ballots, label_to_model, exclude_self=exclude_self
             )
+
+
+def test_weighted_aggregate_matches_reference():
+    rng = random.Random(12)
+    for _ in range(2000):
+        ballots, label_to_model = _random_council(rng)
+        # dyadic weights: every sum is exact, so Rust and Python agree to the bit
+        weights = {r: rng.choice([0.25, 0.5, 1.0, 1.5, 2.0, 4.0]) for r in ballots if rng.random() < 0.7}
+        assert aggregate(ballots, label_to_model, weights=weights) == ref.aggregate(
+            ballots, label_to_model, weights=weights
+        )
+
+
+def test_unit_weights_are_the_unweighted_aggregate():
+    rng = random.Random(3)
+    for _ in range(500):
+        ballots, label_to_model = _random_council(rng)
+        units = dict.fromkeys(ballots, 1.0)
+        assert aggregate(ballots, label_to_model, weights=units) == aggregate(ballots, label_to_model)
+
+
+def test_a_heavy_reviewer_turns_a_two_to_one_majority():
+    ballots = {"r1": ["A", "B"], "r2": ["B", "A"], "r3": ["B", "A"]}
+    label_to_model = {"A": "a", "B": "b"}
+    assert aggregate(ballots, label_to_model)[0].candidate == "b"
+    top = aggregate(ballots, label_to_model, weights={"r1": 3})[0]
+    assert (top.candidate, top.average_rank, top.borda, top.rankings_count) == ("a", 7 / 5, 3.0, 3)
+
+
+@pytest.mark.parametrize("weight", [0.0, -1.0, float("nan"), float("inf")])
+def test_non_positive_weights_raise_value_error(weight):
+    with pytest.raises(ValueError):
+        aggregate({"r1": ["A"]}, {"A": "a"}, weights={"r1": weight})
+
+
+def test_kendall_tau_matches_reference():
+    rng = random.Random(8)
+    reference = [f"m{i}" for i in range(6)]
+    for _ in range(2000):
+        ballot = rng.sample([*reference, "x", "y"], rng.randint(0, 8))
+        got, expected = kendall_tau(ballot, reference), ref.kendall_tau(ballot, reference)
+        assert got == (None if expected is None else pytest.approx(expected))
+    assert kendall_tau(["m0", "m1"], reference) == 1.0
+    assert kendall_tau(["m1", "m0"], reference) == -1.0
+    assert kendall_tau(["m1"], reference) is None
 
 
 def _random_ballots(rng: random.Random, candidates: list[str], m: int) -> list[list[str]]:

@@ -9,12 +9,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from core import markers, prompts, ranking
+from core.engine import ballots, dissent
 from core.engine.runner import Calls, Outcome, StagePolicy
 from core.engine.state import CouncilState
 from core.models import (
     Aggregate,
     AggregateEntry,
     AggregateReady,
+    ChatMessage,
     CouncilEvent,
     ParseStatus,
     Review,
@@ -37,25 +39,13 @@ async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter)
             history=state.request.history,
             member_ids=state.all_ids(),
         )
-        options = state.options(None)
-        batch = calls.launch(
-            {
-                r: partial(
-                    router.complete,
-                    r,
-                    state.material.apply(builder.messages(shown), r, state.review_fence),
-                    replace(options, ranking_labels=tuple(shown)),
-                )
-                for r, shown in plans.items()
-            },
-            "review",
-            config.member_timeout_s,
-        )
+        review_calls = {r: _review_call(state, builder, router, r, shown) for r, shown in plans.items()}
+        batch = calls.launch(dict(review_calls), "review", config.member_timeout_s)
         yield state.event(StageStarted, stage=2)
         policy = StagePolicy(config.quorum, config.grace_s, config.member_timeout_s)
         async with aclosing(calls.gather(batch, policy, "review", "reviewers")) as outcomes:
             async for outcome in outcomes:
-                review = _record_review(state, outcome, plans[outcome.key])
+                review = _record_review(state, outcome, review_calls[outcome.key])
                 yield state.event(ReviewFinished, review=review)  # never mutated afterwards
         state.reviews = {r: state.reviews[r] for r in plans}  # member order, not arrival order
     if state.control.stopped:
@@ -76,21 +66,44 @@ def _review_plans(state: CouncilState) -> dict[str, list[str]]:
     return plans
 
 
-def _record_review(state: CouncilState, outcome: Outcome, shown: list[str]) -> Review:
+def _review_call(
+    state: CouncilState, builder: prompts.ReviewPrompts, router: ProviderRouter, reviewer: str, shown: list[str]
+) -> ballots.ReviewCall:
+    def messages(json_ballot: bool) -> list[ChatMessage]:
+        return state.material.apply(builder.messages(shown, json_ballot=json_ballot), reviewer, state.review_fence)
+
+    return ballots.ReviewCall(
+        model=reviewer,
+        complete=partial(router.complete, reviewer),
+        text_messages=messages(False),
+        json_messages=messages(True) if ballots.asks_json(state.config.ballot_format, reviewer) else None,
+        options=replace(state.options(None), ranking_labels=tuple(shown)),
+        shown=shown,
+    )
+
+
+def _record_review(state: CouncilState, outcome: Outcome, call: ballots.ReviewCall) -> Review:
     if outcome.skipped:
         state.skipped.add(f"review:{outcome.key}")
     fields: dict[str, Any] = {}
     if outcome.completion is not None:
-        parsed = ranking.parse_ranking(outcome.completion.text, shown)
+        if call.json_ballot is not None:
+            text, order = call.json_ballot.evaluation, call.json_ballot.order
+            status = "complete" if len(order) == len(call.shown) else "partial" if order else "none"
+        else:
+            text = outcome.completion.text
+            parsed = ranking.parse_ranking(text, call.shown)
+            order, status = list(parsed.order), parsed.status
         fields = dict(
-            text=markers.strip_markers(outcome.completion.text, state.nonces()),  # shown to users
+            text=markers.strip_markers(text, state.nonces()),  # shown to users
             usage=outcome.completion.usage,
-            ballot_labels=list(parsed.order),
-            ballot_models=[state.label_to_model[label] for label in parsed.order],
-            parse_status=ParseStatus(parsed.status),
+            ballot_labels=order,
+            ballot_models=[state.label_to_model[label] for label in order],
+            parse_status=ParseStatus(status),
+            format=call.format,
         )
     review = Review(
-        reviewer=outcome.key, shown_labels=shown, error=outcome.error, latency_s=outcome.latency_s, **fields
+        reviewer=outcome.key, shown_labels=call.shown, error=outcome.error, latency_s=outcome.latency_s, **fields
     )
     state.reviews[outcome.key] = review
     return review
@@ -102,6 +115,7 @@ def _aggregate(state: CouncilState) -> Aggregate:
         {r.reviewer: r.ballot_labels for r in parsed},
         state.label_to_model,
         exclude_self=state.config.exclude_self_review,
+        weights=state.config.reviewer_weights or None,
     )
     model_to_label = {m: label for label, m in state.label_to_model.items()}
     entries = [
@@ -119,6 +133,13 @@ def _aggregate(state: CouncilState) -> Aggregate:
     ]
     agreement = ranking.kendall_w([r.ballot_models for r in parsed], list(state.label_to_model.values()))
     unparsed = sum(1 for r in state.reviews.values() if r.text is not None and r.parse_status is ParseStatus.NONE)
-    return Aggregate(
-        entries=entries, agreement_w=agreement, method="mean_rank", ballots_used=len(parsed), ballots_unparsed=unparsed
+    aggregate = Aggregate(
+        entries=entries,
+        agreement_w=agreement,
+        method="weighted_mean_rank" if any(w != 1 for w in state.config.reviewer_weights.values()) else "mean_rank",
+        ballots_used=len(parsed),
+        ballots_unparsed=unparsed,
     )
+    aggregate.reviewer_tau = dissent.reviewer_taus(parsed, aggregate)
+    aggregate.dissent = dissent.find_dissent(parsed, aggregate)
+    return aggregate

@@ -6,9 +6,9 @@ Errors are typed so that the real cause (401, unknown model, timeout, ...) reach
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from core.models import ChatMessage, Completion, ErrorInfo, ErrorKind
 
@@ -76,6 +76,9 @@ class CallOptions:
     # their output (local GGUF models, with a grammar) use it so that tiny models keep the
     # format; the others rely on the prompt alone.
     ranking_labels: tuple[str, ...] | None = None
+    # Structured output (OpenAI `response_format`, e.g. a JSON schema). A provider that cannot
+    # honour it raises BadResponseError with status 400, as an endpoint refusing it does.
+    response_format: Mapping[str, Any] | None = None
 
 
 @runtime_checkable

@@ -205,6 +205,8 @@ class LocalProvider:
         return self.settings.local_n_ctx  # every local model is loaded with this window
 
     async def complete(self, model: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
+        if options.response_format is not None:  # no JSON-schema decoding here: the caller falls back
+            raise BadResponseError(f"local:{model}: structured output is not supported", status=400)
         completion = None
         async for item in self.stream(model, messages, options):
             if isinstance(item, Completion):

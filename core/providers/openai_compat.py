@@ -175,6 +175,8 @@ class OpenAICompatProvider:
             payload["temperature"] = options.temperature
         if options.max_tokens is not None:
             payload["max_tokens"] = options.max_tokens
+        if options.response_format is not None:
+            payload["response_format"] = dict(options.response_format)
         if self.name == "openrouter":
             payload["usage"] = {"include": True}  # OpenRouter reports cost only when asked
         return payload

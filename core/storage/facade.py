@@ -24,13 +24,14 @@ from core.models import (
     DailyUsage,
     ModelStats,
 )
-from core.storage import migrations
+from core.storage import migrations, reviewer_totals
 from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
 from core.storage.events import EventRepository
 from core.storage.owners import OwnerRepository
 from core.storage.rate_limits import FullWindow, RateLimitRepository
+from core.storage.reviewer_totals import ReviewerTotals
 from core.storage.stats import StatsRepository
 
 
@@ -124,6 +125,10 @@ class Storage:
 
     async def model_stats(self, **filters) -> dict[str, ModelStats]:
         return await self.stats.model_stats(**filters)
+
+    async def reviewer_totals(self, **filters) -> dict[str, ReviewerTotals]:
+        """Per reviewer: the sums the bias audit and the `auto` weights read (core/storage/reviewer_totals.py)."""
+        return await reviewer_totals.read(self.db, **filters)
 
     # channel settings and audit
     async def get_channel_settings(self, channel_key: str) -> ChannelSettings | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from core.models import CouncilResult, Origin
+from core.storage import reviewer_totals
 from core.storage.database import Transaction
 from core.storage.values import dumps
 
@@ -122,6 +123,7 @@ async def apply(tx: Transaction, result: CouncilResult, sign: int) -> None:
                 for model, t in sorted(part.models.items())
             ],
         )
+    await reviewer_totals.apply(tx, result, sign, scope)
     if sign < 0:  # what a pruned history no longer has
         await tx.execute("DELETE FROM ballot_counts WHERE ballots <= 0")
         await tx.execute("DELETE FROM ballot_councils WHERE councils <= 0")

@@ -11,6 +11,7 @@
 //! (no copies) and returned names are the caller's own string objects.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -240,23 +241,35 @@ fn council<'a>(ballots: &'a PyBallots<'_>, label_to_model: &'a PyMap<'_>) -> PyR
     })
 }
 
-/// aggregate(ballots, label_to_model, exclude_self, cls=None) with ballots as {reviewer: labels}
-/// (or [(reviewer, labels)]) and the mapping as {label: model} (or [(label, model)]) ->
-/// CandidateScore-like records, best first.
+/// aggregate(ballots, label_to_model, exclude_self, cls=None, weights=None) with ballots as
+/// {reviewer: labels} (or [(reviewer, labels)]), the mapping as {label: model} (or [(label, model)])
+/// and weights as {reviewer: weight} (reviewers it leaves out weigh 1) -> CandidateScore-like
+/// records, best first.
 #[pyfunction]
-#[pyo3(signature = (ballots, label_to_model, exclude_self, cls = None))]
+#[pyo3(signature = (ballots, label_to_model, exclude_self, cls = None, weights = None))]
 fn aggregate<'py>(
     py: Python<'py>,
     ballots: &Bound<'py, PyAny>,
     label_to_model: &Bound<'py, PyAny>,
     exclude_self: bool,
     cls: Option<&Bound<'py, PyType>>,
+    weights: Option<HashMap<String, f64>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let (ballots, label_to_model) = (py_ballots(ballots)?, py_map(label_to_model)?);
     let c = council(&ballots, &label_to_model)?;
-    let scores = ranking::aggregate_labels_indexed(&c.ballots, &c.label_to_model, exclude_self).map_err(value_error)?;
+    let per_ballot: Option<Vec<f64>> =
+        weights.map(|w| c.ballots.iter().map(|(r, _)| w.get(*r).copied().unwrap_or(1.0)).collect());
+    let scores =
+        ranking::aggregate_labels_weighted_indexed(&c.ballots, &c.label_to_model, exclude_self, per_ballot.as_deref())
+            .map_err(value_error)?;
     let models: Vec<&Bound<'py, PyString>> = label_to_model.iter().map(|(_, m)| m).collect();
     score_list(py, &Output::new(py, cls)?, &models, &scores)
+}
+
+/// kendall_tau(ballot, reference) -> float | None: tau-a over the items both rank.
+#[pyfunction]
+fn kendall_tau(ballot: Vec<Bound<'_, PyString>>, reference: Vec<Bound<'_, PyString>>) -> PyResult<Option<f64>> {
+    ranking::kendall_tau(&strs(&ballot)?, &strs(&reference)?).map_err(value_error)
 }
 
 /// aggregate_batch([(ballots, label_to_model)], exclude_self, cls=None) -> one `aggregate` result
@@ -406,6 +419,7 @@ fn _ranking(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_batch, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_models, m)?)?;
+    m.add_function(wrap_pyfunction!(kendall_tau, m)?)?;
     m.add_function(wrap_pyfunction!(kendall_w, m)?)?;
     m.add_function(wrap_pyfunction!(leaderboard, m)?)?;
     m.add_function(wrap_pyfunction!(leaderboard_counted, m)?)?;

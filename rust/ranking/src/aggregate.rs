@@ -10,6 +10,12 @@
 //!   0.5; pairs no ballot ranks together give nothing;
 //! * `first_place_votes`: ballots that put it first.
 //!
+//! Weighted votes: each ballot may carry a weight (finite, > 0; 1 when unweighted). Then
+//! `average_rank` is the weighted mean position (sum of w * p over the sum of w), `borda` sums
+//! w * (m - p), and Copeland's pairwise majorities compare the summed weights of the ballots
+//! ranking one above the other. `rankings_count` and `first_place_votes` stay plain ballot counts.
+//! With every weight 1 the results are exactly the unweighted ones.
+//!
 //! Final order (and 1-based `position`): average_rank ascending (None last), then borda
 //! descending, copeland descending, first_place_votes descending, candidate name ascending
 //! (byte order). Every tie is therefore broken deterministically and positions are 1..n.
@@ -46,26 +52,54 @@ pub struct CandidateScore {
 /// Aggregate ballots of candidate indices (each `< names.len()`, no repeats: callers validate).
 /// `names` only breaks the last ties.
 pub fn aggregate_indices<B: AsRef<[usize]>, S: AsRef<str>>(ballots: &[B], names: &[S]) -> Vec<Score> {
+    tally(ballots, |_| 1.0, names)
+}
+
+/// [`aggregate_indices`] with ballot `k` weighing `weights[k]` (see the module comment).
+pub fn aggregate_weighted_indices<B: AsRef<[usize]>, S: AsRef<str>>(
+    ballots: &[B],
+    weights: &[f64],
+    names: &[S],
+) -> Result<Vec<Score>, RankingError> {
+    check_weights(weights, ballots.len())?;
+    Ok(tally(ballots, |k| weights[k], names))
+}
+
+/// Weights must be one per ballot, finite and positive.
+pub fn check_weights(weights: &[f64], ballots: usize) -> Result<(), RankingError> {
+    if weights.len() != ballots {
+        return Err(RankingError::value(format!("{} weights given for {ballots} ballots", weights.len())));
+    }
+    if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+        return Err(RankingError::value(format!("weight {w} is not a finite positive number")));
+    }
+    Ok(())
+}
+
+fn tally<B: AsRef<[usize]>, S: AsRef<str>>(ballots: &[B], weight: impl Fn(usize) -> f64, names: &[S]) -> Vec<Score> {
     let n = names.len();
-    // one allocation for every counter: pos_sum, count, borda, first, then above[a * n + b]
-    // (ballots ranking both a and b with a above b)
-    let mut counters = vec![0u64; 4 * n + n * n];
+    // one allocation for every counter: pos_sum, weight_sum, borda, then above[a * n + b]
+    // (weight of the ballots ranking both a and b with a above b); counts in another
+    let mut counters = vec![0f64; 3 * n + n * n];
     let (pos_sum, rest) = counters.split_at_mut(n);
-    let (count, rest) = rest.split_at_mut(n);
-    let (borda, rest) = rest.split_at_mut(n);
-    let (first, above) = rest.split_at_mut(n);
-    for ballot in ballots {
+    let (weight_sum, rest) = rest.split_at_mut(n);
+    let (borda, above) = rest.split_at_mut(n);
+    let mut counts = vec![0u32; 2 * n];
+    let (count, first) = counts.split_at_mut(n);
+    for (k, ballot) in ballots.iter().enumerate() {
         let ballot = ballot.as_ref();
+        let w = weight(k);
         let m = ballot.len();
         for (p, &c) in ballot.iter().enumerate() {
-            pos_sum[c] += p as u64 + 1;
+            pos_sum[c] += w * (p + 1) as f64;
+            weight_sum[c] += w;
             count[c] += 1;
-            borda[c] += (m - 1 - p) as u64;
+            borda[c] += w * (m - 1 - p) as f64;
             if p == 0 {
                 first[c] += 1;
             }
             for &d in &ballot[p + 1..] {
-                above[c * n + d] += 1;
+                above[c * n + d] += w;
             }
         }
     }
@@ -73,10 +107,10 @@ pub fn aggregate_indices<B: AsRef<[usize]>, S: AsRef<str>>(ballots: &[B], names:
     for a in 0..n {
         for b in a + 1..n {
             let (ab, ba) = (above[a * n + b], above[b * n + a]);
-            if ab + ba == 0 {
+            if ab + ba == 0.0 {
                 continue;
             }
-            match ab.cmp(&ba) {
+            match ab.total_cmp(&ba) {
                 Ordering::Greater => copeland[a] += 1.0,
                 Ordering::Less => copeland[b] += 1.0,
                 Ordering::Equal => {
@@ -90,11 +124,11 @@ pub fn aggregate_indices<B: AsRef<[usize]>, S: AsRef<str>>(ballots: &[B], names:
         .map(|c| Score {
             candidate: c,
             position: 0,
-            average_rank: (count[c] > 0).then(|| pos_sum[c] as f64 / count[c] as f64),
-            rankings_count: count[c] as u32,
-            borda: borda[c] as f64,
+            average_rank: (count[c] > 0).then(|| pos_sum[c] / weight_sum[c]),
+            rankings_count: count[c],
+            borda: borda[c],
             copeland: copeland[c],
-            first_place_votes: first[c] as u32,
+            first_place_votes: first[c],
         })
         .collect();
     scores.sort_by(|x, y| {
@@ -238,6 +272,26 @@ where
     L: AsRef<str>,
     M: AsRef<str>,
 {
+    aggregate_labels_weighted_indexed(ballots, label_to_model, exclude_self, None)
+}
+
+/// [`aggregate_labels_indexed`] with ballot `k` weighing `weights[k]` (None: every ballot 1).
+pub fn aggregate_labels_weighted_indexed<R, B, S, L, M>(
+    ballots: &[(R, B)],
+    label_to_model: &[(L, M)],
+    exclude_self: bool,
+    weights: Option<&[f64]>,
+) -> Result<Vec<Score>, RankingError>
+where
+    R: AsRef<str>,
+    B: AsRef<[S]>,
+    S: AsRef<str>,
+    L: AsRef<str>,
+    M: AsRef<str>,
+{
+    if let Some(weights) = weights {
+        check_weights(weights, ballots.len())?;
+    }
     let labels: Vec<&str> = label_to_model.iter().map(|(l, _)| l.as_ref()).collect();
     let models: Vec<&str> = label_to_model.iter().map(|(_, m)| m.as_ref()).collect();
     let label_index = index_names(&labels, "label")?;
@@ -276,7 +330,10 @@ where
         slices.push(&flat[start..end]);
         start = end;
     }
-    Ok(aggregate_indices(&slices, &models))
+    Ok(match weights {
+        Some(weights) => tally(&slices, |k| weights[k], &models),
+        None => aggregate_indices(&slices, &models),
+    })
 }
 
 /// [`aggregate_models`] with each `Score::candidate` an index into `candidates`.
@@ -324,6 +381,35 @@ mod tests {
         assert_eq!(s[2].average_rank, None);
         let s = aggregate_models::<Vec<&str>, &str, &str>(&[], &["z", "y"]).unwrap();
         assert_eq!(s[0].candidate, "y");
+    }
+
+    #[test]
+    fn weights_move_the_mean_and_borda() {
+        let ballots = vec![("r1", vec!["A", "B"]), ("r2", vec!["B", "A"]), ("r3", vec!["B", "A"])];
+        let l2m = vec![("A", "a"), ("B", "b")];
+        // unweighted: b wins 2 to 1; r1 weighing 3 turns it
+        let plain = aggregate_labels_weighted_indexed(&ballots, &l2m, false, None).unwrap();
+        assert_eq!(plain[0].candidate, 1);
+        let s = aggregate_labels_weighted_indexed(&ballots, &l2m, false, Some(&[3.0, 1.0, 1.0])).unwrap();
+        assert_eq!(s[0].candidate, 0);
+        assert_eq!(s[0].average_rank, Some((3.0 * 1.0 + 2.0 + 2.0) / 5.0));
+        assert_eq!(s[0].borda, 3.0);
+        assert_eq!(s[0].copeland, 1.0);
+        assert_eq!(s[0].rankings_count, 3);
+        assert_eq!(s[0].first_place_votes, 1);
+        // unit weights give exactly the unweighted scores
+        let unit = aggregate_labels_weighted_indexed(&ballots, &l2m, false, Some(&[1.0, 1.0, 1.0])).unwrap();
+        assert_eq!(unit, plain);
+    }
+
+    #[test]
+    fn bad_weights_are_errors() {
+        let ballots = vec![("r1", vec!["A", "B"])];
+        let l2m = vec![("A", "a"), ("B", "b")];
+        for w in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(aggregate_labels_weighted_indexed(&ballots, &l2m, false, Some(&[w])).is_err());
+        }
+        assert!(aggregate_labels_weighted_indexed(&ballots, &l2m, false, Some(&[1.0, 1.0])).is_err());
     }
 
     #[test]

@@ -13,6 +13,10 @@
 //! Cauchy-Schwarz) and is clamped there against rounding. Empty ballots carry no information and
 //! are left out. `None` when fewer than 2 non-empty ballots or fewer than 2 candidates remain, or
 //! when every ballot ties everything (zero denominator).
+//!
+//! One ballot against a reference order (a reviewer against the council's aggregate): Kendall's
+//! tau-a over the items both rank, (concordant - discordant) / pairs, in [-1, 1]; `None` when
+//! fewer than 2 items are common.
 
 use crate::aggregate::{ballot_indices, index_names};
 use crate::RankingError;
@@ -71,6 +75,36 @@ pub fn kendall_w<B: AsRef<[S]>, S: AsRef<str>, C: AsRef<str>>(
     Ok(kendall_w_indices(&idx, candidates.len()))
 }
 
+/// Kendall's tau-a of `ballot` against `reference` (both best first, no repeats) over their
+/// common items.
+pub fn kendall_tau<S: AsRef<str>, R: AsRef<str>>(ballot: &[S], reference: &[R]) -> Result<Option<f64>, RankingError> {
+    let index = index_names(reference, "reference item")?;
+    let mut places = Vec::with_capacity(ballot.len());
+    for item in ballot {
+        let item = item.as_ref();
+        if let Some(i) = index.get(item) {
+            if places.contains(&i) {
+                return Err(RankingError::value(format!("the ballot names {item:?} twice")));
+            }
+            places.push(i);
+        }
+    }
+    if places.len() < 2 {
+        return Ok(None);
+    }
+    let (mut concordant, mut discordant) = (0i64, 0i64);
+    for (k, &a) in places.iter().enumerate() {
+        for &b in &places[k + 1..] {
+            if a < b {
+                concordant += 1;
+            } else {
+                discordant += 1;
+            }
+        }
+    }
+    Ok(Some((concordant - discordant) as f64 / (concordant + discordant) as f64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +127,18 @@ mod tests {
         assert_eq!(kendall_w(&[vec!["a"], vec!["a"]], &["a"]).unwrap(), None);
         let empty: Vec<Vec<&str>> = vec![vec![], vec![], vec!["a"]];
         assert_eq!(kendall_w(&empty, &["a", "b"]).unwrap(), None);
+    }
+
+    #[test]
+    fn tau_against_a_reference() {
+        let reference = ["a", "b", "c"];
+        assert_eq!(kendall_tau(&["a", "b", "c"], &reference).unwrap(), Some(1.0));
+        assert_eq!(kendall_tau(&["c", "b", "a"], &reference).unwrap(), Some(-1.0));
+        assert_eq!(kendall_tau(&["b", "a", "c"], &reference).unwrap(), Some(1.0 / 3.0));
+        // items the reference does not hold are ignored; fewer than 2 in common: None
+        assert_eq!(kendall_tau(&["x", "c", "a"], &reference).unwrap(), Some(-1.0));
+        assert_eq!(kendall_tau(&["a"], &reference).unwrap(), None);
+        assert!(kendall_tau(&["a", "a"], &reference).is_err());
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Ranking engine of the LLM council (pure Rust, no Python):
 //!
 //! * [`parse`]: a reviewer's "FINAL RANKING" text to a ballot of labels;
-//! * [`aggregate`]: ballots to one ranking (mean rank, Borda, Copeland, votes, first places);
-//! * [`agreement`]: Kendall's W with tie correction;
+//! * [`aggregate`]: ballots to one ranking (mean rank, Borda, Copeland, votes, first places),
+//!   optionally with weighted ballots;
+//! * [`agreement`]: Kendall's W with tie correction, and Kendall's tau of one ballot against a reference;
 //! * [`leaderboard`]: Bradley-Terry ratings over many ballots with bootstrap intervals.
 //!
 //! Nothing here panics on any input: invalid input is a [`RankingError`].
@@ -13,10 +14,10 @@ pub mod leaderboard;
 pub mod parse;
 
 pub use aggregate::{
-    aggregate_indices, aggregate_labels, aggregate_labels_indexed, aggregate_models, aggregate_models_indexed,
-    CandidateScore, Score,
+    aggregate_indices, aggregate_labels, aggregate_labels_indexed, aggregate_labels_weighted_indexed, aggregate_models,
+    aggregate_models_indexed, aggregate_weighted_indices, CandidateScore, Score,
 };
-pub use agreement::{kendall_w, kendall_w_indices};
+pub use agreement::{kendall_tau, kendall_w, kendall_w_indices};
 pub use leaderboard::{leaderboard, leaderboard_counted, Rating};
 pub use parse::{parse_ranking, validate_labels, ParseStatus, ParsedRanking};
 

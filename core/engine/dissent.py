@@ -1,0 +1,86 @@
+"""Minority views: reviewers whose ballot disagrees with the council's aggregate ranking.
+
+A reviewer dissents when its ballot's Kendall tau against the aggregate order is below 0, or when
+it ranks first an answer the aggregate places in the bottom half (below place ceil(n/2) of n).
+Its reason is the sentence of its evaluation that names the answer it preferred ("Response X"),
+else the evaluation's first sentence, clipped. `dissent_line` is the one text every interface
+shows for it (Slack, Discord, terminal, export).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+from core import ranking
+from core.models import Aggregate, Dissent, Review
+from core.prompts import RANKING_HEADER
+from core.text import clip
+
+REASON_CHARS = 220
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_MARKDOWN = re.compile(r"[*_`#>]+")
+
+
+def reviewer_taus(reviews: Iterable[Review], aggregate: Aggregate) -> dict[str, float]:
+    """Each ballot's Kendall tau against the aggregate order (reviewers with 2+ ranked in common)."""
+    order = [e.model for e in aggregate.entries if e.average_rank is not None]
+    taus = {}
+    for review in reviews:
+        tau = ranking.kendall_tau(review.ballot_models, order) if review.ballot_models else None
+        if tau is not None:
+            taus[review.reviewer] = tau
+    return taus
+
+
+def find_dissent(reviews: Iterable[Review], aggregate: Aggregate) -> list[Dissent]:
+    places = {e.model: e.position for e in aggregate.entries if e.average_rank is not None}
+    bottom = math.ceil(len(places) / 2)  # places above this are the bottom half
+    out = []
+    for review in reviews:
+        if not review.ballot_models:
+            continue
+        tau = aggregate.reviewer_tau.get(review.reviewer)
+        preferred = review.ballot_models[0]
+        place = places.get(preferred)
+        if not ((tau is not None and tau < 0) or (place is not None and place > bottom)):
+            continue
+        label = review.ballot_labels[0] if review.ballot_labels else None
+        out.append(
+            Dissent(
+                reviewer=review.reviewer,
+                preferred=preferred,
+                preferred_label=label,
+                place=place,
+                tau=tau,
+                reason=reason(review.text or "", label),
+            )
+        )
+    return out
+
+
+def reason(evaluation: str, label: str | None) -> str:
+    """The sentence that says why: the first naming `Response <label>`, else the first one."""
+    body = evaluation.split(RANKING_HEADER)[0]  # the ranking list is not a reason
+    sentences = [s for s in (_MARKDOWN.sub("", part).strip() for part in _SENTENCE_END.split(body)) if s]
+    if not sentences:
+        return ""
+    chosen = sentences[0]
+    if label:
+        mention = re.compile(rf"\bresponse\s+{re.escape(label)}\b", re.IGNORECASE)
+        chosen = next((s for s in sentences if mention.search(s)), chosen)
+    return clip(" ".join(chosen.split()), REASON_CHARS)
+
+
+def dissent_line(d: Dissent, short: bool = False) -> str:
+    """The minority view as one plain line (renderers escape it for their platform)."""
+    place = f", placed {d.place} overall" if d.place is not None else ""
+    label = f"Response {d.preferred_label} ({d.preferred})" if d.preferred_label else d.preferred
+    why = f": “{d.reason}”" if d.reason else ""
+    return f"Minority view: {d.reviewer} preferred {label}{place}{why}"
+
+
+def dissent_lines(aggregate: Aggregate | None) -> list[str]:
+    return [dissent_line(d) for d in aggregate.dissent] if aggregate is not None else []
