@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     board = sub.add_parser("leaderboard", help="model ratings from every stored ballot")
     board.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds for the 95%% intervals")
     board.add_argument("--png", help="also write a chart with the intervals (needs matplotlib)")
+    board.add_argument("--bias", action="store_true", help="only the reviewers' bias audit")
+    board.add_argument("--json", action="store_true", help='print {"ratings": [...], "bias": [...]} as JSON')
 
     feedback = sub.add_parser("feedback", help="recent readers' votes (👍/👎) and comments on answers")
     feedback.add_argument("--days", type=int, default=7, help="how far back (default 7 days)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import json
 import os
 import re
 import sys
@@ -15,11 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli import EXIT_FAILED, EXIT_OK
-from core.engine.dissent import dissent_lines
-from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
+from bot.render_text import (
+    aggregate_table,
+    ballot_line,
+    bias_table,
+    history_lines,
+    leaderboard_table,
+    result_header,
+)
 from core.attachments import IncomingFile
+from core.engine.dissent import dissent_lines
 from core.errors import ConfigurationError, CouncilError, InputRejected, Unreachable
-from core.export import feedback_lines, to_json
+from core.export import feedback_lines, leaderboard_document, to_json
 from core.material import read_lines
 from core.models import (
     ChairmanToken,
@@ -262,7 +270,11 @@ async def cmd_export(service: CouncilService, args: argparse.Namespace) -> int:
 
 async def cmd_leaderboard(service: CouncilService, args: argparse.Namespace) -> int:
     board = await service.leaderboard(None, "all", rounds=args.rounds)
-    print(leaderboard_table(board).replace("```\n", "").replace("\n```", ""))
+    if args.json:
+        print(json.dumps(leaderboard_document(board), ensure_ascii=False, indent=2))
+        return EXIT_OK
+    text = bias_table(board) if args.bias else leaderboard_table(board)
+    print(text.replace("```\n", "").replace("\n```", ""))
     if args.png:
         from bot.chart import leaderboard_png
 

@@ -9,8 +9,17 @@ from __future__ import annotations
 import re
 
 from bot.progress import CouncilProgress
+from core.bias import MIN_BALLOTS
 from core.engine.dissent import dissent_lines
-from core.models import Aggregate, CouncilResult, CouncilSummary, Leaderboard, Review
+from core.models import (
+    Aggregate,
+    CorrelationCheck,
+    CouncilResult,
+    CouncilSummary,
+    Leaderboard,
+    RateCheck,
+    Review,
+)
 from core.text import clip as clip  # other renderers import it from here
 
 ZWSP = "\u200b"
@@ -230,4 +239,56 @@ def leaderboard_table(board: Leaderboard) -> str:
         "```\n" + "\n".join(rows) + "\n```\n"
         f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap "
         "95% intervals; 👍: readers' approval of the answers a model wrote as chairman and of the councils it won."
+        + ("\n\n" + bias_table(board) if board.bias else "")
+    )
+
+
+def _pct(value: float | None) -> str:
+    return f"{100 * value:.0f}%" if value is not None else "-"
+
+
+def _rate_cell(check: RateCheck | None) -> str:
+    if check is None:
+        return "-"
+    mark = " ⚑" if check.flagged else ""
+    return f"{_pct(check.rate)} [{_pct(check.low)}–{_pct(check.high)}] vs {_pct(check.expected)}{mark}"
+
+
+def _correlation_cell(check: CorrelationCheck | None) -> str:
+    if check is None or check.correlation is None:
+        return "-"
+    mark = " ⚑" if check.flagged else ""
+    interval = f" [{check.low:+.2f}–{check.high:+.2f}]" if check.low is not None and check.high is not None else ""
+    return f"r={check.correlation:+.2f}{interval}{mark}"
+
+
+def bias_table(board: Leaderboard) -> str:
+    """The reviewers' bias audit (core/bias.py) as a fixed-width table and its legend."""
+    if not board.bias:
+        return f"Reviewer bias: no ballots audited yet ({board.scope})."
+    header = f"{'reviewer':<30} {'n':>4}  {'ranks shown-first 1st':<30} {'own answer 1st':<30} {'length vs rank':<22}"
+    rows = [header, "-" * len(header)]
+    for b in board.bias:
+        position = _rate_cell(
+            RateCheck(
+                rate=b.first_position_rate,
+                expected=b.expected,
+                ballots=b.ballots,
+                low=b.low,
+                high=b.high,
+                flagged=b.flagged,
+            )
+        )
+        rows.append(
+            f"{b.reviewer[:30]:<30} {b.ballots:>4}  {position:<30} {_rate_cell(b.self_preference):<30} "
+            f"{_correlation_cell(b.length):<22}"
+        )
+    flagged = [b.reviewer for b in board.bias if b.flagged]
+    verdict = f"position bias flagged: {', '.join(flagged)}" if flagged else "no position bias flagged"
+    return (
+        "Reviewer bias\n```\n" + "\n".join(rows) + "\n```\n"
+        f"{verdict}. Rates with 95% Wilson intervals against a position-blind reviewer (mean of 1/n); "
+        "length: correlation of an answer's length with its rank position (below 0: longer answers "
+        f"ranked higher), 95% Fisher interval; ⚑: the interval excludes the fair value (never below "
+        f"{MIN_BALLOTS} ballots)."
     )

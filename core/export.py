@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.engine.dissent import dissent_lines
 from core.material import file_summary, source_line
-from core.models import CouncilResult, ErrorInfo, Usage
+from core.models import CouncilResult, ErrorInfo, Leaderboard, Usage
 
 if TYPE_CHECKING:
     from core.feedback import FeedbackVote
@@ -116,6 +116,18 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
 
 def to_json(result: CouncilResult, votes: Sequence[FeedbackVote] = (), *, indent: int | None = 2) -> str:
     return json.dumps(to_document(result, votes), indent=indent, ensure_ascii=False)
+
+
+def leaderboard_document(board: Leaderboard) -> dict[str, Any]:
+    """`council leaderboard --json`: {"ratings": [...], "bias": [...]} and what they cover."""
+    return {
+        "scope": board.scope,
+        "councils": board.councils,
+        "ballots": board.ballots,
+        "ratings": [row.model_dump(mode="json") for row in board.rows],
+        "bias": [entry.model_dump(mode="json") for entry in board.bias],
+        "approval": [a.model_dump(mode="json") for a in board.approval],
+    }
 
 
 def _fmt_seconds(value: float | None) -> str:

@@ -7,6 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Literal, TypedDict
 
+from core import bias
 from core.errors import NotFound
 from core.export import to_json, to_markdown
 from core.feedback import FeedbackStore
@@ -88,7 +89,9 @@ class CouncilQueries:
             return await asyncio.to_thread(rate, orders, counts, rounds=rounds, seed=0) if orders else []
 
         # The fit runs in a thread without the GIL while the database gathers the per-model statistics.
-        ratings, stats = await asyncio.gather(fit(), self.storage.model_stats(**filters))
+        ratings, stats, reviewers = await asyncio.gather(
+            fit(), self.storage.model_stats(**filters), self.storage.reviewer_totals(**filters)
+        )
         rows = []
         for rating in ratings:
             st = stats.get(rating.model)
@@ -115,6 +118,7 @@ class CouncilQueries:
             ballots=sum(counts),
             computed_s=time.perf_counter() - started,
             approval=await self.feedback.approval(**filters),
+            bias=bias.audit(reviewers),
         )
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:

@@ -40,9 +40,7 @@ async def reviewer_weights(
     configured = settings.council_reviewer_weights
     if configured == "auto":
         totals = await storage.reviewer_totals()
-        return {
-            m: round(auto_weight(totals[m].tau_sum, totals[m].tau_n), 4) if m in totals else 1.0 for m in members
-        }
+        return {m: round(auto_weight(totals[m].tau_sum, totals[m].tau_n), 4) if m in totals else 1.0 for m in members}
     if not configured:
         return {}
     await _require_known(router, list(configured))

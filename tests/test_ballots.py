@@ -3,12 +3,20 @@ engine over loopback HTTP (ScriptedLLMServer) and a real ProviderRouter."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from bot.render_text import ranking_line
 from core.engine import ballots
-from core.engine.dissent import dissent_line, reason
-from core.export import to_document
+from core.engine.dissent import dissent_line, dissent_lines, reason
+from core.export import to_document, to_markdown
 from core.models import CouncilRequest, ParseStatus
+from core.service import CouncilService
+from core.weights import auto_weight
+from tests import test_council as engine
+from tests.conftest import MEMBERS as MEMBERS_3
+from tests.conftest import make_settings
 from tests.factories import run_council_to_end
 from tests.llm_server import (
     AnswersJSON,
@@ -19,9 +27,25 @@ from tests.llm_server import (
     in_reverse,
     ranking_review,
 )
-from tests.test_council import ANSWERS, CHAIR, M1, M2, M3, M4, MEMBERS, config, members, review_of, script
-from tests.test_council import router, server  # noqa: F401 - fixtures
+from tests.test_cli import council
+from tests.test_council import (
+    ANSWERS,
+    CHAIR,
+    M1,
+    M2,
+    M3,
+    M4,
+    MEMBERS,
+    SYNTHESIS,
+    config,
+    members,
+    review_of,
+    script,
+)
+from tests.test_service import ORIGIN
 
+server = engine.server  # the engine tests' fixtures: a scripted server, and a router to it
+router = engine.router
 ALPHABETICAL = sorted
 
 
@@ -34,13 +58,17 @@ def fresh_memory():
 
 def json_members(**overrides):
     scripts = {m: council_member(ANSWERS[m], ALPHABETICAL, json_ballots=True) for m in MEMBERS}
-    scripts[CHAIR] = council_member("chair", synthesis="The final answer of the council is Paris, as every member said.")
+    scripts[CHAIR] = council_member(
+        "chair", synthesis="The final answer of the council is Paris, as every member said."
+    )
     scripts.update(overrides)
     return scripts
 
 
 async def ask(router, **overrides):
-    _, result = await run_council_to_end(router, CouncilRequest(question="Capital of France?", config=config(**overrides)))
+    _, result = await run_council_to_end(
+        router, CouncilRequest(question="Capital of France?", config=config(**overrides))
+    )
     return result
 
 
@@ -122,7 +150,7 @@ async def test_weights_change_the_aggregate_and_are_reported(server, router):
     # M1, M2, M3 prefer A (M1's answer) when shown it; M4 alone prefers D... with weight 10, D wins.
     like = {m: council_member(ANSWERS[m], ALPHABETICAL) for m in MEMBERS}
     like[M4] = council_member(ANSWERS[M4], in_reverse_alphabet)
-    like[CHAIR] = council_member("chair", synthesis="The final answer of the council is Paris, as every member said.")
+    like[CHAIR] = council_member("chair", synthesis=SYNTHESIS)
     script(server, like)
     plain = await ask(router, exclude_self_review=False)
     assert plain.aggregate.entries[0].model == M1 and plain.aggregate.method == "mean_rank"
@@ -139,8 +167,7 @@ def in_reverse_alphabet(labels):
 
 async def test_a_reviewer_against_the_consensus_is_a_minority_view(server, router):
     evaluation = (
-        "Response A is solid. Response D gives the clearest reasoning and cites its source. "
-        "Response B is thin."
+        "Response A is solid. Response D gives the clearest reasoning and cites its source. Response B is thin."
     )
 
     contrarian = ranking_review(in_reverse_alphabet, preamble=evaluation)
@@ -172,3 +199,75 @@ def test_reason_picks_the_sentence_naming_the_preferred_answer():
     assert reason("", "A") == ""
     long = "Response A " + "very " * 100 + "good."
     assert len(reason(long, "A")) <= 220 and reason(long, "A").endswith("…")
+
+
+# --------------------------------------------------------------------------- configuration and interfaces
+
+
+@pytest.mark.parametrize(
+    ("weights", "says"),
+    [
+        ('{"nope/model": 2}', "unknown model id(s): `nope/model`"),
+        ("{bad json", "COUNCIL_REVIEWER_WEIGHTS: must be `auto` or a JSON object"),
+        ('{"alpha": 0}', "COUNCIL_REVIEWER_WEIGHTS: weights must be positive numbers; not for alpha"),
+    ],
+)
+async def test_bad_weights_are_a_one_line_configuration_error(tmp_path, llm, weights, says):
+    code, _, err = await council(tmp_path, llm, "ask", "Q?", extra_env={"COUNCIL_REVIEWER_WEIGHTS": weights})
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+async def test_configured_weights_reach_the_json(tmp_path, llm):
+    code, out, err = await council(
+        tmp_path,
+        llm,
+        "ask",
+        "--json",
+        "Q?",
+        extra_env={"COUNCIL_REVIEWER_WEIGHTS": '{"alpha": 3}', "COUNCIL_BALLOT_FORMAT": "json"},
+    )
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["metadata"]["reviewer_weights"] == {"alpha": 3.0, "beta": 1.0, "gamma": 1.0}
+    assert document["config"]["ballot_format"] == "json"
+    # the scripted members answer a JSON request with text: each is asked again, in text
+    assert {s["format"] for s in document["stage2"]} == {"text"}
+    assert all(s["parsed_ranking"] for s in document["stage2"])
+
+
+async def test_auto_weights_follow_stored_agreement(llm, tmp_path):
+    # gamma always ranks against the others (reverse label order): its weight drops below 1.
+    llm.script("gamma", council_member("gamma says 42.", in_reverse_alphabet, synthesis=SYNTHESIS))
+    settings = make_settings(
+        llm, tmp_path, COUNCIL_EXCLUDE_SELF="false", COUNCIL_REVIEWER_WEIGHTS="auto", RATE_LIMIT_USER_PER_HOUR=0
+    )
+    service = await CouncilService.open(settings)
+    try:
+        first = await service.ask("q0?", ORIGIN)
+        assert first.request.config.reviewer_weights == dict.fromkeys(MEMBERS_3, 1.0)  # nothing stored yet
+        for i in range(4):
+            await service.ask(f"q{i + 1}?", ORIGIN)
+        totals = await service.storage.reviewer_totals()  # what the next council is weighted by
+        weights = (await service.ask("last?", ORIGIN)).request.config.reviewer_weights
+        assert weights["gamma"] == pytest.approx(auto_weight(totals["gamma"].tau_sum, totals["gamma"].tau_n), abs=1e-4)
+        assert weights["gamma"] < 1.0 < weights["alpha"]
+    finally:
+        await service.aclose()
+
+
+def test_auto_weight_shrinks_toward_one():
+    assert auto_weight(0.0, 0) == 1.0
+    assert auto_weight(1.0, 1) == pytest.approx(1 + 1 / 11)
+    assert auto_weight(100.0, 100) == pytest.approx(1 + 100 / 110)
+    assert auto_weight(-100.0, 100) == 0.1  # never zero: a ballot always counts a little
+
+
+async def test_the_minority_view_is_one_line_in_every_renderer(server, router):
+    evaluation = "Response D is the one to trust. The others guess."
+    contrarian = council_member(ANSWERS[M2], raw_review=ranking_review(in_reverse_alphabet, preamble=evaluation))
+    script(server, members(**{M2: contrarian}, ranking=ALPHABETICAL))
+    result = await ask(router)
+    [line] = dissent_lines(result.aggregate)
+    assert line.startswith(f"Minority view: {M2} preferred Response D ({M4})") and evaluation.split(". ")[0] in line
+    assert line in ranking_line(result.aggregate)  # Slack and Discord show the ranking line
+    assert f"> {line}" in to_markdown(result)

@@ -1,4 +1,5 @@
-"""aggregate (weighted too) / aggregate_models / aggregate_many / kendall_w / kendall_tau: Rust against the Python reference."""
+"""aggregate (weighted too) / aggregate_models / aggregate_many / kendall_w / kendall_tau: Rust against the
+Python reference."""
 
 from __future__ import annotations
 

@@ -118,7 +118,8 @@ class ReviewCall:
         spent = None
         if self.json_messages is not None:
             try:
-                reply = await self.complete(self.json_messages, replace(self.options, response_format=response_format()))
+                structured = replace(self.options, response_format=response_format())
+                reply = await self.complete(self.json_messages, structured)
             except BadResponseError as exc:
                 if exc.status != 400:
                     raise

@@ -101,9 +101,10 @@ async def read(db: Database, *, platform=None, workspace_id=None, channel_id=Non
     rows = await db.fetchall(
         f"SELECT reviewer, {columns} FROM reviewer_totals WHERE {where} GROUP BY reviewer ORDER BY reviewer", params
     )
-    return {
-        row[0]: ReviewerTotals(
-            **{c: (int(v) if isinstance(getattr(ReviewerTotals, c), int) else float(v)) for c, v in zip(COLUMNS, row[1:])}
-        )
-        for row in rows
-    }
+    out = {}
+    for row in rows:
+        totals = out[row[0]] = ReviewerTotals()
+        for column, value in zip(COLUMNS, row[1:]):
+            # SUM() is a Decimal on PostgreSQL: back to the dataclass's int or float
+            setattr(totals, column, type(getattr(totals, column))(value))
+    return out
