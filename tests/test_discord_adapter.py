@@ -542,7 +542,8 @@ async def test_export_history_and_leaderboard(env):
     await fake.wait_for(
         lambda: ephemeral_replies(fake, board.token) and ephemeral_replies(fake, board.token)[0]["embeds"], 15
     )
-    assert "alpha" in ephemeral_replies(fake, board.token)[0]["embeds"][0]["description"]
+    description = ephemeral_replies(fake, board.token)[0]["embeds"][0]["description"]
+    assert "alpha" in description and "Reviewer bias" in description
 
     help_ = await fake.push_command("council-help")
     await fake.wait_for(lambda: ephemeral_replies(fake, help_.token), 10)

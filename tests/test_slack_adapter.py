@@ -720,7 +720,7 @@ async def test_history_leaderboard_and_export(env):
     await env.settle()
     texts = ephemeral_texts(fake)
     assert any(council_id in t and "What is six times seven?" in t for t in texts)
-    assert any("leaderboard" in t.lower() and "alpha" in t for t in texts)
+    assert any("leaderboard" in t.lower() and "alpha" in t and "Reviewer bias" in t for t in texts)
     assert any("direct message" in t for t in texts)
     assert any(f"No council with id `{council_id}` here" in t for t in texts)
     uploads = sorted(fake.uploads.values(), key=lambda u: u["filename"])
