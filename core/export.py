@@ -229,8 +229,8 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         shown = ", ".join(f"Response {x}" for x in r.shown_labels)
         out += [f"*Shown, in this order: {shown}*", "", r.text or "", ""]
         ballot = " > ".join(f"{label} ({model})" for label, model in zip(r.ballot_labels, r.ballot_models))
-        source = f", {r.format} ballot" if r.format else ""
-        out += [f"**Extracted ballot ({r.parse_status.value}{source}):** {ballot or 'none'}", ""]
+        source = f" — {r.format} ballot" if r.format else ""
+        out += [f"**Extracted ballot ({r.parse_status.value}):** {ballot or 'none'}{source}", ""]
 
     out += ["## Readers' feedback", "", *feedback_lines(votes), ""]
     return "\n".join(out).rstrip() + "\n"
