@@ -497,6 +497,35 @@ async def test_stage_buttons_show_a_council_only_where_the_service_lets_them(env
     await fake.wait_for(lambda: "says: the answer is 42" in json.dumps(ephemeral_replies(fake, admin.token)), 10)
 
 
+@pytest.mark.parametrize("env", [{"COUNCIL_ADMIN_USERS": "9003"}], indirect=True)
+async def test_stage_buttons_and_export_use_the_service_admin_rule(env):
+    """Who counts as an admin for seeing a council is the service's one rule (is_admin: Manage
+    Server or COUNCIL_ADMIN_USERS) for stage buttons and exports, as for readers' votes."""
+    fake = env.fake
+    await fake.push_command("council", council_option("Listed admins"))
+    await wait_finished(fake)
+    [answer] = answer_messages(fake)
+    council_id = answer["components"][0]["components"][0]["custom_id"].split(":")[2]
+
+    listed = await fake.push_component(
+        int(answer["id"]), f"council:reviews:{council_id}", user_id=9003, channel_id=fake.other_channel_id
+    )
+    await fake.wait_for(lambda: "Review by" in json.dumps(ephemeral_replies(fake, listed.token)), 10)
+    export = await fake.push_command(
+        "council-export",
+        [{"name": "id", "type": 3, "value": council_id}],
+        user_id=9003,
+        channel_id=fake.other_channel_id,
+    )
+    await fake.wait_for(
+        lambda: [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{export.token}") and c.files], 10
+    )
+    stranger = await fake.push_component(
+        int(answer["id"]), f"council:reviews:{council_id}", user_id=9004, channel_id=fake.other_channel_id
+    )
+    await fake.wait_for(lambda: "No council with id" in json.dumps(ephemeral_replies(fake, stranger.token)), 10)
+
+
 async def test_export_history_and_leaderboard(env):
     fake = env.fake
     await fake.push_command("council", council_option("Export me"))

@@ -32,7 +32,7 @@ from bot.throttle import DISCORD_PACE, ChannelPacer, Pace, Priority
 from core.attachments import IncomingFile
 from core.errors import CouncilError
 from core.material import files_notice
-from core.models import Actor, ConversationTurn, Origin, Platform
+from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform
 from core.research import split_search_keyword
 from core.settings import Settings
 
@@ -226,8 +226,8 @@ class CouncilBot(ApiBaseClient):
         ) -> None:
             await interaction.response.defer(ephemeral=True, thinking=True)
             viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-            text = await self.service.export(
-                council_id, format, viewer=viewer, admin=actor_of(interaction).is_platform_admin
+            text = await self.service.as_viewer(
+                lambda admin: self.service.export(council_id, format, viewer=viewer, admin=admin), actor_of(interaction)
             )
             ext = "md" if format == "markdown" else "json"
             file = render.markdown_file(text, f"council-{council_id.strip()}.{ext}")
@@ -431,13 +431,17 @@ class CouncilBot(ApiBaseClient):
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
         viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-        admin = actor_of(interaction).is_platform_admin
-        try:
+
+        async def read(admin: bool) -> tuple[CouncilResult, str | None]:
             result = await self.service.result_for(council_id, viewer, admin)
+            wanted = action != "ranking"  # the export carries what does not fit in three messages
+            return result, await self.service.export(council_id, viewer=viewer, admin=admin) if wanted else None
+
+        try:
+            result, markdown = await self.service.as_viewer(read, actor_of(interaction))
         except CouncilError as exc:
             await reply(interaction, exc.user_message)
             return
-        markdown = await self.service.export(council_id, viewer=viewer, admin=admin) if action != "ranking" else None
         for kwargs in render.stage_messages(result, action, markdown):
             await interaction.followup.send(ephemeral=True, allowed_mentions=NO_MENTIONS, **kwargs)
 

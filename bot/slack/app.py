@@ -45,7 +45,7 @@ from bot.slack.home import SlackHome
 from bot.slack.stream import EDIT_INTERVAL_S
 from bot.slack.surface import SlackSurface, api_base_url, build_client
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
-from core.errors import CouncilError, NotFound, PermissionDenied
+from core.errors import CouncilError, PermissionDenied
 from core.material import files_notice
 from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform, new_council_id
 from core.research import split_search_keyword
@@ -417,15 +417,9 @@ class SlackCouncilBot:
             await tell(f"I sent `council-{council_id}.{ext}` to you in a direct message.")
 
     async def as_viewer(self, viewer: Origin, read: Callable[[bool], Awaitable[T]]) -> T:
-        """`read(admin)` of a stored council, whose visibility the service decides: not found for
-        `viewer`, it is read again as an admin when Slack says the viewer is a workspace admin
-        (users.info is asked only then)."""
-        try:
-            return await read(False)
-        except NotFound:
-            if not (await self.actor(viewer.user_id or "")).is_platform_admin:
-                raise
-            return await read(True)
+        """`read(admin)` of a stored council, as the service lets `viewer` see it (users.info is
+        asked only when the viewer alone may not)."""
+        return await self.service.as_viewer(read, lambda: self.actor(viewer.user_id or ""))
 
     async def council_from_command(
         self, question: str, origin: Origin, respond: Callable[..., Awaitable[Any]], context: Any
