@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import discord
 
 from bot.councils import LONG_ANSWER_CHARS, is_long
+from bot.discord import feedback
 from bot.progress import CouncilProgress
 from bot.render_text import (
     aggregate_table,
@@ -29,6 +30,9 @@ from bot.render_text import (
 )
 from core.material import file_summary
 from core.models import CouncilResult, CouncilStatus
+
+if TYPE_CHECKING:
+    from bot.following import StatusView
 
 CONTENT_MAX = 2000
 DESCRIPTION_MAX = 4096
@@ -91,6 +95,20 @@ def status_content(
             lines.append(quote(("…" if len(progress.chairman_text) > 500 else "") + safe(tail), 520))
         body = "\n".join(lines)
     return clip(head + "\n" + body, CONTENT_MAX)
+
+
+def status_view(view: StatusView) -> dict[str, Any]:
+    """The status message the runner (bot/following.py) asks for: its Stop / Synthesize now
+    buttons until the final line."""
+    request = view.request
+    asker = f"<@{request.origin.user_id}>" if request.origin.user_id else "someone"
+    shown = view.final if view.final is not None else view.note
+    content = status_content(request.question, request.council_id, asker, view.progress, final=shown)
+    return {"content": content, "view": control_view(request.council_id) if view.running else None}
+
+
+def not_posted(council_id: str) -> str:
+    return f"⚠️ Could not show the result here; try `/council-export id:{council_id}`."
 
 
 def question_from_status(content: str) -> str | None:
@@ -237,6 +255,9 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
     for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
+    if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
+        view = stage_view(result.council_id)
+        messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if synthesis is not None else view
     return messages
 
 
