@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.councils import LONG_ANSWER_CHARS, is_long
+from bot.councils import LONG_ANSWER_CHARS, OwnMessage, is_long
 from bot.discord import feedback
 from bot.progress import CouncilProgress
 from bot.render_text import (
+    ZWSP,
     aggregate_table,
     ballot_line,
     clip,
@@ -288,6 +289,20 @@ def add_material_fields(embed: discord.Embed, result: CouncilResult) -> None:
     if request.attachments:
         names = "\n".join(safe(file_summary(a)) for a in request.attachments)
         embed.add_field(name="Files read", value=clip(names, FIELD_MAX), inline=False)
+
+
+def own_message(message: discord.Message) -> OwnMessage | None:
+    """What one of our messages shows of a council, for thread history: an answer (its embed
+    footer), or a /council status message (the question it quotes); None for anything else
+    (a mention's status message, notices)."""
+    council_id = council_id_of_embeds(message.embeds)
+    if council_id:
+        shown = "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
+        return OwnMessage("answer", council_id, shown)
+    if message.type is discord.MessageType.chat_input_command:
+        asked = (question_from_status(message.content) or "").replace(ZWSP, "") or None
+        return OwnMessage("question", council_id_of_status(message.content), asked)
+    return None
 
 
 def council_id_of_embeds(embeds: list[discord.Embed]) -> str | None:

@@ -32,7 +32,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
-from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn
+from bot.councils import HISTORY_SCOPES, OwnMessage, control_reply, own_turn
 from bot.following import CouncilFollower, Destination, deliver
 from bot.render_text import ZWSP
 from bot.slack import render
@@ -540,22 +540,19 @@ class SlackCouncilBot:
             kind, council_id = ref
             if kind == "s":
                 return None
-            if kind == "q":
-                return await question_turn(self.service, council_id, self._running_question(council_id))
+            if kind == "q":  # the question's text is the stored (or running) council's
+                return await own_turn(self.service, OwnMessage("question", council_id, None), seen)
             shown = "\n".join(
                 b["text"]["text"]
                 for b in message.get("blocks") or []
                 if b.get("type") == "section" and isinstance(b.get("text"), dict)
             )
-            return await answer_turn(self.service, council_id, seen, slack_unescape(shown.replace(ZWSP, "")))
+            answer = OwnMessage("answer", council_id, slack_unescape(shown.replace(ZWSP, "")))
+            return await own_turn(self.service, answer, seen)
         if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
             return None
         text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
         return ConversationTurn(role="user", content=text, author=message.get("user")) if text else None
-
-    def _running_question(self, council_id: str) -> str | None:
-        run = self.service.get_run(council_id)
-        return run.request.question if run else None
 
     # ----------------------------------------------------------------- buttons
 
