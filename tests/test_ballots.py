@@ -271,3 +271,10 @@ async def test_the_minority_view_is_one_line_in_every_renderer(server, router):
     assert line.startswith(f"Minority view: {M2} preferred Response D ({M4})") and evaluation.split(". ")[0] in line
     assert line in ranking_line(result.aggregate)  # Slack and Discord show the ranking line
     assert f"> {line}" in to_markdown(result)
+
+
+async def test_the_terminal_prints_the_minority_view(tmp_path, llm):
+    llm.script("gamma", council_member("gamma says 42.", in_reverse_alphabet, synthesis=SYNTHESIS))
+    code, out, err = await council(tmp_path, llm, "ask", "Q?", extra_env={"COUNCIL_EXCLUDE_SELF": "false"})
+    assert code == 0, err
+    assert "Minority view: gamma preferred Response C (gamma), placed 3 overall" in out
