@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
+from core.errors import ConfigurationError
 from core.providers.base import ProviderError
 from core.storage import redact_url
+from core.weights import require_known_weights
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,13 @@ async def diagnose(service) -> list[Check]:
         )
     except ProviderError as exc:
         checks.append(Check("model ids", False, f"could not list models: {exc.info().short()}"))
+    if isinstance(s.council_reviewer_weights, dict) and s.council_reviewer_weights:
+        try:
+            await require_known_weights(s, service.router)
+            checks.append(Check("reviewer weights", True, "every weighted id is known to the provider"))
+        except (ConfigurationError, ProviderError) as exc:
+            message = exc.user_message if isinstance(exc, ConfigurationError) else exc.info().short()
+            checks.append(Check("reviewer weights", False, message))
     try:
         version = await service.storage.schema_version()
         recent = await service.storage.list_councils(limit=1)

@@ -43,13 +43,15 @@ async def reviewer_weights(
         return {m: round(auto_weight(totals[m].tau_sum, totals[m].tau_n), 4) if m in totals else 1.0 for m in members}
     if not configured:
         return {}
-    await _require_known(router, list(configured))
+    await require_known_weights(settings, router)
     return {m: float(configured.get(m, 1.0)) for m in members}
 
 
-async def _require_known(router: ProviderRouter, models: list[str]) -> None:
-    unknown = []
-    for model in models:
+async def require_known_weights(settings: Settings, router: ProviderRouter) -> None:
+    """ConfigurationError naming the ids of COUNCIL_REVIEWER_WEIGHTS that no provider knows."""
+    configured = settings.council_reviewer_weights
+    unknown: list[str] = []
+    for model in configured if isinstance(configured, dict) else ():
         try:
             unknown += await router.unknown_models([model])
         except ProviderConfigError:  # no provider is set up for this id: unknown as well

@@ -278,3 +278,8 @@ async def test_the_terminal_prints_the_minority_view(tmp_path, llm):
     code, out, err = await council(tmp_path, llm, "ask", "Q?", extra_env={"COUNCIL_EXCLUDE_SELF": "false"})
     assert code == 0, err
     assert "Minority view: gamma preferred Response C (gamma), placed 3 overall" in out
+
+
+async def test_doctor_names_unknown_weighted_ids(tmp_path, llm):
+    code, out, _ = await council(tmp_path, llm, "doctor", extra_env={"COUNCIL_REVIEWER_WEIGHTS": '{"typo-model": 2}'})
+    assert code == 1 and "reviewer weights" in out and "typo-model" in out
