@@ -260,6 +260,48 @@ class CouncilResult(_Model):
         return self.status is CouncilStatus.DEGRADED
 
 
+# --------------------------------------------------------------------------- durable councils
+
+
+class CouncilCheckpoint(_Model):
+    """What a council had completed when its process stopped: stage-1 answers (failed ones too:
+    the stage had settled them) and stage-2 reviews, in the order they arrived. The engine
+    resumes from it without calling those models again."""
+
+    answers: list[MemberAnswer] = Field(default_factory=list)
+    reviews: list[Review] = Field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.answers and not self.reviews
+
+
+class Destination(_Model):
+    """Where a council's progress and answer go, stored so that any worker can post them: the
+    platform, its channel and thread, and the status message once one is posted."""
+
+    platform: Platform
+    channel_id: str
+    thread_id: str | None = None
+    status_id: str | None = None
+
+
+class ControlAction(str, Enum):
+    STOP = "stop"
+    SYNTHESIZE = "synthesize"
+
+
+class CouncilJob(_Model):
+    """A council that can run on any worker (and resume there): council_jobs in the database."""
+
+    request: CouncilRequest
+    destination: Destination | None = None
+    search: bool = False  # search the web before stage 1
+    prepared: bool = False  # files and search read before stage 1 (then kept in `request`)
+    control: ControlAction | None = None  # a Stop / Synthesize now that arrived for it
+    attempts: int = 0  # how many workers have taken it (more than 1: resumed)
+
+
 # --------------------------------------------------------------------------- events
 
 

@@ -93,6 +93,15 @@ class Settings(BaseSettings):
     database_url: str = Field(default_factory=default_database_url, alias="DATABASE_URL")
     retention_days: int | None = Field(None, alias="COUNCIL_RETENTION_DAYS")
 
+    # ----------------------------------------------------------------- durable councils (core/durable)
+    # A process that stops renewing its lease for this long is dead: its councils are resumed or marked.
+    lease_s: float = Field(30.0, alias="COUNCIL_LEASE_S", ge=1)
+    # Councils one worker process runs at once on PostgreSQL (empty: COUNCIL_MAX_CONCURRENT).
+    worker_concurrency: int | None = Field(None, alias="COUNCIL_WORKER_CONCURRENCY", ge=1)
+    # Worker heartbeat period, and the silence after which its councils are resumed by another worker.
+    queue_heartbeat_s: float = Field(5.0, alias="COUNCIL_QUEUE_HEARTBEAT_S", gt=0)
+    queue_stalled_s: float = Field(15.0, alias="COUNCIL_QUEUE_STALLED_S", gt=0)
+
     # ----------------------------------------------------------------- slack
     slack_bot_token: SecretStr | None = Field(None, alias="SLACK_BOT_TOKEN")
     slack_app_token: SecretStr | None = Field(None, alias="SLACK_APP_TOKEN")

@@ -355,7 +355,7 @@ class ProgressStream(_PacedWrites):
             if await self._call("chat_appendStream", Priority.ANSWER, chunks=chunks):
                 commit()
         if self.broken:
-            await self._stop_quietly(result)
+            await self.stop_quietly(result)
             return False
         chunks, commit = self._pending(final=True, result=result, text=text)
         if text is not None:
@@ -375,7 +375,7 @@ class ProgressStream(_PacedWrites):
             if self.broken:
                 return False
 
-    async def _stop_quietly(self, result: CouncilResult) -> None:
+    async def stop_quietly(self, result: CouncilResult) -> None:
         """Close a broken stream if Slack still lets us (one try, errors ignored)."""
         if self.ts is None:
             return
@@ -510,6 +510,9 @@ class CouncilFollower:
             elif self.updater is not None:
                 self.updater.update(current)  # no stream, or it broke: the status message shows it all
         result = self.progress.result or await run.wait()
+        if not await self._claim_delivery():
+            await self._leave_answer_to_another(result)
+            return result
         stream = self.stream
         in_stream = False
         if stream is not None:
@@ -533,6 +536,22 @@ class CouncilFollower:
                 return result
             await self.updater.finish(render.status_message(cid, None, running=False, final=final))
         return result
+
+    async def _claim_delivery(self) -> bool:
+        """Whether this follower posts the answer: one claim per council across every process
+        (a council resumed elsewhere, a redelivered job). A database that cannot say: post."""
+        try:
+            return await self.service.claim_delivery(self.run.council_id)
+        except Exception as exc:
+            log.warning("could not claim the delivery of council %s (%s); posting it", self.run.council_id, exc)
+            return True
+
+    async def _leave_answer_to_another(self, result: CouncilResult) -> None:
+        log.info("council %s is answered by another process; not posting it again", self.run.council_id)
+        if self.stream is not None:
+            await self.stream.stop_quietly(result)
+        if self.updater is not None:
+            await self.updater.finish_quietly()
 
     async def delete_status(self) -> bool:
         """The control message has done its job once the streamed message holds the answer."""

@@ -29,6 +29,7 @@ from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
 from core.storage.events import EventRepository
+from core.storage.jobs import JobRepository
 from core.storage.owners import OwnerRepository
 from core.storage.rate_limits import FullWindow, RateLimitRepository
 from core.storage.stats import StatsRepository
@@ -45,6 +46,7 @@ class Storage:
         self.events = EventRepository(db)
         self.rate_limits = RateLimitRepository(db)
         self.owners = OwnerRepository(db)
+        self.jobs = JobRepository(db)  # durable councils: used by core/durable directly
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
@@ -107,7 +109,9 @@ class Storage:
         return await self.councils.history(**filters)
 
     async def prune(self, older_than: datetime) -> int:
-        return await self.councils.prune(older_than)
+        removed = await self.councils.prune(older_than)
+        await self.jobs.forget_finished()
+        return removed
 
     async def spent_since(self, channel_key: str | None, since: datetime) -> float:
         return await self.councils.spent_since(channel_key, since)
