@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 import secrets
 import time
-from dataclasses import dataclass, field
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel

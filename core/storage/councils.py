@@ -62,8 +62,9 @@ class CouncilRepository:
 
     async def mark_interrupted(self, now: float | None = None) -> int:
         """Store as failed, with why, the running councils whose owner stopped renewing its lease
-        (or that have no owner: written before owners existed) and that cannot be resumed (no job). Councils of live owners are left
-        alone; expired leases are dropped. One transaction. Returns how many were marked."""
+        (or that have no owner: written before owners existed) and that cannot be resumed (no
+        job). Councils of live owners are left alone; expired leases are dropped. One transaction.
+        Returns how many were marked."""
         now = time.time() if now is None else now
         async with self._db.transaction() as tx:
             await tx.lock("council:owners")
