@@ -8,7 +8,15 @@ from collections.abc import Awaitable, Callable
 
 from core.durable.journal import StepJournal
 from core.limits import Ticket
-from core.models import ControlAction, CouncilFinished, CouncilJob, CouncilRequest, Destination, Platform
+from core.models import (
+    ControlAction,
+    CouncilCheckpoint,
+    CouncilFinished,
+    CouncilJob,
+    CouncilRequest,
+    Destination,
+    Platform,
+)
 from core.ownership import CouncilOwner
 from core.redact import Redactor
 from core.runs import CouncilRun, CouncilRuns
@@ -50,18 +58,19 @@ class CouncilWorker:
                 ticket.release()
                 await self._deliver_stored(council_id)
                 return
-            run = await self._start(job, ticket)
+            checkpoint = await self.storage.jobs.checkpoint(council_id)
+            run = await self._start(job, checkpoint, ticket)
         except BaseException:
             ticket.release()
             raise
-        if job.attempts > 1:
+        resumed = job.attempts > 1 or not checkpoint.empty  # another process had started it
+        if resumed:
             log.info("council %s resumed here (attempt %d)", council_id, job.attempts)
-        await self._deliver(run, job.destination, resumed=job.attempts > 1)
+        await self._deliver(run, job.destination, resumed=resumed)
         await run.wait()
 
-    async def _start(self, job: CouncilJob, ticket: Ticket) -> CouncilRun:
+    async def _start(self, job: CouncilJob, checkpoint: CouncilCheckpoint, ticket: Ticket) -> CouncilRun:
         request = job.request
-        checkpoint = await self.storage.jobs.checkpoint(request.council_id)
         search = job.search
 
         async def before_start() -> list[str]:
