@@ -276,14 +276,24 @@ class CouncilCheckpoint(_Model):
         return not self.answers and not self.reviews
 
 
-class Destination(_Model):
-    """Where a council's progress and answer go, stored so that any worker can post them: the
-    platform, its channel and thread, and the status message once one is posted."""
+class Destination(BaseModel):
+    """Where a council is shown: everything a runner needs to write there, as plain ids. Stored
+    with a durable council's job, so that any worker can post into the original thread."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     platform: Platform
-    channel_id: str
-    thread_id: str | None = None
-    status_id: str | None = None
+    channel_id: str  # where the answer goes: a Slack channel, a Discord thread (or channel)
+    thread_id: str | None = None  # Slack: the thread's ts (Discord threads are channels)
+    status_id: str | None = None  # the status message, once posted (Slack ts, Discord message id)
+    status_channel_id: str | None = None  # its channel when not `channel_id` (a /council starter message)
+
+    @property
+    def status_channel(self) -> str:
+        return self.status_channel_id or self.channel_id
+
+    def with_status(self, status_id: str) -> Destination:
+        return self.model_copy(update={"status_id": status_id})
 
 
 class ControlAction(str, Enum):

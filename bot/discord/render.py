@@ -14,7 +14,7 @@ from typing import Any
 
 import discord
 
-from bot.councils import LONG_ANSWER_CHARS, answer_file, is_long
+from bot.councils import LONG_ANSWER_CHARS, is_long
 from bot.progress import CouncilProgress
 from bot.render_text import (
     aggregate_table,
@@ -203,7 +203,8 @@ def agreement_text(result: CouncilResult) -> str:
 
 def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
     """Messages (kwargs for `send`) with the final answer: degraded notice first, answer,
-    ranking and agreement as fields. A long answer is cut and its full text attached (as on Slack)."""
+    ranking and agreement as fields. A long answer is cut here; the runner attaches its full text
+    (bot/following.py, the same on Slack)."""
     header = emoji(result_header(result))
     synthesis = result.synthesis
     if synthesis is not None:
@@ -236,9 +237,6 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
     for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
-    if attach:
-        attached = answer_file(result)
-        messages[-1]["file"] = markdown_file(attached.content, attached.filename)
     return messages
 
 

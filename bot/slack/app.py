@@ -30,14 +30,11 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-)
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
 from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn
+from bot.following import CouncilFollower, deliver
 from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
@@ -46,7 +43,8 @@ from bot.slack.agent import SlackAgent
 from bot.slack.feedback import SlackFeedback
 from bot.slack.files import incoming_files
 from bot.slack.home import SlackHome
-from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower, deliver
+from bot.slack.stream import EDIT_INTERVAL_S
+from bot.slack.surface import SlackSurface, api_base_url, build_client
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, NotFound, PermissionDenied
 from core.material import files_notice
@@ -60,13 +58,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+__all__ = ["SlackCouncilBot", "api_base_url", "build_slack_bot", "build_web_app", "run_slack"]
+
 EVENTS_PATH = "/slack/events"
-DEFAULT_API_URL = "https://slack.com/api/"
 ADMIN_CACHE_S = 60.0
 HISTORY_PAGES = 5  # conversations.replies pages read for a thread follow-up (200 messages each)
-RATE_LIMIT_RETRIES = 3
-STREAMING_MODES = ("auto", "off")
-STREAM_RETRY_S = 600.0  # after chat.startStream said `unknown_method` & co., try again this much later
 
 _ACK = BoltResponse(status=200, body="")  # an event taken and dropped on purpose
 
@@ -79,11 +75,6 @@ CANNOT_POST = {
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def api_base_url(settings: Settings) -> str:
-    """SLACK_API_URL (e.g. a proxy or a test server) normalised to end in exactly one slash."""
-    return (settings.slack_api_url or DEFAULT_API_URL).rstrip("/") + "/"
 
 
 def slack_unescape(text: str) -> str:
@@ -146,17 +137,19 @@ class SlackCouncilBot:
         pace: Pace = SLACK_PACE,
     ):
         self.service = service
-        self.pacer = ChannelPacer(pace)  # one per bot: every council in a channel shares its pace
         self.settings = settings
         self.client = client
-        self.status_interval = status_interval
-        # "auto": stream progress with chat.startStream where Slack allows it, else chat.update;
-        # "off": always chat.update (SLACK_STREAMING; tests pass `streaming`).
-        mode = (streaming or settings.slack_streaming).strip().lower()
-        if mode not in STREAMING_MODES:
-            raise ValueError(f"Slack streaming must be one of {', '.join(STREAMING_MODES)}, not {mode!r}")
-        self.streaming = mode
-        self._stream_refused_until = 0.0  # Slack said this app/workspace cannot stream: not before then
+        # What a council shows in its thread (bot/following.py). "auto": stream progress with
+        # chat.startStream where Slack allows it, else chat.update; "off": always chat.update
+        # (SLACK_STREAMING; tests pass `streaming`). One pacer per bot: every council in a
+        # channel shares its pace.
+        self.surface = SlackSurface(
+            client,
+            pacer=ChannelPacer(pace),
+            interval=status_interval,
+            streaming=streaming or settings.slack_streaming,
+        )
+        self.pacer = self.surface.pacer
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         # Durable councils are shown and answered by whichever process runs them (core/durable).
         service.register_deliverer(Platform.SLACK, self.deliver)
@@ -446,16 +439,15 @@ class SlackCouncilBot:
         question, searched = split_search_keyword(slack_unescape(question))
         asked = await self.service.check_admission(question, origin)  # refusals -> caller
         council_id = new_council_id()
+        question_message = render.question_message(asked, user, council_id)
         try:
             posted = await deliver(
-                self.client,
-                self.pacer,
+                self.surface,
                 channel,
-                "chat_postMessage",
                 Priority.START,
-                unfurl_links=False,
-                unfurl_media=False,
-                **render.question_message(asked, user, council_id),
+                lambda: self.client.chat_postMessage(
+                    channel=channel, unfurl_links=False, unfurl_media=False, **question_message
+                ),
             )
         except SlackApiError as exc:
             code = _error_code(exc)
@@ -490,13 +482,7 @@ class SlackCouncilBot:
             log.info("could not delete the question of a refused council: %s", exc)
 
     def stream_now(self) -> bool:
-        return self.streaming == "auto" and time.monotonic() >= self._stream_refused_until
-
-    def stream_refused(self, code: str) -> None:
-        """A refusal that will not change soon (no such method, feature, token type) stops the
-        next councils from asking again for a while; anything else only affects that council."""
-        if code in STREAM_UNSUPPORTED:
-            self._stream_refused_until = time.monotonic() + STREAM_RETRY_S
+        return self.surface.stream_now()
 
     @staticmethod
     def destination(channel: str, thread_ts: str) -> Destination:
@@ -505,36 +491,30 @@ class SlackCouncilBot:
     async def deliver(self, run: CouncilRun, destination: Destination, resumed: bool) -> None:
         """A durable council, wherever it was accepted: shown and answered in its thread (the
         service's deliverer for Slack). A resumed one says so in the thread first."""
-        channel, thread_ts = destination.channel_id, destination.thread_id or ""
         if resumed:
+            note = {"text": render.RESUMED_NOTE}
             try:
                 await deliver(
-                    self.client,
-                    self.pacer,
-                    channel,
-                    "chat_postMessage",
+                    self.surface,
+                    destination.channel_id,
                     Priority.START,
-                    thread_ts=thread_ts,
-                    text=render.RESUMED_NOTE,
+                    lambda: self.surface.post(destination, note),
                 )
             except Exception as exc:
                 log.warning("could not say that council %s resumed: %s", run.council_id, exc)
-        await self.follow(run, channel, thread_ts)
+        await self.follow(run, destination)
 
-    async def follow(self, run: CouncilRun, channel: str, thread_ts: str) -> CouncilResult:
-        self.agent.follow(run, channel, thread_ts)  # a DM's title and status line
-        follower = CouncilFollower(
-            self.service,
-            self.client,
-            run,
-            channel,
-            thread_ts,
-            interval=self.status_interval,
-            streaming=self.stream_now(),
-            on_stream_refused=self.stream_refused,
-            pacer=self.pacer,
-        )
-        return await follower.follow()
+    async def follow(self, run: CouncilRun, destination: Destination) -> CouncilResult:
+        self.agent.follow(run, destination.channel_id, destination.thread_id or "")  # a DM's title and status line
+        cid = run.council_id
+
+        async def keep(shown: Destination) -> None:  # a resumed council edits this status message
+            await self.service.keep_destination(cid, shown)
+
+        async def claim() -> bool:
+            return await self.service.claim_delivery(cid)
+
+        return await CouncilFollower(self.surface, destination, run, on_status=keep, claim=claim).follow()
 
     # ----------------------------------------------------------------- mentions and DMs
 
@@ -664,34 +644,6 @@ class SlackCouncilBot:
 
 
 # --------------------------------------------------------------------------- entry points
-
-
-# Channel writes: their 429s go back to the channel's pacer (bot.throttle), which stops every
-# council's writes to that channel and retries, instead of each call sleeping and retrying alone.
-PACED_METHODS = frozenset(
-    {"chat.postMessage", "chat.update", "chat.delete", "chat.startStream", "chat.appendStream", "chat.stopStream"}
-)
-
-
-class UnpacedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
-    """The Web API client's own 429 retries, for every method except the paced channel writes."""
-
-    async def _can_retry_async(self, *, state, request, response=None, error=None) -> bool:
-        if request.url.rstrip("/").rsplit("/", 1)[-1] in PACED_METHODS:
-            return False
-        return await super()._can_retry_async(state=state, request=request, response=response, error=error)
-
-
-def build_client(settings: Settings) -> AsyncWebClient:
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    return AsyncWebClient(
-        token=token,
-        base_url=api_base_url(settings),
-        retry_handlers=[
-            AsyncConnectionErrorRetryHandler(),
-            UnpacedRateLimitRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
-        ],
-    )
 
 
 def build_slack_bot(service: CouncilService, settings: Settings, **options: Any) -> SlackCouncilBot:
