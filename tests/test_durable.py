@@ -146,3 +146,43 @@ def _config():
     from core.models import CouncilConfig
 
     return CouncilConfig(members=list(MEMBERS), chairman="alpha", member_timeout_s=10, grace_s=2)
+
+
+async def test_stop_reaches_a_council_running_in_another_process(llm, tmp_path, pg_server):
+    from core.models import Actor
+    from tests.llm_server import ByStage, Reply
+
+    for name in MEMBERS:
+        llm.script(name, ByStage(Reply(f"{name}: 42", delay_s=20), Reply("unused"), Reply("unused")))
+    database_url = pg_server.new_database()
+    settings = make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_QUEUE_HEARTBEAT_S=0.5)
+    worker_side, intake = await CouncilService.open(settings), await CouncilService.open(settings)
+    results: list[CouncilStatus] = []
+
+    async def deliver(run: CouncilRun, destination: Destination, resumed: bool) -> None:
+        results.append((await run.wait()).status)
+
+    worker_side.register_deliverer(Platform.SLACK, deliver)
+    worker = asyncio.create_task(worker_side.run_worker())
+    try:
+        destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id="1.0")
+        council_id = await intake.submit_council(QUESTION, slack_origin(), destination=destination)
+        for _ in range(200):  # until the worker has it
+            if worker_side.get_run(council_id) is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert intake.get_run(council_id) is None  # it runs in the other service
+        pressed = time.monotonic()
+        assert await intake.stop(council_id, Actor(user_id="U1"))
+        for _ in range(200):
+            if results:
+                break
+            await asyncio.sleep(0.05)
+        assert results == [CouncilStatus.CANCELLED] and time.monotonic() - pressed < 5
+        with pytest.raises(Exception, match="asked"):  # only the asker (or an admin) may stop it
+            await intake.stop(council_id, Actor(user_id="U2"))
+    finally:
+        worker.cancel()
+        await asyncio.gather(worker, return_exceptions=True)
+        await intake.aclose()
+        await worker_side.aclose()
