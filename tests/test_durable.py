@@ -37,6 +37,14 @@ def database_url(request, tmp_path) -> str:
     return backend_url(request, tmp_path)
 
 
+async def eventually(predicate, timeout: float) -> None:
+    """Polls `predicate` until it holds (what happens in other tasks and processes); then returns."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"not within {timeout:g} s"
+        await asyncio.sleep(0.05)
+
+
 def slack_origin() -> Origin:
     return Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", thread_id="1.0", user_id="U1")
 
@@ -126,10 +134,7 @@ async def test_a_dead_process_council_is_resumed_and_delivered_once(llm, tmp_pat
     worker = asyncio.create_task(service.run_worker())
     started = time.monotonic()
     try:
-        for _ in range(300):
-            if delivered:
-                break
-            await asyncio.sleep(0.1)
+        await eventually(lambda: delivered, 30)
         print(f"\n[durable] {service.storage.backend}: resumed and delivered in {time.monotonic() - started:.1f} s")
         assert delivered == [("1.0", True, CouncilStatus.OK)]
         assert llm.requests_for(stage=1) == []  # stage 1 was not asked again
@@ -167,17 +172,11 @@ async def test_stop_reaches_a_council_running_in_another_process(llm, tmp_path, 
     try:
         destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id="1.0")
         council_id = await intake.submit_council(QUESTION, slack_origin(), destination=destination)
-        for _ in range(200):  # until the worker has it
-            if worker_side.get_run(council_id) is not None:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: worker_side.get_run(council_id) is not None, 10)
         assert intake.get_run(council_id) is None  # it runs in the other service
         pressed = time.monotonic()
         assert await intake.stop(council_id, Actor(user_id="U1"))
-        for _ in range(200):
-            if results:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: results, 10)
         assert results == [CouncilStatus.CANCELLED] and time.monotonic() - pressed < 5
         with pytest.raises(Exception, match="asked"):  # only the asker (or an admin) may stop it
             await intake.stop(council_id, Actor(user_id="U2"))
@@ -186,3 +185,47 @@ async def test_stop_reaches_a_council_running_in_another_process(llm, tmp_path, 
         await asyncio.gather(worker, return_exceptions=True)
         await intake.aclose()
         await worker_side.aclose()
+
+
+async def test_a_clean_stop_hands_the_council_to_another_worker(llm, tmp_path, pg_server):
+    """A worker stopped cleanly (a deploy) mid-council: its job ends, its lease is given up, and
+    another worker queues the council again and resumes it from its stored answers."""
+    from tests.llm_server import ByStage, Reply, ranking_review
+
+    for name in MEMBERS:
+        llm.script(name, ByStage(Reply(f"{name}: 42"), Reply(ranking_review(), delay_s=3), Reply("Final: 42.")))
+    settings = make_settings(
+        llm, tmp_path, DATABASE_URL=pg_server.new_database(), COUNCIL_QUEUE_HEARTBEAT_S=0.5, COUNCIL_LEASE_S=1.5
+    )
+    services = [await CouncilService.open(settings) for _ in range(2)]
+    delivered: list[tuple[int, bool]] = []
+
+    def deliverer(index: int):
+        async def deliver(run: CouncilRun, destination: Destination, resumed: bool) -> None:
+            await run.wait()
+            if await services[index].claim_delivery(run.council_id):
+                delivered.append((index, resumed))
+
+        return deliver
+
+    for i, service in enumerate(services):
+        service.register_deliverer(Platform.SLACK, deliverer(i))
+    first = asyncio.create_task(services[0].run_worker())
+    second: asyncio.Task[None] | None = None
+    try:
+        destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id="1.0")
+        await services[1].submit_council(QUESTION, slack_origin(), destination=destination)
+        await eventually(lambda: llm.requests_for(stage=2), 10)
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        await services[0].aclose()  # gives its lease up: the council is an orphan at once
+        second = asyncio.create_task(services[1].run_worker())
+        await eventually(lambda: delivered, 20)
+        assert delivered == [(1, True)]
+        assert len(llm.requests_for(stage=1)) == len(MEMBERS)  # stage 1 ran once
+    finally:
+        for task in (first, second):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        await services[1].aclose()

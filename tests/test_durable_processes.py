@@ -17,7 +17,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from core.storage import Storage
 from tests.conftest import MEMBERS
 from tests.llm_server import ByStage, Reply, ScriptedLLMServer, ranking_review
 from tests.slack_fake import FakeSlack, sign
-from tests.test_slack_run import answers
+from tests.test_slack_run import answers, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "durable-secret"
@@ -38,12 +37,6 @@ TOKEN = "xoxb-test"
 QUESTIONS = ("What is six times seven?", "Name a prime number below ten?")
 REVIEW_DELAY_S = 4.0  # stage 2 is slow: the kill lands while it waits on the reviewers
 RESUME_WITHIN_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -169,12 +162,10 @@ async def send(session: aiohttp.ClientSession, bot: BotProcess, body: dict, retr
         assert response.status == 200
 
 
-async def wait_for(predicate, timeout: float, what: str) -> float:
+async def waited(fake: FakeSlack, predicate, timeout: float) -> float:
+    """Seconds until `predicate` held (the fake's wait_for, timed)."""
     started = time.monotonic()
-    while not predicate():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        await asyncio.sleep(0.05)
+    await fake.wait_for(predicate, timeout, interval=0.05)
     return time.monotonic() - started
 
 
@@ -229,14 +220,14 @@ async def test_three_processes_on_postgresql_survive_kill_9(pg_server, llm_slow_
                 await send(session, bots[(i + 1) % 3], body, retry=1)  # Slack's retry lands elsewhere
                 await send(session, bots[(i + 2) % 3], body, retry=2)
 
-            await wait_for(lambda: asked(llm, QUESTIONS[0], 2) > 0, 60, "stage 2 of the first council")
+            await waited(fake, lambda: asked(llm, QUESTIONS[0], 2) > 0, 60)
             pid = await runner_pid(database_url, QUESTIONS[0])
             victim = next(b for b in bots if b.process and b.process.pid == pid)
             victim.kill9()
             killed_at = time.monotonic()
 
-            resumed_s = await wait_for(lambda: resumed_notes(fake, threads[0]) >= 1, 60, "the resume note")
-            await wait_for(lambda: all(answers_in(fake, ts) >= 1 for ts in threads), 90, "both answers")
+            resumed_s = await waited(fake, lambda: resumed_notes(fake, threads[0]) >= 1, 60)
+            await waited(fake, lambda: all(answers_in(fake, ts) >= 1 for ts in threads), 90)
             await asyncio.sleep(3)  # a duplicate would arrive now
             print(
                 f"\n[durable pg] killed pid {pid} mid-stage-2; resumed in its thread {resumed_s:.1f} s later; "
@@ -263,13 +254,13 @@ async def test_sqlite_restart_resumes_its_interrupted_council(llm_slow_reviews, 
         try:
             ts, body = mention(fake, QUESTIONS[0], "EvS")
             await send(session, first, body)
-            await wait_for(lambda: asked(llm, QUESTIONS[0], 2) > 0, 60, "stage 2")
+            await waited(fake, lambda: asked(llm, QUESTIONS[0], 2) > 0, 60)
             first.kill9()
             killed_at = time.monotonic()
             await second.start(session)
             await send(session, second, body, retry=1)  # Slack retries the event on the new process
-            resumed_s = await wait_for(lambda: resumed_notes(fake, ts) >= 1, 60, "the resume note")
-            await wait_for(lambda: answers_in(fake, ts) >= 1, 60, "the answer")
+            resumed_s = await waited(fake, lambda: resumed_notes(fake, ts) >= 1, 60)
+            await waited(fake, lambda: answers_in(fake, ts) >= 1, 60)
             await asyncio.sleep(2)
             print(f"\n[durable sqlite] restarted after kill -9; resumed {time.monotonic() - killed_at:.1f} s after")
             assert answers_in(fake, ts) == 1 and len(answers(fake)) == 1 and resumed_notes(fake, ts) == 1

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 TASK_NAME = "council.run"
 _SCHEMA_LOCK = "council:procrastinate-schema"
+_SHUTDOWN_GRACE_S = 1.0
 
 
 def queue_name(platform: Platform) -> str:
@@ -208,6 +209,10 @@ class ProcrastinateQueue:
                 update_heartbeat_interval=self.heartbeat_s,
                 stalled_worker_timeout=self.stalled_s,
                 delete_jobs="successful",
+                # A clean stop does not wait for councils (minutes): their jobs end, and the
+                # councils, left running without an owner, are queued again by the other
+                # processes (requeue_orphans) and resumed from their last completed stage.
+                shutdown_graceful_timeout=_SHUTDOWN_GRACE_S,
             ),
             name="council-worker",
         )

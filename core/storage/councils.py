@@ -29,6 +29,8 @@ from core.storage.material import with_material, write_material
 from core.storage.values import dumps, filters, iso
 
 RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
+# A council whose owner holds no live lease at the time given as its one parameter.
+OWNER_GONE = "(owner_id IS NULL OR owner_id NOT IN (SELECT owner_id FROM council_owners WHERE lease_until >= ?))"
 
 
 class CouncilRepository:
@@ -70,8 +72,7 @@ class CouncilRepository:
             await tx.lock("council:owners")
             # Councils with a job (migrations/0009) are resumed instead, by the queue or at restart.
             rows = await tx.fetchall(
-                """SELECT * FROM councils WHERE status = ? AND (owner_id IS NULL OR owner_id NOT IN
-                   (SELECT owner_id FROM council_owners WHERE lease_until >= ?))
+                f"""SELECT * FROM councils WHERE status = ? AND {OWNER_GONE}
                    AND id NOT IN (SELECT council_id FROM council_jobs)""",
                 (RUNNING, now),
             )

@@ -14,7 +14,7 @@ from core.models import (
     MemberAnswer,
     Review,
 )
-from core.storage.councils import RUNNING
+from core.storage.councils import OWNER_GONE, RUNNING
 from core.storage.database import Database
 
 STAGE_ANSWERS, STAGE_REVIEWS = 1, 2
@@ -94,9 +94,8 @@ class JobRepository:
         """Running councils with a job whose owner stopped renewing its lease: to be resumed."""
         now = time.time() if now is None else now
         rows = await self._db.fetchall(
-            """SELECT c.id FROM councils c JOIN council_jobs j ON j.council_id = c.id
-               WHERE c.status = ? AND (c.owner_id IS NULL OR c.owner_id NOT IN
-               (SELECT owner_id FROM council_owners WHERE lease_until >= ?)) ORDER BY j.created_at""",
+            f"""SELECT c.id FROM councils c JOIN council_jobs j ON j.council_id = c.id
+               WHERE c.status = ? AND {OWNER_GONE} ORDER BY j.created_at""",
             (RUNNING, now),
         )
         return [row[0] for row in rows]
@@ -105,8 +104,7 @@ class JobRepository:
         """Take an orphan over, only if its owner is still dead (two live processes race for it)."""
         now = time.time() if now is None else now
         taken = await self._db.execute(
-            """UPDATE councils SET owner_id = ? WHERE id = ? AND status = ? AND (owner_id IS NULL OR owner_id NOT IN
-               (SELECT owner_id FROM council_owners WHERE lease_until >= ?))""",
+            f"UPDATE councils SET owner_id = ? WHERE id = ? AND status = ? AND {OWNER_GONE}",
             (owner_id, council_id, RUNNING, now),
         )
         return taken > 0
