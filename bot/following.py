@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from bot.councils import AnswerFile, answer_file, is_long
@@ -54,23 +55,30 @@ class Followable(Protocol):
     async def wait(self) -> CouncilResult: ...
 
 
+@dataclass(frozen=True)
+class StatusView:
+    """What the status message shows: progress (None: convening), or a fixed `note` (the control
+    message beside a live display), or the `final` line (then without Stop / Synthesize now)."""
+
+    request: CouncilRequest
+    progress: CouncilProgress | None = None
+    final: str | None = None
+    note: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.final is None
+
+
 class Renderer(Protocol):
-    """A platform's drawing of the council (bot/slack/render.py, bot/discord/render.py)."""
+    """A platform's drawing of the council: its render module (bot/slack/render.py,
+    bot/discord/render.py) is one."""
 
-    def status(
-        self,
-        request: CouncilRequest,
-        progress: CouncilProgress | None,
-        *,
-        final: str | None = None,
-        note: str | None = None,
-    ) -> Message:
-        """The status message: progress (None: convening), a fixed `note`, or the `final` line
-        (then without the Stop / Synthesize now buttons)."""
-        ...
+    def status_view(self, view: StatusView) -> Message: ...
 
-    def result(self, result: CouncilResult) -> list[Message]:
-        """The answer as messages, the stage buttons under the last (a long answer cut: see attach)."""
+    def result_messages(self, result: CouncilResult) -> list[Message]:
+        """The answer as messages, the stage buttons under the last (a long answer cut and
+        saying so: the runner attaches its file)."""
         ...
 
     def final_status(self, result: CouncilResult) -> str: ...
@@ -226,7 +234,7 @@ class CouncilFollower:
             self.updater = StatusUpdater(surface, destination.status_channel, destination.status_id)
 
     def _status(self, progress: CouncilProgress | None, **kwargs: Any) -> Message:
-        return self.surface.render.status(self.run.request, progress, **kwargs)
+        return self.surface.render.status_view(StatusView(self.run.request, progress, **kwargs))
 
     async def _post_status(self, message: Message) -> None:
         """The council's one status message (its queue place first, when it waits)."""
@@ -329,7 +337,7 @@ class CouncilFollower:
 
     async def post_result(self, result: CouncilResult) -> None:
         destination = self.destination
-        for message in self.surface.render.result(result):
+        for message in self.surface.render.result_messages(result):
             post = functools.partial(self.surface.post, destination, message)
             await deliver(self.surface, destination.channel_id, Priority.ANSWER, post)
 

@@ -21,18 +21,18 @@ import discord
 from discord import app_commands
 
 from bot.conversation import append_turn
-from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn, stored_result
+from bot.councils import HISTORY_SCOPES, control_reply, own_turn, stored_result
 from bot.discord import feedback, render
 from bot.discord.admin import build_admin_group
 from bot.discord.api_base import ApiBaseClient
 from bot.discord.surface import NO_MENTIONS, DiscordSurface
 from bot.following import CouncilFollower, Destination, deliver
-from bot.render_text import ZWSP, history_lines, leaderboard_table
+from bot.render_text import history_lines, leaderboard_table
 from bot.throttle import DISCORD_PACE, ChannelPacer, Pace, Priority
 from core.attachments import IncomingFile
 from core.errors import CouncilError
 from core.material import files_notice
-from core.models import Actor, ConversationTurn, Origin, Platform
+from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform
 from core.research import split_search_keyword
 from core.settings import Settings
 
@@ -226,8 +226,8 @@ class CouncilBot(ApiBaseClient):
         ) -> None:
             await interaction.response.defer(ephemeral=True, thinking=True)
             viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-            text = await self.service.export(
-                council_id, format, viewer=viewer, admin=actor_of(interaction).is_platform_admin
+            text = await self.service.as_viewer(
+                lambda admin: self.service.export(council_id, format, viewer=viewer, admin=admin), actor_of(interaction)
             )
             ext = "md" if format == "markdown" else "json"
             file = render.markdown_file(text, f"council-{council_id.strip()}.{ext}")
@@ -365,17 +365,8 @@ class CouncilBot(ApiBaseClient):
         the rendered, possibly cut, text; `seen` skips the further parts of a split answer."""
         seen = set() if seen is None else seen
         if message.author.id == (self.user.id if self.user else None):
-            council_id = render.council_id_of_embeds(message.embeds)
-            if council_id:
-                shown = "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
-                return await answer_turn(self.service, council_id, seen, shown)
-            if message.type is discord.MessageType.chat_input_command:  # a /council status message
-                council_id = render.council_id_of_status(message.content)
-                asked = (render.question_from_status(message.content) or "").replace(ZWSP, "") or None
-                if council_id is None:
-                    return ConversationTurn(role="user", content=asked) if asked else None
-                return await question_turn(self.service, council_id, asked)
-            return None  # status messages of mentions, notices
+            own = render.own_message(message)
+            return await own_turn(self.service, own, seen) if own is not None else None
         if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
             return None
         text = self.strip_mention(message.content)
@@ -431,13 +422,17 @@ class CouncilBot(ApiBaseClient):
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
         viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-        admin = actor_of(interaction).is_platform_admin
-        try:
+
+        async def read(admin: bool) -> tuple[CouncilResult, str | None]:
             result = await self.service.result_for(council_id, viewer, admin)
+            wanted = action != "ranking"  # the export carries what does not fit in three messages
+            return result, await self.service.export(council_id, viewer=viewer, admin=admin) if wanted else None
+
+        try:
+            result, markdown = await self.service.as_viewer(read, actor_of(interaction))
         except CouncilError as exc:
             await reply(interaction, exc.user_message)
             return
-        markdown = await self.service.export(council_id, viewer=viewer, admin=admin) if action != "ranking" else None
         for kwargs in render.stage_messages(result, action, markdown):
             await interaction.followup.send(ephemeral=True, allowed_mentions=NO_MENTIONS, **kwargs)
 

@@ -13,12 +13,11 @@ from typing import Any
 import discord
 
 from bot.councils import AnswerFile
-from bot.discord import feedback, render
+from bot.discord import render
 from bot.discord.api_base import ApiBaseClient
-from bot.following import Destination
-from bot.progress import CouncilProgress
+from bot.following import Destination, Renderer
 from bot.throttle import DISCORD_PACE, ChannelPacer
-from core.models import CouncilRequest, CouncilResult, CouncilStatus, Platform
+from core.models import CouncilRequest, Platform
 from core.settings import Settings
 
 EDIT_INTERVAL_S = 1.5  # between two edits of the status message
@@ -37,40 +36,6 @@ def retry_after_of(exc: Exception) -> float | None:
         return 1.0
 
 
-class DiscordRenderer:
-    """The runner's drawing on Discord (bot/discord/render.py)."""
-
-    def status(
-        self,
-        request: CouncilRequest,
-        progress: CouncilProgress | None,
-        *,
-        final: str | None = None,
-        note: str | None = None,
-    ) -> dict[str, Any]:
-        user = request.origin.user_id
-        asker = f"<@{user}>" if user else "someone"
-        shown = final if final is not None else note
-        content = render.status_content(request.question, request.council_id, asker, progress, final=shown)
-        return {"content": content, "view": render.control_view(request.council_id) if final is None else None}
-
-    def result(self, result: CouncilResult) -> list[dict[str, Any]]:
-        """The answer's embeds; the last message carries the stage buttons and readers' 👍 / 👎."""
-        messages = render.result_messages(result)
-        if result.status is not CouncilStatus.FAILED:
-            view = render.stage_view(result.council_id)
-            if result.synthesis is not None:  # bot/discord/feedback.py
-                view = feedback.with_feedback(view, result.council_id)
-            messages[-1]["view"] = view
-        return messages
-
-    def final_status(self, result: CouncilResult) -> str:
-        return render.final_status(result)
-
-    def not_posted(self, council_id: str) -> str:
-        return f"⚠️ Could not show the result here; try `/council-export id:{council_id}`."
-
-
 class DiscordSurface:
     """Discord's writes for the runner, through `client`'s REST API (no gateway needed)."""
 
@@ -80,7 +45,7 @@ class DiscordSurface:
         self.client = client
         self.pacer = pacer or ChannelPacer(DISCORD_PACE)  # shared by every council in a channel
         self.interval = interval
-        self.render = DiscordRenderer()
+        self.render: Renderer = render
 
     def retry_after(self, exc: Exception) -> float | None:
         return retry_after_of(exc)

@@ -33,7 +33,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
-from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn
+from bot.councils import HISTORY_SCOPES, OwnMessage, control_reply, own_turn
 from bot.following import CouncilFollower, deliver
 from bot.render_text import ZWSP
 from bot.slack import render
@@ -46,7 +46,7 @@ from bot.slack.home import SlackHome
 from bot.slack.stream import EDIT_INTERVAL_S
 from bot.slack.surface import SlackSurface, api_base_url, build_client
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
-from core.errors import CouncilError, NotFound, PermissionDenied
+from core.errors import CouncilError, PermissionDenied
 from core.material import files_notice
 from core.models import Actor, ConversationTurn, CouncilResult, Destination, Origin, Platform, new_council_id
 from core.research import split_search_keyword
@@ -420,15 +420,9 @@ class SlackCouncilBot:
             await tell(f"I sent `council-{council_id}.{ext}` to you in a direct message.")
 
     async def as_viewer(self, viewer: Origin, read: Callable[[bool], Awaitable[T]]) -> T:
-        """`read(admin)` of a stored council, whose visibility the service decides: not found for
-        `viewer`, it is read again as an admin when Slack says the viewer is a workspace admin
-        (users.info is asked only then)."""
-        try:
-            return await read(False)
-        except NotFound:
-            if not (await self.actor(viewer.user_id or "")).is_platform_admin:
-                raise
-            return await read(True)
+        """`read(admin)` of a stored council, as the service lets `viewer` see it (users.info is
+        asked only when the viewer alone may not)."""
+        return await self.service.as_viewer(read, lambda: self.actor(viewer.user_id or ""))
 
     async def council_from_command(
         self, question: str, origin: Origin, respond: Callable[..., Awaitable[Any]], context: Any
@@ -582,22 +576,19 @@ class SlackCouncilBot:
             kind, council_id = ref
             if kind == "s":
                 return None
-            if kind == "q":
-                return await question_turn(self.service, council_id, self._running_question(council_id))
+            if kind == "q":  # the question's text is the stored (or running) council's
+                return await own_turn(self.service, OwnMessage("question", council_id, None), seen)
             shown = "\n".join(
                 b["text"]["text"]
                 for b in message.get("blocks") or []
                 if b.get("type") == "section" and isinstance(b.get("text"), dict)
             )
-            return await answer_turn(self.service, council_id, seen, slack_unescape(shown.replace(ZWSP, "")))
+            answer = OwnMessage("answer", council_id, slack_unescape(shown.replace(ZWSP, "")))
+            return await own_turn(self.service, answer, seen)
         if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
             return None
         text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
         return ConversationTurn(role="user", content=text, author=message.get("user")) if text else None
-
-    def _running_question(self, council_id: str) -> str | None:
-        run = self.service.get_run(council_id)
-        return run.request.question if run else None
 
     # ----------------------------------------------------------------- buttons
 

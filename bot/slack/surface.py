@@ -24,12 +24,11 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import AnswerFile
-from bot.following import Destination
-from bot.progress import CouncilProgress
+from bot.following import Destination, Renderer
 from bot.slack import render
 from bot.slack.stream import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, ProgressStream, retry_after_of
 from bot.throttle import SLACK_PACE, ChannelPacer
-from core.models import CouncilRequest, CouncilResult, Platform
+from core.models import CouncilRequest, Platform
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -72,29 +71,6 @@ def build_client(settings: Settings) -> AsyncWebClient:
     )
 
 
-class SlackRenderer:
-    """The runner's drawing on Slack (bot/slack/render.py)."""
-
-    def status(
-        self,
-        request: CouncilRequest,
-        progress: CouncilProgress | None,
-        *,
-        final: str | None = None,
-        note: str | None = None,
-    ) -> render.Message:
-        return render.status_message(request.council_id, progress, running=final is None, final=final, note=note)
-
-    def result(self, result: CouncilResult) -> list[render.Message]:
-        return render.result_messages(result)
-
-    def final_status(self, result: CouncilResult) -> str:
-        return render.final_status(result)
-
-    def not_posted(self, council_id: str) -> str:
-        return f":warning: The answer could not be posted here; get it with `/council export {council_id}`."
-
-
 class SlackSurface:
     """Slack's writes for the runner; `streaming` "auto" opens a streamed message where Slack allows."""
 
@@ -115,7 +91,7 @@ class SlackSurface:
         self.pacer = pacer or ChannelPacer(SLACK_PACE)  # shared by every council in a channel
         self.interval = interval
         self.streaming = mode
-        self.render = SlackRenderer()
+        self.render: Renderer = render
         self._stream_refused_until = 0.0  # Slack said this app/workspace cannot stream: not before then
 
     def retry_after(self, exc: Exception) -> float | None:
