@@ -137,8 +137,7 @@ def _marker_forms() -> _Pattern:
 # Compiled once: the council's nonces are matched apart from these (compiling costs ~10 ms).
 _FORMS = _marker_forms()
 _MARKER, _MARKER_PREFIX = re.compile(_FORMS.full), re.compile(_FORMS.prefix)
-_FIRSTS = "".join(sorted({"<", "E", *(kind[0] for kind in FENCE_KINDS)}))  # no nonce starts with one
-_STARTS = re.compile("[" + re.escape(_FIRSTS) + "]")
+_FIRSTS = frozenset({"<", "E", *(kind[0] for kind in FENCE_KINDS)})  # where these forms can start
 _AFTER_NONCE = _seq(_opt(_CLOSING), _LINE_END)
 _NONCE_TAIL, _NONCE_TAIL_PREFIX = re.compile(_AFTER_NONCE.full), re.compile(_AFTER_NONCE.prefix)
 _NONCE_MOST = 32  # longer "nonces" are not ours (ours have 16 characters)
@@ -153,7 +152,7 @@ class _Rule:
 
     def __init__(self, nonces: Iterable[str]) -> None:
         self.nonces = sorted({nonce for nonce in nonces if 0 < len(nonce) <= _NONCE_MOST}, key=len, reverse=True)
-        firsts = "".join(sorted({_FIRSTS, *(nonce[0] for nonce in self.nonces)}))
+        firsts = "".join(sorted(_FIRSTS | {nonce[0] for nonce in self.nonces}))
         self._starts = re.compile("[" + re.escape(firsts) + "]")  # a character class: re caches it
 
     def first(self, text: str, pos: int, endpos: int) -> tuple[int, int] | None:
@@ -166,6 +165,10 @@ class _Rule:
                 tail = _NONCE_TAIL.match(text, at + len(nonce), endpos)
                 best = (at, tail.end() if tail else at + len(nonce))
         return best
+
+    def could_start(self, text: str) -> bool:
+        """Whether a marker could start anywhere in `text`."""
+        return self._starts.search(text) is not None
 
     def starts(self, text: str, pos: int) -> list[int]:
         """Where in `text[pos:]` a marker could start, ascending."""
@@ -200,6 +203,8 @@ class MarkerFilter:
         self.text = ""
 
     def feed(self, piece: str) -> str:
+        if not self._held and not self._open and not self._rule.could_start(piece):
+            return self._show(piece)  # the usual token: nothing to hold, nothing to remove
         return self._settle(self._held + piece, final=False)
 
     def flush(self) -> str:
@@ -214,12 +219,14 @@ class MarkerFilter:
         first = shown_from - min(self._open, len(self.text))  # where a marker may start
         whole, scan = context + pending, first
         while True:
-            starts = self._rule.starts(whole, first)
-            if final or not starts:  # (most pieces hold no character a marker can start with)
+            # Where a marker could begin that the cut may have to hold (most pieces hold none).
+            window = max(first, len(whole) - MAX_HELD - LONGEST_MARKER)
+            starts = self._rule.starts(whole, window)
+            if final or not starts:
                 cut, opened = len(whole), None
             else:
                 cut, opened = self._cut(whole, first, shown_from, starts)
-            found = self._rule.first(whole, scan, len(whole)) if starts else None
+            found = self._rule.first(whole, scan, len(whole)) if starts or window > first else None
             if found is None or found[0] >= cut:  # a marker starting before the cut is settled
                 break
             start, end = found
@@ -232,7 +239,7 @@ class MarkerFilter:
             self.markers += 1
             scan = max(first, start - LONGEST_MARKER)
         if opened is not None and cut > shown_from:
-            cut, opened = self._unfinished(whole, first, shown_from, cut, starts)
+            cut, opened = self._unfinished(whole, first, shown_from, cut)
         self._held = whole[cut:]
         self._open = 0 if opened is None else cut - opened
         return self._show(whole[shown_from:cut])
@@ -264,13 +271,12 @@ class MarkerFilter:
                 return start
         return None
 
-    def _unfinished(
-        self, whole: str, first: int, shown_from: int, cut: int, starts: list[int]
-    ) -> tuple[int, int | None]:
-        """A forced cut, moved back before any marker that `whole[:cut]` would end with."""
+    def _unfinished(self, whole: str, first: int, shown_from: int, cut: int) -> tuple[int, int | None]:
+        """A forced cut, moved back before any marker that `whole[:cut]` would end with (if the
+        text ended there: a lookahead passes at its end)."""
         while cut > shown_from and (inside := self._rule.first(whole, first, cut)) is not None:
             cut = max(shown_from, inside[0])
-        return cut, self._opened(whole, first, cut, starts)
+        return cut, self._opened(whole, first, cut, self._rule.starts(whole, max(first, cut - LONGEST_MARKER)))
 
     def _show(self, text: str) -> str:
         if not self.text:
@@ -288,6 +294,8 @@ def strip_markers(text: str, nonces: Iterable[str] = ()) -> str:
 
 
 def has_markers(text: str, nonces: Iterable[str] = ()) -> bool:
+    if not _could_hold_a_marker(text, nonces):
+        return False
     markers = MarkerFilter(nonces)
     markers.feed(text)
     markers.flush()
