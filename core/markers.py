@@ -30,6 +30,7 @@ marker, but it may then keep a few characters that the whole text would not.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,13 +61,17 @@ def _words(*words: str, ignore_case: bool = False) -> _Pattern:
 
 
 def _chars(cls: str, least: int, most: int) -> _Pattern:
-    return _Pattern(f"{cls}{{{least},{most}}}", f"{cls}{{0,{most}}}", most)
+    """`least` to `most` characters of `cls`. Possessive (no backtracking, fast): what follows a run
+    never starts with a character of it, or is a lookahead that fails on a shorter run as well."""
+    return _Pattern(f"{cls}{{{least},{most}}}+", f"{cls}{{0,{most}}}+", most)
 
 
 def _seq(*parts: _Pattern) -> _Pattern:
-    fulls = [part.full for part in parts]
-    prefixes = ["".join(fulls[:i]) + part.prefix for i, part in enumerate(parts)]
-    return _Pattern("".join(fulls), "(?:" + "|".join(prefixes) + ")", sum(part.most for part in parts))
+    # Nested, not one alternative per part: a failing prefix then re-reads each part only once.
+    prefix = parts[-1].prefix
+    for part in reversed(parts[:-1]):
+        prefix = f"(?:{part.full}{prefix}|{part.prefix})"
+    return _Pattern("".join(part.full for part in parts), prefix, sum(part.most for part in parts))
 
 
 def _opt(part: _Pattern) -> _Pattern:
@@ -82,8 +87,10 @@ def _alt(*parts: _Pattern) -> _Pattern:
 
 
 def _repeated(part: _Pattern, least: int, most: int) -> _Pattern:
+    """`part` `least` to `most` times, possessive as in `_chars` (`part` ends in a bracket that what
+    follows the run never starts with)."""
     return _Pattern(
-        f"(?:{part.full}){{{least},{most}}}", f"(?:{part.full}){{0,{most - 1}}}{part.prefix}", most * part.most
+        f"(?:{part.full}){{{least},{most}}}+", f"(?:{part.full}){{0,{most - 1}}}+{part.prefix}", most * part.most
     )
 
 
@@ -145,6 +152,7 @@ LONGEST_MARKER = max(_FORMS.most, _NONCE_MOST + _AFTER_NONCE.most)
 # The filter holds back at most this many characters (see MarkerFilter._cut).
 MAX_HELD = 200
 assert MAX_HELD >= LONGEST_MARKER, "a single marker must fit in what the filter can hold"
+_REMEMBERED = 4096  # beginnings a filter remembers (see _Rule._reach)
 
 
 class _Rule:
@@ -154,6 +162,7 @@ class _Rule:
         self.nonces = sorted({nonce for nonce in nonces if 0 < len(nonce) <= _NONCE_MOST}, key=len, reverse=True)
         firsts = "".join(sorted(_FIRSTS | {nonce[0] for nonce in self.nonces}))
         self._starts = re.compile("[" + re.escape(firsts) + "]")  # a character class: re caches it
+        self._reaches: dict[str, int] = {}  # see _reach
 
     def first(self, text: str, pos: int, endpos: int) -> tuple[int, int] | None:
         """The span of the leftmost marker in `text[pos:endpos]`, as one regex would find it."""
@@ -170,21 +179,77 @@ class _Rule:
         """Whether a marker could start anywhere in `text`."""
         return self._starts.search(text) is not None
 
-    def starts(self, text: str, pos: int) -> list[int]:
-        """Where in `text[pos:]` a marker could start, ascending."""
-        return [match.start() for match in self._starts.finditer(text, pos)]
+    def beginnings(self, text: str, pos: int) -> _Beginnings:
+        """The beginnings of markers that start in `text[pos:]`."""
+        spans = []
+        for match in self._starts.finditer(text, pos):
+            start = match.start()
+            if (reach := self._reach(text, start)) > start:
+                spans.append((start, reach))
+        return _Beginnings(spans)
 
-    def begins(self, text: str, start: int, end: int) -> bool:
-        """Whether `text[start:end]` is the beginning of a marker (or a whole one)."""
-        if text[start] in _FIRSTS and _MARKER_PREFIX.fullmatch(text, start, end):
-            return True
+    def _reach(self, text: str, start: int) -> int:
+        """Where the longest beginning of a marker at `start` ends (`start` when there is none)."""
+        limit = min(len(text), start + LONGEST_MARKER)
+        # It depends on the text from the character before `start` (a lookbehind) to `limit`. A held
+        # run of beginnings is read again with every piece: remember what each reached.
+        seen = text[max(0, start - 1) : limit] if start else "\0" + text[:limit]
+        if (known := self._reaches.get(seen)) is None:
+            if len(self._reaches) >= _REMEMBERED:
+                self._reaches.clear()
+            known = self._reaches[seen] = self._measure(text, start, limit) - start
+        return start + known
+
+    def _measure(self, text: str, start: int, limit: int) -> int:
+        reach = start
+        if text[start] in _FIRSTS:
+            reach = _longest(_MARKER_PREFIX, text, start, limit)
         for nonce in self.nonces:
-            if end - start <= len(nonce):
-                if text.startswith(nonce[: end - start], start):
-                    return True
-            elif text.startswith(nonce, start) and _NONCE_TAIL_PREFIX.fullmatch(text, start + len(nonce), end):
-                return True
-        return False
+            same = 0
+            while same < len(nonce) and start + same < limit and text[start + same] == nonce[same]:
+                same += 1
+            if same == len(nonce):
+                reach = max(reach, _longest(_NONCE_TAIL_PREFIX, text, start + same, limit))
+            reach = max(reach, start + same)
+        return reach
+
+
+def _longest(prefix: re.Pattern[str], text: str, start: int, limit: int) -> int:
+    """The end of the longest match at `start`, up to `limit`, of `prefix` (a prefix language)."""
+    found = prefix.match(text, start, limit)
+    if found is None:
+        return start
+    low = found.end()
+    # Usually the longest already; if not, every prefix of a match matches too: halve the rest.
+    if low == limit or not prefix.fullmatch(text, start, low + 1):
+        return low
+    low, high = low + 1, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if prefix.fullmatch(text, start, middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class _Beginnings:
+    """The beginnings of markers in a text: from each start, the text up to any place up to its
+    end could still grow into a marker."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:  # (start, end), ascending starts
+        self._starts = [start for start, _ in spans]
+        self._furthest = list(itertools.accumulate((end for _, end in spans), max))
+
+    def __bool__(self) -> bool:
+        return bool(self._starts)
+
+    def opened(self, cut: int) -> int | None:
+        """The first start of a beginning that the text before `cut` ends in, if any."""
+        index = bisect.bisect_left(self._furthest, cut)  # the first beginning that reaches `cut`
+        if index < len(self._starts) and self._starts[index] < cut:
+            return self._starts[index]
+        return None
 
 
 class MarkerFilter:
@@ -219,14 +284,14 @@ class MarkerFilter:
         first = shown_from - min(self._open, len(self.text))  # where a marker may start
         whole, scan = context + pending, first
         while True:
-            # Where a marker could begin that the cut may have to hold (most pieces hold none).
+            # Beginnings the cut may have to hold (most pieces hold none).
             window = max(first, len(whole) - MAX_HELD - LONGEST_MARKER)
-            starts = self._rule.starts(whole, window)
-            if final or not starts:
+            beginnings = self._rule.beginnings(whole, window)
+            if final or not beginnings:
                 cut, opened = len(whole), None
             else:
-                cut, opened = self._cut(whole, first, shown_from, starts)
-            found = self._rule.first(whole, scan, len(whole)) if starts or window > first else None
+                cut, opened = self._cut(whole, shown_from, beginnings)
+            found = self._rule.first(whole, scan, len(whole)) if beginnings or window > first else None
             if found is None or found[0] >= cut:  # a marker starting before the cut is settled
                 break
             start, end = found
@@ -244,7 +309,8 @@ class MarkerFilter:
         self._open = 0 if opened is None else cut - opened
         return self._show(whole[shown_from:cut])
 
-    def _cut(self, whole: str, first: int, shown_from: int, starts: list[int]) -> tuple[int, int | None]:
+    @staticmethod
+    def _cut(whole: str, shown_from: int, beginnings: _Beginnings) -> tuple[int, int | None]:
         """Where what can be shown ends, and where a marker beginning that it ends in starts (None
         unless the cut had to be forced).
 
@@ -252,31 +318,21 @@ class MarkerFilter:
         it, once markers in between are removed. So the cut moves back over every such tail
         ("END <nonce>" holds "END " as well as the nonce) until none is left, or until more than
         `MAX_HELD` characters would be held: then the cut is forced, and the marker beginning it
-        ends in stays open (see feed)."""
+        ends in stays open (see the module docstring)."""
         floor = max(shown_from, len(whole) - MAX_HELD)
         cut = len(whole)
-        while (opened := self._opened(whole, first, cut, starts)) is not None:
+        while (opened := beginnings.opened(cut)) is not None:
             if opened < floor:
-                return floor, self._opened(whole, first, floor, starts)
+                return floor, beginnings.opened(floor)
             cut = opened
         return cut, None
-
-    def _opened(self, whole: str, first: int, cut: int, starts: list[int]) -> int | None:
-        """The first place from which `whole[:cut]` ends in the beginning of a marker, if any."""
-        low = max(first, cut - LONGEST_MARKER)
-        for start in starts[bisect.bisect_left(starts, low) :]:
-            if start >= cut:
-                break
-            if self._rule.begins(whole, start, cut):
-                return start
-        return None
 
     def _unfinished(self, whole: str, first: int, shown_from: int, cut: int) -> tuple[int, int | None]:
         """A forced cut, moved back before any marker that `whole[:cut]` would end with (if the
         text ended there: a lookahead passes at its end)."""
         while cut > shown_from and (inside := self._rule.first(whole, first, cut)) is not None:
             cut = max(shown_from, inside[0])
-        return cut, self._opened(whole, first, cut, self._rule.starts(whole, max(first, cut - LONGEST_MARKER)))
+        return cut, self._rule.beginnings(whole, max(first, cut - LONGEST_MARKER)).opened(cut)
 
     def _show(self, text: str) -> str:
         if not self.text:

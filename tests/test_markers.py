@@ -120,14 +120,23 @@ def test_removing_a_marker_never_joins_shown_text_into_another(parts):
 
 
 def test_a_long_run_of_marker_beginnings_is_shown_without_waiting_for_its_end():
-    """ "END END END ..." could become a marker with every next piece; it is held only so far."""
+    """"END END END ..." could become a marker with every next piece; it is held only so far."""
     markers = MarkerFilter([NONCE])
     shown = "".join(markers.feed("END ") for _ in range(200))
-    assert shown and set(shown) <= set("END ")
+    assert len(shown) >= 800 - MAX_HELD and set(shown) <= set("END ")
     shown += markers.feed(f"{NONCE}RESPONSE A>>> and then")  # what it completes goes, with the nonce
     shown += markers.flush()
     assert not has_markers(shown, [NONCE]) and not _LEAK.search(shown), shown
-    assert shown.endswith("and then")
+    assert shown.endswith("END and then")
+
+
+def test_a_marker_completing_a_shown_beginning_loses_its_unshown_part():
+    # The run is shown from its start; once the nonces between go, a shown "END " meets "RESPONSE".
+    text = "END " * 60 + f" {NONCE}" * 12 + "RESPONSE x"
+    shown, pieces = _streamed(text, list(range(1, len(text))))
+    assert "".join(pieces[:-60]).startswith("END END")  # shown long before the text ended
+    assert not has_markers(shown, [NONCE]) and not _LEAK.search(shown), shown
+    assert "RESPONSE" not in shown and shown.endswith(" x")
 
 
 _PIECES = st.sampled_from(
