@@ -120,7 +120,7 @@ def test_removing_a_marker_never_joins_shown_text_into_another(parts):
 
 
 def test_a_long_run_of_marker_beginnings_is_shown_without_waiting_for_its_end():
-    """"END END END ..." could become a marker with every next piece; it is held only so far."""
+    """A run like "END END END ..." could become a marker with every next piece: it is held only so far."""
     markers = MarkerFilter([NONCE])
     shown = "".join(markers.feed("END ") for _ in range(200))
     assert len(shown) >= 800 - MAX_HELD and set(shown) <= set("END ")
