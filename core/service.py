@@ -25,7 +25,7 @@ from typing import Literal
 from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
-from core.database_url import SQLITE
+from core.database_url import POSTGRESQL, SQLITE
 from core.errors import ConfigurationError
 from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate
@@ -50,6 +50,7 @@ from core.reading import CouncilReading
 from core.redact import Redactor
 from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
+from core.shared_cap import SharedCap
 from core.storage import Storage
 from core.storage.database import DatabaseUnavailable
 from core.workspace import WorkspaceChannels
@@ -67,9 +68,13 @@ class CouncilService:
         self.storage = storage
         self.router = router
         self.redact = Redactor.from_settings(settings)
-        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils)
         # Taken when this process first runs a council (or a bot starts): read-only uses never own.
         self.owner = CouncilOwner(storage, lease_s)
+        # On PostgreSQL the cap holds across every process on the database; SQLite is one process.
+        self.shared_cap = (
+            SharedCap(storage, self.owner, settings.max_concurrent_councils) if storage.backend == POSTGRESQL else None
+        )
+        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils, self.shared_cap)
         self.permissions = Permissions(settings.admin_users)
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.runs = CouncilRuns(storage, router, self.redact)
@@ -111,6 +116,8 @@ class CouncilService:
         if self._pruner is not None:
             self._pruner.cancel()
         await self.runs.stop_all(_SHUTDOWN_WAIT_S)
+        if self.shared_cap is not None:
+            await self.shared_cap.aclose()
         await self.owner.stop()
         await self.reading.aclose()
         await self.router.aclose()
