@@ -133,9 +133,16 @@ class Ticket:
                     return False  # withdrawn, not cancelled
                 raise
         shared = self._gate.shared
-        while shared is not None and not self._released and not await self._try_shared():
-            await asyncio.sleep(shared.poll_s)
+        if shared is not None:
+            await self._wait_shared(shared)
         return not self._released
+
+    async def _wait_shared(self, shared: SharedSlots) -> None:
+        # Polled: another process's release has no way to wake us (a slot frees within `poll_s`).
+        while True:
+            if self._released or await self._try_shared():
+                return
+            await asyncio.sleep(shared.poll_s)
 
     async def _try_shared(self) -> bool:
         shared = self._gate.shared

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -129,7 +129,7 @@ async def test_slots_are_taken_up_to_the_limit_and_given_back(replicas):
     assert sum(taken) == 3 and await slots.taken() == 3
     assert await replicas[0].storage.take_slot("late", owners[0].owner_id, 3) is False
     held = [f"s{i}-{j}" for i in range(INSTANCES) for j in range(3)]
-    await replicas[1].storage.give_back_slot([h for h, ok in zip(held, taken, strict=True) if ok][0])
+    await replicas[1].storage.give_back_slot(next(h for h, ok in zip(held, taken, strict=True) if ok))
     assert await replicas[2].storage.take_slot("late", owners[2].owner_id, 3) is True
     # A slot already held is still ours when asked again, even at the limit.
     assert await replicas[2].storage.take_slot("late", owners[2].owner_id, 3) is True
@@ -206,12 +206,12 @@ async def test_a_killed_process_frees_its_slots_within_its_lease(llm, tmp_path, 
     _slow(llm)
     lease_s = 2.0
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, pg_url, str(lease_s), "2"], stdout=subprocess.PIPE, env=env, cwd=ROOT
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", HOLDER, pg_url, str(lease_s), "2", stdout=subprocess.PIPE, env=env, cwd=ROOT
     )
     try:
         assert holder.stdout is not None
-        line = await asyncio.wait_for(asyncio.to_thread(holder.stdout.readline), 30)
+        line = await asyncio.wait_for(holder.stdout.readline(), 30)
         assert line.strip() == b"held"
         settings = make_settings(llm, tmp_path, DATABASE_URL=pg_url, COUNCIL_MAX_CONCURRENT=2)
         async with await CouncilService.open(settings) as svc:
@@ -224,5 +224,6 @@ async def test_a_killed_process_frees_its_slots_within_its_lease(llm, tmp_path, 
             started = min(r.at for r in llm.requests_for(stage=1))
             assert started - killed_at >= lease_s * 0.5  # it waited for the dead lease to run out
     finally:
-        holder.kill()
-        holder.wait()
+        if holder.returncode is None:
+            holder.kill()
+        await holder.wait()
