@@ -227,3 +227,22 @@ async def test_a_killed_process_frees_its_slots_within_its_lease(llm, tmp_path, 
         if holder.returncode is None:
             holder.kill()
         await holder.wait()
+
+
+async def test_a_council_stopped_while_waiting_for_a_slot_elsewhere_never_starts(llm, tmp_path, pg_url):
+    _slow(llm)
+    settings = make_settings(llm, tmp_path, DATABASE_URL=pg_url, COUNCIL_MAX_CONCURRENT=1)
+    async with await CouncilService.open(settings) as first, await CouncilService.open(settings) as second:
+        running = await first.start_council("first", ORIGIN)
+        waiting = await second.start_council("second", ORIGIN.model_copy(update={"user_id": "U2"}))
+        assert running.queued_position is None and waiting.queued_position == 1
+        assert await second.stop(waiting.council_id, ADMIN)
+        stopped = await asyncio.wait_for(waiting.wait(), 10)
+        assert stopped.status is CouncilStatus.CANCELLED and not stopped.answers
+        assert (await asyncio.wait_for(running.wait(), 30)).status is CouncilStatus.OK
+        # The finished council's slot is given back in the background, at once.
+        for _ in range(50):
+            if not await first.storage.slots.taken():
+                break
+            await asyncio.sleep(0.1)
+        assert await first.storage.slots.taken() == 0
