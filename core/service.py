@@ -25,7 +25,7 @@ from typing import Literal, TypeVar
 from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
-from core.database_url import SQLITE
+from core.database_url import POSTGRESQL, SQLITE
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.errors import ConfigurationError, NotFound
@@ -55,6 +55,7 @@ from core.reading import CouncilReading
 from core.redact import Redactor
 from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
+from core.shared_cap import SharedCap
 from core.storage import Storage
 from core.storage.database import DatabaseUnavailable
 from core.workspace import WorkspaceChannels
@@ -73,9 +74,13 @@ class CouncilService:
         self.storage = storage
         self.router = router
         self.redact = Redactor.from_settings(settings)
-        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils)
         # Taken when this process first runs a council (or a bot starts): read-only uses never own.
         self.owner = CouncilOwner(storage, lease_s or settings.lease_s)
+        # On PostgreSQL the cap holds across every process on the database; SQLite is one process.
+        self.shared_cap = (
+            SharedCap(storage, self.owner, settings.max_concurrent_councils) if storage.backend == POSTGRESQL else None
+        )
+        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils, self.shared_cap)
         self.permissions = Permissions(settings.admin_users)
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.runs = CouncilRuns(storage, router, self.redact)
@@ -121,6 +126,8 @@ class CouncilService:
             self._pruner.cancel()
         await self.durable.close()  # before the runs: a worker waits on its run
         await self.runs.stop_all(_SHUTDOWN_WAIT_S)
+        if self.shared_cap is not None:
+            await self.shared_cap.aclose()
         await self.owner.stop()
         await self.reading.aclose()
         await self.router.aclose()

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from core.database_url import DatabaseTarget, parse_database_url
@@ -119,6 +119,11 @@ class Settings(BaseSettings):
     discord_token: SecretStr | None = Field(None, alias="DISCORD_TOKEN")
     discord_guild_id: int | None = Field(None, alias="DISCORD_GUILD_ID")
     discord_api_url: str | None = Field(None, alias="DISCORD_API_URL")
+    # Gateway shards (README, "Deploying past one process"). Unset: one connection, no sharding
+    # (Discord requires shards from 2,500 guilds). A number, or "auto" for Discord's recommendation.
+    discord_shard_count: int | Literal["auto"] | None = Field(None, alias="DISCORD_SHARD_COUNT")
+    # The shards this process runs, e.g. "0-3" or "4,5" (one range per process); unset: all of them.
+    discord_shard_ids: Annotated[list[int], NoDecode] | None = Field(None, alias="DISCORD_SHARD_IDS")
 
     # ----------------------------------------------------------------- attachments and web search
     # Issue 13, read by core/attachments (AttachmentLimits.from_settings) and core/search
@@ -191,6 +196,40 @@ class Settings(BaseSettings):
     def _blank_secret_is_unset(cls, value: Any) -> Any:
         # `DISCORD_TOKEN=` as copied from .env.example means "not configured", not an empty token.
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("discord_shard_count", mode="before")
+    @classmethod
+    def _shard_count(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and value < 1:
+            raise ValueError("must be at least 1 (or auto)")
+        return value
+
+    @field_validator("discord_shard_ids", mode="before")
+    @classmethod
+    def _shard_ids(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        ids: list[int] = []
+        for part in (p.strip() for p in value.split(",") if p.strip()):
+            first, _, last = part.partition("-")
+            if not first.isdigit() or (last and not last.isdigit()):
+                raise ValueError('give shard ids like "0-3" or "0,2,4"')
+            ids.extend(range(int(first), int(last or first) + 1))
+        return ids or None
+
+    @field_validator("discord_shard_ids")
+    @classmethod
+    def _shard_ids_fit(cls, value: list[int] | None, info: ValidationInfo) -> list[int] | None:
+        if value is None:
+            return None
+        count = info.data.get("discord_shard_count")
+        if not isinstance(count, int):
+            raise ValueError("needs DISCORD_SHARD_COUNT set to a number (every process must agree on it)")
+        if any(shard >= count for shard in value):
+            raise ValueError(f"shard ids run from 0 to {count - 1} (DISCORD_SHARD_COUNT={count})")
+        return sorted(set(value))
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from core.durable.worker import CouncilWorker
-from core.limits import ConcurrencyGate, Ticket
+from core.limits import ConcurrencyGate, SharedSlots, Ticket
 from core.models import Platform
 from core.storage import Storage
 
@@ -117,6 +117,7 @@ class ProcrastinateQueue:
         concurrency: int,
         heartbeat_s: float,
         stalled_s: float,
+        shared: SharedSlots | None = None,
     ) -> None:
         try:
             from procrastinate import App, PsycopgConnector
@@ -133,8 +134,8 @@ class ProcrastinateQueue:
         self.heartbeat_s = heartbeat_s
         self.stalled_s = stalled_s
         self.app = App(connector=PsycopgConnector(conninfo=conninfo, min_size=1, max_size=max(4, concurrency + 2)))
-        # procrastinate bounds the jobs; this gate only gives each run its ticket.
-        self.gate = ConcurrencyGate(concurrency, concurrency)
+        # procrastinate bounds this worker's jobs; `shared` holds COUNCIL_MAX_CONCURRENT across workers.
+        self.gate = ConcurrencyGate(concurrency, concurrency, shared)
         self.working = False  # requeues orphans only while this process runs a worker
         self._task: Any = self.app.task(name=TASK_NAME, pass_context=False)(self._run)
 

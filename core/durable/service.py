@@ -51,6 +51,7 @@ class DurableCouncils:
             concurrency=s.worker_concurrency or s.max_concurrent_councils,
             heartbeat_s=s.queue_heartbeat_s,
             stalled_s=s.queue_stalled_s,
+            shared=self.gate.shared,
         )
 
     async def enqueue(self, council_id: str, platform: Platform, ticket: Ticket) -> None:

@@ -32,6 +32,7 @@ from core.storage.events import EventRepository
 from core.storage.jobs import JobRepository
 from core.storage.owners import OwnerRepository
 from core.storage.rate_limits import FullWindow, RateLimitRepository
+from core.storage.slots import SlotRepository
 from core.storage.stats import StatsRepository
 
 
@@ -47,6 +48,7 @@ class Storage:
         self.rate_limits = RateLimitRepository(db)
         self.owners = OwnerRepository(db)
         self.jobs = JobRepository(db)  # durable councils: used by core/durable directly
+        self.slots = SlotRepository(db)
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
@@ -104,6 +106,13 @@ class Storage:
 
     async def drop_owner(self, owner_id: str) -> None:
         await self.owners.drop(owner_id)
+
+    # the global cap on running councils
+    async def take_slot(self, slot_id: str, owner_id: str, limit: int) -> bool:
+        return await self.slots.take(slot_id, owner_id, limit)
+
+    async def give_back_slot(self, slot_id: str) -> None:
+        await self.slots.give_back(slot_id)
 
     async def list_councils(self, **filters) -> list[CouncilSummary]:
         return await self.councils.history(**filters)
