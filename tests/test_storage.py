@@ -204,8 +204,23 @@ async def test_new_migration_applies_on_reopen_in_order(tmp_path):
     db = sqlite3.connect(path)
     rows = db.execute("SELECT version, name, applied_at FROM schema_version ORDER BY version").fetchall()
     assert [r[:2] for r in rows[-3:]] == [(n, migration_files()[-1][1]), (n + 1, "second"), (n + 2, "third")]
+    # Every file once, in order (numbers may have gaps: each branch takes the number it was given).
     assert [r[0] for r in rows] == [v for v, _, _ in migration_files()] + [n + 1, n + 2]
     assert db.execute("SELECT a, b FROM extra").fetchall() == [("x;y", None)]
+
+
+async def test_a_lower_numbered_migration_landing_later_is_still_applied(tmp_path):
+    # Branches take the numbers they were given; one may reach a database already past its number.
+    path = str(tmp_path / "c.db")
+    late = migration_files()[-2]
+    earlier = _copy_migrations(tmp_path, {})
+    (earlier / late[2].name).unlink()
+    async with await Storage.open(path, earlier) as s:
+        assert await s.schema_version() == LATEST
+    async with await Storage.open(path) as s:
+        assert await s.schema_version() == LATEST
+    versions = [r[0] for r in sqlite3.connect(path).execute("SELECT version FROM schema_version ORDER BY version")]
+    assert versions == [v for v, _, _ in migration_files()]
 
 
 async def test_failed_migration_is_rolled_back_whole(tmp_path):

@@ -29,11 +29,13 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     config = state.config
     messages = prompts.stage1_messages(state.request.question, state.request.history)
     options = state.options(config.max_answer_tokens)
+    stored = state.stored_answers()  # a resumed council: these members are not asked again
     # Calls start before the events go out: a consumer that renders slowly must not delay them.
     batch = calls.launch(
         {
             m: partial(router.complete, m, state.material.apply(messages, m, state.material_fence), options)
             for m in state.members
+            if m not in stored
         },
         "answer",
         config.member_timeout_s,
@@ -41,6 +43,12 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     yield state.event(StageStarted, stage=1)
     for member in state.members:
         yield state.event(MemberStarted, model=member)
+    for answer in stored.values():
+        _restore_answer(state, calls, answer)
+        if answer.ok:
+            yield state.event(MemberFinished, answer=answer.model_copy())
+        else:
+            yield state.event(MemberFailed, answer=answer.model_copy())
     policy = StagePolicy(config.quorum, config.grace_s, config.member_timeout_s)
     async with aclosing(calls.gather(batch, policy, "answer", "members")) as outcomes:
         async for outcome in outcomes:
@@ -65,6 +73,13 @@ def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:
         state.skipped.add(outcome.key)
     state.answers[outcome.key] = answer
     return answer
+
+
+def _restore_answer(state: CouncilState, calls: Calls, answer: MemberAnswer) -> None:
+    if state.was_skipped(answer.error):
+        state.skipped.add(answer.model)
+    calls.usage += answer.usage
+    state.answers[answer.model] = answer
 
 
 def _assign_labels(state: CouncilState) -> None:

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter) -> AsyncGenerator[CouncilEvent, None]:
     config = state.config
     plans = _review_plans(state)
+    stored = state.stored_reviews(plans)  # a resumed council: these reviewers are not asked again
+    for reviewer, review in stored.items():
+        plans[reviewer] = list(review.shown_labels)
     if plans:  # none when a lone answer may not be reviewed by its own author
         builder = prompts.ReviewPrompts(
             state.request.question,
@@ -39,9 +42,14 @@ async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter)
             history=state.request.history,
             member_ids=state.all_ids(),
         )
-        review_calls = {r: _review_call(state, builder, router, r, shown) for r, shown in plans.items()}
+        review_calls = {
+            r: _review_call(state, builder, router, r, shown) for r, shown in plans.items() if r not in stored
+        }
         batch = calls.launch(dict(review_calls), "review", config.member_timeout_s)
         yield state.event(StageStarted, stage=2)
+        for review in stored.values():
+            _restore_review(state, calls, review)
+            yield state.event(ReviewFinished, review=review)
         policy = StagePolicy(config.quorum, config.grace_s, config.member_timeout_s)
         async with aclosing(calls.gather(batch, policy, "review", "reviewers")) as outcomes:
             async for outcome in outcomes:
@@ -80,6 +88,13 @@ def _review_call(
         options=replace(state.options(None), ranking_labels=tuple(shown)),
         shown=shown,
     )
+
+
+def _restore_review(state: CouncilState, calls: Calls, review: Review) -> None:
+    if state.was_skipped(review.error):
+        state.skipped.add(f"review:{review.reviewer}")
+    calls.usage += review.usage
+    state.reviews[review.reviewer] = review
 
 
 def _record_review(state: CouncilState, outcome: Outcome, call: ballots.ReviewCall) -> Review:

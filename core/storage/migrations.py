@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import core
-from core.storage.database import POSTGRESQL, Database
+from core.storage.database import POSTGRESQL, Database, Transaction
 
 # Beside `core/` both in the repository and in the installed wheel (pyproject includes migrations/**.sql).
 MIGRATIONS_DIR = Path(core.__file__).resolve().parent.parent / "migrations"
@@ -96,8 +96,11 @@ async def migrate(db: Database, migrations_dir: Path = MIGRATIONS_DIR) -> None:
             "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
     _refuse_if_too_new(db, await schema_version(db), known)
+    # By version applied, not by the highest one: branches take the numbers they are given and may
+    # land out of order, so a database at version 10 can still lack version 8.
+    applied = await _applied(db)
     for version, name, path in files:
-        if version <= await schema_version(db):
+        if version in applied:
             continue
         statements = split_statements(path.read_text(encoding="utf-8"))
         current = version - 1
@@ -107,7 +110,7 @@ async def migrate(db: Database, migrations_dir: Path = MIGRATIONS_DIR) -> None:
                 # Re-read under the lock: another process may have applied it while we waited.
                 current = int((await tx.fetchall("SELECT COALESCE(MAX(version), 0) FROM schema_version"))[0][0])
                 _refuse_if_too_new(db, current, known)
-                if version <= current:
+                if version in await _applied(tx):
                     continue
                 for statement in statements:
                     await tx.execute(statement)
@@ -124,6 +127,10 @@ async def migrate(db: Database, migrations_dir: Path = MIGRATIONS_DIR) -> None:
                 f"migration {path.name} failed and was rolled back ({exc}); the database {db.display} "
                 f"stays at schema version {current}"
             ) from exc
+
+
+async def _applied(db: Database | Transaction) -> set[int]:
+    return {int(row[0]) for row in await db.fetchall("SELECT version FROM schema_version")}
 
 
 def _is_database_error(exc: Exception) -> bool:
