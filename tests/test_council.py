@@ -134,8 +134,11 @@ async def test_happy_path_four_members(server, router):
     assert k[:6] == ["started", "stage_started", *["member_started"] * 4]
     assert k[6:10] == ["member_finished"] * 4
     assert k[10] == "stage_started" and events[10].stage == 2
-    assert k[11:15] == ["review_finished"] * 4
-    assert k[15:17] == ["aggregate_ready", "stage_started"] and events[16].stage == 3
+    # The reviews still running once the first place is decided finish after the synthesis
+    # started: they are in the result, counted as late.
+    on_time = 4 - result.aggregate.ballots_late
+    assert k[11 : 11 + on_time] == ["review_finished"] * on_time
+    assert k[11 + on_time : 13 + on_time] == ["aggregate_ready", "stage_started"] and events[12 + on_time].stage == 3
     tokens = [e for e in events if isinstance(e, ChairmanToken)]
     assert len(tokens) >= 5 and {t.model for t in tokens} == {CHAIR}
     assert "".join(t.delta for t in tokens) == SYNTHESIS

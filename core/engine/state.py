@@ -10,8 +10,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from core import prompts
+from core import prompts, seats
 from core.engine.control import CouncilControl
+from core.engine.runner import Batch
 from core.material import CouncilMaterial
 from core.models import Aggregate, CouncilConfig, CouncilRequest, MemberAnswer, Review, Synthesis
 from core.providers.base import CallOptions
@@ -25,9 +26,12 @@ E = TypeVar("E", bound=BaseModel)
 class CouncilState:
     request: CouncilRequest
     control: CouncilControl
-    members: list[str]
+    members: list[str]  # seats (`primary|fallback|...`); answers are keyed by seat
     answers: dict[str, MemberAnswer]
-    label_to_model: dict[str, str] = field(default_factory=dict)
+    label_to_model: dict[str, str] = field(default_factory=dict)  # label -> the model that answered
+    label_to_seat: dict[str, str] = field(default_factory=dict)
+    late_reviews: Batch | None = None  # reviews left running once the first place was decided
+    review_plans: dict[str, list[str]] = field(default_factory=dict)  # reviewer -> labels shown
     reviews: dict[str, Review] = field(default_factory=dict)
     aggregate: Aggregate | None = None
     synthesis: Synthesis | None = None
@@ -45,7 +49,7 @@ class CouncilState:
     @classmethod
     def new(cls, request: CouncilRequest, control: CouncilControl) -> CouncilState:
         # Duplicates would give one model two labels and two ballots.
-        members = list(dict.fromkeys(request.config.members))
+        members = list(dict.fromkeys(s for s in map(seats.clean_seat, request.config.members) if s))
         state = cls(request, control, members, {m: MemberAnswer(model=m) for m in members})
         state.material = CouncilMaterial.from_request(request)
         return state
@@ -63,13 +67,18 @@ class CouncilState:
         )
 
     def all_ids(self) -> list[str]:
-        return [*self.members, self.config.chairman]
+        return seats.all_models([*self.members, self.config.chairman])
+
+    def answer_of(self, model: str) -> MemberAnswer:
+        """The answer a model gave (a label's model)."""
+        label = next(label for label, m in self.label_to_model.items() if m == model)
+        return self.answers[self.label_to_seat[label]]
 
     def nonces(self) -> tuple[str, str]:
         return self.review_fence.nonce, self.chair_fence.nonce
 
     def labelled_texts(self) -> dict[str, str]:
-        return {label: self.answers[m].text or "" for label, m in self.label_to_model.items()}
+        return {label: self.answers[seat].text or "" for label, seat in self.label_to_seat.items()}
 
     def review_skipped(self, reviewer: str) -> bool:
         return f"review:{reviewer}" in self.skipped
