@@ -35,6 +35,7 @@ from core.models import (
     ChannelSettings,
     ConversationTurn,
     CouncilConfig,
+    CouncilMode,
     CouncilResult,
     CouncilSummary,
     DailyUsage,
@@ -141,11 +142,13 @@ class CouncilService:
         attachments: Sequence[ExtractedAttachment] = (),
         search: bool | None = None,
         notices: Sequence[str] = (),
+        mode: CouncilMode | None = None,
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
         `attachments` come from `read_files`; `search` asks for (True) or against (False) a web
-        search for this question, None follows the channel (`/council-admin search`). `notices` go
+        search for this question, None follows the channel (`/council-admin search`); `mode`
+        likewise (`quick` or `standard`; None: the channel's, `/council-admin mode`). `notices` go
         into the result (the API's files it could not read: it has no private channel).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
@@ -161,6 +164,7 @@ class CouncilService:
             members=members,
             chairman=chairman,
             attachments=attachments,
+            mode=mode,
         )
         channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
         wants_search = self.reading.wants_search(search, channel)
@@ -279,6 +283,10 @@ class CouncilService:
 
     async def admin_set_search(self, actor: Actor, origin: Origin, enabled: bool) -> ChannelSettings:
         return await self.channels.set_search(actor, origin, enabled)
+
+    async def admin_set_mode(self, actor: Actor, origin: Origin, mode: str) -> ChannelSettings:
+        """The channel's default mode (`standard` or `quick`); InputRejected for another name."""
+        return await self.channels.set_mode(actor, origin, mode)
 
     async def admin_reset(self, actor: Actor, origin: Origin) -> None:
         await self.channels.reset(actor, origin)
