@@ -165,9 +165,11 @@ def result_header(result: CouncilResult) -> str:
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
     lines = []
-    if result.synthesis is not None and not result.synthesis.by_chairman:
+    stood_in = result.synthesis is not None and not result.synthesis.by_chairman
+    if result.synthesis is not None and stood_in:
         lines.append(f":warning: {result.synthesis.note or 'The chairman failed; a member synthesized this answer.'}")
-    others = [n for n in result.notices if result.synthesis is None or n != result.synthesis.note]
+    # A chairman seat's fallback note (by_chairman) is one of the notices like the members' ones.
+    others = [n for n in result.notices if not stood_in or result.synthesis is None or n != result.synthesis.note]
     if others:
         lines.append(":information_source: " + " ".join(others))
     return "\n".join(lines)
@@ -191,8 +193,9 @@ def history_lines(summaries: list[CouncilSummary]) -> list[str]:
             read += f" · read {names[:120]}"
         if s.sources:
             read += f" · {s.sources} web source(s)"
+        mode = " · quick" if s.mode == "quick" else ""
         out.append(
-            f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value} · winner {winner} · "
+            f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value}{mode} · winner {winner} · "
             f"{agreement} · {cost} · {duration}{read}{votes} — {question}"
         )
     return out

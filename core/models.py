@@ -373,6 +373,7 @@ class CouncilSummary(_Model):
     status: CouncilStatus
     members: list[str]
     chairman: str
+    mode: CouncilMode = "standard"
     winner: str | None = None
     agreement_w: float | None = None
     cost_usd: float | None = None
