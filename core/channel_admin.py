@@ -5,11 +5,12 @@ Each checks Permissions.require_admin first; every change is audited."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 from core import seats
 from core.errors import InputRejected, UnknownModels
-from core.models import MODES, Actor, AuditEntry, ChannelSettings, CouncilConfig, CouncilMode, Origin
+from core.models import Actor, AuditEntry, ChannelSettings, CouncilConfig, Origin
+from core.modes import parse_mode
 from core.permissions import Permissions
 from core.providers.router import ProviderRouter
 from core.storage import Storage
@@ -102,14 +103,6 @@ class ChannelAdmin:
         """Apply `changes` to the channel's overrides and audit them, as one step in the database
         (two admins changing different fields at once both keep their change)."""
         return await self.storage.update_channel_settings(origin.channel_key, changes, actor.user_id, action)
-
-
-def parse_mode(mode: str) -> CouncilMode:
-    """A mode name as a user typed it, or InputRejected listing the modes."""
-    name = mode.strip().lower()
-    if name not in MODES:
-        raise InputRejected(f"Unknown mode `{mode.strip()}`: choose one of {', '.join(MODES)}.")
-    return cast(CouncilMode, name)
 
 
 def clean_members(members: Sequence[str]) -> list[str]:
