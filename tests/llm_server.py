@@ -178,8 +178,8 @@ class WaitFor(Behaviour):
 
     async def respond(self, request, call, server):
         deadline = time.monotonic() + self.timeout_s
-        while not any(self.condition(r) for r in server.requests) and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
+        while not any(self.condition(r) for r in server.requests) and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)  # requests arrive from other handlers; polling keeps the server simple
         return await self.then.respond(request, call, server)
 
 
