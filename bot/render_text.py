@@ -235,4 +235,17 @@ def leaderboard_table(board: Leaderboard) -> str:
         "```\n" + "\n".join(rows) + "\n```\n"
         f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap "
         "95% intervals; 👍: readers' approval of the answers a model wrote as chairman and of the councils it won."
+        + "".join(f"\n{line}" for line in seat_lines(board))
     )
+
+
+def seat_lines(board: Leaderboard) -> list[str]:
+    """Each configured seat with fallbacks: its models' stored latency and failure rate, in order."""
+    lines = []
+    for seat in board.seats:
+        parts = []
+        for m in seat.models:
+            latency = f"{m.average_latency_s:.1f} s" if m.average_latency_s is not None else "- s"
+            parts.append(f"{short_model(m.model)} {latency}, {100 * m.failure_rate:.0f}% failed of {m.answers}")
+        lines.append(f"Seat {seat.seat}: " + " → ".join(parts))
+    return lines

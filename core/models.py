@@ -422,6 +422,20 @@ class ModelApproval(_Model):
     winner_bad: int = 0
 
 
+class SeatModelStats(_Model):
+    """One model of a seat's chain, from the stored per-model statistics."""
+
+    model: str
+    answers: int = 0  # councils it was asked in (as a primary or a fallback)
+    failure_rate: float = 0.0
+    average_latency_s: float | None = None
+
+
+class SeatStats(_Model):
+    seat: str  # `primary|fallback|...`
+    models: list[SeatModelStats]
+
+
 class Leaderboard(_Model):
     scope: str
     rows: list[LeaderboardRow]
@@ -429,6 +443,7 @@ class Leaderboard(_Model):
     ballots: int
     computed_s: float = 0.0
     approval: list[ModelApproval] = Field(default_factory=list)
+    seats: list[SeatStats] = Field(default_factory=list)  # the configured seats with fallbacks
 
 
 # --------------------------------------------------------------------------- storage rows

@@ -238,7 +238,9 @@ class CouncilService:
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
     ) -> Leaderboard:
-        return await self.queries.leaderboard(origin, scope, rounds=rounds)
+        config = await self.effective_config(origin) if origin is not None else self.admission.config_for(None)
+        seats = [*config.members, config.chairman]
+        return await self.queries.leaderboard(origin, scope, rounds=rounds, seats=seats)
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
         """Councils, tokens and cost per UTC day, for one channel or everything."""

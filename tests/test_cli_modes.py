@@ -52,3 +52,14 @@ async def test_ask_prints_the_answer_then_waits_for_late_reviews(tmp_path, llm):
     code, out, err = await council(tmp_path, llm, "ask", "Q again?")
     assert code == 0, err
     assert out.index("Final answer by beta: 42.") < out.index("Aggregate ranking")
+
+
+async def test_leaderboard_shows_each_seats_models(tmp_path, llm):
+    llm.script("broken", Fail(401, "invalid api key"))
+    seats = {"COUNCIL_MODELS": "broken|gamma,alpha,beta"}
+    code, _, err = await council(tmp_path, llm, "ask", "--json", "Q?", extra_env=seats)
+    assert code == 0, err
+    code, out, err = await council(tmp_path, llm, "leaderboard", "--rounds", "10", extra_env=seats)
+    assert code == 0, err
+    line = next(line for line in out.splitlines() if line.startswith("Seat broken|gamma:"))
+    assert "broken - s, 100% failed of 1 → gamma" in line and "0% failed of 1" in line
