@@ -88,10 +88,10 @@ async def run_council(
         if state.late_reviews is not None:
             # The answer is complete (and shown); the reviews that no longer decided anything are
             # awaited before the result, so that they are stored with the council.
-            state.timings["total_s"] = round(time.perf_counter() - state.started, 4)
-            start = time.perf_counter()
+            state.answered_at = time.perf_counter()
+            state.timings["total_s"] = round(state.answered_at - state.started, 4)
             await collect_late_reviews(state, calls)
-            state.timings["late_reviews_s"] = round(time.perf_counter() - start, 4)
+            state.timings["late_reviews_s"] = round(time.perf_counter() - state.answered_at, 4)
         yield state.event(CouncilFinished, result=council_result(state, calls.usage))
     finally:
         await calls.shutdown()

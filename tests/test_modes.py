@@ -8,7 +8,9 @@ from collections import Counter
 import pytest
 
 from core.admission import quick_seats
+from core.council import CouncilControl
 from core.models import (
+    ChairmanFinished,
     ChairmanToken,
     CouncilRequest,
     CouncilStatus,
@@ -236,3 +238,22 @@ async def test_every_review_counts_whether_on_time_or_late(server, router):
     events, result = await run_council_to_end(router, CouncilRequest(question="q", config=config()))
     assert result.aggregate.ballots_used == 4
     assert len([e for e in events if isinstance(e, ReviewFinished)]) + result.aggregate.ballots_late == 4
+
+
+async def test_a_stop_after_the_answer_only_drops_the_late_reviews(server, router):
+    order = prefer("DCAB")
+    hung = council_member(ANSWERS[M4], order)
+    hung.stage2 = Hang()
+    script(server, members(order, **{M4: hung}))
+
+    def stop_once_answered(event, control):
+        if isinstance(event, ChairmanFinished):
+            control.stop()
+
+    _, result = await run_council_to_end(
+        router, CouncilRequest(question="q", config=config()), CouncilControl(), stop_once_answered
+    )
+    assert result.status is CouncilStatus.OK and result.synthesis.text == SYNTHESIS
+    late = next(r for r in result.reviews if r.reviewer == M4)
+    assert late.error.kind is ErrorKind.CANCELLED and result.aggregate.ballots_late == 0
+    assert result.timings["late_reviews_s"] < 5

@@ -8,7 +8,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from core import markers, prompts, seats
-from core.engine.runner import Calls, Outcome, SeatCall, StagePolicy
+from core.engine.runner import Calls, Outcome, SeatCall
 from core.engine.state import LABELS, CouncilState
 from core.models import (
     Completion,
@@ -41,7 +41,7 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     yield state.event(StageStarted, stage=1)
     for member in state.members:
         yield state.event(MemberStarted, model=member)
-    policy = stage_policy(state)
+    policy = state.policy()
     async with aclosing(calls.gather(batch, policy, "answer", "members")) as outcomes:
         async for outcome in outcomes:
             answer = _record_answer(state, outcome)
@@ -50,11 +50,6 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
             else:
                 yield state.event(MemberFailed, answer=answer.model_copy())
     _assign_labels(state)
-
-
-def stage_policy(state: CouncilState) -> StagePolicy:
-    config = state.config
-    return StagePolicy(config.quorum, config.grace_s, config.member_timeout_s, config.grace_min_s, config.grace_factor)
 
 
 def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:

@@ -30,7 +30,7 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
 
 
 def _status(state: CouncilState) -> tuple[CouncilStatus, ErrorInfo | None]:
-    if state.control.stopped:
+    if state.control.stopped and state.answered_at is None:  # a stop after the answer only drops late reviews
         return CouncilStatus.CANCELLED, ErrorInfo(kind=ErrorKind.CANCELLED, message=notices.STOPPED_BY_USER)
     if not state.label_to_model:
         return CouncilStatus.FAILED, notices.no_answer_error(state)

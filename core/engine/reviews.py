@@ -13,7 +13,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from core import markers, prompts, ranking
-from core.engine.answers import stage_policy
 from core.engine.decision import first_place_decided
 from core.engine.runner import Calls, Outcome
 from core.engine.state import CouncilState
@@ -58,7 +57,7 @@ async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter)
             config.member_timeout_s,
         )
         yield state.event(StageStarted, stage=2)
-        policy = replace(stage_policy(state), decide=partial(first_place_decided, state))
+        policy = replace(state.policy(), decide=partial(first_place_decided, state))
         async with aclosing(calls.gather(batch, policy, "review", "reviewers")) as outcomes:
             async for outcome in outcomes:
                 review = _record_review(state, outcome, plans[outcome.key])

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from core import prompts, seats
 from core.engine.control import CouncilControl
-from core.engine.runner import Batch
+from core.engine.runner import Batch, StagePolicy
 from core.material import CouncilMaterial
 from core.models import Aggregate, CouncilConfig, CouncilRequest, MemberAnswer, Review, Synthesis
 from core.providers.base import CallOptions
@@ -31,6 +31,7 @@ class CouncilState:
     label_to_model: dict[str, str] = field(default_factory=dict)  # label -> the model that answered
     label_to_seat: dict[str, str] = field(default_factory=dict)
     late_reviews: Batch | None = None  # reviews left running once the first place was decided
+    answered_at: float | None = None  # perf_counter when the answer was complete, if late reviews followed
     review_plans: dict[str, list[str]] = field(default_factory=dict)  # reviewer -> labels shown
     reviews: dict[str, Review] = field(default_factory=dict)
     aggregate: Aggregate | None = None
@@ -60,6 +61,13 @@ class CouncilState:
 
     def event(self, cls: type[E], **fields: Any) -> E:
         return cls(council_id=self.request.council_id, **fields)
+
+    def policy(self) -> StagePolicy:
+        """When stages 1 and 2 stop waiting: quorum, adaptive grace, hard limit."""
+        config = self.config
+        return StagePolicy(
+            config.quorum, config.grace_s, config.member_timeout_s, config.grace_min_s, config.grace_factor
+        )
 
     def options(self, max_tokens: int | None) -> CallOptions:
         return CallOptions(
