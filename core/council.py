@@ -87,11 +87,14 @@ async def run_council(
                 state.timings[name] = round(time.perf_counter() - start, 4)
         if state.late_reviews is not None:
             # The answer is complete (and shown); the reviews that no longer decided anything are
-            # awaited before the result, so that they are stored with the council.
-            state.answered_at = time.perf_counter()
-            state.timings["total_s"] = round(state.answered_at - state.started, 4)
+            # awaited before the result, so that they are stored with the council. (After a stop
+            # they are recorded as stopped at once.)
+            answered = time.perf_counter()
+            if not state.control.stopped:
+                state.answered_at = answered
+                state.timings["total_s"] = round(answered - state.started, 4)
             await collect_late_reviews(state, calls)
-            state.timings["late_reviews_s"] = round(time.perf_counter() - state.answered_at, 4)
+            state.timings["late_reviews_s"] = round(time.perf_counter() - answered, 4)
         yield state.event(CouncilFinished, result=council_result(state, calls.usage))
     finally:
         await calls.shutdown()
