@@ -89,9 +89,8 @@ async def run_council(
             # The answer is complete (and shown); the reviews that no longer decided anything are
             # awaited before the result, so that they are stored with the council. (After a stop
             # they are recorded as stopped at once.)
-            answered = time.perf_counter()
-            if not state.control.stopped:
-                state.answered_at = answered
+            answered = state.answered_at or time.perf_counter()
+            if state.answered_at is not None:
                 state.timings["total_s"] = round(answered - state.started, 4)
             await collect_late_reviews(state, calls)
             state.timings["late_reviews_s"] = round(time.perf_counter() - answered, 4)

@@ -141,16 +141,6 @@ class Settings(BaseSettings):
     # Model ids that take images; when set it decides alone, else the provider's model list does.
     vision_models: CsvList = Field(default_factory=list, alias="COUNCIL_VISION_MODELS")
 
-    @field_validator("council_mode", mode="before")
-    @classmethod
-    def _mode_name(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
-
-    @field_validator("council_max_reviewers", mode="before")
-    @classmethod
-    def _blank_reviewers(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
-
     @field_validator("search_backend", mode="before")
     @classmethod
     def _search_backend_name(cls, value: Any) -> Any:
@@ -205,12 +195,19 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
 
+    @field_validator("council_mode", mode="before")
+    @classmethod
+    def _lower_name(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator("database_url", mode="before")
     @classmethod
     def _blank_is_default(cls, value: Any) -> Any:
         return default_database_url() if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("council_chairman", "llm_base_url", "slack_api_url", "discord_api_url", mode="before")
+    @field_validator(
+        "council_chairman", "council_max_reviewers", "llm_base_url", "slack_api_url", "discord_api_url", mode="before"
+    )
     @classmethod
     def _blank_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

@@ -20,16 +20,14 @@ from core.models import (
     ReviewFinished,
     StageStarted,
 )
-from core.providers.router import ProviderRouter
 from core.seats import clean_seat, fallback_note, seat_models
-from core.settings import Settings
+from tests import test_council
 from tests.factories import run_council_to_end
 from tests.llm_server import (
     ByStage,
     Fail,
     Hang,
     Reply,
-    ScriptedLLMServer,
     WaitFor,
     council_member,
     flaky,
@@ -41,26 +39,7 @@ BACKUP = "backup/model-test"
 SPARE_CHAIR = "chair/spare-test"
 
 
-@pytest.fixture
-async def server():
-    async with ScriptedLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-async def router(server):
-    settings = Settings(
-        _env_file=None,
-        LLM_BASE_URL=server.base_url,
-        LLM_API_KEY="test-key",
-        LLM_MAX_RETRIES=1,
-        LLM_RETRY_BASE_S=0.01,
-        LLM_RETRY_MAX_S=0.05,
-        DATABASE_URL="sqlite:///:memory:",
-    )
-    r = ProviderRouter(settings)
-    yield r
-    await r.aclose()
+server, router = test_council.server, test_council.router  # the fixtures
 
 
 def with_backup(**overrides):

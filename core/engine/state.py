@@ -31,7 +31,7 @@ class CouncilState:
     label_to_model: dict[str, str] = field(default_factory=dict)  # label -> the model that answered
     label_to_seat: dict[str, str] = field(default_factory=dict)
     late_reviews: Batch | None = None  # reviews left running once the first place was decided
-    answered_at: float | None = None  # perf_counter when the answer was complete, if late reviews followed
+    answered_at: float | None = None  # perf_counter when the answer was complete (ChairmanFinished, not stopped)
     review_plans: dict[str, list[str]] = field(default_factory=dict)  # reviewer -> labels shown
     reviews: dict[str, Review] = field(default_factory=dict)
     aggregate: Aggregate | None = None

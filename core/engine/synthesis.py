@@ -7,6 +7,7 @@ streamed text there."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
@@ -82,6 +83,8 @@ class _Synthesizer:
                     yield event
         if state.synthesis is not None:
             state.synthesis.attempts = attempts
+            if not state.control.stopped:  # complete: a stop from now on only drops late reviews
+                state.answered_at = time.perf_counter()
             yield state.event(ChairmanFinished, synthesis=state.synthesis)
 
     def _start(self, model: str, *, fallback: bool, timeout_s: float | None = None) -> Stream:
