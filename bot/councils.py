@@ -5,7 +5,7 @@ platforms cannot drift apart. Who may see or do what is not here: that is the se
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from bot.render_text import result_header
 from core.errors import CouncilError
@@ -69,10 +69,31 @@ async def answer_turn(
 
 
 async def question_turn(service: CouncilService, council_id: str, rendered: str | None) -> ConversationTurn | None:
-    """Thread history: the question a message of ours shows, as the user's turn (stored first)."""
+    """Thread history: the question a message of ours shows, as the user's turn (stored first,
+    then the running council's, then the `rendered` text)."""
     stored = await stored_result(service, council_id)
-    asked = stored.request.question if stored is not None else rendered
+    run = service.get_run(council_id) if stored is None else None
+    asked = stored.request.question if stored is not None else run.request.question if run is not None else rendered
     return ConversationTurn(role="user", content=asked) if asked else None
+
+
+class OwnMessage(NamedTuple):
+    """One of our messages in a thread, as its platform recognises it (Slack block ids, Discord
+    embed footers and status lines): the question or the answer of a council."""
+
+    kind: Literal["question", "answer"]
+    council_id: str | None  # None: a question shown without its council's id (not yet started)
+    shown: str | None  # the text as displayed, which stands in for a council not stored
+
+
+async def own_turn(service: CouncilService, message: OwnMessage, seen: set[str]) -> ConversationTurn | None:
+    """Thread history: one of our messages as a conversation turn, the same on every platform."""
+    if message.council_id is None:
+        shown = message.shown if message.kind == "question" else None
+        return ConversationTurn(role="user", content=shown) if shown else None
+    if message.kind == "answer":
+        return await answer_turn(service, message.council_id, seen, message.shown or "")
+    return await question_turn(service, message.council_id, message.shown)
 
 
 def control_reply(stopped: bool, *, synthesize: bool) -> str:

@@ -17,16 +17,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
 from core.database_url import SQLITE
-from core.errors import ConfigurationError
+from core.errors import ConfigurationError, NotFound
 from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate
 from core.models import (
@@ -58,6 +58,7 @@ from core.workspace import WorkspaceChannels
 __all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _SHUTDOWN_WAIT_S = 5.0  # how long aclose() waits for stopped councils to store their results
 
@@ -234,6 +235,19 @@ class CouncilService:
         """A stored council as a chat user sees it (stage buttons, exports): one it may not see
         (`visible_to`) is reported as not found."""
         return await self.queries.result_for(council_id, viewer, admin=admin)
+
+    async def as_viewer(self, read: Callable[[bool], Awaitable[T]], actor: Actor | Callable[[], Awaitable[Actor]]) -> T:
+        """`read(admin)` of a stored council for a chat user (stage details, exports, votes): as
+        the viewer first; one they may not see (NotFound) is read again with `admin` when the
+        actor is an admin (`is_admin`: the platform's admins and COUNCIL_ADMIN_USERS). A callable
+        `actor` is asked only then (Slack's users.info costs a call)."""
+        try:
+            return await read(False)
+        except NotFound:
+            who = actor if isinstance(actor, Actor) else await actor()
+            if not self.is_admin(who):
+                raise
+            return await read(True)
 
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000

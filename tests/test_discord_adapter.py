@@ -476,9 +476,11 @@ async def test_reply_to_the_bot_and_other_bots(env, llm):
     assert "First question" in prompt[-3]["content"] and "Why though?" in prompt[-1]["content"]
 
 
+@pytest.mark.parametrize("env", [{"COUNCIL_ADMIN_USERS": "9003"}], indirect=True)
 async def test_stage_buttons_show_a_council_only_where_the_service_lets_them(env):
     """Issue 11 item 2: stage details go through the service's visibility rule, as exports do. A
-    click from another channel by someone who did not ask is "not found"; Manage Server sees it."""
+    click from another channel by someone who did not ask is "not found"; the service's admins
+    (Manage Server, or listed in COUNCIL_ADMIN_USERS, as for readers' votes) see it."""
     fake = env.fake
     await fake.push_command("council", council_option("Secret plans"))
     await wait_finished(fake)
@@ -498,6 +500,19 @@ async def test_stage_buttons_show_a_council_only_where_the_service_lets_them(env
         permissions=BASIC_PERMISSIONS | MANAGE_GUILD,
     )
     await fake.wait_for(lambda: "says: the answer is 42" in json.dumps(ephemeral_replies(fake, admin.token)), 10)
+    listed = await fake.push_component(
+        int(answer["id"]), f"council:reviews:{council_id}", user_id=9003, channel_id=fake.other_channel_id
+    )
+    await fake.wait_for(lambda: "Review by" in json.dumps(ephemeral_replies(fake, listed.token)), 10)
+    export = await fake.push_command(
+        "council-export",
+        [{"name": "id", "type": 3, "value": council_id}],
+        user_id=9003,
+        channel_id=fake.other_channel_id,
+    )
+    await fake.wait_for(
+        lambda: [c for c in fake.calls if c.path.startswith(f"/webhooks/{fake.app_id}/{export.token}") and c.files], 10
+    )
 
 
 async def test_export_history_and_leaderboard(env):

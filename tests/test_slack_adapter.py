@@ -732,6 +732,23 @@ async def test_history_leaderboard_and_export(env):
     assert fake.calls_to("conversations.open")[0].args["users"] == "U1"
 
 
+@pytest.mark.parametrize("env", [{"COUNCIL_ADMIN_USERS": "U2"}], indirect=True)
+async def test_export_from_elsewhere_follows_the_service_admin_rule(env):
+    """A user listed in COUNCIL_ADMIN_USERS counts as an admin for seeing a council (the service's
+    is_admin, as on Discord); someone else from another channel still gets "not found"."""
+    fake = env.fake
+    fake.add_user("U3", "eve")
+    await env.command("What is six times seven?")
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    council_id = results(fake)[0].args["blocks"][0]["block_id"].split("-")[2]
+    await env.command(f"export {council_id}", user="U2", channel="C2")
+    await env.command(f"export {council_id}", user="U3", channel="C3")
+    await env.settle()
+    assert [u["channel"] for u in fake.uploads.values()] == ["DU2"]
+    assert any(f"No council with id `{council_id}` here" in t for t in ephemeral_texts(fake))
+
+
 # --------------------------------------------------------------------------- streaming (chat.startStream)
 
 STREAMING = [{"streaming": True}]

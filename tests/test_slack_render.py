@@ -221,7 +221,7 @@ def test_streamed_text_is_cut_between_words_and_never_pings():
 
     from bot.progress import CouncilProgress
     from bot.render_text import neutralize_slack
-    from bot.slack.runner import STREAM_TEXT_MAX, ProgressStream
+    from bot.slack.stream import STREAM_TEXT_MAX, ProgressStream
 
     text = (
         "Hi <!here> and <@U999>, ping @channel or @everyone; mail a@b.c <#C1> `code <!channel>` "

@@ -15,26 +15,24 @@ deletes itself).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 import discord
-import yarl
 from discord import app_commands
-from discord.gateway import DiscordWebSocket
 
 from bot.conversation import append_turn
-from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn, stored_result
+from bot.councils import HISTORY_SCOPES, control_reply, own_turn, stored_result
 from bot.discord import feedback, render
 from bot.discord.admin import build_admin_group
-from bot.progress import CouncilProgress
-from bot.render_text import ZWSP, history_lines, leaderboard_table
-from bot.throttle import DISCORD_PACE, ChannelPacer, Pace, Priority, Throttle
+from bot.discord.api_base import ApiBaseClient
+from bot.discord.surface import NO_MENTIONS, DiscordSurface
+from bot.following import CouncilFollower, Destination, deliver
+from bot.render_text import history_lines, leaderboard_table
+from bot.throttle import DISCORD_PACE, ChannelPacer, Pace, Priority
 from core.attachments import IncomingFile
 from core.errors import CouncilError
 from core.material import files_notice
-from core.models import MODES, Actor, ConversationTurn, CouncilFinished, CouncilMode, Origin, Platform
+from core.models import MODES, Actor, ConversationTurn, CouncilMode, CouncilResult, Origin, Platform
 from core.modes import parse_mode, split_mode_keyword
 from core.research import split_search_keyword
 from core.settings import Settings
@@ -43,10 +41,7 @@ if TYPE_CHECKING:
     from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 REFUSAL_VISIBLE_S = 60.0  # a refusal that could not go by DM is deleted from the channel after this
-
-EDIT_INTERVAL_S = 1.5  # between two edits of the status message
 HISTORY_LIMIT = 50  # thread messages read for a follow-up
 INVITE_PERMISSIONS = discord.Permissions(
     view_channel=True,
@@ -57,7 +52,6 @@ INVITE_PERMISSIONS = discord.Permissions(
     attach_files=True,
     read_message_history=True,
 )
-NO_MENTIONS = discord.AllowedMentions.none()
 
 HELP = """**LLM Council** — several models answer, review each other anonymously, a chairman synthesizes.
 
@@ -115,157 +109,27 @@ async def reply(interaction: discord.Interaction, content: str | None = None, **
         await interaction.response.send_message(ephemeral=True, **kwargs)
 
 
-def _retry_after(exc: discord.HTTPException) -> float | None:
-    """Seconds Discord asked us to wait (a 429 discord.py gave up on), else None."""
-    if isinstance(exc, discord.RateLimited):
-        return exc.retry_after
-    if exc.status != 429:
-        return None
-    try:
-        return max(0.0, float(exc.response.headers.get("Retry-After", 1.0)))
-    except (TypeError, ValueError, AttributeError):
-        return 1.0
-
-
-async def deliver(pacer: ChannelPacer, channel_id: int, priority: Priority, write: Callable[[], Awaitable[T]]) -> T:
-    """One write to a channel at its pace; rate limited, it waits and goes again until Discord takes it."""
-    while True:
-        await pacer.turn(str(channel_id), priority)
-        try:
-            return await write()
-        except (discord.HTTPException, discord.RateLimited) as exc:
-            delay = _retry_after(exc)  # type: ignore[arg-type]
-            if delay is None:
-                raise
-            pacer.retry_after(str(channel_id), delay)
-            log.info("write to channel %s rate limited; trying again in %.1f s", channel_id, delay)
-
-
-def _sender(channel: Any, kwargs: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
-    """A send of one prepared message, to hand to `deliver` (which may call it again)."""
-
-    async def send() -> Any:
-        return await channel.send(allowed_mentions=NO_MENTIONS, **kwargs)
-
-    return send
-
-
-class StatusUpdater:
-    """Edits one message with the latest state, at most once per `interval`, coalescing."""
-
-    def __init__(
-        self,
-        message: discord.PartialMessage | discord.Message,
-        interval: float = EDIT_INTERVAL_S,
-        pacer: ChannelPacer | None = None,
-    ):
-        self.message = message
-        self.edits = 0
-        self.pacer = pacer or ChannelPacer(DISCORD_PACE)
-        self._channel = str(message.channel.id)
-        self._render: Callable[[], dict[str, Any]] | None = None
-        self._throttle = Throttle(
-            self._edit_latest, interval, before=lambda: self.pacer.turn(self._channel, Priority.PROGRESS)
-        )
-        self._throttle.pause()  # the message was just written
-
-    def update(self, render: Callable[[], dict[str, Any]]) -> None:
-        """Schedule an edit with `render()` evaluated when the edit happens (latest state wins)."""
-        self._render = render
-        self._throttle.request()
-
-    async def _edit_latest(self) -> bool:
-        assert self._render is not None
-        await self._edit(**self._render())
-        return True  # discord.py waits out rate limits itself
-
-    async def _edit(self, **kwargs: Any) -> None:
-        try:
-            await self.message.edit(allowed_mentions=NO_MENTIONS, **kwargs)
-            self.edits += 1
-        except discord.HTTPException as exc:
-            log.warning("could not edit the status message: %s", exc)
-        self._throttle.pause()
-
-    async def finish(self, **kwargs: Any) -> None:
-        """The last edit, after any pending one, at the channel's pace; retried while rate limited."""
-        await self._throttle.settle()
-        await self._throttle.wait_turn()
-        try:
-            await deliver(
-                self.pacer,
-                self.message.channel.id,
-                Priority.ANSWER,
-                lambda: self.message.edit(allowed_mentions=NO_MENTIONS, **kwargs),
-            )
-            self.edits += 1
-        except discord.HTTPException as exc:
-            log.warning("could not edit the status message: %s", exc)
-
-
-@dataclass
-class _ApiBase:
-    """DISCORD_API_URL (a proxy, the tests' fake Discord) for the life of one client.
-
-    discord.py 2.7 has no per-client API base: every REST, interaction and webhook URL is built
-    from the class attribute `Route.BASE` (which discord.py itself rewrites for the API version),
-    and a plain `Client` always opens `DiscordWebSocket.DEFAULT_GATEWAY` (only AutoShardedClient
-    asks the API for its gateway). Rebasing per client would mean replacing its private HTTP
-    client and webhook adapter; instead the two library settings are changed when the client
-    logs in and put back when it closes, which is honest for the one bot a process runs."""
-
-    base: str
-    gateway: yarl.URL
-
-    @classmethod
-    def apply(cls, url: str) -> _ApiBase:
-        saved = cls(discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
-        discord.http.Route.BASE = url.rstrip("/")
-        return saved
-
-    def use_gateway(self, url: str) -> None:
-        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
-
-    def restore(self) -> None:
-        discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = self.base, self.gateway
-
-
 # --------------------------------------------------------------------------- the client
 
 
-class CouncilBot(discord.Client):
+class CouncilBot(ApiBaseClient):
     def __init__(self, service: CouncilService, settings: Settings, *, pace: Pace = DISCORD_PACE, **options: Any):
         intents = discord.Intents.default()
         intents.message_content = True  # privileged: enable it in the Developer Portal
-        super().__init__(intents=intents, allowed_mentions=NO_MENTIONS, **options)
+        super().__init__(settings.discord_api_url, intents=intents, allowed_mentions=NO_MENTIONS, **options)
         self.service = service
         self.settings = settings
-        self.pacer = ChannelPacer(pace)  # one per bot: every council in a channel shares its pace
+        # What a council shows in its thread (bot/following.py); one pacer per bot: every
+        # council in a channel shares its pace.
+        self.surface = DiscordSurface(self, pacer=ChannelPacer(pace))
         self.tree = app_commands.CommandTree(self)
         self.tree.error(self.on_app_command_error)
-        self._api_base: _ApiBase | None = None
         self._register_commands()
         self.tree.add_command(build_admin_group(self))
 
     # ----------------------------------------------------------------- lifecycle
 
-    async def login(self, token: str) -> None:
-        if self.settings.discord_api_url and self._api_base is None:
-            self._api_base = _ApiBase.apply(self.settings.discord_api_url)
-        await super().login(token)
-
-    async def close(self) -> None:
-        try:
-            await super().close()
-        finally:
-            if self._api_base is not None:
-                self._api_base.restore()
-                self._api_base = None
-
     async def setup_hook(self) -> None:
-        if self._api_base is not None:  # the gateway that API announces, not Discord's
-            _, url, _ = await self.http.get_bot_gateway()
-            self._api_base.use_gateway(url)
         self.add_dynamic_items(render.CouncilButton, *feedback.DYNAMIC_ITEMS)
         if self.settings.discord_guild_id:
             guild = discord.Object(id=self.settings.discord_guild_id)
@@ -368,8 +232,8 @@ class CouncilBot(discord.Client):
         ) -> None:
             await interaction.response.defer(ephemeral=True, thinking=True)
             viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-            text = await self.service.export(
-                council_id, format, viewer=viewer, admin=actor_of(interaction).is_platform_admin
+            text = await self.service.as_viewer(
+                lambda admin: self.service.export(council_id, format, viewer=viewer, admin=admin), actor_of(interaction)
             )
             ext = "md" if format == "markdown" else "json"
             file = render.markdown_file(text, f"council-{council_id.strip()}.{ext}")
@@ -424,9 +288,8 @@ class CouncilBot(discord.Client):
                 thread = await status.create_thread(name=render.thread_name(question), auto_archive_duration=1440)
             except discord.HTTPException as exc:  # no thread permission: answer in the channel
                 log.warning("could not create a thread: %s", exc)
-        # Bot-token edits outlive the interaction's 15-minute token.
-        message = discord.PartialMessage(channel=status.channel, id=status.id)
-        await self.follow(run, message, thread, question, interaction.user.mention)
+        # The status message is edited with the bot token (the interaction's expires in 15 minutes).
+        await self.follow(run, thread, status)
 
     async def on_message(self, message: discord.Message) -> None:
         if message.author.bot or message.guild is None or self.user is None:
@@ -475,26 +338,14 @@ class CouncilBot(discord.Client):
         if not isinstance(channel, discord.Thread):
             try:
                 thread = await deliver(
-                    self.pacer,
-                    channel.id,
+                    self.surface,
+                    str(channel.id),
                     Priority.START,
                     lambda: message.create_thread(name=render.thread_name(question), auto_archive_duration=1440),
                 )
             except discord.HTTPException as exc:
                 log.warning("could not create a thread: %s", exc)
-        progress = CouncilProgress(run.council_id)
-        progress.queued_position = run.queued_position  # a queued council shows its place, nothing more
-        status = await deliver(
-            self.pacer,
-            thread.id,
-            Priority.START,
-            lambda: thread.send(
-                render.status_content(question, run.council_id, message.author.mention, progress),
-                view=render.control_view(run.council_id),
-                allowed_mentions=NO_MENTIONS,
-            ),
-        )
-        await self.follow(run, status, thread, question, message.author.mention)
+        await self.follow(run, thread)
 
     async def refuse_privately(self, message: discord.Message, text: str) -> None:
         """A refusal only the asker sees: a direct message; where DMs are closed, a reply that
@@ -506,8 +357,8 @@ class CouncilBot(discord.Client):
             log.info("could not send a refusal by DM (%s); replying briefly instead", exc)
         try:
             await deliver(
-                self.pacer,
-                message.channel.id,
+                self.surface,
+                str(message.channel.id),
                 Priority.ANSWER,
                 lambda: message.reply(
                     text, mention_author=False, allowed_mentions=NO_MENTIONS, delete_after=REFUSAL_VISIBLE_S
@@ -529,17 +380,8 @@ class CouncilBot(discord.Client):
         the rendered, possibly cut, text; `seen` skips the further parts of a split answer."""
         seen = set() if seen is None else seen
         if message.author.id == (self.user.id if self.user else None):
-            council_id = render.council_id_of_embeds(message.embeds)
-            if council_id:
-                shown = "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
-                return await answer_turn(self.service, council_id, seen, shown)
-            if message.type is discord.MessageType.chat_input_command:  # a /council status message
-                council_id = render.council_id_of_status(message.content)
-                asked = (render.question_from_status(message.content) or "").replace(ZWSP, "") or None
-                if council_id is None:
-                    return ConversationTurn(role="user", content=asked) if asked else None
-                return await question_turn(self.service, council_id, asked)
-            return None  # status messages of mentions, notices
+            own = render.own_message(message)
+            return await own_turn(self.service, own, seen) if own is not None else None
         if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
             return None
         text = self.strip_mention(message.content)
@@ -572,49 +414,15 @@ class CouncilBot(discord.Client):
             append_turn(turns, await self.turn_of(message, seen))
         return turns
 
-    async def follow(
-        self, run: CouncilRun, status: discord.PartialMessage | discord.Message, thread: Any, question: str, asker: str
-    ) -> None:
-        """Fold the council's events into the status message, then post the answer."""
-        progress = CouncilProgress(run.council_id)
-        progress.queued_position = run.queued_position
-        updater = StatusUpdater(status, pacer=self.pacer)
-        control = render.control_view(run.council_id)
-
-        def render_status() -> dict[str, Any]:
-            return {"content": render.status_content(question, run.council_id, asker, progress), "view": control}
-
-        updater.update(render_status)  # the id and the buttons, after the interval
-        try:
-            async for event in run.events():
-                progress.apply(event)
-                if isinstance(event, CouncilFinished):
-                    break
-                updater.update(render_status)
-            result = progress.result or await run.wait()
-            messages = render.result_messages(result)
-            for i, kwargs in enumerate(messages):
-                if i == len(messages) - 1 and result.status.value != "failed":
-                    kwargs["view"] = render.stage_view(run.council_id)
-                    if result.synthesis is not None:  # readers' 👍 / 👎 (bot/discord/feedback.py)
-                        kwargs["view"] = feedback.with_feedback(kwargs["view"], run.council_id)
-                await deliver(self.pacer, thread.id, Priority.ANSWER, _sender(thread, kwargs))
-            await updater.finish(
-                content=render.status_content(question, run.council_id, asker, None, final=render.final_status(result)),
-                view=None,
+    async def follow(self, run: CouncilRun, thread: Any, status: discord.Message | None = None) -> None:
+        """Show the council in `thread` (bot/following.py); `status`: its status message, when
+        it was posted before the council started (a /council's deferred response)."""
+        destination = Destination(platform=Platform.DISCORD, channel_id=str(thread.id))
+        if status is not None:
+            destination = destination.model_copy(
+                update={"status_id": str(status.id), "status_channel_id": str(status.channel.id)}
             )
-        except Exception as exc:  # Discord refused it for good; the answer stays in the database
-            log.error("could not post the result of council %s (%s); it is stored, see export", run.council_id, exc)
-            await updater.finish(
-                content=render.status_content(
-                    question,
-                    run.council_id,
-                    asker,
-                    None,
-                    final="⚠️ Could not show the result here; try `/council-export`.",
-                ),
-                view=None,
-            )
+        await CouncilFollower(self.surface, destination, run).follow()
 
     # ----------------------------------------------------------------- buttons
 
@@ -629,13 +437,17 @@ class CouncilBot(discord.Client):
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
         viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-        admin = actor_of(interaction).is_platform_admin
-        try:
+
+        async def read(admin: bool) -> tuple[CouncilResult, str | None]:
             result = await self.service.result_for(council_id, viewer, admin)
+            wanted = action != "ranking"  # the export carries what does not fit in three messages
+            return result, await self.service.export(council_id, viewer=viewer, admin=admin) if wanted else None
+
+        try:
+            result, markdown = await self.service.as_viewer(read, actor_of(interaction))
         except CouncilError as exc:
             await reply(interaction, exc.user_message)
             return
-        markdown = await self.service.export(council_id, viewer=viewer, admin=admin) if action != "ranking" else None
         for kwargs in render.stage_messages(result, action, markdown):
             await interaction.followup.send(ephemeral=True, allowed_mentions=NO_MENTIONS, **kwargs)
 

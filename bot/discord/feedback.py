@@ -14,7 +14,7 @@ from typing import Any
 
 import discord
 
-from core.errors import CouncilError, NotFound
+from core.errors import CouncilError
 from core.feedback import COMMENT_MAX_CHARS, Vote
 
 log = logging.getLogger(__name__)
@@ -40,12 +40,7 @@ async def _as_viewer(interaction: discord.Interaction, call) -> Any:
     """As the person; a council they cannot see from here may still be visible to an admin."""
     service = interaction.client.service  # type: ignore[attr-defined]
     viewer, actor = _viewer(interaction)
-    try:
-        return await call(viewer, False)
-    except NotFound:
-        if not service.is_admin(actor):
-            raise
-        return await call(viewer, True)
+    return await service.as_viewer(lambda admin: call(viewer, admin), actor)
 
 
 class CommentModal(discord.ui.Modal):

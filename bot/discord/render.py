@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.councils import LONG_ANSWER_CHARS, answer_file, is_long
+from bot.councils import LONG_ANSWER_CHARS, OwnMessage, is_long
+from bot.discord import feedback
 from bot.progress import CouncilProgress
 from bot.render_text import (
+    ZWSP,
     aggregate_table,
     ballot_line,
     clip,
@@ -29,6 +31,9 @@ from bot.render_text import (
 )
 from core.material import file_summary
 from core.models import CouncilResult, CouncilStatus
+
+if TYPE_CHECKING:
+    from bot.following import StatusView
 
 CONTENT_MAX = 2000
 DESCRIPTION_MAX = 4096
@@ -91,6 +96,20 @@ def status_content(
             lines.append(quote(("…" if len(progress.chairman_text) > 500 else "") + safe(tail), 520))
         body = "\n".join(lines)
     return clip(head + "\n" + body, CONTENT_MAX)
+
+
+def status_view(view: StatusView) -> dict[str, Any]:
+    """The status message the runner (bot/following.py) asks for: its Stop / Synthesize now
+    buttons until the final line."""
+    request = view.request
+    asker = f"<@{request.origin.user_id}>" if request.origin.user_id else "someone"
+    shown = view.final if view.final is not None else view.note
+    content = status_content(request.question, request.council_id, asker, view.progress, final=shown)
+    return {"content": content, "view": control_view(request.council_id) if view.running else None}
+
+
+def not_posted(council_id: str) -> str:
+    return f"⚠️ Could not show the result here; try `/council-export id:{council_id}`."
 
 
 def question_from_status(content: str) -> str | None:
@@ -203,7 +222,8 @@ def agreement_text(result: CouncilResult) -> str:
 
 def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
     """Messages (kwargs for `send`) with the final answer: degraded notice first, answer,
-    ranking and agreement as fields. A long answer is cut and its full text attached (as on Slack)."""
+    ranking and agreement as fields. A long answer is cut here; the runner attaches its full text
+    (bot/following.py, the same on Slack)."""
     header = emoji(result_header(result))
     synthesis = result.synthesis
     if synthesis is not None:
@@ -236,9 +256,9 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
     for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
-    if attach:
-        attached = answer_file(result)
-        messages[-1]["file"] = markdown_file(attached.content, attached.filename)
+    if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
+        view = stage_view(result.council_id)
+        messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if synthesis is not None else view
     return messages
 
 
@@ -269,6 +289,20 @@ def add_material_fields(embed: discord.Embed, result: CouncilResult) -> None:
     if request.attachments:
         names = "\n".join(safe(file_summary(a)) for a in request.attachments)
         embed.add_field(name="Files read", value=clip(names, FIELD_MAX), inline=False)
+
+
+def own_message(message: discord.Message) -> OwnMessage | None:
+    """What one of our messages shows of a council, for thread history: an answer (its embed
+    footer), or a /council status message (the question it quotes); None for anything else
+    (a mention's status message, notices)."""
+    council_id = council_id_of_embeds(message.embeds)
+    if council_id:
+        shown = "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
+        return OwnMessage("answer", council_id, shown)
+    if message.type is discord.MessageType.chat_input_command:
+        asked = (question_from_status(message.content) or "").replace(ZWSP, "") or None
+        return OwnMessage("question", council_id_of_status(message.content), asked)
+    return None
 
 
 def council_id_of_embeds(embeds: list[discord.Embed]) -> str | None:

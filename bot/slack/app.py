@@ -29,14 +29,11 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-)
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
-from bot.councils import HISTORY_SCOPES, answer_turn, control_reply, question_turn
+from bot.councils import HISTORY_SCOPES, OwnMessage, control_reply, own_turn
+from bot.following import CouncilFollower, Destination, deliver
 from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
@@ -45,9 +42,10 @@ from bot.slack.agent import SlackAgent
 from bot.slack.feedback import SlackFeedback
 from bot.slack.files import incoming_files
 from bot.slack.home import SlackHome
-from bot.slack.runner import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, CouncilFollower, deliver
+from bot.slack.stream import EDIT_INTERVAL_S
+from bot.slack.surface import SlackSurface, api_base_url, build_client
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
-from core.errors import CouncilError, NotFound, PermissionDenied
+from core.errors import CouncilError, PermissionDenied
 from core.material import files_notice
 from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform, new_council_id
 from core.modes import split_mode_keyword
@@ -60,13 +58,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+__all__ = ["SlackCouncilBot", "api_base_url", "build_slack_bot", "build_web_app", "run_slack"]
+
 EVENTS_PATH = "/slack/events"
-DEFAULT_API_URL = "https://slack.com/api/"
 ADMIN_CACHE_S = 60.0
 HISTORY_PAGES = 5  # conversations.replies pages read for a thread follow-up (200 messages each)
-RATE_LIMIT_RETRIES = 3
-STREAMING_MODES = ("auto", "off")
-STREAM_RETRY_S = 600.0  # after chat.startStream said `unknown_method` & co., try again this much later
 
 _ACK = BoltResponse(status=200, body="")  # an event taken and dropped on purpose
 
@@ -79,11 +75,6 @@ CANNOT_POST = {
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def api_base_url(settings: Settings) -> str:
-    """SLACK_API_URL (e.g. a proxy or a test server) normalised to end in exactly one slash."""
-    return (settings.slack_api_url or DEFAULT_API_URL).rstrip("/") + "/"
 
 
 def slack_unescape(text: str) -> str:
@@ -146,17 +137,19 @@ class SlackCouncilBot:
         pace: Pace = SLACK_PACE,
     ):
         self.service = service
-        self.pacer = ChannelPacer(pace)  # one per bot: every council in a channel shares its pace
         self.settings = settings
         self.client = client
-        self.status_interval = status_interval
-        # "auto": stream progress with chat.startStream where Slack allows it, else chat.update;
-        # "off": always chat.update (SLACK_STREAMING; tests pass `streaming`).
-        mode = (streaming or settings.slack_streaming).strip().lower()
-        if mode not in STREAMING_MODES:
-            raise ValueError(f"Slack streaming must be one of {', '.join(STREAMING_MODES)}, not {mode!r}")
-        self.streaming = mode
-        self._stream_refused_until = 0.0  # Slack said this app/workspace cannot stream: not before then
+        # What a council shows in its thread (bot/following.py). "auto": stream progress with
+        # chat.startStream where Slack allows it, else chat.update; "off": always chat.update
+        # (SLACK_STREAMING; tests pass `streaming`). One pacer per bot: every council in a
+        # channel shares its pace.
+        self.surface = SlackSurface(
+            client,
+            pacer=ChannelPacer(pace),
+            interval=status_interval,
+            streaming=streaming or settings.slack_streaming,
+        )
+        self.pacer = self.surface.pacer
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         self.app = AsyncApp(
             client=client,
@@ -425,15 +418,9 @@ class SlackCouncilBot:
             await tell(f"I sent `council-{council_id}.{ext}` to you in a direct message.")
 
     async def as_viewer(self, viewer: Origin, read: Callable[[bool], Awaitable[T]]) -> T:
-        """`read(admin)` of a stored council, whose visibility the service decides: not found for
-        `viewer`, it is read again as an admin when Slack says the viewer is a workspace admin
-        (users.info is asked only then)."""
-        try:
-            return await read(False)
-        except NotFound:
-            if not (await self.actor(viewer.user_id or "")).is_platform_admin:
-                raise
-            return await read(True)
+        """`read(admin)` of a stored council, as the service lets `viewer` see it (users.info is
+        asked only when the viewer alone may not)."""
+        return await self.service.as_viewer(read, lambda: self.actor(viewer.user_id or ""))
 
     async def council_from_command(
         self, question: str, origin: Origin, respond: Callable[..., Awaitable[Any]], context: Any
@@ -445,16 +432,15 @@ class SlackCouncilBot:
         question, searched = split_search_keyword(question)
         asked = await self.service.check_admission(question, origin)  # refusals -> caller
         council_id = new_council_id()
+        question_message = render.question_message(asked, user, council_id)
         try:
             posted = await deliver(
-                self.client,
-                self.pacer,
+                self.surface,
                 channel,
-                "chat_postMessage",
                 Priority.START,
-                unfurl_links=False,
-                unfurl_media=False,
-                **render.question_message(asked, user, council_id),
+                lambda: self.client.chat_postMessage(
+                    channel=channel, unfurl_links=False, unfurl_media=False, **question_message
+                ),
             )
         except SlackApiError as exc:
             code = _error_code(exc)
@@ -486,28 +472,12 @@ class SlackCouncilBot:
             log.info("could not delete the question of a refused council: %s", exc)
 
     def stream_now(self) -> bool:
-        return self.streaming == "auto" and time.monotonic() >= self._stream_refused_until
-
-    def stream_refused(self, code: str) -> None:
-        """A refusal that will not change soon (no such method, feature, token type) stops the
-        next councils from asking again for a while; anything else only affects that council."""
-        if code in STREAM_UNSUPPORTED:
-            self._stream_refused_until = time.monotonic() + STREAM_RETRY_S
+        return self.surface.stream_now()
 
     async def follow(self, run: CouncilRun, channel: str, thread_ts: str) -> CouncilResult:
         self.agent.follow(run, channel, thread_ts)  # a DM's title and status line
-        follower = CouncilFollower(
-            self.service,
-            self.client,
-            run,
-            channel,
-            thread_ts,
-            interval=self.status_interval,
-            streaming=self.stream_now(),
-            on_stream_refused=self.stream_refused,
-            pacer=self.pacer,
-        )
-        return await follower.follow()
+        destination = Destination(platform=Platform.SLACK, channel_id=channel, thread_id=thread_ts)
+        return await CouncilFollower(self.surface, destination, run).follow()
 
     # ----------------------------------------------------------------- mentions and DMs
 
@@ -578,22 +548,19 @@ class SlackCouncilBot:
             kind, council_id = ref
             if kind == "s":
                 return None
-            if kind == "q":
-                return await question_turn(self.service, council_id, self._running_question(council_id))
+            if kind == "q":  # the question's text is the stored (or running) council's
+                return await own_turn(self.service, OwnMessage("question", council_id, None), seen)
             shown = "\n".join(
                 b["text"]["text"]
                 for b in message.get("blocks") or []
                 if b.get("type") == "section" and isinstance(b.get("text"), dict)
             )
-            return await answer_turn(self.service, council_id, seen, slack_unescape(shown.replace(ZWSP, "")))
+            answer = OwnMessage("answer", council_id, slack_unescape(shown.replace(ZWSP, "")))
+            return await own_turn(self.service, answer, seen)
         if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
             return None
         text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
         return ConversationTurn(role="user", content=text, author=message.get("user")) if text else None
-
-    def _running_question(self, council_id: str) -> str | None:
-        run = self.service.get_run(council_id)
-        return run.request.question if run else None
 
     # ----------------------------------------------------------------- buttons
 
@@ -640,34 +607,6 @@ class SlackCouncilBot:
 
 
 # --------------------------------------------------------------------------- entry points
-
-
-# Channel writes: their 429s go back to the channel's pacer (bot.throttle), which stops every
-# council's writes to that channel and retries, instead of each call sleeping and retrying alone.
-PACED_METHODS = frozenset(
-    {"chat.postMessage", "chat.update", "chat.delete", "chat.startStream", "chat.appendStream", "chat.stopStream"}
-)
-
-
-class UnpacedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
-    """The Web API client's own 429 retries, for every method except the paced channel writes."""
-
-    async def _can_retry_async(self, *, state, request, response=None, error=None) -> bool:
-        if request.url.rstrip("/").rsplit("/", 1)[-1] in PACED_METHODS:
-            return False
-        return await super()._can_retry_async(state=state, request=request, response=response, error=error)
-
-
-def build_client(settings: Settings) -> AsyncWebClient:
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    return AsyncWebClient(
-        token=token,
-        base_url=api_base_url(settings),
-        retry_handlers=[
-            AsyncConnectionErrorRetryHandler(),
-            UnpacedRateLimitRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
-        ],
-    )
 
 
 def build_slack_bot(service: CouncilService, settings: Settings, **options: Any) -> SlackCouncilBot:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot.councils import is_long
 from bot.progress import CouncilProgress, MemberState
@@ -43,6 +43,9 @@ from core.models import (
     CouncilSummary,
     Leaderboard,
 )
+
+if TYPE_CHECKING:
+    from bot.following import StatusView
 
 MESSAGE_BLOCKS = 50
 MODAL_BLOCKS = 100
@@ -284,6 +287,17 @@ def status_message(
         )
     text = lines[0] if lines else "Council"
     return {"text": fallback(f"Council: {text}"), "blocks": with_block_id(blocks, STATUS_BLOCK + council_id)}
+
+
+def status_view(view: StatusView) -> Message:
+    """The status message the runner (bot/following.py) asks for."""
+    return status_message(
+        view.request.council_id, view.progress, running=view.running, final=view.final, note=view.note
+    )
+
+
+def not_posted(council_id: str) -> str:
+    return f":warning: The answer could not be posted here; get it with `/council export {council_id}`."
 
 
 def _took(result: CouncilResult) -> str:
