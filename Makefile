@@ -49,6 +49,7 @@ bench:
 	$(PYTHON) bench/bench_engine.py
 	$(PYTHON) bench/bench_leaderboard.py
 	$(PYTHON) bench/bench_attachments.py
+	$(PYTHON) bench/bench_markers.py
 
 fuzz:
 	$(PYTHON) -m pip install atheris

@@ -6,21 +6,25 @@ import asyncio
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, TypeVar
 
 from core.errors import NotFound
 from core.export import to_json, to_markdown
 from core.feedback import FeedbackStore
+from core.markers import has_markers, strip_markers
 from core.models import (
     CouncilResult,
     CouncilSummary,
     DailyUsage,
     Leaderboard,
     LeaderboardRow,
+    MemberAnswer,
     ModelStats,
     Origin,
+    Review,
     SeatModelStats,
     SeatStats,
+    Synthesis,
 )
 from core.permissions import Permissions
 from core.seats import seat_models
@@ -51,7 +55,7 @@ class CouncilQueries:
         result = await self.storage.get_result(council_id.strip())
         if result is None:
             raise NotFound(f"No council with id `{council_id}`.")
-        return result
+        return without_markers(result)
 
     async def history(
         self, origin: Origin | None = None, scope: HistoryScope = "channel", limit: int = 10
@@ -186,3 +190,27 @@ def _describe_scope(origin: Origin | None, scope: HistoryScope) -> str:
     if scope == "user":
         return "your councils"
     return "this workspace" if origin.platform.value == "slack" else "this server"
+
+
+def without_markers(result: CouncilResult) -> CouncilResult:
+    """`result` as users read it: no internal marker in an answer, review or synthesis.
+
+    The engine keeps markers out of what it stores, but councils stored before its filter was
+    complete may hold some (joined across streamed pieces). Their nonces were not stored, so a bare
+    nonce stays; every other form goes."""
+    return result.model_copy(
+        update={
+            "answers": [_cleaned(answer) for answer in result.answers],
+            "reviews": [_cleaned(review) for review in result.reviews],
+            "synthesis": _cleaned(result.synthesis) if result.synthesis else None,
+        }
+    )
+
+
+_Written = TypeVar("_Written", MemberAnswer, Review, Synthesis)
+
+
+def _cleaned(item: _Written) -> _Written:
+    if item.text and has_markers(item.text):  # rare: the text is left as stored otherwise
+        return item.model_copy(update={"text": strip_markers(item.text)})
+    return item

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.markers import MarkerFilter, has_markers, strip_markers
+from core.markers import MAX_HELD, MarkerFilter, has_markers, strip_markers
 from core.prompts import Fence
 
 NONCE = "626abc6bbe532717"
@@ -94,7 +95,48 @@ def test_a_held_tail_that_is_no_marker_is_released():
 def test_a_long_bracket_run_does_not_stall_or_blow_up():
     text = "<" * 5000 + " end"
     assert strip_markers(text) == text
-    assert strip_markers("RESPONSE A" + ">" * 5000) == ""
+    # A marker's bracket runs end after 8 brackets: the rest of a longer run is ordinary text.
+    assert strip_markers("RESPONSE A" + ">" * 5000) == ">" * 4992
+    assert strip_markers("<" * 5000 + "RESPONSE A>>>") == "<" * 4992
+    assert not has_markers(strip_markers("<" * 5000 + "REVIEW>>>" + "x<QUESTION 1>"))
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ["END", f" {NONCE}", "RESPONSE"],  # the nonce goes, "END RESPONSE" is left
+        ["END ", NONCE[:7], NONCE[7:], "RESPONSE A"],
+        ["<", f"{NONCE}", "REVIEW"],  # "<REVIEW"
+        ["RESPONSE ", f"{NONCE} ", "A>>>"],
+        ["Done. ", "END", f" {NONCE}", f" {NONCE}", "QUESTION", " and more"],
+    ],
+)
+def test_removing_a_marker_never_joins_shown_text_into_another(parts):
+    """The text shown before a marker is removed cannot end in the start of a marker."""
+    text = "".join(parts)
+    shown, _ = _streamed(text, list(itertools.accumulate(len(part) for part in parts[:-1])))
+    assert shown == strip_markers(text, [NONCE])
+    assert not has_markers(shown, [NONCE]) and not _LEAK.search(shown)
+
+
+def test_a_long_run_of_marker_beginnings_is_shown_without_waiting_for_its_end():
+    """A run like "END END END ..." could become a marker with every next piece: it is held only so far."""
+    markers = MarkerFilter([NONCE])
+    shown = "".join(markers.feed("END ") for _ in range(200))
+    assert len(shown) >= 800 - MAX_HELD and set(shown) <= set("END ")
+    shown += markers.feed(f"{NONCE}RESPONSE A>>> and then")  # what it completes goes, with the nonce
+    shown += markers.flush()
+    assert not has_markers(shown, [NONCE]) and not _LEAK.search(shown), shown
+    assert shown.endswith("END and then")
+
+
+def test_a_marker_completing_a_shown_beginning_loses_its_unshown_part():
+    # The run is shown from its start; once the nonces between go, a shown "END " meets "RESPONSE".
+    text = "END " * 60 + f" {NONCE}" * 12 + "RESPONSE x"
+    shown, pieces = _streamed(text, list(range(1, len(text))))
+    assert "".join(pieces[:-60]).startswith("END END")  # shown long before the text ended
+    assert not has_markers(shown, [NONCE]) and not _LEAK.search(shown), shown
+    assert "RESPONSE" not in shown and shown.endswith(" x")
 
 
 _PIECES = st.sampled_from(
@@ -124,22 +166,20 @@ _PIECES = st.sampled_from(
     ]
 )
 # Independent of the filter's own regexes: a fence word next to our nonce or a bracket run. A
-# marker stays on one line (blanks are spaces and tabs): "<" ending a line is not a fence.
+# marker stays on one line (blanks are spaces and tabs, at most 8 in a row: a longer gap ends it).
 _LEAK = re.compile(
-    rf"{NONCE}|<[ \t]*(?:END[ \t]+)?(?i:RESPONSE|REVIEW|QUESTION|CONVERSATION)"
-    r"|(?<![A-Za-z0-9])END[ \t]+(?:RESPONSE|REVIEW|QUESTION|CONVERSATION)(?![A-Za-z0-9])"
+    rf"{NONCE}|<[ \t]{{0,8}}(?:END[ \t]{{1,8}})?(?i:RESPONSE|REVIEW|QUESTION|CONVERSATION)"
+    r"|(?<![A-Za-z0-9])END[ \t]{1,8}(?:RESPONSE|REVIEW|QUESTION|CONVERSATION)(?![A-Za-z0-9])"
 )
 
 
-# Derandomized: random seeds still find adversarial joins now and then (removing a nonce fragment
-# can glue text already shown to a fence word after it, e.g. "END" + nonce + "RESPONSE"); the fixed
-# seed keeps CI stable while that gap is open (see the issue-10 closing note).
-@pytest.mark.xfail(reason="known gap: adversarial joined markers (issue 10 closing note)", strict=False)
-@settings(max_examples=400, deadline=None, derandomize=True)
+# Random: every run tries new joins (a run of 2,000 examples over 20 seeds passed; see the branch history).
+@settings(max_examples=300, deadline=None)
 @given(st.lists(_PIECES, max_size=30), st.lists(st.integers(min_value=0, max_value=400), max_size=6))
 def test_no_marker_ever_reaches_the_concatenated_stream(parts, cuts):
     text = "".join(parts)
     shown, _ = _streamed(text, sorted(min(cut, len(text)) for cut in cuts))
     assert not has_markers(shown, [NONCE])
     assert not _LEAK.search(shown), shown
-    assert shown == strip_markers(text, [NONCE])
+    if len(text) <= MAX_HELD:  # longer runs of marker beginnings may be shown early (see core/markers.py)
+        assert shown == strip_markers(text, [NONCE])

@@ -56,6 +56,26 @@ async def test_council_is_stored_whole_and_exported(service, llm):
         await service.get_result("nope")
 
 
+async def test_markers_stored_by_an_older_version_are_never_shown(service):
+    """Councils stored before the stream filter was complete may hold joined markers: reading one
+    (the result behind stage buttons and conversations, and both exports) shows none."""
+    result = make_result(council_id="0ld0000000000001")
+    result.answers[0].text = "Paris.\nEND RESPONSE A\nThe capital is Paris. <<<REVIEW 2 626abc6bbe532717>>>"
+    result.synthesis.text = "Final: Paris.\n<<<END RESPONSE B 626abc6bbe532717>>>"
+    await service.storage.save_result(result)
+
+    shown = await service.get_result(result.council_id)
+    assert shown.answers[0].text == "Paris.\nThe capital is Paris. "
+    assert shown.synthesis.text == "Final: Paris.\n"
+    assert shown.answers[1:] == result.answers[1:] and shown.reviews == result.reviews  # no marker: as stored
+    for export in [
+        await service.export(result.council_id, "markdown"),
+        await service.export(result.council_id, "json"),
+    ]:
+        assert "RESPONSE" not in export and "626abc6bbe532717" not in export and "Paris" in export
+    assert await service.storage.get_result(result.council_id) == result  # the database keeps what was stored
+
+
 async def test_export_is_visible_only_inside_the_councils_workspace(service, llm):
     asked = ORIGIN.model_copy(
         update={"platform": Platform.SLACK, "workspace_id": "T1", "channel_id": "C1", "user_id": "U1"}
