@@ -94,9 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
     slack = sub.add_parser("slack", help="run the Slack bot (Socket Mode if SLACK_APP_TOKEN is set)")
     slack.add_argument("--http", action="store_true", help="serve the HTTP Events API instead of Socket Mode")
     slack.add_argument("--port", type=int, default=3000)
-    sub.add_parser("discord", help="run the Discord bot")
+    discord = sub.add_parser("discord", help="run the Discord bot")
     serve = sub.add_parser("serve", help="run every bot that has a token configured")
     serve.add_argument("--port", type=int, default=3000)
+    for bot in (slack, discord, serve):
+        bot.add_argument(
+            "--no-worker",
+            action="store_true",
+            help="accept questions only; `council worker` processes run the councils (PostgreSQL)",
+        )
+    sub.add_parser("worker", help="run councils accepted by the bots (PostgreSQL; no intake)")
     api = sub.add_parser("api", help="serve the council as an OpenAI-compatible model (and MCP over HTTP at /mcp)")
     api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
     api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")

@@ -317,14 +317,19 @@ async def cmd_doctor(service: CouncilService, args: argparse.Namespace) -> int:
 
 async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
     settings = service.settings
+    worker = not args.no_worker
+    if not worker and not service.councils_run_elsewhere:
+        raise ConfigurationError(
+            "--no-worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
+            "on SQLite the bot process runs its own councils."
+        )
     tasks = []
     if args.command in ("slack", "serve") and (settings.slack_bot_token or args.command == "slack"):
         from bot.slack.app import run_slack
 
         http = getattr(args, "http", False)
-        tasks.append(
-            _reporting("Slack", settings.slack_api_url, run_slack(service, settings, http=http, port=args.port))
-        )
+        bot = run_slack(service, settings, http=http, port=args.port, worker=worker)
+        tasks.append(_reporting("Slack", settings.slack_api_url, bot))
     if args.command in ("discord", "serve") and (settings.discord_token or args.command == "discord"):
         from bot.discord.client import run_discord
 
@@ -337,6 +342,28 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         )
     service.router.warm_up(seats.all_models([*settings.default_members, settings.default_chairman]))
     await asyncio.gather(*tasks)
+    return EXIT_OK
+
+
+async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
+    """Councils only: no events are taken here. The platforms this process can post to are the
+    ones whose tokens are set (their councils' queues are the ones it serves)."""
+    settings = service.settings
+    if not service.councils_run_elsewhere:
+        raise ConfigurationError(
+            "council worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
+            "on SQLite the bot process runs its own councils."
+        )
+    if settings.slack_bot_token is None:
+        raise ConfigurationError("council worker posts answers to Slack: set SLACK_BOT_TOKEN (see README, Slack).")
+    from bot.slack.app import build_slack_bot
+
+    bot = build_slack_bot(service, settings)  # registers how Slack councils are shown and answered
+    service.router.warm_up([*settings.default_members, settings.default_chairman])
+    try:
+        await _reporting("Slack", settings.slack_api_url, service.run_worker())
+    finally:
+        await bot.aclose()
     return EXIT_OK
 
 
@@ -509,6 +536,7 @@ COMMANDS = {
     "slack": cmd_bots,
     "discord": cmd_bots,
     "serve": cmd_bots,
+    "worker": cmd_worker,
     "api": cmd_api,
     "mcp": cmd_mcp,
 }

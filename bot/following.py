@@ -26,38 +26,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict
-
 from bot.councils import AnswerFile, answer_file, is_long
 from bot.progress import CouncilProgress
 from bot.throttle import ChannelPacer, Priority, Throttle
-from core.models import CouncilEvent, CouncilFinished, CouncilQueued, CouncilRequest, CouncilResult, Platform
+from core.models import CouncilEvent, CouncilFinished, CouncilQueued, CouncilRequest, CouncilResult, Destination
 
 if TYPE_CHECKING:
     from core.service import CouncilService
 
+__all__ = ["CouncilFollower", "Destination", "Surface", "deliver", "resume"]
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Message = Any  # a platform's message: Slack {"text", "blocks"}, Discord send/edit keyword arguments
-
-
-class Destination(BaseModel):
-    """Where a council is shown: everything a runner needs to write there, as plain ids."""
-
-    model_config = ConfigDict(frozen=True)
-
-    platform: Platform
-    channel_id: str  # where the answer goes: a Slack channel, a Discord thread (or channel)
-    thread_id: str | None = None  # Slack: the thread's ts (Discord threads are channels)
-    status_id: str | None = None  # the status message, once posted (Slack ts, Discord message id)
-    status_channel_id: str | None = None  # its channel when not `channel_id` (a /council starter message)
-
-    @property
-    def status_channel(self) -> str:
-        return self.status_channel_id or self.channel_id
-
-    def with_status(self, status_id: str) -> Destination:
-        return self.model_copy(update={"status_id": status_id})
 
 
 class Followable(Protocol):
@@ -237,11 +218,15 @@ class CouncilFollower:
         run: Followable,
         *,
         on_status: Callable[[Destination], Awaitable[None]] | None = None,
+        claim: Callable[[], Awaitable[bool]] | None = None,
     ):
         self.surface = surface
         self.destination = destination
         self.run = run
         self.on_status = on_status
+        # Asked before the answer goes out: False when another process posts it (a durable
+        # council: CouncilService.claim_delivery), so that it is posted once.
+        self.claim = claim
         self.progress = CouncilProgress(run.council_id)
         self.live: LiveDisplay | None = None
         self.updater: StatusUpdater | None = None
@@ -312,6 +297,9 @@ class CouncilFollower:
     async def show(self, result: CouncilResult) -> CouncilResult:
         """The answer (in the live display, or posted), a long answer's file, the final status."""
         cid = result.council_id
+        if not await self._claimed():
+            await self._leave_answer_to_another(result)
+            return result
         in_live = False
         if self.live is not None:
             try:
@@ -332,6 +320,20 @@ class CouncilFollower:
                 return result
             await self.updater.finish(self._status(None, final=final))
         return result
+
+    async def _claimed(self) -> bool:
+        if self.claim is None:
+            return True
+        try:
+            return await self.claim()
+        except Exception as exc:  # a database that cannot say: post (twice beats never)
+            log.warning("could not claim the delivery of council %s (%s); posting it", self.run.council_id, exc)
+            return True
+
+    async def _leave_answer_to_another(self, result: CouncilResult) -> None:
+        log.info("council %s is answered by another process; not posting it again", result.council_id)
+        if self.updater is not None:
+            await self.updater.finish_quietly()
 
     async def post_result(self, result: CouncilResult) -> None:
         destination = self.destination

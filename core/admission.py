@@ -85,6 +85,7 @@ class Admission:
             await self._check_budget(origin, channel)
             await self._check_rate(origin, channel, record=True)
             await self.owner.start()
+            await ticket.take_shared_now()  # the cap across processes (PostgreSQL): queued if all busy
             request = CouncilRequest(
                 council_id=council_id or new_council_id(),
                 question=question,

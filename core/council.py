@@ -46,7 +46,7 @@ from core.engine.reviews import collect_late_reviews, run_reviews
 from core.engine.runner import Calls
 from core.engine.state import LABELS, CouncilState
 from core.engine.synthesis import BRIEF_PROMPT_ANSWERS, BRIEF_PROMPT_CONTEXT, run_synthesis
-from core.models import CouncilEvent, CouncilFinished, CouncilRequest, CouncilStarted
+from core.models import CouncilCheckpoint, CouncilEvent, CouncilFinished, CouncilRequest, CouncilStarted
 
 if TYPE_CHECKING:
     from core.providers.router import ProviderRouter
@@ -62,14 +62,19 @@ _STAGES: tuple[tuple[str, Stage], ...] = (
 
 
 async def run_council(
-    request: CouncilRequest, router: ProviderRouter, control: CouncilControl | None = None
+    request: CouncilRequest,
+    router: ProviderRouter,
+    control: CouncilControl | None = None,
+    checkpoint: CouncilCheckpoint | None = None,
 ) -> AsyncGenerator[CouncilEvent, None]:
     """Run one council; yields its events and ends with exactly one CouncilFinished.
 
     `router` needs only `complete` and `stream` (a ProviderRouter, or a fake in benchmarks).
     Closing the generator or cancelling its consumer cancels every call it started.
+    `checkpoint`: what an earlier run of this council completed (resuming after its process
+    stopped); those answers and reviews are replayed as events, not asked for again.
     """
-    state = CouncilState.new(request, control or CouncilControl())
+    state = CouncilState.new(request, control or CouncilControl(), checkpoint)
     calls = Calls(request.council_id, state.control)
     try:
         yield state.event(CouncilStarted, members=state.members, chairman=state.config.chairman)

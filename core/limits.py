@@ -6,10 +6,11 @@ import asyncio
 import logging
 import math
 import time
+import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from core.errors import InputRejected, Overloaded, RateLimited
 
@@ -84,9 +85,19 @@ class RateLimiter:
             )
 
 
+class SharedSlots(Protocol):
+    """Slots shared with other processes (core/shared_cap.py): the cap across all of them."""
+
+    poll_s: float
+
+    async def take(self, slot_id: str) -> bool: ...
+    def give_back(self, slot_id: str) -> None: ...
+
+
 class Ticket:
     """A council's admission: a running slot now, or a place in the queue held until `wait()`
     returns. Taken synchronously by `ConcurrencyGate.admit`, so check and enqueue are one step.
+    With shared slots, a running slot also needs one of those (`take_shared_now`, `wait`).
     `release()` (idempotent) gives back whatever the ticket holds, at any point of its life."""
 
     def __init__(self, gate: ConcurrencyGate, waiter: asyncio.Future[None] | None, position: int | None):
@@ -94,14 +105,25 @@ class Ticket:
         self._waiter = waiter
         self._released = False
         self.position = position  # 1-based place in the queue at admission; None: runs at once
+        self.slot_id = uuid.uuid4().hex
+        self._shared_held = gate.shared is None  # nothing to take when the cap is this process's
 
     @property
     def waiting(self) -> bool:
-        return self._waiter is not None and not self._waiter.done() and not self._released
+        if self._released:
+            return False
+        return (self._waiter is not None and not self._waiter.done()) or not self._shared_held
+
+    async def take_shared_now(self) -> None:
+        """A ticket that runs at once tries for a shared slot now: when every one is busy in other
+        processes it is queued (position 1) and `wait` keeps trying."""
+        if self.position is None and not await self._try_shared():
+            self.position = 1
 
     async def wait(self) -> bool:
-        """Until the slot is ours (the releasing council hands it over, running count unchanged):
-        True; False when the ticket was withdrawn (released) while it waited."""
+        """Until the slot is ours (the releasing council hands it over, running count unchanged),
+        and then a shared slot if there are any: True; False when the ticket was withdrawn
+        (released) while it waited."""
         if self._waiter is not None:
             try:
                 await self._waiter
@@ -110,12 +132,35 @@ class Ticket:
                 if self._released and task is not None and not task.cancelling():
                     return False  # withdrawn, not cancelled
                 raise
+        shared = self._gate.shared
+        if shared is not None:
+            await self._wait_shared(shared)
         return not self._released
+
+    async def _wait_shared(self, shared: SharedSlots) -> None:
+        # Polled: another process's release has no way to wake us (a slot frees within `poll_s`).
+        while True:
+            if self._released or await self._try_shared():
+                return
+            await asyncio.sleep(shared.poll_s)
+
+    async def _try_shared(self) -> bool:
+        shared = self._gate.shared
+        if shared is None or self._shared_held:
+            return True
+        held = await shared.take(self.slot_id)
+        if held and self._released:  # withdrawn while asking: not ours to keep
+            shared.give_back(self.slot_id)
+            return False
+        self._shared_held = held
+        return held
 
     def release(self) -> None:
         if self._released:
             return
         self._released = True
+        if self._gate.shared is not None and self._shared_held:
+            self._gate.shared.give_back(self.slot_id)
         waiter = self._waiter
         if waiter is None or (waiter.done() and not waiter.cancelled()):
             self._gate._release()  # we hold a slot (maybe handed over just now): pass it on
@@ -135,9 +180,10 @@ class ConcurrencyGate:
     queue, and one cancelled just after being handed a slot passes it on, so no slot leaks.
     """
 
-    def __init__(self, max_concurrent: int, max_queued: int):
+    def __init__(self, max_concurrent: int, max_queued: int, shared: SharedSlots | None = None):
         self.max_concurrent = max_concurrent
         self.max_queued = max_queued
+        self.shared = shared  # the cap across processes (PostgreSQL), on top of this process's
         self._running = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
 

@@ -6,7 +6,7 @@ crashed, its machine gone) is marked interrupted by the next live owner, within 
 Processes that only read (`council history`, `export`, `leaderboard`, `usage`, `doctor`) never
 become owners and so never mark anything. Several bot processes on one database each own their
 councils; this is the single-process half of running replicas (a job queue's own worker leases
-can take this role later).
+decide when a queued council's worker is gone; see core/durable).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ class CouncilOwner:
         self.owner_id = uuid.uuid4().hex
         self._renewer: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
+        # Run after each renewal: the in-process queue adopts dead owners' durable councils here.
+        self.after_renew: list[Callable[[], Awaitable[None]]] = []
 
     @property
     def active(self) -> bool:
@@ -54,6 +57,8 @@ class CouncilOwner:
         marked = await self.storage.mark_interrupted()
         if marked:
             log.warning("marked %d council(s) as interrupted: the process running them stopped renewing", marked)
+        for hook in self.after_renew:
+            await hook()
         return marked
 
     async def _renew_forever(self) -> None:

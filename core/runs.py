@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
 
 from core.council import CouncilControl, run_council
 from core.limits import Ticket
 from core.models import (
+    CouncilCheckpoint,
     CouncilEvent,
     CouncilFinished,
     CouncilQueued,
@@ -28,6 +30,13 @@ log = logging.getLogger(__name__)
 _KEEP_FINISHED_S = 600  # finished runs stay reachable this long, for late listeners (buttons)
 
 
+class Journal(Protocol):
+    """Where a durable council's completed steps are written as they complete (core/durable)."""
+
+    async def prepared(self, request: CouncilRequest) -> None: ...
+    async def record(self, event: CouncilEvent) -> None: ...
+
+
 class CouncilRun:
     """A running (or finished) council that any number of listeners can follow."""
 
@@ -44,6 +53,10 @@ class CouncilRun:
         # Run once admitted, before stage 1 (core/reading.py: images, web search); returns notices.
         self.before_start: Callable[[], Awaitable[list[str]]] | None = None
         self.notices: list[str] = []  # about what the council read: put first in the result
+        # A durable council (core/durable): what an earlier run completed, and where each
+        # completed step is written as it completes.
+        self.checkpoint: CouncilCheckpoint | None = None
+        self.journal: Journal | None = None
 
     @property
     def council_id(self) -> str:
@@ -109,9 +122,14 @@ class CouncilRuns:
         request: CouncilRequest,
         ticket: Ticket,
         before_start: Callable[[], Awaitable[list[str]]] | None = None,
+        *,
+        checkpoint: CouncilCheckpoint | None = None,
+        journal: Journal | None = None,
     ) -> CouncilRun:
         run = CouncilRun(request, ticket)
         run.before_start = before_start
+        run.checkpoint = checkpoint
+        run.journal = journal
         if ticket.position is not None:
             await run.publish(CouncilQueued(council_id=run.council_id, position=ticket.position))
         self._runs[run.council_id] = run
@@ -119,9 +137,14 @@ class CouncilRuns:
         return run
 
     async def stop_all(self, timeout_s: float) -> None:
+        """Stop every council (stored as cancelled), except durable ones: those are only halted,
+        stored as running, for the next process to resume them from their last completed step."""
         for run in list(self._runs.values()):
             if run.task and not run.task.done():
-                run.control.stop()
+                if run.journal is not None:
+                    run.task.cancel()
+                else:
+                    run.control.stop()
         pending = [r.task for r in self._runs.values() if r.task and not r.task.done()]
         if pending:
             await asyncio.wait(pending, timeout=timeout_s)
@@ -132,12 +155,16 @@ class CouncilRuns:
             if await ticket.wait() and not run.control.stopped:  # stopped while queued: it never starts
                 if run.before_start is not None:
                     run.notices.extend(await run.before_start())
-                async for event in run_council(run.request, self.router, run.control):
+                    if run.journal is not None:
+                        await run.journal.prepared(run.request)
+                async for event in run_council(run.request, self.router, run.control, run.checkpoint):
                     if isinstance(event, CouncilFinished):
                         result = event.result
                         break
                     if isinstance(event, MemberFailed):
                         event = self.redact.model(event)
+                    if run.journal is not None:
+                        await run.journal.record(event)
                     await run.publish(event)
         except Exception as exc:  # the council must always end with a stored, explained result
             log.exception("council %s crashed", run.council_id)

@@ -25,7 +25,9 @@ from typing import Literal, TypeVar
 from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
-from core.database_url import SQLITE
+from core.database_url import POSTGRESQL, SQLITE
+from core.durable.service import DurableCouncils
+from core.durable.worker import CouncilWorker, Deliver
 from core.errors import ConfigurationError, NotFound
 from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate
@@ -33,17 +35,20 @@ from core.models import (
     Actor,
     AuditEntry,
     ChannelSettings,
+    ControlAction,
     ConversationTurn,
     CouncilConfig,
     CouncilMode,
+    CouncilRequest,
     CouncilResult,
     CouncilSummary,
     DailyUsage,
+    Destination,
     Leaderboard,
     Origin,
     Platform,
 )
-from core.ownership import LEASE_S, CouncilOwner
+from core.ownership import CouncilOwner
 from core.permissions import PLATFORM_ADMINS, Permissions
 from core.providers.router import ProviderRouter
 from core.queries import CouncilQueries, HistoryScope
@@ -51,6 +56,7 @@ from core.reading import CouncilReading
 from core.redact import Redactor
 from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
+from core.shared_cap import SharedCap
 from core.storage import Storage
 from core.storage.database import DatabaseUnavailable
 from core.workspace import WorkspaceChannels
@@ -64,14 +70,18 @@ _SHUTDOWN_WAIT_S = 5.0  # how long aclose() waits for stopped councils to store 
 
 
 class CouncilService:
-    def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter, *, lease_s: float = LEASE_S):
+    def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter, *, lease_s: float | None = None):
         self.settings = settings
         self.storage = storage
         self.router = router
         self.redact = Redactor.from_settings(settings)
-        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils)
         # Taken when this process first runs a council (or a bot starts): read-only uses never own.
-        self.owner = CouncilOwner(storage, lease_s)
+        self.owner = CouncilOwner(storage, lease_s or settings.lease_s)
+        # On PostgreSQL the cap holds across every process on the database; SQLite is one process.
+        self.shared_cap = (
+            SharedCap(storage, self.owner, settings.max_concurrent_councils) if storage.backend == POSTGRESQL else None
+        )
+        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils, self.shared_cap)
         self.permissions = Permissions(settings.admin_users)
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.runs = CouncilRuns(storage, router, self.redact)
@@ -81,13 +91,16 @@ class CouncilService:
         # Readers' votes and comments (core/feedback.py): the rule of who may vote lives there.
         self.feedback = CouncilFeedback(storage, self.redact, Permissions.visible_to, self.queries.get_result)
         self.workspace = WorkspaceChannels(storage, self.admission.config_for)  # channels with their own settings
+        # Durable councils (core/durable): chat councils run as jobs that survive their process.
+        self.worker = CouncilWorker(storage, self.runs, self.owner, self.redact, self._prepare)
+        self.durable = DurableCouncils(settings, storage, self.worker, self.gate)
         self._pruner: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
     async def open(
-        cls, settings: Settings | None = None, *, router: ProviderRouter | None = None, lease_s: float = LEASE_S
+        cls, settings: Settings | None = None, *, router: ProviderRouter | None = None, lease_s: float | None = None
     ) -> CouncilService:
         """Open the database. Nothing is marked here: councils other processes run are theirs, and
         those of dead processes are marked by the first process that runs councils (`start_lease`)."""
@@ -112,7 +125,10 @@ class CouncilService:
     async def aclose(self) -> None:
         if self._pruner is not None:
             self._pruner.cancel()
+        await self.durable.close()  # before the runs: a worker waits on its run
         await self.runs.stop_all(_SHUTDOWN_WAIT_S)
+        if self.shared_cap is not None:
+            await self.shared_cap.aclose()
         await self.owner.stop()
         await self.reading.aclose()
         await self.router.aclose()
@@ -175,6 +191,60 @@ class CouncilService:
 
         return await self.runs.start(request, ticket, before_start)
 
+    async def submit_council(
+        self,
+        question: str,
+        origin: Origin,
+        history: Sequence[ConversationTurn] = (),
+        *,
+        destination: Destination,
+        council_id: str | None = None,
+        attachments: Sequence[ExtractedAttachment] = (),
+        search: bool | None = None,
+        mode: CouncilMode | None = None,
+    ) -> str:
+        """Admit a chat council as a durable job and return its id: a worker (this process on
+        SQLite, any worker on PostgreSQL) runs it and posts it to `destination` through the
+        deliverer its platform registered (`register_deliverer`). It survives the process that
+        runs it (resumed from its last completed step). Raises what `start_council` raises."""
+        request, ticket = await self.admission.admit(
+            question, origin, history, council_id=council_id, attachments=attachments, mode=mode
+        )
+        try:
+            channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
+            await self.storage.jobs.save(request, destination, search=self.reading.wants_search(search, channel))
+            await self.durable.enqueue(request.council_id, destination.platform, ticket)
+        except BaseException:
+            ticket.release()
+            raise
+        return request.council_id
+
+    def register_deliverer(self, platform: Platform, deliver: Deliver) -> None:
+        """How this process posts a durable council of `platform` (progress, then the answer once:
+        the deliverer must post it only when `claim_delivery` says so)."""
+        self.worker.register(platform, deliver)
+
+    async def claim_delivery(self, council_id: str) -> bool:
+        """True for exactly one caller per council, across every process: that one posts the answer."""
+        return await self.storage.jobs.claim_delivery(council_id, self.owner.owner_id)
+
+    async def keep_destination(self, council_id: str, destination: Destination) -> None:
+        """Remember where a durable council shows itself (its status message, once posted)."""
+        await self.storage.jobs.save_destination(council_id, destination)
+
+    async def run_worker(self) -> None:
+        """Run durable councils in this process until cancelled (`council worker`, and the bots
+        unless `--no-worker`)."""
+        await self.durable.work()
+
+    @property
+    def councils_run_elsewhere(self) -> bool:
+        """Whether a process without a worker still gets its councils run (PostgreSQL's queue)."""
+        return self.durable.across_processes
+
+    async def _prepare(self, request: CouncilRequest, search: bool) -> list[str]:
+        return await self.reading.prepare(request, search=search)
+
     async def read_files(self, files: Sequence[IncomingFile], platform: Platform) -> AttachmentBatch:
         """Download (from the platform's own file hosts only) and read the files of one question."""
         return await self.reading.read_files(files, platform)
@@ -197,11 +267,15 @@ class CouncilService:
     async def stop(self, council_id: str, actor: Actor, *, synthesize: bool = False) -> bool:
         """Stop a running council (or make it synthesize now). Only the asker or an admin may."""
         run = self.runs.get(council_id)
-        if run is None or run.done:
+        if run is not None and not run.done:
+            self.permissions.require_may_stop(actor, run.request.origin)
+            run.stop(synthesize=synthesize)
+            return True
+        job = await self.storage.jobs.get(council_id)  # a durable council another process runs
+        if job is None:
             return False
-        self.permissions.require_may_stop(actor, run.request.origin)
-        run.stop(synthesize=synthesize)
-        return True
+        self.permissions.require_may_stop(actor, job.request.origin)
+        return await self.durable.control(council_id, ControlAction.SYNTHESIZE if synthesize else ControlAction.STOP)
 
     # ------------------------------------------------------------------ history
 

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from core.database_url import DatabaseTarget, parse_database_url
@@ -100,6 +100,15 @@ class Settings(BaseSettings):
     database_url: str = Field(default_factory=default_database_url, alias="DATABASE_URL")
     retention_days: int | None = Field(None, alias="COUNCIL_RETENTION_DAYS")
 
+    # ----------------------------------------------------------------- durable councils (core/durable)
+    # A process that stops renewing its lease for this long is dead: its councils are resumed or marked.
+    lease_s: float = Field(30.0, alias="COUNCIL_LEASE_S", ge=1)
+    # Councils one worker process runs at once on PostgreSQL (empty: COUNCIL_MAX_CONCURRENT).
+    worker_concurrency: int | None = Field(None, alias="COUNCIL_WORKER_CONCURRENCY", ge=1)
+    # Worker heartbeat period, and the silence after which its councils are resumed by another worker.
+    queue_heartbeat_s: float = Field(5.0, alias="COUNCIL_QUEUE_HEARTBEAT_S", gt=0)
+    queue_stalled_s: float = Field(15.0, alias="COUNCIL_QUEUE_STALLED_S", gt=0)
+
     # ----------------------------------------------------------------- slack
     slack_bot_token: SecretStr | None = Field(None, alias="SLACK_BOT_TOKEN")
     slack_app_token: SecretStr | None = Field(None, alias="SLACK_APP_TOKEN")
@@ -117,6 +126,11 @@ class Settings(BaseSettings):
     discord_token: SecretStr | None = Field(None, alias="DISCORD_TOKEN")
     discord_guild_id: int | None = Field(None, alias="DISCORD_GUILD_ID")
     discord_api_url: str | None = Field(None, alias="DISCORD_API_URL")
+    # Gateway shards (README, "Deploying past one process"). Unset: one connection, no sharding
+    # (Discord requires shards from 2,500 guilds). A number, or "auto" for Discord's recommendation.
+    discord_shard_count: int | Literal["auto"] | None = Field(None, alias="DISCORD_SHARD_COUNT")
+    # The shards this process runs, e.g. "0-3" or "4,5" (one range per process); unset: all of them.
+    discord_shard_ids: Annotated[list[int], NoDecode] | None = Field(None, alias="DISCORD_SHARD_IDS")
 
     # ----------------------------------------------------------------- attachments and web search
     # Issue 13, read by core/attachments (AttachmentLimits.from_settings) and core/search
@@ -189,6 +203,40 @@ class Settings(BaseSettings):
     def _blank_secret_is_unset(cls, value: Any) -> Any:
         # `DISCORD_TOKEN=` as copied from .env.example means "not configured", not an empty token.
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("discord_shard_count", mode="before")
+    @classmethod
+    def _shard_count(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and value < 1:
+            raise ValueError("must be at least 1 (or auto)")
+        return value
+
+    @field_validator("discord_shard_ids", mode="before")
+    @classmethod
+    def _shard_ids(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        ids: list[int] = []
+        for part in (p.strip() for p in value.split(",") if p.strip()):
+            first, _, last = part.partition("-")
+            if not first.isdigit() or (last and not last.isdigit()):
+                raise ValueError('give shard ids like "0-3" or "0,2,4"')
+            ids.extend(range(int(first), int(last or first) + 1))
+        return ids or None
+
+    @field_validator("discord_shard_ids")
+    @classmethod
+    def _shard_ids_fit(cls, value: list[int] | None, info: ValidationInfo) -> list[int] | None:
+        if value is None:
+            return None
+        count = info.data.get("discord_shard_count")
+        if not isinstance(count, int):
+            raise ValueError("needs DISCORD_SHARD_COUNT set to a number (every process must agree on it)")
+        if any(shard >= count for shard in value):
+            raise ValueError(f"shard ids run from 0 to {count - 1} (DISCORD_SHARD_COUNT={count})")
+        return sorted(set(value))
 
     @field_validator("log_level", mode="before")
     @classmethod

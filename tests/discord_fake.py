@@ -92,7 +92,9 @@ class FakeDiscord:
         self.cdn_files: dict[str, bytes] = {}
         self.cdn_downloads: list[dict[str, str]] = []  # headers of each download
         self.ready = asyncio.Event()
-        self._sockets: list[web.WebSocketResponse] = []
+        self.recommended_shards = 1  # what GET /gateway/bot advises
+        # Each open gateway connection and the shard it identified as: (shard_id, num_shards).
+        self._sockets: dict[web.WebSocketResponse, tuple[int, int]] = {}
         self._seq = 0
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
@@ -481,12 +483,20 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ gateway
 
+    def shard_of(self, guild_id: int, num_shards: int) -> int:
+        """Discord's routing: a guild's events go to shard (guild_id >> 22) % num_shards."""
+        return (guild_id >> 22) % num_shards
+
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        for ws in list(self._sockets):
-            if ws.closed:
-                continue
-            self._seq += 1
-            await ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": data}))
+        """To every connection, except that a guild's events go only to the shard that guild is on."""
+        guild = data.get("guild_id") or (data.get("id") if event == "GUILD_CREATE" else None)
+        for ws, (shard, count) in list(self._sockets.items()):
+            if not ws.closed and (guild is None or self.shard_of(int(guild), count) == shard):
+                await self._send(ws, event, data)
+
+    async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
+        self._seq += 1
+        await ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": data}))
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
@@ -503,26 +513,29 @@ class FakeDiscord:
                 await ws.send_str(json.dumps({"op": 11, "d": None, "s": None, "t": None}))
             elif op == 2:
                 self.identifies.append(frame["d"])
-                self._sockets = [s for s in self._sockets if not s.closed] + [ws]
+                shard, count = frame["d"].get("shard") or (0, 1)
+                self._sockets = {w: v for w, v in self._sockets.items() if not w.closed}
+                self._sockets[ws] = (shard, count)
+                ours = self.shard_of(self.guild_id, count) == shard
                 session = f"session-{snowflake()}"
                 ready = {
                     "v": 10,
                     "user": self.bot_user(),
                     "session_id": session,
                     "resume_gateway_url": self.ws_url,
-                    "guilds": [{"id": str(self.guild_id), "unavailable": True}],
+                    "guilds": [{"id": str(self.guild_id), "unavailable": True}] if ours else [],
                     "private_channels": [],
                     "relationships": [],
                     "application": {"id": str(self.app_id), "flags": 1 << 19},
-                    "shard": [0, 1],
+                    "shard": [shard, count],
                 }
-                await self.dispatch("READY", ready)
-                await self.dispatch("GUILD_CREATE", self.guild_payload())
+                await self._send(ws, "READY", ready)
+                if ours:
+                    await self._send(ws, "GUILD_CREATE", self.guild_payload())
                 self.ready.set()
             elif op == 6:  # RESUME: we keep no session state; ask for a fresh IDENTIFY
                 await ws.send_str(json.dumps({"op": 9, "d": False, "s": None, "t": None}))
-        if ws in self._sockets:
-            self._sockets.remove(ws)
+        self._sockets.pop(ws, None)
         return ws
 
     # ------------------------------------------------------------------ REST
@@ -569,7 +582,7 @@ class FakeDiscord:
         if path == "/gateway/bot":
             return 200, {
                 "url": self.ws_url,
-                "shards": 1,
+                "shards": self.recommended_shards,
                 "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
             }
         if path == "/gateway":

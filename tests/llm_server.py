@@ -31,6 +31,7 @@ class RecordedRequest:
     stream: bool
     headers: dict[str, str]
     body: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
     @property
     def system(self) -> str:

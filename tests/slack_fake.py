@@ -450,10 +450,11 @@ class FakeSlack:
                 self.sockets.remove(ws)
         return ws
 
-    async def send_envelope(self, kind: str, payload: dict[str, Any]) -> str:
-        """Deliver a Socket Mode envelope (events_api, slash_commands, interactive) to the app."""
+    async def send_envelope(self, kind: str, payload: dict[str, Any], *, socket: int = -1) -> str:
+        """Deliver a Socket Mode envelope (events_api, slash_commands, interactive) to the app, on
+        its newest connection or the one at index `socket` (Slack picks any of an app's up to 10)."""
         envelope_id = f"env-{next(self._envelopes)}"
-        await self.sockets[-1].send_json(
+        await self.sockets[socket].send_json(
             {
                 "envelope_id": envelope_id,
                 "type": kind,

@@ -43,6 +43,13 @@ def _one_clear_line(err: str, *needles: str) -> None:
         (["slack", "--http"], {"SLACK_BOT_TOKEN": "xoxb-1-2-3", "SLACK_APP_TOKEN": "xapp-1"}, 2, ["SIGNING_SECRET"]),
         (["discord"], {"DISCORD_TOKEN": ""}, 2, ["DISCORD_TOKEN is not set"]),
         (["serve"], {}, 2, ["Nothing to serve"]),
+        (
+            ["slack", "--http", "--no-worker"],
+            {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"},
+            2,
+            ["PostgreSQL"],
+        ),
+        (["worker"], {}, 2, ["council worker needs PostgreSQL"]),
         (["history"], {"DATABASE_URL": "sqlite:////proc/x.db"}, 2, ["DATABASE_URL", "/proc/x.db", "writable"]),
         (["history"], {"DATABASE_URL": "mysql://user:hunter2@db/council"}, 2, ["DATABASE_URL", "'mysql'"]),
         (["ask", "Q?"], {"COUNCIL_TIMEOUT_S": "soon"}, 2, ["COUNCIL_TIMEOUT_S", "'soon'"]),

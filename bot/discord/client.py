@@ -455,9 +455,28 @@ class CouncilBot(ApiBaseClient):
 # --------------------------------------------------------------------------- entry points
 
 
+class ShardedCouncilBot(CouncilBot, discord.AutoShardedClient):
+    """The bot over several gateway shards in this process (DISCORD_SHARD_COUNT, and
+    DISCORD_SHARD_IDS when each process runs its own range). discord.py opens the shards one
+    after another and waits between IDENTIFYs as Discord's max_concurrency allows."""
+
+
+def shard_options(settings: Settings) -> dict[str, Any] | None:
+    """discord.AutoShardedClient's shard arguments; None: one unsharded connection."""
+    count = settings.discord_shard_count
+    if count is None:
+        return None
+    if count == "auto":
+        return {}  # shard_count None: the client asks Discord how many (GET /gateway/bot)
+    return {"shard_count": count, "shard_ids": settings.discord_shard_ids}
+
+
 def build_discord_client(service: CouncilService, settings: Settings, **options: Any) -> CouncilBot:
     """The bot, not yet started (`options` go to discord.Client, e.g. guild_ready_timeout)."""
-    return CouncilBot(service, settings, **options)
+    sharding = shard_options(settings)
+    if sharding is None:
+        return CouncilBot(service, settings, **options)
+    return ShardedCouncilBot(service, settings, **sharding, **options)
 
 
 async def run_discord(service: CouncilService, settings: Settings) -> None:

@@ -21,7 +21,8 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
@@ -33,7 +34,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
 from bot.councils import HISTORY_SCOPES, OwnMessage, control_reply, own_turn
-from bot.following import CouncilFollower, Destination, deliver
+from bot.following import CouncilFollower, deliver
 from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
@@ -47,7 +48,7 @@ from bot.slack.surface import SlackSurface, api_base_url, build_client
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, PermissionDenied
 from core.material import files_notice
-from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform, new_council_id
+from core.models import Actor, ConversationTurn, CouncilResult, Destination, Origin, Platform, new_council_id
 from core.modes import split_mode_keyword
 from core.research import split_search_keyword
 from core.settings import Settings
@@ -151,6 +152,8 @@ class SlackCouncilBot:
         )
         self.pacer = self.surface.pacer
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+        # Durable councils are shown and answered by whichever process runs them (core/durable).
+        service.register_deliverer(Platform.SLACK, self.deliver)
         self.app = AsyncApp(
             client=client,
             signing_secret=secret,
@@ -457,13 +460,17 @@ class SlackCouncilBot:
         thread_ts = posted["ts"]
         origin = origin.model_copy(update={"thread_id": thread_ts})  # stored with the result
         try:
-            run = await self.service.start_council(
-                asked, origin, council_id=council_id, search=True if searched else None, mode=mode
+            await self.service.submit_council(
+                asked,
+                origin,
+                destination=self.destination(channel, thread_ts),
+                council_id=council_id,
+                search=True if searched else None,
+                mode=mode,
             )
         except CouncilError:  # refused in the moment since the check (a burst): take the question back
             await self._delete_quietly(channel, thread_ts)
             raise
-        await self.follow(run, channel, thread_ts)
 
     async def _delete_quietly(self, channel: str, ts: str) -> None:
         try:
@@ -474,10 +481,37 @@ class SlackCouncilBot:
     def stream_now(self) -> bool:
         return self.surface.stream_now()
 
-    async def follow(self, run: CouncilRun, channel: str, thread_ts: str) -> CouncilResult:
-        self.agent.follow(run, channel, thread_ts)  # a DM's title and status line
-        destination = Destination(platform=Platform.SLACK, channel_id=channel, thread_id=thread_ts)
-        return await CouncilFollower(self.surface, destination, run).follow()
+    @staticmethod
+    def destination(channel: str, thread_ts: str) -> Destination:
+        return Destination(platform=Platform.SLACK, channel_id=channel, thread_id=thread_ts)
+
+    async def deliver(self, run: CouncilRun, destination: Destination, resumed: bool) -> None:
+        """A durable council, wherever it was accepted: shown and answered in its thread (the
+        service's deliverer for Slack). A resumed one says so in the thread first."""
+        if resumed:
+            note = {"text": render.RESUMED_NOTE}
+            try:
+                await deliver(
+                    self.surface,
+                    destination.channel_id,
+                    Priority.START,
+                    lambda: self.surface.post(destination, note),
+                )
+            except Exception as exc:
+                log.warning("could not say that council %s resumed: %s", run.council_id, exc)
+        await self.follow(run, destination)
+
+    async def follow(self, run: CouncilRun, destination: Destination) -> CouncilResult:
+        self.agent.follow(run, destination.channel_id, destination.thread_id or "")  # a DM's title and status line
+        cid = run.council_id
+
+        async def keep(shown: Destination) -> None:  # a resumed council edits this status message
+            await self.service.keep_destination(cid, shown)
+
+        async def claim() -> bool:
+            return await self.service.claim_delivery(cid)
+
+        return await CouncilFollower(self.surface, destination, run, on_status=keep, claim=claim).follow()
 
     # ----------------------------------------------------------------- mentions and DMs
 
@@ -498,18 +532,17 @@ class SlackCouncilBot:
         if batch.user_notices():
             await self.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread_ts)
         try:
-            run = await self.service.start_council(
+            await self.service.submit_council(
                 question,
                 origin,
                 history,
+                destination=self.destination(channel, thread_ts or ts),
                 attachments=batch.attachments,
                 search=True if searched else None,
                 mode=mode,
             )
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
-            return
-        await self.follow(run, channel, thread_ts or ts)
 
     async def thread_history(
         self, channel: str, thread_ts: str, before_ts: str, context: Any
@@ -630,14 +663,38 @@ def build_web_app(app: AsyncApp, path: str = EVENTS_PATH) -> web.Application:
 
 
 async def run_slack(
-    service: CouncilService, settings: Settings, *, http: bool = False, port: int = 3000, host: str = "0.0.0.0"
+    service: CouncilService,
+    settings: Settings,
+    *,
+    http: bool = False,
+    port: int = 3000,
+    host: str = "0.0.0.0",
+    worker: bool = True,
 ) -> None:
     """Run the Slack bot until cancelled: Socket Mode when SLACK_APP_TOKEN is set (and not `http`),
-    otherwise the HTTP Events API on `host:port` at /slack/events (needs SLACK_SIGNING_SECRET)."""
+    otherwise the HTTP Events API on `host:port` at /slack/events (needs SLACK_SIGNING_SECRET).
+    With `worker`, this process also runs councils (core/durable); without, workers elsewhere do."""
     if settings.slack_bot_token is None:
         raise RuntimeError("SLACK_BOT_TOKEN is not set (see the Slack section of the README).")
     bot = build_slack_bot(service, settings)
     await service.start_lease()  # councils a dead process left running are marked now, not at the first question
+    async with running_worker(service, worker):
+        await _serve(bot, settings, http=http, port=port, host=host)
+
+
+@asynccontextmanager
+async def running_worker(service: CouncilService, enabled: bool = True) -> AsyncIterator[None]:
+    """The service's worker beside a bot (it runs councils, wherever they were accepted)."""
+    task = asyncio.create_task(service.run_worker(), name="council-worker") if enabled else None
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+async def _serve(bot: SlackCouncilBot, settings: Settings, *, http: bool, port: int, host: str) -> None:
     if settings.slack_app_token is not None and not http:
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 

@@ -57,6 +57,10 @@ FALLBACK_TEXT_MAX = 300  # the notification text of a message with blocks
 SUMMARY_CHARS = 2800
 # A modal shows at most this much model text in total (then says where the rest is).
 MODAL_TEXT_BUDGET = 60000
+RESUMED_NOTE = (
+    ":arrows_counterclockwise: The process running this council stopped; "
+    "another one resumes it here from its last completed stage."
+)
 STREAM_TAIL_CHARS = 1500  # of the chairman's text, shown in the status message while it writes
 
 QUESTION_BLOCK = "council-q-"

@@ -30,17 +30,26 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     config = state.config
     messages = prompts.stage1_messages(state.request.question, state.request.history)
     options = state.options(config.max_answer_tokens)
+    stored = state.stored_answers()  # a resumed council: these members are not asked again
     # Calls start before the events go out: a consumer that renders slowly must not delay them.
 
     def ask(model: str) -> Awaitable[Completion]:
         return router.complete(model, state.material.apply(messages, model, state.material_fence), options)
 
     batch = calls.launch_seats(
-        {seat: SeatCall(seats.seat_models(seat), ask) for seat in state.members}, "answer", config.member_timeout_s
+        {seat: SeatCall(seats.seat_models(seat), ask) for seat in state.members if seat not in stored},
+        "answer",
+        config.member_timeout_s,
     )
     yield state.event(StageStarted, stage=1)
     for member in state.members:
         yield state.event(MemberStarted, model=member)
+    for answer in stored.values():
+        _restore_answer(state, calls, answer)
+        if answer.ok:
+            yield state.event(MemberFinished, answer=answer.model_copy())
+        else:
+            yield state.event(MemberFailed, answer=answer.model_copy())
     policy = state.policy()
     async with aclosing(calls.gather(batch, policy, "answer", "members")) as outcomes:
         async for outcome in outcomes:
@@ -71,6 +80,14 @@ def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:
         state.skipped.add(outcome.key)
     state.answers[outcome.key] = answer
     return answer
+
+
+def _restore_answer(state: CouncilState, calls: Calls, answer: MemberAnswer) -> None:
+    seat = answer.seat or answer.model
+    if state.was_skipped(answer.error):
+        state.skipped.add(seat)
+    calls.usage += answer.usage
+    state.answers[seat] = answer
 
 
 def _assign_labels(state: CouncilState) -> None:

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter) -> AsyncGenerator[CouncilEvent, None]:
     config = state.config
     plans = state.review_plans = review_plans(state)
+    stored = state.stored_reviews(plans)  # a resumed council: these reviewers are not asked again
+    for reviewer, review in stored.items():
+        plans[reviewer] = list(review.shown_labels)
     if plans:  # none when a lone answer may not be reviewed by its own author
         builder = prompts.ReviewPrompts(
             state.request.question,
@@ -52,11 +55,15 @@ async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter)
                     replace(options, ranking_labels=tuple(shown)),
                 )
                 for r, shown in plans.items()
+                if r not in stored
             },
             "review",
             config.member_timeout_s,
         )
         yield state.event(StageStarted, stage=2)
+        for review in stored.values():
+            _restore_review(state, calls, review)
+            yield state.event(ReviewFinished, review=review)
         policy = replace(state.policy(), decide=partial(first_place_decided, state))
         async with aclosing(calls.gather(batch, policy, "review", "reviewers")) as outcomes:
             async for outcome in outcomes:
@@ -113,6 +120,13 @@ def review_plans(state: CouncilState) -> dict[str, list[str]]:
             state.rng.shuffle(shown)
             plans[reviewer] = shown
     return plans
+
+
+def _restore_review(state: CouncilState, calls: Calls, review: Review) -> None:
+    if state.was_skipped(review.error):
+        state.skipped.add(f"review:{review.reviewer}")
+    calls.usage += review.usage
+    state.reviews[review.reviewer] = review
 
 
 def _record_review(state: CouncilState, outcome: Outcome, shown: list[str]) -> Review:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import secrets
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -14,7 +15,17 @@ from core import prompts, seats
 from core.engine.control import CouncilControl
 from core.engine.runner import Batch, StagePolicy
 from core.material import CouncilMaterial
-from core.models import Aggregate, CouncilConfig, CouncilRequest, MemberAnswer, Review, Synthesis
+from core.models import (
+    Aggregate,
+    CouncilCheckpoint,
+    CouncilConfig,
+    CouncilRequest,
+    ErrorInfo,
+    ErrorKind,
+    MemberAnswer,
+    Review,
+    Synthesis,
+)
 from core.providers.base import CallOptions
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -46,14 +57,34 @@ class CouncilState:
     material_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))
     material: CouncilMaterial = field(default_factory=CouncilMaterial)
     started: float = field(default_factory=time.perf_counter)
+    # What an earlier run of this council completed (a resumed council): not asked again.
+    checkpoint: CouncilCheckpoint = field(default_factory=CouncilCheckpoint)
 
     @classmethod
-    def new(cls, request: CouncilRequest, control: CouncilControl) -> CouncilState:
+    def new(
+        cls, request: CouncilRequest, control: CouncilControl, checkpoint: CouncilCheckpoint | None = None
+    ) -> CouncilState:
         # Duplicates would give one model two labels and two ballots.
         members = list(dict.fromkeys(s for s in map(seats.clean_seat, request.config.members) if s))
         state = cls(request, control, members, {m: MemberAnswer(model=m) for m in members})
         state.material = CouncilMaterial.from_request(request)
+        if checkpoint is not None:
+            state.checkpoint = checkpoint
         return state
+
+    def stored_answers(self) -> dict[str, MemberAnswer]:
+        """Stage-1 answers an earlier run settled, by seat (labels are assigned anew, the same way)."""
+        stored = {(a.seat or a.model): a for a in self.checkpoint.answers}
+        return {seat: a.model_copy(update={"label": None}) for seat, a in stored.items() if seat in self.answers}
+
+    def stored_reviews(self, reviewers: Iterable[str]) -> dict[str, Review]:
+        wanted = set(reviewers)
+        return {r.reviewer: r for r in self.checkpoint.reviews if r.reviewer in wanted}
+
+    @staticmethod
+    def was_skipped(error: ErrorInfo | None) -> bool:
+        """A stored outcome the user cut short (Stop, Synthesize now), as `skipped` records it."""
+        return error is not None and error.kind is ErrorKind.CANCELLED
 
     @property
     def config(self) -> CouncilConfig:

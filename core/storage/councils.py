@@ -29,6 +29,8 @@ from core.storage.material import with_material, write_material
 from core.storage.values import dumps, filters, iso
 
 RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
+# A council whose owner holds no live lease at the time given as its one parameter.
+OWNER_GONE = "(owner_id IS NULL OR owner_id NOT IN (SELECT owner_id FROM council_owners WHERE lease_until >= ?))"
 
 
 class CouncilRepository:
@@ -62,14 +64,16 @@ class CouncilRepository:
 
     async def mark_interrupted(self, now: float | None = None) -> int:
         """Store as failed, with why, the running councils whose owner stopped renewing its lease
-        (or that have no owner: written before owners existed). Councils of live owners are left
-        alone; expired leases are dropped. One transaction. Returns how many were marked."""
+        (or that have no owner: written before owners existed) and that cannot be resumed (no
+        job). Councils of live owners are left alone; expired leases are dropped. One transaction.
+        Returns how many were marked."""
         now = time.time() if now is None else now
         async with self._db.transaction() as tx:
             await tx.lock("council:owners")
+            # Councils with a job (migrations/0009) are resumed instead, by the queue or at restart.
             rows = await tx.fetchall(
-                """SELECT * FROM councils WHERE status = ? AND (owner_id IS NULL OR owner_id NOT IN
-                   (SELECT owner_id FROM council_owners WHERE lease_until >= ?))""",
+                f"""SELECT * FROM councils WHERE status = ? AND {OWNER_GONE}
+                   AND id NOT IN (SELECT council_id FROM council_jobs)""",
                 (RUNNING, now),
             )
             for row in rows:

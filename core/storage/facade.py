@@ -29,8 +29,10 @@ from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
 from core.storage.events import EventRepository
+from core.storage.jobs import JobRepository
 from core.storage.owners import OwnerRepository
 from core.storage.rate_limits import FullWindow, RateLimitRepository
+from core.storage.slots import SlotRepository
 from core.storage.stats import StatsRepository
 
 
@@ -45,6 +47,8 @@ class Storage:
         self.events = EventRepository(db)
         self.rate_limits = RateLimitRepository(db)
         self.owners = OwnerRepository(db)
+        self.jobs = JobRepository(db)  # durable councils: used by core/durable directly
+        self.slots = SlotRepository(db)
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
@@ -103,11 +107,20 @@ class Storage:
     async def drop_owner(self, owner_id: str) -> None:
         await self.owners.drop(owner_id)
 
+    # the global cap on running councils
+    async def take_slot(self, slot_id: str, owner_id: str, limit: int) -> bool:
+        return await self.slots.take(slot_id, owner_id, limit)
+
+    async def give_back_slot(self, slot_id: str) -> None:
+        await self.slots.give_back(slot_id)
+
     async def list_councils(self, **filters) -> list[CouncilSummary]:
         return await self.councils.history(**filters)
 
     async def prune(self, older_than: datetime) -> int:
-        return await self.councils.prune(older_than)
+        removed = await self.councils.prune(older_than)
+        await self.jobs.forget_finished()
+        return removed
 
     async def spent_since(self, channel_key: str | None, since: datetime) -> float:
         return await self.councils.spent_since(channel_key, since)

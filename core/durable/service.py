@@ -1,0 +1,71 @@
+"""The service's handle on durable councils: which queue they run on (procrastinate on
+PostgreSQL, this process on SQLite), opened when first needed, and their Stop / Synthesize now."""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.durable.control import CouncilControls
+from core.durable.queue import CouncilQueue, InProcessQueue, ProcrastinateQueue
+from core.durable.worker import CouncilWorker
+from core.limits import ConcurrencyGate, Ticket
+from core.models import ControlAction, Platform
+from core.settings import Settings
+from core.storage import Storage
+from core.storage.database import POSTGRESQL
+
+
+class DurableCouncils:
+    def __init__(self, settings: Settings, storage: Storage, worker: CouncilWorker, gate: ConcurrencyGate) -> None:
+        self.settings = settings
+        self.storage = storage
+        self.worker = worker
+        self.gate = gate
+        self._queue: CouncilQueue | None = None
+        self._opening = asyncio.Lock()
+        self.controls = CouncilControls(storage, worker.runs, self._conninfo())
+
+    @property
+    def across_processes(self) -> bool:
+        return self.storage.backend == POSTGRESQL
+
+    def _conninfo(self) -> str | None:
+        return self.settings.database.location if self.across_processes else None
+
+    async def queue(self) -> CouncilQueue:
+        async with self._opening:
+            if self._queue is None:
+                queue = self._new_queue()
+                await queue.open()
+                self._queue = queue
+            return self._queue
+
+    def _new_queue(self) -> CouncilQueue:
+        conninfo = self._conninfo()
+        if conninfo is None:
+            return InProcessQueue(self.worker, self.storage, self.gate)
+        s = self.settings
+        return ProcrastinateQueue(
+            conninfo,
+            self.worker,
+            concurrency=s.worker_concurrency or s.max_concurrent_councils,
+            heartbeat_s=s.queue_heartbeat_s,
+            stalled_s=s.queue_stalled_s,
+            shared=self.gate.shared,
+        )
+
+    async def enqueue(self, council_id: str, platform: Platform, ticket: Ticket) -> None:
+        await (await self.queue()).enqueue(council_id, platform, ticket)
+
+    async def work(self) -> None:
+        """The worker, and (PostgreSQL) the control channel, until cancelled."""
+        queue = await self.queue()
+        await asyncio.gather(queue.work(), self.controls.listen())
+        await asyncio.Event().wait()  # in-process: adoption goes on at every lease renewal
+
+    async def control(self, council_id: str, action: ControlAction) -> bool:
+        return await self.controls.send(council_id, action)
+
+    async def close(self) -> None:
+        if self._queue is not None:
+            await self._queue.close()

@@ -1,0 +1,121 @@
+"""Running one durable council: take its job over, resume it from its last completed step, and
+hand the run to its platform's deliverer (which posts progress and, once, the answer)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from core.durable.journal import StepJournal
+from core.limits import Ticket
+from core.models import (
+    ControlAction,
+    CouncilCheckpoint,
+    CouncilFinished,
+    CouncilJob,
+    CouncilRequest,
+    Destination,
+    Platform,
+)
+from core.ownership import CouncilOwner
+from core.redact import Redactor
+from core.runs import CouncilRun, CouncilRuns
+from core.storage import Storage
+
+log = logging.getLogger(__name__)
+
+# (run, destination, resumed): follow the run in the destination's thread and post its answer
+# after `Storage.jobs.claim_delivery` said so. `resumed`: another process had started it.
+Deliver = Callable[[CouncilRun, Destination, bool], Awaitable[None]]
+# (request, search): read the files and search the web before stage 1; returns the notices.
+Prepare = Callable[[CouncilRequest, bool], Awaitable[list[str]]]
+
+
+class CouncilWorker:
+    """Runs durable councils in this process; platforms register how their answers are posted."""
+
+    def __init__(self, storage: Storage, runs: CouncilRuns, owner: CouncilOwner, redact: Redactor, prepare: Prepare):
+        self.storage = storage
+        self.runs = runs
+        self.owner = owner
+        self.redact = redact
+        self.prepare = prepare
+        self.deliverers: dict[Platform, Deliver] = {}
+
+    def register(self, platform: Platform, deliver: Deliver) -> None:
+        self.deliverers[platform] = deliver
+
+    def can_deliver(self, platform: Platform) -> bool:
+        return platform in self.deliverers
+
+    async def run(self, council_id: str, ticket: Ticket) -> None:
+        """Run (or resume) the council and wait until it is delivered; a council that has
+        finished already is only delivered, if nobody has yet."""
+        try:
+            await self.owner.start()
+            job = await self.storage.jobs.take(council_id, self.owner.owner_id)
+            if job is None:
+                ticket.release()
+                await self._deliver_stored(council_id)
+                return
+            checkpoint = await self.storage.jobs.checkpoint(council_id)
+            run = await self._start(job, checkpoint, ticket)
+        except BaseException:
+            ticket.release()
+            raise
+        resumed = job.attempts > 1 or not checkpoint.empty  # another process had started it
+        if resumed:
+            log.info("council %s resumed here (attempt %d)", council_id, job.attempts)
+        await self._deliver(run, job.destination, resumed=resumed)
+        await run.wait()
+
+    async def _start(self, job: CouncilJob, checkpoint: CouncilCheckpoint, ticket: Ticket) -> CouncilRun:
+        request = job.request
+        search = job.search
+
+        async def before_start() -> list[str]:
+            return await self.prepare(request, search)
+
+        run = await self.runs.start(
+            request,
+            ticket,
+            None if job.prepared else before_start,
+            checkpoint=checkpoint,
+            journal=StepJournal(self.storage.jobs, self.redact, request.council_id),
+        )
+        if job.control is not None:  # pressed while no process ran it
+            apply_control(run, job.control)
+        return run
+
+    async def _deliver(self, run: CouncilRun, destination: Destination | None, *, resumed: bool) -> None:
+        if destination is None:
+            return
+        deliver = self.deliverers.get(destination.platform)
+        if deliver is None:
+            log.warning(
+                "council %s: this process cannot post to %s; its answer is stored (council export)",
+                run.council_id,
+                destination.platform.value,
+            )
+            return
+        try:
+            await deliver(run, destination, resumed)
+        except Exception:
+            log.exception("council %s: delivery failed; its answer is stored", run.council_id)
+
+    async def _deliver_stored(self, council_id: str) -> None:
+        """A finished council whose answer no process has claimed to post (its worker stopped
+        between storing and posting): post it now."""
+        if await self.storage.jobs.delivered(council_id):
+            return
+        job = await self.storage.jobs.get(council_id)
+        result = await self.storage.get_result(council_id)
+        if job is None or result is None:
+            return
+        run = CouncilRun(result.request)
+        await run.publish(CouncilFinished(council_id=council_id, result=result))
+        await self._deliver(run, job.destination, resumed=True)
+
+
+def apply_control(run: CouncilRun, action: ControlAction) -> None:
+    run.stop(synthesize=action is ControlAction.SYNTHESIZE)

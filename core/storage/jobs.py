@@ -1,0 +1,152 @@
+"""Durable councils (migrations/0009_durable_councils.sql): the job of a council that any worker
+can run and resume, its completed steps, and the one claim that lets its answer be posted once."""
+
+from __future__ import annotations
+
+import time
+
+from core.models import (
+    ControlAction,
+    CouncilCheckpoint,
+    CouncilJob,
+    CouncilRequest,
+    Destination,
+    MemberAnswer,
+    Review,
+)
+from core.storage.councils import OWNER_GONE, RUNNING
+from core.storage.database import Database
+
+STAGE_ANSWERS, STAGE_REVIEWS = 1, 2
+
+
+class JobRepository:
+    def __init__(self, db: Database):
+        self._db = db
+
+    async def save(self, request: CouncilRequest, destination: Destination | None, *, search: bool = False) -> None:
+        await self._db.execute(
+            """INSERT INTO council_jobs (council_id, request, destination, search, created_at)
+               VALUES (?, ?, ?, ?, ?) ON CONFLICT (council_id) DO NOTHING""",
+            (
+                request.council_id,
+                request.model_dump_json(),
+                destination.model_dump_json() if destination else None,
+                int(search),
+                time.time(),
+            ),
+        )
+
+    async def get(self, council_id: str) -> CouncilJob | None:
+        rows = await self._db.fetchall(
+            "SELECT request, destination, search, prepared, control, attempts FROM council_jobs WHERE council_id = ?",
+            (council_id,),
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return CouncilJob(
+            request=CouncilRequest.model_validate_json(row["request"]),
+            destination=Destination.model_validate_json(row["destination"]) if row["destination"] else None,
+            search=bool(row["search"]),
+            prepared=bool(row["prepared"]),
+            control=ControlAction(row["control"]) if row["control"] else None,
+            attempts=int(row["attempts"]),
+        )
+
+    async def save_prepared(self, request: CouncilRequest) -> None:
+        """The request once its files and search were read: a resumed council does not read them again."""
+        await self._db.execute(
+            "UPDATE council_jobs SET request = ?, prepared = 1 WHERE council_id = ?",
+            (request.model_dump_json(), request.council_id),
+        )
+
+    async def save_destination(self, council_id: str, destination: Destination) -> None:
+        await self._db.execute(
+            "UPDATE council_jobs SET destination = ? WHERE council_id = ?",
+            (destination.model_dump_json(), council_id),
+        )
+
+    async def save_control(self, council_id: str, action: ControlAction) -> bool:
+        """Remember a Stop / Synthesize now for a council that is still running (a stop is never
+        weakened into a synthesize). False when there is no such running council."""
+        changed = await self._db.execute(
+            """UPDATE council_jobs SET control = CASE WHEN control = 'stop' THEN 'stop' ELSE ? END
+               WHERE council_id = ? AND council_id IN (SELECT id FROM councils WHERE status = ?)""",
+            (action.value, council_id, RUNNING),
+        )
+        return changed > 0
+
+    async def take(self, council_id: str, owner_id: str) -> CouncilJob | None:
+        """Make `owner_id` the owner of a running council and count the attempt; None when the
+        council is no longer running (finished, or unknown)."""
+        async with self._db.transaction() as tx:
+            await tx.lock(f"council:job:{council_id}")
+            taken = await tx.execute(
+                "UPDATE councils SET owner_id = ? WHERE id = ? AND status = ?", (owner_id, council_id, RUNNING)
+            )
+            if not taken:
+                return None
+            await tx.execute("UPDATE council_jobs SET attempts = attempts + 1 WHERE council_id = ?", (council_id,))
+        return await self.get(council_id)
+
+    async def orphans(self, now: float | None = None) -> list[str]:
+        """Running councils with a job whose owner stopped renewing its lease: to be resumed."""
+        now = time.time() if now is None else now
+        rows = await self._db.fetchall(
+            f"""SELECT c.id FROM councils c JOIN council_jobs j ON j.council_id = c.id
+               WHERE c.status = ? AND {OWNER_GONE} ORDER BY j.created_at""",
+            (RUNNING, now),
+        )
+        return [row[0] for row in rows]
+
+    async def adopt(self, council_id: str, owner_id: str, now: float | None = None) -> bool:
+        """Take an orphan over, only if its owner is still dead (two live processes race for it)."""
+        now = time.time() if now is None else now
+        taken = await self._db.execute(
+            f"UPDATE councils SET owner_id = ? WHERE id = ? AND status = ? AND {OWNER_GONE}",
+            (owner_id, council_id, RUNNING, now),
+        )
+        return taken > 0
+
+    async def save_answer(self, council_id: str, answer: MemberAnswer) -> None:
+        await self._save_step(council_id, STAGE_ANSWERS, answer.model, answer.model_dump_json())
+
+    async def save_review(self, council_id: str, review: Review) -> None:
+        await self._save_step(council_id, STAGE_REVIEWS, review.reviewer, review.model_dump_json())
+
+    async def _save_step(self, council_id: str, stage: int, key: str, payload: str) -> None:
+        await self._db.execute(
+            """INSERT INTO council_steps (council_id, stage, step_key, payload, saved_at) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (council_id, stage, step_key) DO NOTHING""",
+            (council_id, stage, key, payload, time.time()),
+        )
+
+    async def checkpoint(self, council_id: str) -> CouncilCheckpoint:
+        rows = await self._db.fetchall(
+            "SELECT stage, payload FROM council_steps WHERE council_id = ? ORDER BY saved_at, step_key",
+            (council_id,),
+        )
+        return CouncilCheckpoint(
+            answers=[MemberAnswer.model_validate_json(r["payload"]) for r in rows if r["stage"] == STAGE_ANSWERS],
+            reviews=[Review.model_validate_json(r["payload"]) for r in rows if r["stage"] == STAGE_REVIEWS],
+        )
+
+    async def claim_delivery(self, council_id: str, owner_id: str) -> bool:
+        """True for exactly one caller per council, across every process: that one posts the answer."""
+        claimed = await self._db.execute(
+            """INSERT INTO council_deliveries (council_id, owner_id, delivered_at) VALUES (?, ?, ?)
+               ON CONFLICT (council_id) DO NOTHING""",
+            (council_id, owner_id, time.time()),
+        )
+        return claimed == 1
+
+    async def delivered(self, council_id: str) -> bool:
+        rows = await self._db.fetchall("SELECT 1 FROM council_deliveries WHERE council_id = ?", (council_id,))
+        return bool(rows)
+
+    async def forget_finished(self) -> int:
+        """Jobs and delivery claims of councils that are no longer stored (pruned)."""
+        async with self._db.transaction() as tx:
+            await tx.execute("DELETE FROM council_deliveries WHERE council_id NOT IN (SELECT id FROM councils)")
+            return await tx.execute("DELETE FROM council_jobs WHERE council_id NOT IN (SELECT id FROM councils)")

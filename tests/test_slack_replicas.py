@@ -1,0 +1,113 @@
+"""Several Slack processes on one database behave as one bot: HTTP replicas behind a load balancer
+and several Socket Mode connections of one app. An event delivered to two of them (Slack's retry
+landing on another replica, a redelivery on another connection) starts one council."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+
+import aiohttp
+import pytest
+
+from bot.slack.app import run_slack
+from core.service import CouncilService
+from tests.conftest import BACKENDS, backend_url, make_settings
+from tests.slack_fake import FakeSlack, sign
+from tests.test_slack_run import SECRET, TOKEN, answers, free_port
+
+REPLICAS = 2
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request, tmp_path) -> str:
+    return backend_url(request, tmp_path)
+
+
+@pytest.fixture
+async def fake():
+    f = await FakeSlack(token=TOKEN).start()
+    yield f
+    await f.close()
+
+
+def mention(fake: FakeSlack, event_id: str) -> dict:
+    ts = fake.add_message("C1", "<@UBOT> What is six times seven?", user="U1")
+    event = {"type": "app_mention", "user": "U1", "text": "<@UBOT> What is six times seven?", "ts": ts}
+    return {
+        "team_id": "T1",
+        "api_app_id": "A1",
+        "type": "event_callback",
+        "event": {**event, "channel": "C1", "event_ts": ts},
+        "event_id": event_id,
+        "event_time": int(time.time()),
+    }
+
+
+@contextlib.asynccontextmanager
+async def processes(llm, tmp_path, database_url, fake: FakeSlack, **slack_env: str):
+    """REPLICAS services (own pools) each running `run_slack`, as separate replicas would."""
+    settings = make_settings(llm, tmp_path, DATABASE_URL=database_url, SLACK_API_URL=fake.api_url, **slack_env)
+    services = [await CouncilService.open(settings) for _ in range(REPLICAS)]
+    ports = [free_port() for _ in services]
+    tasks = [
+        asyncio.create_task(
+            run_slack(svc, settings, http="SLACK_APP_TOKEN" not in slack_env, port=port, host="127.0.0.1")
+        )
+        for svc, port in zip(services, ports, strict=True)
+    ]
+    try:
+        yield services, ports
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for svc in services:
+            await svc.aclose()
+
+
+async def councils_of(services: list[CouncilService]) -> int:
+    return len(await services[0].history(None, "all"))
+
+
+async def test_http_replicas_start_one_council_for_an_event_and_its_retry(llm, tmp_path, database_url, fake):
+    async with processes(llm, tmp_path, database_url, fake, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET) as (
+        services,
+        ports,
+    ):
+        body = json.dumps(mention(fake, "EvReplica1"))
+        async with aiohttp.ClientSession() as session:
+            for port in ports:  # wait until both replicas serve
+                for _ in range(200):
+                    with contextlib.suppress(aiohttp.ClientConnectionError):
+                        async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                            if response.status == 200:
+                                break
+                    await asyncio.sleep(0.05)
+            for attempt, port in enumerate(ports):  # the first delivery, then Slack's retry elsewhere
+                headers = {"Content-Type": "application/json", **sign(SECRET, body)}
+                if attempt:
+                    headers |= {"X-Slack-Retry-Num": str(attempt), "X-Slack-Retry-Reason": "http_timeout"}
+                async with session.post(f"http://127.0.0.1:{port}/slack/events", data=body, headers=headers) as r:
+                    assert r.status == 200
+        await fake.wait_for(lambda: answers(fake), timeout=30)
+        await asyncio.sleep(1.0)  # a second council, had one started, would have answered by now
+        assert len(answers(fake)) == 1
+        assert await councils_of(services) == 1
+
+
+async def test_socket_mode_connections_start_one_council_for_a_redelivered_event(llm, tmp_path, database_url, fake):
+    async with processes(llm, tmp_path, database_url, fake, SLACK_BOT_TOKEN=TOKEN, SLACK_APP_TOKEN="xapp-test") as (
+        services,
+        _,
+    ):
+        await fake.wait_for(lambda: len(fake.sockets) == REPLICAS, timeout=15)
+        body = mention(fake, "EvSocket1")
+        envelopes = [await fake.send_envelope("events_api", body, socket=i) for i in range(REPLICAS)]
+        await fake.wait_for(lambda: all(fake.socket_ack(e) for e in envelopes), timeout=5)
+        await fake.wait_for(lambda: answers(fake), timeout=30)
+        await asyncio.sleep(1.0)
+        assert len(answers(fake)) == 1
+        assert await councils_of(services) == 1
