@@ -39,8 +39,16 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--json", action="store_true", help="print one JSON document (classic council shape plus more)")
     ask.add_argument("--quiet", "-q", action="store_true", help="no live progress")
-    ask.add_argument("--members", help="comma-separated model ids for this council (overrides COUNCIL_MODELS)")
-    ask.add_argument("--chairman", help="chairman model id (overrides COUNCIL_CHAIRMAN)")
+    ask.add_argument(
+        "--members",
+        help="comma-separated seats for this council (overrides COUNCIL_MODELS); with fallbacks: primary|fallback",
+    )
+    ask.add_argument("--chairman", help="chairman model id or seat primary|fallback (overrides COUNCIL_CHAIRMAN)")
+    ask.add_argument(
+        "--mode",
+        choices=["standard", "quick"],
+        help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them",
+    )
     ask.add_argument(
         "--file",
         action="append",

@@ -18,11 +18,13 @@ from typing import Any, TypeVar
 
 from bot.cli import EXIT_FAILED, EXIT_OK
 from bot.render_text import aggregate_table, ballot_line, history_lines, leaderboard_table, result_header
+from core import seats
 from core.attachments import IncomingFile
 from core.errors import ConfigurationError, CouncilError, InputRejected, Unreachable
 from core.export import feedback_lines, to_json
 from core.material import read_lines
 from core.models import (
+    ChairmanFinished,
     ChairmanToken,
     CouncilFinished,
     CouncilQueued,
@@ -35,6 +37,7 @@ from core.models import (
     Platform,
     ReviewFinished,
     StageStarted,
+    Synthesis,
 )
 from core.service import CouncilService
 from core.settings import LOCAL_DEFAULT_MEMBERS, Settings, load_settings
@@ -95,7 +98,11 @@ def _print_event(term: Terminal, event) -> None:
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):
         a = event.answer
-        term.note(f"  ✓ {a.model} answered ({a.latency_s or 0:.1f} s, {a.usage.completion_tokens} tokens)")
+        fallback = seats.fallback_note(a.model, a.attempts)
+        term.note(
+            f"  ✓ {a.model} answered ({a.latency_s or 0:.1f} s, {a.usage.completion_tokens} tokens)"
+            + (f": {fallback}" if fallback else "")
+        )
     elif isinstance(event, MemberFailed):
         term.note(f"  ✗ {event.answer.model} failed: {event.answer.error.short() if event.answer.error else '?'}")
     elif isinstance(event, ReviewFinished):
@@ -105,18 +112,14 @@ def _print_event(term: Terminal, event) -> None:
         term.stream(event.model, event.delta)
 
 
-def print_result(result: CouncilResult, *, answer_shown: bool = False) -> None:
-    """The result on stdout; `answer_shown`: the final answer is on the same screen already."""
+def print_result(result: CouncilResult, *, answer_shown: bool = False, answer_printed: bool = False) -> None:
+    """The result on stdout; `answer_shown`: the final answer is on the same screen already;
+    `answer_printed`: `print_answer` printed it as soon as it was complete."""
     header = result_header(result)
     if header:
         print(_plain(header) + "\n")
-    if result.synthesis is not None:
-        who = "Chairman" if result.synthesis.by_chairman else "Fallback synthesizer"
-        if answer_shown:
-            print(f"━━ Final answer ({who}: {result.synthesis.model}): shown above ━━\n")
-        else:
-            print(f"━━ Final answer ({who}: {result.synthesis.model}) ━━\n")
-            print(result.synthesis.text.strip() + "\n")
+    if result.synthesis is not None and not answer_printed:
+        print_answer(result.synthesis, answer_shown=answer_shown)
     read = read_lines(result.request)
     if read:
         print("━━ What the council read ━━")
@@ -135,6 +138,15 @@ def print_result(result: CouncilResult, *, answer_shown: bool = False) -> None:
     )
 
 
+def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:
+    who = "Chairman" if synthesis.by_chairman else "Fallback synthesizer"
+    if answer_shown:
+        print(f"━━ Final answer ({who}: {synthesis.model}): shown above ━━\n", flush=True)
+    else:
+        print(f"━━ Final answer ({who}: {synthesis.model}) ━━\n", flush=True)
+        print(synthesis.text.strip() + "\n", flush=True)
+
+
 def _plain(text: str) -> str:
     """Slack-style emoji shortcodes are noise on a terminal."""
     return re.sub(r":[a-z_]+: ", "", text)
@@ -150,23 +162,31 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
     for line in batch.user_notices():
         print(f"File notice: {line}", file=sys.stderr)
     search = True if args.search else None
-    run = await service.start_council(args.question, origin, attachments=batch.attachments, search=search)
+    run = await service.start_council(
+        args.question, origin, attachments=batch.attachments, search=search, mode=getattr(args, "mode", None)
+    )
     if set(run.request.config.members) <= set(LOCAL_DEFAULT_MEMBERS):
         term.note(
             "ℹ This council runs tiny offline models (SmolLM2-135M, Gemma 3 270M) on this machine:\n"
             "  expect quirky answers (a grammar keeps their reviews in the ranking format). For real\n"
             "  models set OPENROUTER_API_KEY (or LLM_BASE_URL + LLM_API_KEY) and COUNCIL_MODELS; see README.\n"
         )
-    term.note(
-        f"Council {run.council_id}: {', '.join(run.request.config.members)} · chairman {run.request.config.chairman}"
-    )
+    config = run.request.config
+    term.note(f"Council {run.council_id} ({config.mode}): {', '.join(config.members)} · chairman {config.chairman}")
     # The first line is out; the council task has not run a step yet (nothing awaited since it was
     # created), so the HTTP stack loads here rather than inside the first member's timed call.
-    service.router.warm_up([*run.request.config.members, run.request.config.chairman])
+    service.router.warm_up(seats.all_models([*config.members, config.chairman]))
     result: CouncilResult | None = None
+    answer_printed = False
     try:
         async for event in run.events():
             _print_event(term, event)
+            if isinstance(event, ChairmanFinished) and not args.json:
+                # Out as soon as it is complete: reviews that no longer mattered may still be coming.
+                term.note("")
+                done = event.synthesis
+                print_answer(done, answer_shown=same_terminal() and term.was_shown(done.model, done.text))
+                answer_printed = True
             if isinstance(event, CouncilFinished):
                 result = event.result
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -179,7 +199,7 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
     else:
         synthesis = result.synthesis
         shown = synthesis is not None and same_terminal() and term.was_shown(synthesis.model, synthesis.text)
-        print_result(result, answer_shown=shown)
+        print_result(result, answer_shown=shown, answer_printed=answer_printed)
     return EXIT_FAILED if result.status in (CouncilStatus.FAILED, CouncilStatus.CANCELLED) else EXIT_OK
 
 
@@ -327,7 +347,7 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         raise ConfigurationError(
             "Nothing to serve: set SLACK_BOT_TOKEN, DISCORD_TOKEN and/or COUNCIL_API_KEYS (see README)."
         )
-    service.router.warm_up([*settings.default_members, settings.default_chairman])
+    service.router.warm_up(seats.all_models([*settings.default_members, settings.default_chairman]))
     await asyncio.gather(*tasks)
     return EXIT_OK
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core import seats
 from core.models import (
     AggregateReady,
     ChairmanFinished,
@@ -59,12 +60,17 @@ class CouncilProgress:
         elif isinstance(event, MemberStarted):
             self.members.setdefault(event.model, MemberState(event.model))
         elif isinstance(event, MemberFinished):
-            self.members[event.answer.model] = MemberState(
-                event.answer.model, "answered", latency_s=event.answer.latency_s
+            answer = event.answer
+            # Keyed by seat: a fallback model answers in its seat's row, which says so.
+            self.members[answer.seat or answer.model] = MemberState(
+                answer.model,
+                "answered",
+                detail=seats.fallback_note(answer.model, answer.attempts) or "",
+                latency_s=answer.latency_s,
             )
         elif isinstance(event, MemberFailed):
             error = event.answer.error
-            self.members[event.answer.model] = MemberState(
+            self.members[event.answer.seat or event.answer.model] = MemberState(
                 event.answer.model, "failed", detail=error.short() if error else "failed"
             )
         elif isinstance(event, ReviewFinished):

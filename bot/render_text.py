@@ -165,9 +165,11 @@ def result_header(result: CouncilResult) -> str:
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
     lines = []
-    if result.synthesis is not None and not result.synthesis.by_chairman:
+    stood_in = result.synthesis is not None and not result.synthesis.by_chairman
+    if result.synthesis is not None and stood_in:
         lines.append(f":warning: {result.synthesis.note or 'The chairman failed; a member synthesized this answer.'}")
-    others = [n for n in result.notices if result.synthesis is None or n != result.synthesis.note]
+    # A chairman seat's fallback note (by_chairman) is one of the notices like the members' ones.
+    others = [n for n in result.notices if not stood_in or result.synthesis is None or n != result.synthesis.note]
     if others:
         lines.append(":information_source: " + " ".join(others))
     return "\n".join(lines)
@@ -191,8 +193,9 @@ def history_lines(summaries: list[CouncilSummary]) -> list[str]:
             read += f" · read {names[:120]}"
         if s.sources:
             read += f" · {s.sources} web source(s)"
+        mode = " · quick" if s.mode == "quick" else ""
         out.append(
-            f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value} · winner {winner} · "
+            f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value}{mode} · winner {winner} · "
             f"{agreement} · {cost} · {duration}{read}{votes} — {question}"
         )
     return out
@@ -232,4 +235,17 @@ def leaderboard_table(board: Leaderboard) -> str:
         "```\n" + "\n".join(rows) + "\n```\n"
         f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap "
         "95% intervals; 👍: readers' approval of the answers a model wrote as chairman and of the councils it won."
+        + "".join(f"\n{line}" for line in seat_lines(board))
     )
+
+
+def seat_lines(board: Leaderboard) -> list[str]:
+    """Each configured seat with fallbacks: its models' stored latency and failure rate, in order."""
+    lines = []
+    for seat in board.seats:
+        parts = []
+        for m in seat.models:
+            latency = f"{m.average_latency_s:.1f} s" if m.average_latency_s is not None else "- s"
+            parts.append(f"{short_model(m.model)} {latency}, {100 * m.failure_rate:.0f}% failed of {m.answers}")
+        lines.append(f"Seat {seat.seat}: " + " → ".join(parts))
+    return lines

@@ -7,11 +7,21 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+from core import seats
 from core.attachments import ExtractedAttachment
 from core.channel_admin import clean_members, require_known_models
 from core.errors import BudgetExceeded
 from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
-from core.models import ChannelSettings, ConversationTurn, CouncilConfig, CouncilRequest, Origin, new_council_id
+from core.models import (
+    ChannelSettings,
+    ConversationTurn,
+    CouncilConfig,
+    CouncilMode,
+    CouncilRequest,
+    ModelStats,
+    Origin,
+    new_council_id,
+)
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
 from core.reading import FILES_ONLY_QUESTION
@@ -51,9 +61,10 @@ class Admission:
         members: Sequence[str] | None = None,
         chairman: str | None = None,
         attachments: Sequence[ExtractedAttachment] = (),
+        mode: CouncilMode | None = None,
     ) -> tuple[CouncilRequest, Ticket]:
         """The stored request and its ticket (a running slot or a place in the queue), atomically.
-        `members`/`chairman` replace the channel's for this council only.
+        `members`/`chairman`/`mode` replace the channel's for this council only.
 
         Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing
         message; a refused question uses up none of the asker's rate limit.
@@ -67,6 +78,10 @@ class Admission:
         try:
             channel = await self.storage.get_channel_settings(origin.channel_key)
             config = await self._with_overrides(self.config_for(channel), members, chairman)
+            if mode is not None:
+                config.mode = mode
+            if config.mode == "quick":
+                config.members = quick_seats(config.members, await self.storage.model_stats())
             await self._check_budget(origin, channel)
             await self._check_rate(origin, channel, record=True)
             await self.owner.start()
@@ -104,10 +119,14 @@ class Admission:
         return CouncilConfig(
             members=list(members),
             chairman=chairman,
+            mode=(channel and channel.mode) or s.council_mode,
             exclude_self_review=s.council_exclude_self,
             member_timeout_s=s.council_timeout_s,
             quorum=s.council_quorum,
             grace_s=s.council_grace_s,
+            grace_min_s=s.council_grace_min_s,
+            grace_factor=s.council_grace_factor,
+            max_reviewers=s.council_max_reviewers,
             max_answer_tokens=s.council_max_answer_tokens,
         )
 
@@ -115,11 +134,11 @@ class Admission:
         self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None
     ) -> CouncilConfig:
         chosen_members = clean_members(members) if members else None
-        chosen_chairman = chairman.strip() if chairman and chairman.strip() else None
+        chosen_chairman = seats.clean_seat(chairman) if chairman else None
         named = [*(chosen_members or []), *([chosen_chairman] if chosen_chairman else [])]
         if not named:
             return config
-        await require_known_models(self.router, list(dict.fromkeys(named)))
+        await require_known_models(self.router, seats.all_models(named))
         return config.model_copy(
             update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
         )
@@ -164,6 +183,30 @@ class Admission:
             budget -= len(turn.content)
             kept.append(turn)
         return list(reversed(kept))
+
+
+QUICK_SEATS = 2
+RELIABLE_FAILURE_RATE = 0.2  # a seat whose primary failed more often than this is not picked first
+
+
+def quick_seats(members: Sequence[str], stats: dict[str, ModelStats]) -> list[str]:
+    """Quick mode's two seats: the fastest reliable ones by their primary's stored statistics
+    (mean latency, failure rate), then the others in configured order."""
+
+    def reliable_latency(seat: str) -> float | None:
+        entry = stats.get(seats.primary(seat))
+        if entry is None or not entry.councils or entry.average_latency_s is None:
+            return None
+        if entry.failures / entry.councils > RELIABLE_FAILURE_RATE:
+            return None
+        return entry.average_latency_s
+
+    measured = sorted(
+        (latency, index, seat) for index, seat in enumerate(members) if (latency := reliable_latency(seat)) is not None
+    )
+    chosen = [seat for _, _, seat in measured[:QUICK_SEATS]]
+    chosen += [seat for seat in members if seat not in chosen][: QUICK_SEATS - len(chosen)]
+    return chosen
 
 
 def _pick(override: T | None, default: T) -> T:

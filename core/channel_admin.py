@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from core import seats
 from core.errors import InputRejected, UnknownModels
 from core.models import Actor, AuditEntry, ChannelSettings, CouncilConfig, Origin
+from core.modes import parse_mode
 from core.permissions import Permissions
 from core.providers.router import ProviderRouter
 from core.storage import Storage
@@ -39,16 +41,16 @@ class ChannelAdmin:
     async def set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
         self.permissions.require_admin(actor, origin.platform)
         cleaned = clean_members(members)
-        await require_known_models(self.router, cleaned)
+        await require_known_models(self.router, seats.all_models(cleaned))
         await self._save_channel(actor, origin, {"members": cleaned}, "set_members")
         return await self.effective_config(origin)
 
     async def set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
         self.permissions.require_admin(actor, origin.platform)
-        chairman = chairman.strip()
+        chairman = seats.clean_seat(chairman)
         if not chairman:
             raise InputRejected("Name the chairman's model id.")
-        await require_known_models(self.router, [chairman])
+        await require_known_models(self.router, seats.seat_models(chairman))
         await self._save_channel(actor, origin, {"chairman": chairman}, "set_chairman")
         return await self.effective_config(origin)
 
@@ -82,6 +84,11 @@ class ChannelAdmin:
         self.permissions.require_admin(actor, origin.platform)
         return await self._save_channel(actor, origin, {"search": enabled}, "set_search")
 
+    async def set_mode(self, actor: Actor, origin: Origin, mode: str) -> ChannelSettings:
+        """The channel's default mode: standard (three stages) or quick (two answers compared)."""
+        self.permissions.require_admin(actor, origin.platform)
+        return await self._save_channel(actor, origin, {"mode": parse_mode(mode)}, "set_mode")
+
     async def reset(self, actor: Actor, origin: Origin) -> None:
         self.permissions.require_admin(actor, origin.platform)
         await self.storage.delete_channel_settings(origin.channel_key, actor_id=actor.user_id)
@@ -99,9 +106,13 @@ class ChannelAdmin:
 
 
 def clean_members(members: Sequence[str]) -> list[str]:
-    cleaned = list(dict.fromkeys(m.strip() for m in members if m.strip()))
+    """Seats (`primary|fallback|...`), each written the one way, without blanks or repeats."""
+    cleaned = list(dict.fromkeys(s for s in map(seats.clean_seat, members) if s))
     if len(cleaned) < 2:
-        raise InputRejected("A council needs at least 2 members (comma- or space-separated model ids).")
+        raise InputRejected(
+            "A council needs at least 2 members (comma- or space-separated model ids; "
+            "a seat with fallbacks is `primary|fallback`)."
+        )
     if len(cleaned) > MAX_MEMBERS:
         raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
     return cleaned

@@ -11,6 +11,11 @@ Event sequence (each MemberStarted is followed by exactly one MemberFinished or 
     StageStarted(3), ChairmanToken x k, ChairmanFinished                   -- when any answer
     CouncilFinished(result)                                                -- always, exactly once
 
+In quick mode (config.mode) stage 2 never runs: the chairman compares the two answers in its
+one call, and that comparison is the council's ballot. Stage 2 ends early once the pending
+reviews cannot change the first place; those go on while the chairman writes, and are recorded
+before CouncilFinished (`timings.total_s` is when the answer was complete).
+
 Stage 2 is skipped when the user asked to synthesize during stage 1 (and has no reviewers when
 no member could review anything); stages 2-3 are skipped when no member answered or the council
 was stopped. Answers in MemberFinished carry no label yet: labels (A, B, ... in member order,
@@ -37,7 +42,7 @@ from typing import TYPE_CHECKING
 from core.engine.answers import run_answers
 from core.engine.control import CouncilControl
 from core.engine.result import council_result
-from core.engine.reviews import run_reviews
+from core.engine.reviews import collect_late_reviews, run_reviews
 from core.engine.runner import Calls
 from core.engine.state import LABELS, CouncilState
 from core.engine.synthesis import BRIEF_PROMPT_ANSWERS, BRIEF_PROMPT_CONTEXT, run_synthesis
@@ -85,6 +90,15 @@ async def run_council(
                         yield event
             finally:
                 state.timings[name] = round(time.perf_counter() - start, 4)
+        if state.late_reviews is not None:
+            # The answer is complete (and shown); the reviews that no longer decided anything are
+            # awaited before the result, so that they are stored with the council. (After a stop
+            # they are recorded as stopped at once.)
+            answered = state.answered_at or time.perf_counter()
+            if state.answered_at is not None:
+                state.timings["total_s"] = round(answered - state.started, 4)
+            await collect_late_reviews(state, calls)
+            state.timings["late_reviews_s"] = round(time.perf_counter() - answered, 4)
         yield state.event(CouncilFinished, result=council_result(state, calls.usage))
     finally:
         await calls.shutdown()
@@ -95,6 +109,8 @@ def _should_run(state: CouncilState, stage: str) -> bool:
         return True
     if not state.label_to_model or state.control.stopped:
         return False
+    if stage == "stage2_s" and state.config.mode == "quick":
+        return False  # the chairman compares the two answers itself
     if stage == "stage2_s" and state.control.synthesize_requested:
         state.stage2_skipped_by_user = True  # synthesize-now arrived during stage 1
         return False

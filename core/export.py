@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.material import file_summary, source_line
-from core.models import CouncilResult, ErrorInfo, Usage
+from core.models import Attempt, CouncilResult, ErrorInfo, Usage
+from core.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
     from core.feedback import FeedbackVote
@@ -15,6 +16,11 @@ if TYPE_CHECKING:
 
 def _error(error: ErrorInfo | None) -> dict[str, Any] | None:
     return error.model_dump(mode="json") if error else None
+
+
+def _attempts(attempts: Sequence[Attempt]) -> list[dict[str, str]]:
+    """The models of a seat that failed before the one that answered, each with its cause on one line."""
+    return [{"model": a.model, "error": short_cause(a.error.short())} for a in attempts]
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
@@ -49,6 +55,8 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
         "stage1": [
             {
                 "model": a.model,
+                "seat": a.seat or a.model,
+                "attempts": _attempts(a.attempts),
                 "response": a.text,
                 "label": f"Response {a.label}" if a.label else None,
                 "error": _error(a.error),
@@ -77,6 +85,7 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
                 "response": result.synthesis.text,
                 "by_chairman": result.synthesis.by_chairman,
                 "note": result.synthesis.note,
+                "attempts": _attempts(result.synthesis.attempts),
                 "latency_s": result.synthesis.latency_s,
                 "usage": _usage(result.synthesis.usage),
             }
@@ -91,6 +100,7 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
             "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
             "ballots_used": result.aggregate.ballots_used if result.aggregate else 0,
             "ballots_unparsed": result.aggregate.ballots_unparsed if result.aggregate else 0,
+            "ballots_late": result.aggregate.ballots_late if result.aggregate else 0,
             "notices": result.notices,
         },
         "error": _error(result.error),
@@ -130,6 +140,7 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         f"- Status: {result.status.value}",
         f"- Asked: {request.created_at:%Y-%m-%d %H:%M:%S} UTC via {request.origin.platform.value}"
         + (f" by {request.origin.user_name or request.origin.user_id}" if request.origin.user_id else ""),
+        f"- Mode: {request.config.mode}",
         f"- Members: {', '.join(request.config.members)}",
         f"- Chairman: {request.config.chairman}",
         f"- Duration: {_fmt_seconds(result.timings.get('total_s'))}; "
@@ -185,6 +196,9 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         if a.error is not None:
             out += [f"*Failed: {a.error.short()}*", ""]
         else:
+            fallback = fallback_note(a.model, a.attempts)
+            if fallback:
+                out += [f"*Seat {a.seat}: {fallback}*", ""]
             out += [f"*{_fmt_seconds(a.latency_s)}, {a.usage.completion_tokens} tokens*", "", a.text or "", ""]
 
     out += ["## Stage 2: reviews", ""]

@@ -138,15 +138,25 @@ class ConversationTurn(_Model):
     author: str | None = None
 
 
+CouncilMode = Literal["standard", "quick"]
+MODES: tuple[CouncilMode, ...] = ("standard", "quick")
+
+
 class CouncilConfig(_Model):
-    """The effective configuration of one council (stored as a snapshot with it)."""
+    """The effective configuration of one council (stored as a snapshot with it).
+
+    `members` are seats and `chairman` is one: `primary|fallback|...` (core/seats.py)."""
 
     members: list[str]
     chairman: str
+    mode: CouncilMode = "standard"  # quick: two seats answer, the chairman compares them (no reviews)
     exclude_self_review: bool = True
     member_timeout_s: float = 120.0  # one model call
     quorum: float = 0.5  # fraction of members whose answers start the grace clock
-    grace_s: float = 20.0  # how long stragglers may still arrive once quorum is met
+    grace_s: float = 20.0  # the most stragglers may still wait once quorum is met
+    grace_min_s: float = 5.0  # adaptive grace: max(grace_min_s, grace_factor x median latency), capped by grace_s
+    grace_factor: float = 2.0
+    max_reviewers: int | None = None  # reviewers per answer (None: every other member)
     max_answer_tokens: int | None = None
     temperature: float | None = None
 
@@ -168,10 +178,20 @@ class CouncilRequest(_Model):
 # --------------------------------------------------------------------------- stages
 
 
-class MemberAnswer(_Model):
-    """Stage 1: one member's answer, or why it has none."""
+class Attempt(_Model):
+    """A model of a seat's chain that failed before the next one was asked."""
 
     model: str
+    error: ErrorInfo
+
+
+class MemberAnswer(_Model):
+    """Stage 1: one seat's answer, or why it has none. `model` is the model that answered (the
+    seat's primary when none did); `attempts` the models of its chain that failed first."""
+
+    model: str
+    seat: str | None = None  # the seat's spec, `primary|fallback|...`
+    attempts: list[Attempt] = Field(default_factory=list)
     label: str | None = None  # "A", "B", ... (global, in member order) when answered
     text: str | None = None
     error: ErrorInfo | None = None
@@ -220,6 +240,7 @@ class Aggregate(_Model):
     method: str = "mean_rank"
     ballots_used: int = 0
     ballots_unparsed: int = 0
+    ballots_late: int = 0  # reviews that arrived after the chairman had started (counted here)
 
 
 class Synthesis(_Model):
@@ -231,6 +252,7 @@ class Synthesis(_Model):
     note: str | None = None  # why a fallback happened, shown first
     latency_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
+    attempts: list[Attempt] = Field(default_factory=list)  # chairman chain models that failed first
 
 
 class CouncilStatus(str, Enum):
@@ -403,6 +425,7 @@ class CouncilSummary(_Model):
     status: CouncilStatus
     members: list[str]
     chairman: str
+    mode: CouncilMode = "standard"
     winner: str | None = None
     agreement_w: float | None = None
     cost_usd: float | None = None
@@ -424,6 +447,7 @@ class ChannelSettings(_Model):
     channel_limit_per_hour: int | None = None
     daily_budget_usd: float | None = None
     search: bool | None = None  # web search before stage 1; None: COUNCIL_SEARCH_DEFAULT
+    mode: CouncilMode | None = None  # the channel's default mode; None: standard
 
 
 class LeaderboardRow(_Model):
@@ -450,6 +474,20 @@ class ModelApproval(_Model):
     winner_bad: int = 0
 
 
+class SeatModelStats(_Model):
+    """One model of a seat's chain, from the stored per-model statistics."""
+
+    model: str
+    answers: int = 0  # councils it was asked in (as a primary or a fallback)
+    failure_rate: float = 0.0
+    average_latency_s: float | None = None
+
+
+class SeatStats(_Model):
+    seat: str  # `primary|fallback|...`
+    models: list[SeatModelStats]
+
+
 class Leaderboard(_Model):
     scope: str
     rows: list[LeaderboardRow]
@@ -457,6 +495,7 @@ class Leaderboard(_Model):
     ballots: int
     computed_s: float = 0.0
     approval: list[ModelApproval] = Field(default_factory=list)
+    seats: list[SeatStats] = Field(default_factory=list)  # the configured seats with fallbacks
 
 
 # --------------------------------------------------------------------------- storage rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Literal, TypedDict, TypeVar
 
@@ -18,11 +19,15 @@ from core.models import (
     Leaderboard,
     LeaderboardRow,
     MemberAnswer,
+    ModelStats,
     Origin,
     Review,
+    SeatModelStats,
+    SeatStats,
     Synthesis,
 )
 from core.permissions import Permissions
+from core.seats import seat_models
 from core.storage import Storage
 
 HistoryScope = Literal["channel", "workspace", "user", "all"]
@@ -85,8 +90,15 @@ class CouncilQueries:
         return to_json(result, votes) if fmt == "json" else to_markdown(result, votes)
 
     async def leaderboard(
-        self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
+        self,
+        origin: Origin | None = None,
+        scope: HistoryScope = "all",
+        *,
+        rounds: int = 1000,
+        seats: Sequence[str] = (),
     ) -> Leaderboard:
+        """Ratings from the stored ballots; `seats` (the configured ones) get their models' stored
+        statistics side by side, for those with fallbacks."""
         from core.ranking import leaderboard_counted as rate
 
         filters = _place_filters(origin, scope)  # a user's leaderboard: the workspace's ballots
@@ -126,6 +138,7 @@ class CouncilQueries:
             ballots=sum(counts),
             computed_s=time.perf_counter() - started,
             approval=await self.feedback.approval(**filters),
+            seats=seat_stats(seats, stats),
         )
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
@@ -134,6 +147,28 @@ class CouncilQueries:
 
     async def prune(self, older_than: timedelta) -> int:
         return await self.storage.prune(datetime.now(UTC) - older_than)
+
+
+def seat_stats(specs: Sequence[str], stats: dict[str, ModelStats]) -> list[SeatStats]:
+    """Per seat with fallbacks, each of its models' stored latency and failure rate."""
+    out = []
+    for spec in dict.fromkeys(specs):
+        models = seat_models(spec)
+        if len(models) < 2:
+            continue
+        rows = []
+        for model in models:
+            st = stats.get(model)
+            rows.append(
+                SeatModelStats(
+                    model=model,
+                    answers=st.councils if st else 0,
+                    failure_rate=(st.failures / st.councils) if st and st.councils else 0.0,
+                    average_latency_s=st.average_latency_s if st else None,
+                )
+            )
+        out.append(SeatStats(seat=spec, models=rows))
+    return out
 
 
 def _place_filters(origin: Origin | None, scope: HistoryScope) -> PlaceFilters:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from core import seats
 from core.attachments import (
     DISCORD_FILE_HOSTS,
     SLACK_FILE_HOSTS,
@@ -74,7 +75,7 @@ class CouncilReading:
         """Before stage 1: which models see the images, and the web search. Returns the notices."""
         notices: list[str] = []
         if any(a.kind == "image" for a in request.attachments):
-            readers = [*request.config.members, request.config.chairman]
+            readers = seats.all_models([*request.config.members, request.config.chairman])
             request.image_members = sorted(await self.router.image_models(readers))
             notice = image_notice(request)
             if notice:

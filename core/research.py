@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from core import seats
 from core.models import ChatMessage, ConversationTurn, CouncilRequest
 from core.providers.base import CallOptions, ProviderError
 from core.search.base import SearchBackend
@@ -66,7 +67,7 @@ async def find_sources(backend: SearchBackend, request: CouncilRequest, router, 
 async def _query_for(request: CouncilRequest, router) -> str:
     if not request.history or not request.config.members:
         return request.question[:_MAX_QUERY_CHARS]
-    member = request.config.members[0]
+    member = seats.primary(request.config.members[0])
     try:
         completion = await router.complete(
             member, query_messages(request.question, request.history), CallOptions(timeout_s=_QUERY_TIMEOUT_S)

@@ -38,6 +38,7 @@ from core.models import (
     ControlAction,
     ConversationTurn,
     CouncilConfig,
+    CouncilMode,
     CouncilRequest,
     CouncilResult,
     CouncilSummary,
@@ -158,11 +159,13 @@ class CouncilService:
         attachments: Sequence[ExtractedAttachment] = (),
         search: bool | None = None,
         notices: Sequence[str] = (),
+        mode: CouncilMode | None = None,
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
         `attachments` come from `read_files`; `search` asks for (True) or against (False) a web
-        search for this question, None follows the channel (`/council-admin search`). `notices` go
+        search for this question, None follows the channel (`/council-admin search`); `mode`
+        likewise (`quick` or `standard`; None: the channel's, `/council-admin mode`). `notices` go
         into the result (the API's files it could not read: it has no private channel).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
@@ -178,6 +181,7 @@ class CouncilService:
             members=members,
             chairman=chairman,
             attachments=attachments,
+            mode=mode,
         )
         channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
         wants_search = self.reading.wants_search(search, channel)
@@ -197,6 +201,7 @@ class CouncilService:
         council_id: str | None = None,
         attachments: Sequence[ExtractedAttachment] = (),
         search: bool | None = None,
+        mode: CouncilMode | None = None,
     ) -> str:
         """Admit a chat council as a durable job and return its id: a worker (this process on
         SQLite, any worker on PostgreSQL) runs it and posts it to `destination` through the
@@ -206,7 +211,7 @@ class CouncilService:
         `destination` may be how to open it, called once the council is admitted (a Discord
         thread: a refused question opens none, and a burst opens only the admitted ones')."""
         request, ticket = await self.admission.admit(
-            question, origin, history, council_id=council_id, attachments=attachments
+            question, origin, history, council_id=council_id, attachments=attachments, mode=mode
         )
         try:
             if not isinstance(destination, Destination):
@@ -327,7 +332,9 @@ class CouncilService:
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
     ) -> Leaderboard:
-        return await self.queries.leaderboard(origin, scope, rounds=rounds)
+        config = await self.effective_config(origin) if origin is not None else self.admission.config_for(None)
+        seats = [*config.members, config.chairman]
+        return await self.queries.leaderboard(origin, scope, rounds=rounds, seats=seats)
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
         """Councils, tokens and cost per UTC day, for one channel or everything."""
@@ -372,6 +379,10 @@ class CouncilService:
 
     async def admin_set_search(self, actor: Actor, origin: Origin, enabled: bool) -> ChannelSettings:
         return await self.channels.set_search(actor, origin, enabled)
+
+    async def admin_set_mode(self, actor: Actor, origin: Origin, mode: str) -> ChannelSettings:
+        """The channel's default mode (`standard` or `quick`); InputRejected for another name."""
+        return await self.channels.set_mode(actor, origin, mode)
 
     async def admin_reset(self, actor: Actor, origin: Origin) -> None:
         await self.channels.reset(actor, origin)

@@ -75,6 +75,13 @@ class Settings(BaseSettings):
     council_timeout_s: float = Field(120.0, alias="COUNCIL_TIMEOUT_S", gt=0)
     council_quorum: float = Field(0.5, alias="COUNCIL_QUORUM", gt=0, le=1)
     council_grace_s: float = Field(20.0, alias="COUNCIL_GRACE_S", ge=0)
+    # Adaptive grace: stragglers get max(GRACE_MIN_S, GRACE_FACTOR x median latency so far), capped by GRACE_S.
+    council_grace_min_s: float = Field(5.0, alias="COUNCIL_GRACE_MIN_S", ge=0)
+    council_grace_factor: float = Field(2.0, alias="COUNCIL_GRACE_FACTOR", ge=0)
+    # Reviewers per answer with many seats (N·k reviews instead of N·(N-1)); empty: every other member.
+    council_max_reviewers: int | None = Field(None, alias="COUNCIL_MAX_REVIEWERS", ge=2)
+    # The default mode of channels that set none: standard (three stages) or quick (two answers compared).
+    council_mode: Literal["standard", "quick"] = Field("standard", alias="COUNCIL_MODE")
     council_exclude_self: bool = Field(True, alias="COUNCIL_EXCLUDE_SELF")
     council_max_answer_tokens: int | None = Field(None, alias="COUNCIL_MAX_ANSWER_TOKENS")
 
@@ -236,12 +243,19 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
 
+    @field_validator("council_mode", mode="before")
+    @classmethod
+    def _lower_name(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator("database_url", mode="before")
     @classmethod
     def _blank_is_default(cls, value: Any) -> Any:
         return default_database_url() if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("council_chairman", "llm_base_url", "slack_api_url", "discord_api_url", mode="before")
+    @field_validator(
+        "council_chairman", "council_max_reviewers", "llm_base_url", "slack_api_url", "discord_api_url", mode="before"
+    )
     @classmethod
     def _blank_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

@@ -169,6 +169,22 @@ class Hang(Behaviour):
 
 
 @dataclass
+class WaitFor(Behaviour):
+    """Holds the reply until the server has received a request matching `condition` (e.g. the
+    chairman's): orders events across models without relying on delays."""
+
+    condition: Callable[[RecordedRequest], bool]
+    then: Behaviour
+    timeout_s: float = 30.0
+
+    async def respond(self, request, call, server):
+        deadline = time.monotonic() + self.timeout_s
+        while not any(self.condition(r) for r in server.requests) and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)  # requests arrive from other handlers; polling keeps the server simple
+        return await self.then.respond(request, call, server)
+
+
+@dataclass
 class InvalidJSON(Behaviour):
     async def respond(self, request, call, server):
         return web.Response(text="{not json", content_type="application/json")

@@ -387,3 +387,13 @@ async def test_image_and_file_parts_reach_the_council(client, api, llm_for_api):
     assert "image-2.png" in asked.user  # named, not shown: the scripted models list no image input
     result = await stored(api, completion.id.removeprefix("chatcmpl-"))
     assert [a.name for a in result.request.attachments] == ["agenda.pdf", "image-2.png"]
+
+
+async def test_the_quick_model_runs_a_quick_council(client, api, llm_for_api):
+    assert "llm-council-quick" in [m.id for m in (await client.models.list()).data]
+    completion = await client.chat.completions.create(
+        model="llm-council-quick", messages=[{"role": "user", "content": "Six times seven?"}]
+    )
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert result.request.config.mode == "quick" and len(result.answers) == 2
+    assert not llm_for_api.requests_for(stage=2)

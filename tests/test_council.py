@@ -38,6 +38,7 @@ from tests.llm_server import (
     RecordedRequest,
     Reply,
     ScriptedLLMServer,
+    WaitFor,
     council_member,
     flaky,
     shown_labels,
@@ -125,7 +126,12 @@ def assert_one_terminal_event_per_member(events):
 
 
 async def test_happy_path_four_members(server, router):
-    script(server, members())
+    # M3's review is the last to come, and only once the chairman was called: the three others
+    # already make Response C first whatever M3 says (it may not rank its own answer), so the
+    # chairman starts without it and its ballot arrives late (core/engine/decision.py).
+    late = members()[M3]
+    late.stage2 = WaitFor(lambda call: call.model == CHAIR and call.stage == 3, late.stage2)
+    script(server, members(**{M3: late}))
     events, result = await run_council_to_end(
         router, CouncilRequest(question="What is the capital of France?", config=config())
     )
@@ -134,8 +140,8 @@ async def test_happy_path_four_members(server, router):
     assert k[:6] == ["started", "stage_started", *["member_started"] * 4]
     assert k[6:10] == ["member_finished"] * 4
     assert k[10] == "stage_started" and events[10].stage == 2
-    assert k[11:15] == ["review_finished"] * 4
-    assert k[15:17] == ["aggregate_ready", "stage_started"] and events[16].stage == 3
+    assert k[11:14] == ["review_finished"] * 3 and M3 not in {e.review.reviewer for e in events[11:14]}
+    assert k[14:16] == ["aggregate_ready", "stage_started"] and events[15].stage == 3
     tokens = [e for e in events if isinstance(e, ChairmanToken)]
     assert len(tokens) >= 5 and {t.model for t in tokens} == {CHAIR}
     assert "".join(t.delta for t in tokens) == SYNTHESIS
@@ -168,10 +174,12 @@ async def test_happy_path_four_members(server, router):
     assert agg.method == "mean_rank" and agg.ballots_used == 4 and agg.ballots_unparsed == 0
     assert agg.agreement_w is not None and 0.0 <= agg.agreement_w <= 1.0
 
-    ready = next(e for e in events if isinstance(e, AggregateReady))
-    assert ready.label_to_model == result.label_to_model and ready.aggregate == agg
+    assert agg.ballots_late == 1  # M3's, counted in the stored aggregate above
+    ready = next(e for e in events if isinstance(e, AggregateReady))  # what the chairman saw: 3 ballots
+    assert ready.label_to_model == result.label_to_model and ready.aggregate.ballots_used == 3
+    assert ready.aggregate.entries[0].model == agg.entries[0].model == M3
     assert result.synthesis.text == SYNTHESIS and result.synthesis.by_chairman and result.synthesis.note is None
-    assert set(result.timings) == {"stage1_s", "stage2_s", "stage3_s", "total_s"}
+    assert set(result.timings) == {"stage1_s", "stage2_s", "stage3_s", "total_s", "late_reviews_s"}
     assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
     # 4 answers + 4 reviews + 1 synthesis, each exactly once.
     assert len(server.requests) == 9 and len(server.requests_for(CHAIR)) == 1
@@ -348,7 +356,9 @@ async def test_unparseable_ballot_is_recorded_with_status_none(server, router):
     assert result.aggregate.ballots_used == 3 and result.aggregate.ballots_unparsed == 1
     assert result.status is CouncilStatus.DEGRADED
     assert any(M2 in n and "no ranking" in n for n in result.notices)
-    assert len([e for e in events if isinstance(e, ReviewFinished)]) == 4
+    # M3's ballot may come after the others had already decided the first place (then it is late).
+    on_time = len([e for e in events if isinstance(e, ReviewFinished)])
+    assert len(result.reviews) == 4 and on_time + result.aggregate.ballots_late == 4
 
 
 async def test_no_ballot_parsed_means_ranking_unavailable_but_synthesis_runs(server, router):

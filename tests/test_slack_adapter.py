@@ -925,6 +925,13 @@ async def test_stream_refused_falls_back_to_chat_update(env, llm):
 async def test_stream_that_breaks_hands_over_to_the_status_message(env, llm):
     fake = env.fake
     llm.script("beta", council_member("beta says 42.", latency_s=1.5))
+    # alpha and gamma each put a different answer first, so beta's slow review decides the winner:
+    # the review stage waits for it (no early decision), which leaves time for progress updates.
+    for name, first in (("alpha", "C"), ("gamma", "A")):
+        ranking = lambda labels, first=first: sorted(labels, key=lambda label: label != first)  # noqa: E731
+        llm.script(
+            name, council_member(f"{name} says: the answer is 42.", ranking, synthesis=f"Final answer by {name}: 42.")
+        )
     fake.fail("chat.appendStream", "message_not_in_streaming_state")
     await env.command("What is six times seven?")
     await fake.wait_for(lambda: results(fake), timeout=30)

@@ -188,6 +188,7 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
                 chairman=choice.chairman,
                 attachments=batch.attachments,
                 notices=batch.user_notices(),
+                mode=choice.mode,
             )
         except CouncilError as exc:
             raise api_error_for(exc) from None

@@ -1,13 +1,15 @@
 """The model ids the API offers, and what each asks of the council.
 
-Today one model, `llm-council`: the council as configured. Council modes and named channel
-presets do not exist in the core yet; when they do, each becomes one more entry here
-(`llm-council-<mode>`, `llm-council-<preset>`), and nothing else in the API changes.
+`llm-council`: the council as configured (its mode is COUNCIL_MODE); `llm-council-quick`: quick
+mode (two members answer, the chairman compares them and writes the answer: three model calls).
+Named channel presets would become more entries (`llm-council-<preset>`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from core.models import CouncilMode
 
 COUNCIL_MODEL = "llm-council"
 CREATED = 1_700_000_000  # a fixed `created` so that model lists are stable between calls
@@ -19,10 +21,16 @@ class CouncilChoice:
     description: str
     members: tuple[str, ...] | None = None  # None: the configured council
     chairman: str | None = None
+    mode: CouncilMode | None = None  # None: the configured default (COUNCIL_MODE)
 
 
 CHOICES = (
     CouncilChoice(COUNCIL_MODEL, "The configured council: members answer, rank each other, a chairman answers."),
+    CouncilChoice(
+        f"{COUNCIL_MODEL}-quick",
+        "Quick council: two members answer, the chairman compares them and writes the answer (3 model calls).",
+        mode="quick",
+    ),
 )
 
 
@@ -42,7 +50,7 @@ def model_list() -> dict:
 
 def resolve_mode(mode: str | None) -> CouncilChoice | None:
     """The MCP tool's `mode` argument: `standard` (the default) is `llm-council`, `quick` is
-    `llm-council-quick` once that mode exists."""
+    `llm-council-quick`."""
     name = (mode or "standard").strip().lower()
     return resolve(COUNCIL_MODEL if name == "standard" else f"{COUNCIL_MODEL}-{name}")
 

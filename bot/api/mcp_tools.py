@@ -104,7 +104,11 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
             raise ToolError(f"Unknown mode `{mode}`; available: {', '.join(catalog.mode_names())}.")
         try:
             run = await service.start_council(
-                question, caller.origin, members=members or choice.members, chairman=chairman or choice.chairman
+                question,
+                caller.origin,
+                members=members or choice.members,
+                chairman=chairman or choice.chairman,
+                mode=choice.mode,
             )
         except CouncilError as exc:
             raise ToolError(exc.user_message) from None

@@ -14,7 +14,7 @@ import discord
 from discord import app_commands
 
 from bot.discord import render
-from core.models import ChannelSettings, CouncilConfig
+from core.models import MODES, ChannelSettings, CouncilConfig
 
 if TYPE_CHECKING:
     from bot.discord.client import CouncilBot
@@ -24,6 +24,7 @@ def _config_embed(title: str, config: CouncilConfig, channel: ChannelSettings | 
     embed = discord.Embed(title=title, color=render.COLOR_INFO)
     embed.add_field(name="Members", value=render.clip("\n".join(config.members), render.FIELD_MAX), inline=False)
     embed.add_field(name="Chairman", value=render.clip(config.chairman, render.FIELD_MAX), inline=False)
+    embed.add_field(name="Mode", value=config.mode, inline=False)
     if channel is not None:
 
         def show(value: Any, unit: str = "") -> str:
@@ -84,7 +85,7 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
         await send(interaction, embed=_config_embed("Council for this channel", config, channel))
 
     @group.command(name="members", description="Set this channel's council members")
-    @app_commands.describe(members="Model ids, comma- or space-separated")
+    @app_commands.describe(members="Model ids, comma- or space-separated; a seat with fallbacks is primary|fallback")
     async def members(interaction: discord.Interaction, members: str) -> None:
         actor, origin = await begin(interaction)
         config = await service.admin_set_members(actor, origin, members.replace(",", " ").split())
@@ -133,6 +134,19 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
             interaction,
             f"Web search {enabled.value}.",
             embed=_config_embed("Council for this channel", config, updated),
+        )
+
+    @group.command(name="mode", description="This channel's default mode")
+    @app_commands.describe(
+        mode="standard: answers, peer reviews, synthesis; quick: two answers compared by the chairman"
+    )
+    @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
+    async def mode(interaction: discord.Interaction, mode: app_commands.Choice[str]) -> None:
+        actor, origin = await begin(interaction)
+        updated = await service.admin_set_mode(actor, origin, mode.value)
+        config = await service.effective_config(origin)
+        await send(
+            interaction, f"Mode: {mode.value}.", embed=_config_embed("Council for this channel", config, updated)
         )
 
     @group.command(name="reset", description="Drop this channel's overrides (back to the defaults)")

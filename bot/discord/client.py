@@ -32,7 +32,8 @@ from bot.throttle import DISCORD_PACE, ChannelPacer, Pace, Priority
 from core.attachments import AttachmentBatch, IncomingFile
 from core.errors import CouncilError
 from core.material import files_notice
-from core.models import Actor, ConversationTurn, CouncilResult, Origin, Platform
+from core.models import MODES, Actor, ConversationTurn, CouncilMode, CouncilResult, Origin, Platform
+from core.modes import parse_mode, split_mode_keyword
 from core.research import split_search_keyword
 from core.settings import Settings
 
@@ -57,11 +58,12 @@ HELP = """**LLM Council** — several models answer, review each other anonymous
 `/council question:` — convene a council (in a new thread, or in the current thread).
 `@{name} question` — the same from a message; inside a council thread it continues the conversation.
 Attach files (PDF, Word, text, CSV, code, images) to the message or the `attachment:` option: the council reads them.
-Start a question with `search:` (or set the `search:` option) to search the web first.
+Start a question with `search:` (or set the `search:` option) to search the web first, and with
+`quick:` (or set the `mode:` option) for a quick council: two members answer, the chairman compares them.
 Buttons under the answer show each stage: **Answers**, **Reviews** (with the extracted ballot), **Ranking**.
 While it runs: **Stop**, or **Synthesize now** with the answers that have arrived.
 `/council-history` · `/council-leaderboard` · `/council-export id:`
-`/council-admin show|members|chairman|limits|search|reset|audit` — per-channel settings (Manage Server)."""
+`/council-admin show|members|chairman|limits|search|mode|reset|audit` — per-channel settings (Manage Server)."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -173,17 +175,21 @@ class CouncilBot(ApiBaseClient):
             question="What should the council answer?",
             attachment="A file for the council to read (PDF, Word, text, CSV, code, or an image)",
             search="Search the web first (default: this channel's setting)",
+            mode="standard: answers, peer reviews, synthesis; quick: two answers compared (default: the channel's)",
         )
+        @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
         @app_commands.guild_only()
         async def council(
             interaction: discord.Interaction,
             question: str,
             attachment: discord.Attachment | None = None,
             search: bool | None = None,
+            mode: app_commands.Choice[str] | None = None,
         ) -> None:
             await interaction.response.defer(thinking=True)
             files = [incoming_file(attachment)] if attachment is not None else []
-            await self.council_from_interaction(interaction, question, files=files, search=search)
+            chosen = parse_mode(mode.value) if mode is not None else None
+            await self.council_from_interaction(interaction, question, files=files, search=search, mode=chosen)
 
         @tree.command(name="council-help", description="How to use the LLM council")
         async def council_help(interaction: discord.Interaction) -> None:
@@ -244,8 +250,11 @@ class CouncilBot(ApiBaseClient):
         *,
         files: list[IncomingFile] | None = None,
         search: bool | None = None,
+        mode: CouncilMode | None = None,
     ) -> None:
         channel = interaction.channel
+        question, keyword_mode = split_mode_keyword(question)
+        mode = mode or keyword_mode
         question, searched = split_search_keyword(question)
         if search is None and searched:
             search = True
@@ -266,7 +275,9 @@ class CouncilBot(ApiBaseClient):
             )
         try:
             # The status message is edited with the bot token (the interaction's expires in 15 minutes).
-            await self.submit(question, origin, history, (channel, status), batch, search=search, status=status)
+            await self.submit(
+                question, origin, history, (channel, status), batch, search=search, mode=mode, status=status
+            )
         except CouncilError as exc:
             try:
                 await interaction.delete_original_response()
@@ -300,12 +311,14 @@ class CouncilBot(ApiBaseClient):
         origin = origin_of(message.author, channel, message.guild.id)
         if origin.thread_id is None:
             origin.thread_id = str(message.id)
+        question, mode = split_mode_keyword(question)
         question, searched = split_search_keyword(question)
         batch = await self.service.read_files([incoming_file(a) for a in message.attachments], Platform.DISCORD)
         if batch.user_notices():
             await self.refuse_privately(message, files_notice(batch.user_notices()))
         try:
-            await self.submit(question, origin, history, (channel, message), batch, search=True if searched else None)
+            searching = True if searched else None
+            await self.submit(question, origin, history, (channel, message), batch, search=searching, mode=mode)
         except CouncilError as exc:
             await self.refuse_privately(message, exc.user_message)
 
@@ -334,6 +347,7 @@ class CouncilBot(ApiBaseClient):
         batch: AttachmentBatch,
         *,
         search: bool | None,
+        mode: CouncilMode | None,
         status: discord.Message | None = None,
     ) -> None:
         """The council as a durable job (core/durable: this process runs it on SQLite, any worker
@@ -349,7 +363,13 @@ class CouncilBot(ApiBaseClient):
             return shown.model_copy(update={"status_id": str(status.id), "status_channel_id": str(status.channel.id)})
 
         await self.service.submit_council(
-            question, origin, history, destination=destination, attachments=batch.attachments, search=search
+            question,
+            origin,
+            history,
+            destination=destination,
+            attachments=batch.attachments,
+            search=search,
+            mode=mode,
         )
 
     async def deliver(self, run: CouncilRun, destination: Destination, resumed: bool) -> None:

@@ -18,12 +18,15 @@ from core.models import Actor, Origin
 if TYPE_CHECKING:
     from core.service import CouncilService
 
-OPERATIONS = ("show", "members", "chairman", "limits", "search", "reset", "audit")
+OPERATIONS = ("show", "members", "chairman", "limits", "search", "mode", "reset", "audit")
 
 USAGE = """*Council admin* (this channel; workspace admins and owners, or `COUNCIL_ADMIN_USERS`):
 • `/council-admin show` — the members, chairman and limits in effect here
-• `/council-admin members model-a, model-b, model-c` — this channel's members (2 to 8)
-• `/council-admin chairman model-x` — this channel's chairman
+• `/council-admin members model-a, model-b|fallback-b` — this channel's members (2 to 8 seats; \
+in a seat `a|b`, b answers when a fails)
+• `/council-admin chairman model-x` — this channel's chairman (also `model-x|fallback`)
+• `/council-admin mode quick|standard` — this channel's default mode (a question can also start \
+with `quick:` or `standard:`)
 • `/council-admin limits user=N channel=N budget=USD` — councils per user/channel per hour, daily budget
 • `/council-admin search on|off` — search the web before each council here (a question can also start with `search:`)
 • `/council-admin reset` — back to the defaults
@@ -49,6 +52,7 @@ class AdminCommand:
     limits: dict[str, float | int] = field(default_factory=dict)
     count: int = 20
     search: bool = False
+    mode: str = ""
 
 
 def parse_admin(text: str) -> AdminCommand:
@@ -74,6 +78,10 @@ def parse_admin(text: str) -> AdminCommand:
         if rest.lower() not in ("on", "off"):
             raise InputRejected("Say `/council-admin search on` or `/council-admin search off`.")
         return AdminCommand(op, search=rest.lower() == "on")
+    if op == "mode":
+        if not rest:
+            raise InputRejected("Say `/council-admin mode quick` or `/council-admin mode standard`.")
+        return AdminCommand(op, mode=rest)
     if op == "audit":
         if not rest:
             return AdminCommand(op)
@@ -117,6 +125,9 @@ async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, co
         updated = await service.admin_set_search(actor, origin, command.search)
         word = "on: each council here searches the web first" if updated.search else "off"
         return render.config_message(f"Web search {word}", await service.effective_config(origin), updated)
+    if command.op == "mode":
+        updated = await service.admin_set_mode(actor, origin, command.mode)
+        return render.config_message(f"Mode: {updated.mode}", await service.effective_config(origin), updated)
     if command.op == "reset":
         await service.admin_reset(actor, origin)
         config = await service.effective_config(origin)

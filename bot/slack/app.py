@@ -48,6 +48,7 @@ from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, PermissionDenied
 from core.material import files_notice
 from core.models import Actor, ConversationTurn, Destination, Origin, Platform, new_council_id
+from core.modes import split_mode_keyword
 from core.research import split_search_keyword
 from core.settings import Settings
 
@@ -429,7 +430,8 @@ class SlackCouncilBot:
         """Post the question in the channel, then start the council in its thread: a channel the
         bot cannot post in costs no rate-limit hit and leaves no council behind."""
         user, channel = origin.user_id or "", origin.channel_id or ""
-        question, searched = split_search_keyword(slack_unescape(question))
+        question, mode = split_mode_keyword(slack_unescape(question))
+        question, searched = split_search_keyword(question)
         asked = await self.service.check_admission(question, origin)  # refusals -> caller
         council_id = new_council_id()
         question_message = render.question_message(asked, user, council_id)
@@ -463,6 +465,7 @@ class SlackCouncilBot:
                 destination=self.destination(channel, thread_ts),
                 council_id=council_id,
                 search=True if searched else None,
+                mode=mode,
             )
         except CouncilError:  # refused in the moment since the check (a burst): take the question back
             await self._delete_quietly(channel, thread_ts)
@@ -500,6 +503,7 @@ class SlackCouncilBot:
         if thread_ts and thread_ts != ts:
             history = await self.thread_history(channel, thread_ts, ts, context)
         origin = self.origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
+        question, mode = split_mode_keyword(question)
         question, searched = split_search_keyword(question)
         batch = await self.service.read_files(incoming_files(event), Platform.SLACK)
         if batch.user_notices():
@@ -512,6 +516,7 @@ class SlackCouncilBot:
                 destination=self.destination(channel, thread_ts or ts),
                 attachments=batch.attachments,
                 search=True if searched else None,
+                mode=mode,
             )
         except CouncilError as exc:
             await self.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)

@@ -680,7 +680,10 @@ HELP = "\n".join(
         "`/council export <id> [json]`",
         "• Attach files (PDF, Word, text, CSV, code, images) to the message that asks: the council reads them. "
         "Start the question with `search:` to search the web first.",
-        "• `/council-admin show|members a,b,c|chairman X|limits user=N channel=N budget=USD|search on|off|reset|audit` "
+        "• Start it with `quick:` for a quick council: two members answer and the chairman compares them "
+        "(`standard:` for the full three stages).",
+        "• `/council-admin show|members a,b|c|chairman X|limits user=N channel=N budget=USD|search on|off|"
+        "mode quick|standard|reset|audit` "
         "(also `/council admin …`) — this channel's council (workspace admins and owners).",
     )
 )
@@ -709,7 +712,7 @@ def leaderboard_message(board: Leaderboard) -> Message:
 
 
 def config_message(title: str, config: CouncilConfig, channel: ChannelSettings | None = None) -> Message:
-    lines = [f"*Members:* {', '.join(config.members)}", f"*Chairman:* {config.chairman}"]
+    lines = [f"*Members:* {', '.join(config.members)}", f"*Chairman:* {config.chairman}", f"*Mode:* {config.mode}"]
     if channel is not None:
 
         def show(value: Any, unit: str = "") -> str:

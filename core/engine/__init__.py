@@ -1,11 +1,13 @@
 """The council engine behind `core.council.run_council`, one concern per module.
 
 control.py    CouncilControl: Stop / Synthesize-now from outside
-runner.py     parallel calls: launching, the quorum + grace wait, one wake-up helper
+runner.py     parallel calls: launching (seats run their chains), the quorum + adaptive grace wait, wake-ups
 state.py      what one council has gathered so far (answers, labels, reviews, ...)
 answers.py    stage 1: every member answers
-reviews.py    stage 2: anonymous peer reviews and their aggregate
-synthesis.py  stage 3: the chairman's synthesis and its fallbacks
+reviews.py    stage 2: anonymous peer reviews (k per answer with max_reviewers), their aggregate, late reviews
+decision.py   stage 2's early end: whether the pending ballots can still change the first place
+synthesis.py  stage 3: the chairman's synthesis (its seat's chain) and its fallbacks
+quick.py      quick mode: the chairman's comparison line, held back and kept as a ballot
 stream.py     one streamed synthesis: the pump task, and relaying its screened text as events
 notices.py    user-visible texts: cut reasons, notices, the no-answer error
 result.py     the CouncilResult: status and assembly

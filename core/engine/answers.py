@@ -1,16 +1,17 @@
-"""Stage 1: every member answers the question, in parallel; labels are assigned at the end."""
+"""Stage 1: every seat answers the question, in parallel (a failed model hands its seat to the
+next of its chain); labels are assigned at the end."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable
 from contextlib import aclosing
-from functools import partial
 from typing import TYPE_CHECKING
 
-from core import markers, prompts
-from core.engine.runner import Calls, Outcome, StagePolicy
+from core import markers, prompts, seats
+from core.engine.runner import Calls, Outcome, SeatCall
 from core.engine.state import LABELS, CouncilState
 from core.models import (
+    Completion,
     CouncilEvent,
     ErrorInfo,
     ErrorKind,
@@ -31,12 +32,12 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     options = state.options(config.max_answer_tokens)
     stored = state.stored_answers()  # a resumed council: these members are not asked again
     # Calls start before the events go out: a consumer that renders slowly must not delay them.
-    batch = calls.launch(
-        {
-            m: partial(router.complete, m, state.material.apply(messages, m, state.material_fence), options)
-            for m in state.members
-            if m not in stored
-        },
+
+    def ask(model: str) -> Awaitable[Completion]:
+        return router.complete(model, state.material.apply(messages, model, state.material_fence), options)
+
+    batch = calls.launch_seats(
+        {seat: SeatCall(seats.seat_models(seat), ask) for seat in state.members if seat not in stored},
         "answer",
         config.member_timeout_s,
     )
@@ -49,7 +50,7 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
             yield state.event(MemberFinished, answer=answer.model_copy())
         else:
             yield state.event(MemberFailed, answer=answer.model_copy())
-    policy = StagePolicy(config.quorum, config.grace_s, config.member_timeout_s)
+    policy = state.policy()
     async with aclosing(calls.gather(batch, policy, "answer", "members")) as outcomes:
         async for outcome in outcomes:
             answer = _record_answer(state, outcome)
@@ -61,7 +62,13 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
 
 
 def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:
-    answer = MemberAnswer(model=outcome.key, error=outcome.error, latency_s=outcome.latency_s)
+    answer = MemberAnswer(
+        model=outcome.model or seats.primary(outcome.key),
+        seat=outcome.key,
+        attempts=outcome.attempts,
+        error=outcome.error,
+        latency_s=outcome.latency_s,
+    )
     if outcome.completion is not None:
         answer.usage = outcome.completion.usage
         text = markers.strip_markers(outcome.completion.text, state.nonces())  # it is shown as written
@@ -76,10 +83,11 @@ def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:
 
 
 def _restore_answer(state: CouncilState, calls: Calls, answer: MemberAnswer) -> None:
+    seat = answer.seat or answer.model
     if state.was_skipped(answer.error):
-        state.skipped.add(answer.model)
+        state.skipped.add(seat)
     calls.usage += answer.usage
-    state.answers[answer.model] = answer
+    state.answers[seat] = answer
 
 
 def _assign_labels(state: CouncilState) -> None:
@@ -87,4 +95,5 @@ def _assign_labels(state: CouncilState) -> None:
     answered = [m for m in state.members if state.answers[m].ok]
     for label, member in zip(LABELS, answered):
         state.answers[member].label = label
-        state.label_to_model[label] = member
+        state.label_to_model[label] = state.answers[member].model
+        state.label_to_seat[label] = member

@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING
 
+from core import seats
 from core.models import ErrorInfo, ErrorKind, MemberAnswer, ParseStatus
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ class Cut(enum.Enum):
     SYNTHESIZE = "synthesize"
     GRACE = "grace"
     TIMEOUT = "timeout"
-    DECIDED = "decided"
 
 
 def stopped() -> ErrorInfo:
@@ -49,8 +49,6 @@ def cut_reason(
         return stopped()
     if cut is Cut.SYNTHESIZE:
         return ErrorInfo(kind=ErrorKind.CANCELLED, message="skipped: you asked to synthesize now")
-    if cut is Cut.DECIDED:
-        return ErrorInfo(kind=ErrorKind.CANCELLED, message="skipped: the outcome was already decided")
     if cut is Cut.GRACE:
         return ErrorInfo(
             kind=ErrorKind.TIMEOUT,
@@ -82,8 +80,9 @@ def result_notices(state: CouncilState) -> list[str]:
     notes += [
         f"{a.model} gave no answer: {a.error.short()}"
         for a in state.answers.values()
-        if a.error is not None and a.model not in state.skipped and state.label_to_model
+        if a.error is not None and (a.seat or a.model) not in state.skipped and state.label_to_model
     ]
+    notes += [f"Seat {a.seat}: {note}" for a in state.answers.values() if (note := fallback_note(a))]
     notes += _skipped_notes(state, "answers", [m for m in state.members if m in state.skipped])
     notes += _review_notes(state)
     return notes
@@ -116,6 +115,11 @@ def _review_notes(state: CouncilState) -> list[str]:
             why = "no review produced a readable ranking"
         notes.append(f"Ranking unavailable: {why}.")
     return notes
+
+
+def fallback_note(answer: MemberAnswer) -> str | None:
+    """Why a seat's answer came from a fallback model (None when its primary answered)."""
+    return seats.fallback_note(answer.model, answer.attempts) if answer.ok else None
 
 
 def causes(answers: list[MemberAnswer]) -> str:

@@ -10,7 +10,8 @@ from core.models import CouncilResult, CouncilStatus, ErrorInfo, ErrorKind, Pars
 
 
 def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
-    state.timings["total_s"] = round(time.perf_counter() - state.started, 4)
+    # Set when the answer was complete, if reviews decided early went on after it.
+    state.timings.setdefault("total_s", round(time.perf_counter() - state.started, 4))
     status, error = _status(state)
     return CouncilResult(
         council_id=state.request.council_id,
@@ -29,13 +30,13 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
 
 
 def _status(state: CouncilState) -> tuple[CouncilStatus, ErrorInfo | None]:
-    if state.control.stopped:
+    if state.control.stopped and state.answered_at is None:  # a stop after the answer only drops late reviews
         return CouncilStatus.CANCELLED, ErrorInfo(kind=ErrorKind.CANCELLED, message=notices.STOPPED_BY_USER)
     if not state.label_to_model:
         return CouncilStatus.FAILED, notices.no_answer_error(state)
     reviews = state.reviews.values()
     degraded = (
-        any(not a.ok and a.model not in state.skipped for a in state.answers.values())
+        any(not a.ok and (a.seat or a.model) not in state.skipped for a in state.answers.values())
         or any(r.error is not None and not state.review_skipped(r.reviewer) for r in reviews)
         or any(r.text is not None and r.parse_status is ParseStatus.NONE for r in reviews)
         or (state.synthesis is not None and not state.synthesis.by_chairman)

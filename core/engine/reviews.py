@@ -1,4 +1,8 @@
-"""Stage 2: each member ranks the others' anonymous answers, in parallel; the ballots are aggregated."""
+"""Stage 2: each member ranks the others' anonymous answers, in parallel; the ballots are aggregated.
+
+With COUNCIL_MAX_REVIEWERS=k each answer goes to k reviewers (`review_plans`). Once the ballots
+still pending cannot change the first place (core/engine/decision.py), the stage ends and the
+chairman starts; `collect_late_reviews` records the late ones afterwards and re-aggregates."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from core import markers, prompts, ranking
-from core.engine.runner import Calls, Outcome, StagePolicy
+from core.engine.decision import first_place_decided
+from core.engine.runner import Calls, Outcome
 from core.engine.state import CouncilState
 from core.models import (
     Aggregate,
@@ -28,7 +33,7 @@ if TYPE_CHECKING:
 
 async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter) -> AsyncGenerator[CouncilEvent, None]:
     config = state.config
-    plans = _review_plans(state)
+    plans = state.review_plans = review_plans(state)
     stored = state.stored_reviews(plans)  # a resumed council: these reviewers are not asked again
     for reviewer, review in stored.items():
         plans[reviewer] = list(review.shown_labels)
@@ -59,24 +64,58 @@ async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter)
         for review in stored.values():
             _restore_review(state, calls, review)
             yield state.event(ReviewFinished, review=review)
-        policy = StagePolicy(config.quorum, config.grace_s, config.member_timeout_s)
+        policy = replace(state.policy(), decide=partial(first_place_decided, state))
         async with aclosing(calls.gather(batch, policy, "review", "reviewers")) as outcomes:
             async for outcome in outcomes:
                 review = _record_review(state, outcome, plans[outcome.key])
                 yield state.event(ReviewFinished, review=review)  # never mutated afterwards
-        state.reviews = {r: state.reviews[r] for r in plans}  # member order, not arrival order
+        if batch.late:
+            state.late_reviews = batch
+        _order_reviews(state)
     if state.control.stopped:
         return
-    state.aggregate = _aggregate(state)
+    state.aggregate = aggregate_reviews(state)
     yield state.event(AggregateReady, aggregate=state.aggregate, label_to_model=dict(state.label_to_model))
 
 
-def _review_plans(state: CouncilState) -> dict[str, list[str]]:
-    """Reviewer -> labels it is shown, in a fresh random order per reviewer (position bias)."""
-    model_to_label = {m: label for label, m in state.label_to_model.items()}
+async def collect_late_reviews(state: CouncilState, calls: Calls) -> None:
+    """Record the reviews a decision left running (until their deadline) and re-aggregate with them."""
+    batch = state.late_reviews
+    if batch is None:
+        return
+    late = 0
+    async with aclosing(calls.collect_late(batch)) as outcomes:
+        async for outcome in outcomes:
+            late += bool(_record_review(state, outcome, state.review_plans[outcome.key]).ballot_models)
+    _order_reviews(state)
+    state.aggregate = aggregate_reviews(state)
+    state.aggregate.ballots_late = late
+
+
+def _order_reviews(state: CouncilState) -> None:
+    # Member order, not arrival order; reviews still running (decided early) come later.
+    state.reviews = {r: state.reviews[r] for r in state.review_plans if r in state.reviews}
+
+
+def review_plans(state: CouncilState) -> dict[str, list[str]]:
+    """Reviewer -> labels it is shown, in a fresh random order per reviewer (position bias).
+
+    With max_reviewers=k (fewer than the others' answers), reviewer i of the N answered seats, in a
+    random rotation, is shown the k answers after its own: every answer is reviewed k times and
+    every reviewer reviews k answers (N·k reviews instead of N·(N-1))."""
+    labels = list(state.label_to_model)
+    k = state.config.max_reviewers
     plans = {}
-    for reviewer, own in model_to_label.items():
-        shown = [label for label in state.label_to_model if not (state.config.exclude_self_review and label == own)]
+    if k is not None and 2 <= k < len(labels) - 1:
+        rotation = labels[:]
+        state.rng.shuffle(rotation)
+        for i, own in enumerate(rotation):
+            shown = [rotation[(i + j) % len(rotation)] for j in range(1, k + 1)]
+            state.rng.shuffle(shown)
+            plans[state.label_to_model[own]] = shown
+        return {state.label_to_model[label]: plans[state.label_to_model[label]] for label in labels}
+    for own, reviewer in state.label_to_model.items():
+        shown = [label for label in labels if not (state.config.exclude_self_review and label == own)]
         if shown:
             state.rng.shuffle(shown)
             plans[reviewer] = shown
@@ -110,7 +149,7 @@ def _record_review(state: CouncilState, outcome: Outcome, shown: list[str]) -> R
     return review
 
 
-def _aggregate(state: CouncilState) -> Aggregate:
+def aggregate_reviews(state: CouncilState) -> Aggregate:
     parsed = [r for r in state.reviews.values() if r.error is None and r.parse_status is not ParseStatus.NONE]
     scores = ranking.aggregate(
         {r.reviewer: r.ballot_labels for r in parsed},

@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from core import prompts
+from core import prompts, seats
 from core.engine.control import CouncilControl
+from core.engine.runner import Batch, StagePolicy
 from core.material import CouncilMaterial
 from core.models import (
     Aggregate,
@@ -36,9 +37,13 @@ E = TypeVar("E", bound=BaseModel)
 class CouncilState:
     request: CouncilRequest
     control: CouncilControl
-    members: list[str]
+    members: list[str]  # seats (`primary|fallback|...`); answers are keyed by seat
     answers: dict[str, MemberAnswer]
-    label_to_model: dict[str, str] = field(default_factory=dict)
+    label_to_model: dict[str, str] = field(default_factory=dict)  # label -> the model that answered
+    label_to_seat: dict[str, str] = field(default_factory=dict)
+    late_reviews: Batch | None = None  # reviews left running once the first place was decided
+    answered_at: float | None = None  # perf_counter when the answer was complete (ChairmanFinished, not stopped)
+    review_plans: dict[str, list[str]] = field(default_factory=dict)  # reviewer -> labels shown
     reviews: dict[str, Review] = field(default_factory=dict)
     aggregate: Aggregate | None = None
     synthesis: Synthesis | None = None
@@ -60,7 +65,7 @@ class CouncilState:
         cls, request: CouncilRequest, control: CouncilControl, checkpoint: CouncilCheckpoint | None = None
     ) -> CouncilState:
         # Duplicates would give one model two labels and two ballots.
-        members = list(dict.fromkeys(request.config.members))
+        members = list(dict.fromkeys(s for s in map(seats.clean_seat, request.config.members) if s))
         state = cls(request, control, members, {m: MemberAnswer(model=m) for m in members})
         state.material = CouncilMaterial.from_request(request)
         if checkpoint is not None:
@@ -68,10 +73,9 @@ class CouncilState:
         return state
 
     def stored_answers(self) -> dict[str, MemberAnswer]:
-        """Stage-1 answers an earlier run settled, by member (labels are assigned anew, the same way)."""
-        return {
-            a.model: a.model_copy(update={"label": None}) for a in self.checkpoint.answers if a.model in self.answers
-        }
+        """Stage-1 answers an earlier run settled, by seat (labels are assigned anew, the same way)."""
+        stored = {(a.seat or a.model): a for a in self.checkpoint.answers}
+        return {seat: a.model_copy(update={"label": None}) for seat, a in stored.items() if seat in self.answers}
 
     def stored_reviews(self, reviewers: Iterable[str]) -> dict[str, Review]:
         wanted = set(reviewers)
@@ -89,19 +93,31 @@ class CouncilState:
     def event(self, cls: type[E], **fields: Any) -> E:
         return cls(council_id=self.request.council_id, **fields)
 
+    def policy(self) -> StagePolicy:
+        """When stages 1 and 2 stop waiting: quorum, adaptive grace, hard limit."""
+        config = self.config
+        return StagePolicy(
+            config.quorum, config.grace_s, config.member_timeout_s, config.grace_min_s, config.grace_factor
+        )
+
     def options(self, max_tokens: int | None) -> CallOptions:
         return CallOptions(
             timeout_s=self.config.member_timeout_s, temperature=self.config.temperature, max_tokens=max_tokens
         )
 
     def all_ids(self) -> list[str]:
-        return [*self.members, self.config.chairman]
+        return seats.all_models([*self.members, self.config.chairman])
+
+    def answer_of(self, model: str) -> MemberAnswer:
+        """The answer a model gave (a label's model)."""
+        label = next(label for label, m in self.label_to_model.items() if m == model)
+        return self.answers[self.label_to_seat[label]]
 
     def nonces(self) -> tuple[str, str]:
         return self.review_fence.nonce, self.chair_fence.nonce
 
     def labelled_texts(self) -> dict[str, str]:
-        return {label: self.answers[m].text or "" for label, m in self.label_to_model.items()}
+        return {label: self.answers[seat].text or "" for label, seat in self.label_to_seat.items()}
 
     def review_skipped(self, reviewer: str) -> bool:
         return f"review:{reviewer}" in self.skipped

@@ -18,6 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from core.engine import notices
+from core.engine.quick import Screen, VerdictScreen
 from core.engine.runner import Calls, Outcome, Wakeup
 from core.engine.state import CouncilState
 from core.models import ChairmanToken, ChatMessage, Completion
@@ -42,8 +43,9 @@ class Stream:
     """A streamed synthesis: its pump task and what it has produced so far."""
 
     model: str
-    screen: SynthesisScreen  # what of the text may be shown, and whether it can stand
-    deadline: float  # loop time at which member_timeout_s expires
+    screen: Screen  # what of the text may be shown, and whether it can stand
+    deadline: float  # loop time at which its time (member_timeout_s, or a chain's share) expires
+    timeout_s: float = 0.0
     wakeup: Wakeup = field(default_factory=Wakeup)  # set by each delta, so the reader can forward it
     pump: asyncio.Task[Outcome] | None = None
     started: float = field(default_factory=time.perf_counter)
@@ -62,18 +64,31 @@ class Streamer:
         self.calls = calls
         self.router = router
 
-    def start(self, model: str, messages: list[ChatMessage], *, unquote: bool = False) -> Stream:
+    def start(
+        self,
+        model: str,
+        messages: list[ChatMessage],
+        *,
+        unquote: bool = False,
+        verdict: list[str] | None = None,
+        timeout_s: float | None = None,
+    ) -> Stream:
         """Start streaming `model`'s synthesis in a pump task (before any event announces it).
 
         `unquote`: the synthesizer got the brief prompt (see synthesis.py), whose quote style a
-        small model may copy line by line; the screen shows such text unquoted."""
+        small model may copy line by line; the screen shows such text unquoted. `verdict`: quick
+        mode's labels; the first line, the comparison, is held back (core/engine/quick.py).
+        `timeout_s`: its share of the stage's time (a chairman chain), else member_timeout_s."""
         state = self.state
         judge = SynthesisJudge(
             "\n\n".join(message.content for message in messages),
             [answer.text for answer in state.answers.values() if answer.text],
         )
-        deadline = asyncio.get_running_loop().time() + state.config.member_timeout_s
-        stream = Stream(model, SynthesisScreen(judge, state.nonces(), unquote=unquote), deadline)
+        deadline = asyncio.get_running_loop().time() + (timeout_s or state.config.member_timeout_s)
+        screen: Screen = SynthesisScreen(judge, state.nonces(), unquote=unquote)
+        if verdict is not None:
+            screen = VerdictScreen(screen, verdict)
+        stream = Stream(model, screen, deadline, timeout_s or state.config.member_timeout_s)
         # After the judge: quoting an attached file or a source is using it, not copying the prompt.
         messages = state.material.apply(messages, model, state.chair_fence)
         stream.pump = self.calls.spawn(self.calls.outcome(partial(self._pump, stream, messages)), f"synthesis:{model}")
@@ -112,7 +127,7 @@ class Streamer:
                 elif state.control.stopped:
                     outcome = Outcome(error=notices.stopped(), skipped=True)
                 elif loop.time() >= stream.deadline:
-                    outcome = Outcome(error=notices.timed_out(state.config.member_timeout_s))
+                    outcome = Outcome(error=notices.timed_out(round(stream.timeout_s, 1)))
                 else:
                     await stream.wakeup.wait(stream.deadline)
         finally:

@@ -6,16 +6,20 @@ streamed text there."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from core import prompts
+from core import prompts, seats
 from core.engine import notices
+from core.engine.quick import VerdictScreen, verdict_review
+from core.engine.reviews import aggregate_reviews
 from core.engine.runner import Calls
 from core.engine.state import CouncilState
 from core.engine.stream import Stream, StreamEnded, Streamer
-from core.models import ChairmanFinished, ChatMessage, CouncilEvent, ErrorInfo, StageStarted, Synthesis
+from core.models import Attempt, ChairmanFinished, ChatMessage, CouncilEvent, StageStarted, Synthesis
 from core.providers.base import ProviderError
 
 if TYPE_CHECKING:
@@ -40,41 +44,84 @@ class _Synthesizer:
         self.router = router
 
     async def run(self) -> AsyncGenerator[CouncilEvent, None]:
-        """Sets state.synthesis (None when a stopped chairman had written nothing usable)."""
-        chairman = self.state.config.chairman
-        stream = self._start(chairman, fallback=False)
-        yield self.state.event(StageStarted, stage=3)
-        ended: StreamEnded | None = None
-        async with aclosing(self.streamer.relay(stream)) as events:
-            async for item in events:
-                if isinstance(item, StreamEnded):
-                    ended = item
-                else:
-                    yield item
-        assert ended is not None  # relay always ends with one
-        if ended.outcome.completion is not None:
-            self.state.synthesis = self._synthesis(chairman, ended, by_chairman=True)
-        elif self.state.control.stopped:
-            self.state.synthesis = self._partial(chairman, ended)
-        else:
+        """Sets state.synthesis (None when a stopped chairman had written nothing usable).
+
+        The chairman is a seat: when one of its models fails, the next of its chain writes, in
+        an equal share of the time left; when all fail, a member stands in (`_fallback`)."""
+        state = self.state
+        chain = seats.seat_models(state.config.chairman)
+        attempts: list[Attempt] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + state.config.member_timeout_s
+        for index, chairman in enumerate(chain):
+            stream = self._start(chairman, fallback=False, timeout_s=(deadline - loop.time()) / (len(chain) - index))
+            if index == 0:
+                yield state.event(StageStarted, stage=3)
+            ended: StreamEnded | None = None
+            async with aclosing(self.streamer.relay(stream)) as events:
+                async for item in events:
+                    if isinstance(item, StreamEnded):
+                        ended = item
+                    else:
+                        yield item
+            assert ended is not None  # relay always ends with one
+            if ended.outcome.completion is not None:
+                note = seats.fallback_note(chairman, attempts)
+                state.synthesis = self._synthesis(
+                    chairman, ended, by_chairman=True, note=f"The chairman {note}." if note else None
+                )
+                self._keep_verdict(chairman, stream)
+                break
+            if state.control.stopped:
+                state.synthesis = self._partial(chairman, ended)
+                break
             assert ended.outcome.error is not None
-            async with aclosing(self._fallback(ended.outcome.error)) as events:
+            attempts.append(Attempt(model=chairman, error=ended.outcome.error))
+        else:
+            async with aclosing(self._fallback(attempts)) as events:
                 async for event in events:
                     yield event
-        if self.state.synthesis is not None:
-            yield self.state.event(ChairmanFinished, synthesis=self.state.synthesis)
+        if state.synthesis is not None:
+            state.synthesis.attempts = attempts
+            if not state.control.stopped:  # complete: a stop from now on only drops late reviews
+                state.answered_at = time.perf_counter()
+            yield state.event(ChairmanFinished, synthesis=state.synthesis)
 
-    def _start(self, model: str, *, fallback: bool) -> Stream:
+    def _start(self, model: str, *, fallback: bool, timeout_s: float | None = None) -> Stream:
         """Start `model`'s synthesis; the relay loops stay inline in the callers (one generator
         level less per token, which bench/bench_engine.py shows at 200 councils)."""
-        return self.streamer.start(model, self._prompt(model, fallback=fallback), unquote=self._small_context(model))
+        verdict = list(self.state.label_to_model) if self._quick and len(self.state.label_to_model) == 2 else None
+        return self.streamer.start(
+            model,
+            self._prompt(model, fallback=fallback),
+            unquote=self._small_context(model),
+            verdict=verdict,
+            timeout_s=timeout_s,
+        )
 
-    async def _fallback(self, chair_error: ErrorInfo) -> AsyncGenerator[CouncilEvent, None]:
+    @property
+    def _quick(self) -> bool:
+        return self.state.config.mode == "quick"
+
+    def _keep_verdict(self, model: str, stream: Stream) -> None:
+        """Quick mode: the chairman's comparison becomes the council's one ballot."""
+        if not isinstance(stream.screen, VerdictScreen):
+            return
+        review = verdict_review(model, stream.screen, self.state.label_to_model)
+        if review is not None:
+            self.state.reviews[model] = review
+            self.state.aggregate = aggregate_reviews(self.state)
+
+    async def _fallback(self, attempts: list[Attempt]) -> AsyncGenerator[CouncilEvent, None]:
         state = self.state
-        chairman = state.config.chairman
-        cause = f"The chairman ({chairman}) failed: {chair_error.short()}"
+        chain = [a.model for a in attempts]
+        if len(attempts) == 1:
+            failed = attempts[0].error.short()
+        else:
+            failed = "; ".join(f"{a.model}: {seats.short_cause(a.error.short())}" for a in attempts)
+        cause = f"The chairman ({', '.join(chain)}) failed: {failed}"
         ranked = self._ranked_members()
-        stand_in = next((m for m in ranked if m != chairman), None)
+        stand_in = next((m for m in ranked if m not in chain), None)
         if stand_in is not None:
             ended: StreamEnded | None = None
             stream = self._start(stand_in, fallback=True)
@@ -88,6 +135,7 @@ class _Synthesizer:
             if ended.outcome.completion is not None:
                 note = f"{cause}; {stand_in} synthesized this answer instead."
                 state.synthesis = self._synthesis(stand_in, ended, by_chairman=False, note=note)
+                self._keep_verdict(stand_in, stream)
                 return
             if state.control.stopped:
                 state.synthesis = self._partial(stand_in, ended)
@@ -95,11 +143,12 @@ class _Synthesizer:
             assert ended.outcome.error is not None
             cause += f"; the stand-in {stand_in} also failed: {ended.outcome.error.short()}"
         best = ranked[0]
+        answer = state.answer_of(best)
         note = (
             f"{cause}; this is the top-ranked member answer "
-            f"(Response {state.answers[best].label}, by {best}) as written, without synthesis."
+            f"(Response {answer.label}, by {best}) as written, without synthesis."
         )
-        state.synthesis = Synthesis(model=best, text=state.answers[best].text or "", by_chairman=False, note=note)
+        state.synthesis = Synthesis(model=best, text=answer.text or "", by_chairman=False, note=note)
 
     def _ranked_members(self) -> list[str]:
         """Answered members, best first: by the aggregate if any ballot counted, else member order."""
@@ -113,13 +162,21 @@ class _Synthesizer:
         state = self.state
         texts = state.labelled_texts()
         if self._small_context(model):
-            best = [state.answers[m].label for m in self._ranked_members()[:BRIEF_PROMPT_ANSWERS]]
+            best = [state.answer_of(m).label for m in self._ranked_members()[:BRIEF_PROMPT_ANSWERS]]
             return prompts.brief_chairman_messages(
                 state.request.question,
                 {label: texts[label] for label in best if label},
                 history=state.request.history,
                 member_ids=state.all_ids(),
                 fallback=fallback,
+            )
+        if self._quick and not fallback and len(texts) == 2:
+            return prompts.quick_chairman_messages(
+                state.request.question,
+                texts,
+                state.chair_fence,
+                history=state.request.history,
+                member_ids=state.all_ids(),
             )
         return prompts.chairman_messages(
             state.request.question,
@@ -158,7 +215,7 @@ class _Synthesizer:
         return Synthesis(
             model=model,
             text=ended.text,
-            by_chairman=model == self.state.config.chairman,
+            by_chairman=model in seats.seat_models(self.state.config.chairman),
             note=notices.INCOMPLETE_SYNTHESIS,
             latency_s=ended.outcome.latency_s,
         )

@@ -80,20 +80,21 @@ def _from_row(r: Row) -> ChannelSettings:
         channel_limit_per_hour=r["channel_limit_per_hour"],
         daily_budget_usd=r["daily_budget_usd"],
         search=bool(r["search"]) if r["search"] is not None else None,
+        mode=r["mode"],
     )
 
 
 async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> None:
     await tx.execute(
         """INSERT INTO channel_settings (channel_key, members, chairman, user_limit_per_hour,
-           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search)
+           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search, mode)
            VALUES (:channel_key, :members, :chairman, :user_limit_per_hour, :channel_limit_per_hour,
-           :daily_budget_usd, :updated_at, :updated_by, :search)
+           :daily_budget_usd, :updated_at, :updated_by, :search, :mode)
            ON CONFLICT (channel_key) DO UPDATE SET members = excluded.members, chairman = excluded.chairman,
            user_limit_per_hour = excluded.user_limit_per_hour,
            channel_limit_per_hour = excluded.channel_limit_per_hour,
            daily_budget_usd = excluded.daily_budget_usd, updated_at = excluded.updated_at,
-           updated_by = excluded.updated_by, search = excluded.search""",
+           updated_by = excluded.updated_by, search = excluded.search, mode = excluded.mode""",
         {
             "channel_key": settings.channel_key,
             "members": dumps(settings.members) if settings.members is not None else None,
@@ -104,5 +105,6 @@ async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> 
             "updated_at": now_iso(),
             "updated_by": actor_id,
             "search": int(settings.search) if settings.search is not None else None,
+            "mode": settings.mode,
         },
     )

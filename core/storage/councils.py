@@ -100,7 +100,7 @@ class CouncilRepository:
         where, params = filters(platform, workspace_id, channel_id, user_id)
         rows = await self._db.fetchall(
             f"""SELECT id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
-                       platform, workspace_id, channel_id, thread_id, user_id, user_name
+                       platform, workspace_id, channel_id, thread_id, user_id, user_name, config
                 FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
             (*params, RUNNING, max(0, limit), max(0, offset)),
         )
@@ -117,6 +117,7 @@ class CouncilRepository:
                 cost_usd=r["cost_usd"],
                 duration_s=r["duration_s"],
                 origin=_origin_from_row(r),
+                mode=CouncilConfig.model_validate_json(r["config"]).mode,
             )
             for r in rows
         ]

@@ -56,7 +56,7 @@ def contribution(result: CouncilResult) -> Contribution:
             of(model).cost_sum += value
             of(model).cost_n += 1
 
-    for model in {a.model for a in result.answers}:
+    for model in {a.model for a in result.answers} | {f.model for a in result.answers for f in a.attempts}:
         of(model).councils += 1
     for a in result.answers:
         t = of(a.model)
@@ -66,6 +66,9 @@ def contribution(result: CouncilResult) -> Contribution:
             t.latency_sum += a.latency_s
             t.latency_n += 1
         cost(a.model, a.usage.cost_usd)
+        for failed in a.attempts:  # a seat's model that failed before its fallback answered
+            of(failed.model).answers += 1
+            of(failed.model).failures += 1
     ballots: Counter[str] = Counter()
     for r in result.reviews:
         cost(r.reviewer, r.usage.cost_usd)

@@ -1,0 +1,72 @@
+"""Issue 12 on Discord: the `mode` option of /council, `/council-admin mode`, a seat's fallback shown."""
+
+from __future__ import annotations
+
+import json
+
+from core.models import Origin, Platform
+from tests import test_discord_adapter
+from tests.discord_fake import FakeDiscord
+from tests.llm_server import Fail
+from tests.test_discord_adapter import (
+    BASIC_PERMISSIONS,
+    MANAGE_GUILD,
+    council_option,
+    ephemeral_replies,
+    subcommand,
+    wait_finished,
+)
+
+env = test_discord_adapter.env  # the fixture
+
+
+def replied(fake: FakeDiscord, token: str) -> bool:
+    replies = ephemeral_replies(fake, token)
+    return bool(replies and replies[0]["content"])
+
+
+def origin_of(fake: FakeDiscord) -> Origin:
+    return Origin(platform=Platform.DISCORD, workspace_id=str(fake.guild_id), channel_id=str(fake.channel_id))
+
+
+async def test_mode_option_runs_a_quick_council(env, llm):
+    fake = env.fake
+    await fake.push_command(
+        "council", [*council_option("What is 6 x 7?"), {"name": "mode", "type": 3, "value": "quick"}]
+    )
+    await wait_finished(fake)
+    [summary] = await env.service.history(origin_of(fake), "channel")
+    assert summary.mode == "quick"
+    assert len(llm.requests_for(stage=1)) == 2 and not llm.requests_for(stage=2)
+
+
+async def test_admin_mode_command(env, llm):
+    fake = env.fake
+    done = await fake.push_command(
+        "council-admin", subcommand("mode", mode="quick"), permissions=BASIC_PERMISSIONS | MANAGE_GUILD, user_id=777
+    )
+    await fake.wait_for(
+        lambda: ephemeral_replies(fake, done.token) and ephemeral_replies(fake, done.token)[0]["content"], 10
+    )
+    [reply] = ephemeral_replies(fake, done.token)
+    assert reply["content"] == "Mode: quick."
+    assert {"name": "Mode", "value": "quick", "inline": False} in reply["embeds"][0]["fields"]
+    assert (await env.service.channel_settings(origin_of(fake))).mode == "quick"
+
+
+async def test_a_seats_fallback_is_shown_with_the_answer(env, llm):
+    fake = env.fake
+    llm.script("broken", Fail(401, "invalid api key"))
+    done = await fake.push_command(
+        "council-admin",
+        subcommand("members", members="broken|gamma alpha beta"),
+        permissions=BASIC_PERMISSIONS | MANAGE_GUILD,
+        user_id=777,
+    )
+    await fake.wait_for(
+        lambda: ephemeral_replies(fake, done.token) and ephemeral_replies(fake, done.token)[0]["content"], 10
+    )
+    await fake.push_command("council", council_option("Who answers for broken?"))
+    await wait_finished(fake)
+    shown = json.dumps([c.json for c in fake.calls if c.method in ("POST", "PATCH") and isinstance(c.json, dict)])
+    assert "answered by the fallback gamma (broken failed: auth 401" in shown

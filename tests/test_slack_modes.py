@@ -1,0 +1,56 @@
+"""Issue 12 on Slack: the `quick:` keyword, `/council-admin mode`, and a seat's fallback shown."""
+
+from __future__ import annotations
+
+from core.models import Origin, Platform
+from tests import test_slack_adapter
+from tests.llm_server import Fail
+from tests.test_slack_adapter import (
+    ephemeral_texts,
+    results,
+    section_texts,
+    stage1_requests,
+)
+
+env = test_slack_adapter.env  # the fixture
+ORIGIN = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1")
+
+
+async def test_quick_keyword_runs_a_quick_council(env, llm):
+    await env.command("quick: What is six times seven?")
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.settle()
+    [answer] = results(env.fake)
+    council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
+    stored = await env.service.get_result(council_id)
+    assert stored.request.config.mode == "quick" and stored.request.question == "What is six times seven?"
+    assert stage1_requests(llm) == 2 and not llm.requests_for(stage=2)
+
+
+async def test_admin_mode_sets_the_channel_default_and_show_says_it(env, llm):
+    await env.command("mode quick", user="UADMIN", command="/council-admin")
+    await env.command("mode fast", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert (await env.service.channel_settings(ORIGIN)).mode == "quick"
+    assert (await env.service.effective_config(ORIGIN)).mode == "quick"
+    await env.command("show", user="U2", command="/council-admin")
+    await env.settle()
+    texts = ephemeral_texts(env.fake)
+    assert any("*Mode:* quick" in t for t in texts)
+    assert any("Unknown mode `fast`" in t for t in texts)
+    await env.command("standard: And now in full?")
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.settle()
+    assert stage1_requests(llm) == 3 and llm.requests_for(stage=2)  # the keyword beats the channel's mode
+
+
+async def test_a_seats_fallback_is_shown_with_the_answer(env, llm):
+    llm.script("broken", Fail(401, "invalid api key"))
+    await env.command("members broken|gamma, alpha, beta", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert (await env.service.effective_config(ORIGIN)).members == ["broken|gamma", "alpha", "beta"]
+    await env.command("Who answers for broken?")
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.settle()
+    [answer] = results(env.fake)
+    assert "answered by the fallback gamma (broken failed: auth 401" in section_texts(answer.args["blocks"])
