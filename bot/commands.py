@@ -6,14 +6,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import functools
 import json
 import os
 import re
 import sys
 from collections.abc import Awaitable
+from contextlib import AsyncExitStack
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.cli import EXIT_FAILED, EXIT_OK
 from bot.render_text import (
@@ -49,6 +51,7 @@ from core.models import (
 from core.service import CouncilService
 from core.settings import LOCAL_DEFAULT_MEMBERS, Settings, load_settings
 
+T = TypeVar("T")
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
 
@@ -338,7 +341,8 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
             "on SQLite the bot process runs its own councils."
         )
     tasks = []
-    if args.command in ("slack", "serve") and (settings.slack_bot_token or args.command == "slack"):
+    slack = args.command in ("slack", "serve") and (settings.slack_bot_token or args.command == "slack")
+    if slack:
         from bot.slack.app import run_slack
 
         http = getattr(args, "http", False)
@@ -347,7 +351,10 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
     if args.command in ("discord", "serve") and (settings.discord_token or args.command == "discord"):
         from bot.discord.client import run_discord
 
-        tasks.append(_reporting("Discord", settings.discord_api_url, run_discord(service, settings)))
+        # One worker per process serves every platform's queue: beside Slack, Slack's runs it.
+        # Both bots register their deliverers before their first await, so it starts knowing both.
+        discord = run_discord(service, settings, worker=worker and not slack)
+        tasks.append(_reporting("Discord", settings.discord_api_url, discord))
     if args.command == "serve" and settings.api_keys:
         tasks.append(_api_server().serve_api(service))
     if not tasks:
@@ -368,16 +375,31 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
             "council worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
             "on SQLite the bot process runs its own councils."
         )
-    if settings.slack_bot_token is None:
-        raise ConfigurationError("council worker posts answers to Slack: set SLACK_BOT_TOKEN (see README, Slack).")
-    from bot.slack.app import build_slack_bot
+    if settings.slack_bot_token is None and settings.discord_token is None:
+        raise ConfigurationError(
+            "council worker posts answers to Slack and/or Discord: "
+            "set SLACK_BOT_TOKEN and/or DISCORD_TOKEN (see README)."
+        )
+    async with AsyncExitStack() as stack:
+        platforms = []
+        if settings.slack_bot_token is not None:
+            from bot.slack.app import build_slack_bot
 
-    bot = build_slack_bot(service, settings)  # registers how Slack councils are shown and answered
-    service.router.warm_up([*settings.default_members, settings.default_chairman])
-    try:
-        await _reporting("Slack", settings.slack_api_url, service.run_worker())
-    finally:
-        await bot.aclose()
+            bot = build_slack_bot(service, settings)  # registers how Slack councils are shown and answered
+            stack.push_async_callback(bot.aclose)
+            platforms.append(("Slack", settings.slack_api_url))
+        if settings.discord_token is not None:
+            from bot.discord.surface import discord_surface
+            from bot.following import deliver_durable
+
+            surface = await _reporting(
+                "Discord", settings.discord_api_url, discord_surface(settings)
+            )  # REST only: intake stays with `council discord`
+            stack.push_async_callback(surface.aclose)
+            service.register_deliverer(Platform.DISCORD, functools.partial(deliver_durable, service, surface))
+            platforms.append(("Discord", settings.discord_api_url))
+        service.router.warm_up([*settings.default_members, settings.default_chairman])
+        await _reporting(*platforms[0], service.run_worker())
     return EXIT_OK
 
 
@@ -421,13 +443,14 @@ def check_bot_settings(settings: Settings, args: argparse.Namespace) -> None:
         )
 
 
-async def _reporting(platform: str, api_url: str | None, bot: Awaitable[None]) -> None:
-    """Runs a bot; a refused token, a busy port or an unreachable platform becomes one line naming it."""
+async def _reporting(platform: str, api_url: str | None, bot: Awaitable[T]) -> T:
+    """Runs a bot (or logs in to a platform); a refused token, a busy port or an unreachable
+    platform becomes one line naming it."""
     import aiohttp
 
     host = api_url or {"Slack": "https://slack.com/api/", "Discord": "https://discord.com/api"}[platform]
     try:
-        await bot
+        return await bot
     except OSError as exc:
         if exc.errno in (errno.EADDRINUSE, errno.EACCES) and not isinstance(exc, aiohttp.ClientError):
             raise ConfigurationError(

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 # Beyond this many characters the answer message shows the start and the full text is attached.
 LONG_ANSWER_CHARS = 12000
+# Said in its thread when a council is resumed by another process (each platform adds its icon).
+RESUMED_TEXT = "The process running this council stopped; another one resumes it here from its last completed stage."
 
 # The scope words of /council history and leaderboard (Slack says workspace, Discord server).
 HISTORY_SCOPES: dict[str, HistoryScope] = {

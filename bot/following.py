@@ -20,9 +20,11 @@ the original thread.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -32,9 +34,10 @@ from bot.throttle import ChannelPacer, Priority, Throttle
 from core.models import CouncilEvent, CouncilFinished, CouncilQueued, CouncilRequest, CouncilResult, Destination
 
 if TYPE_CHECKING:
+    from core.runs import CouncilRun
     from core.service import CouncilService
 
-__all__ = ["CouncilFollower", "Destination", "Surface", "deliver", "resume"]
+__all__ = ["CouncilFollower", "Destination", "Surface", "deliver", "deliver_durable", "resume", "running_worker"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,6 +88,10 @@ class Renderer(Protocol):
 
     def not_posted(self, council_id: str) -> str:
         """The status line when the answer could not be posted (it is stored: export it)."""
+        ...
+
+    def resumed_note(self) -> Message:
+        """Said in the thread when another process resumes a council (its first one stopped)."""
         ...
 
 
@@ -368,6 +375,43 @@ class CouncilFollower:
         except Exception as exc:
             log.info("could not delete the control message: %s", exc)
             return False
+
+
+async def deliver_durable(
+    service: CouncilService, surface: Surface, run: CouncilRun, destination: Destination, resumed: bool
+) -> None:
+    """A durable council, wherever it was accepted, shown and answered in its thread: every
+    platform's deliverer (`CouncilService.register_deliverer`). A resumed one says so first; the
+    status message is remembered (a later resume edits it) and the answer is posted only by the
+    process that claims it."""
+    cid = run.council_id
+    if resumed:
+        note = surface.render.resumed_note()
+        try:
+            await deliver(surface, destination.channel_id, Priority.START, lambda: surface.post(destination, note))
+        except Exception as exc:
+            log.warning("could not say that council %s resumed: %s", cid, exc)
+
+    async def keep(shown: Destination) -> None:
+        await service.keep_destination(cid, shown)
+
+    async def claim() -> bool:
+        return await service.claim_delivery(cid)
+
+    await CouncilFollower(surface, destination, run, on_status=keep, claim=claim).follow()
+
+
+@asynccontextmanager
+async def running_worker(service: CouncilService, enabled: bool = True) -> AsyncIterator[None]:
+    """The service's worker beside a bot (it runs councils, wherever they were accepted). Start
+    it once the process's bots have registered their deliverers: it serves their queues."""
+    task = asyncio.create_task(service.run_worker(), name="council-worker") if enabled else None
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 async def resume(

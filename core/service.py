@@ -197,7 +197,7 @@ class CouncilService:
         origin: Origin,
         history: Sequence[ConversationTurn] = (),
         *,
-        destination: Destination,
+        destination: Destination | Callable[[], Awaitable[Destination]],
         council_id: str | None = None,
         attachments: Sequence[ExtractedAttachment] = (),
         search: bool | None = None,
@@ -206,14 +206,20 @@ class CouncilService:
         """Admit a chat council as a durable job and return its id: a worker (this process on
         SQLite, any worker on PostgreSQL) runs it and posts it to `destination` through the
         deliverer its platform registered (`register_deliverer`). It survives the process that
-        runs it (resumed from its last completed step). Raises what `start_council` raises."""
+        runs it (resumed from its last completed step). Raises what `start_council` raises.
+
+        `destination` may be how to open it, called once the council is admitted (a Discord
+        thread: a refused question opens none, and a burst opens only the admitted ones')."""
         request, ticket = await self.admission.admit(
             question, origin, history, council_id=council_id, attachments=attachments, mode=mode
         )
         try:
+            if not isinstance(destination, Destination):
+                destination = await destination()
             channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
             await self.storage.jobs.save(request, destination, search=self.reading.wants_search(search, channel))
-            await self.durable.enqueue(request.council_id, destination.platform, ticket)
+            with self.worker.accepting(request):
+                await self.durable.enqueue(request.council_id, destination.platform, ticket)
         except BaseException:
             ticket.release()
             raise

@@ -117,7 +117,18 @@ class BotProcess:
 
 
 def bot_env(llm: ScriptedLLMServer, fake: FakeSlack, database_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COUNCIL_", "SLACK_", "LLM_", "DATABASE_URL"))}
+    return council_env(llm, database_url) | {
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": fake.api_url,
+    }
+
+
+def council_env(llm: ScriptedLLMServer, database_url: str) -> dict[str, str]:
+    """A council process's environment without a platform: the scripted LLM, the database and
+    short leases (a dead worker is noticed within seconds)."""
+    platforms = ("SLACK_", "DISCORD_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COUNCIL_", "LLM_", "DATABASE_URL", *platforms))}
     env.update(
         PYTHONPATH=str(ROOT),
         LLM_BASE_URL=llm.base_url,
@@ -128,9 +139,6 @@ def bot_env(llm: ScriptedLLMServer, fake: FakeSlack, database_url: str) -> dict[
         COUNCIL_TIMEOUT_S="30",
         COUNCIL_GRACE_S="20",
         DATABASE_URL=database_url,
-        SLACK_BOT_TOKEN=TOKEN,
-        SLACK_SIGNING_SECRET=SECRET,
-        SLACK_API_URL=fake.api_url,
         COUNCIL_LEASE_S="4",
         COUNCIL_QUEUE_HEARTBEAT_S="1",
         COUNCIL_QUEUE_STALLED_S="4",

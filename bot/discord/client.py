@@ -26,10 +26,10 @@ from bot.discord import feedback, render
 from bot.discord.admin import build_admin_group
 from bot.discord.api_base import ApiBaseClient
 from bot.discord.surface import NO_MENTIONS, DiscordSurface
-from bot.following import CouncilFollower, Destination, deliver
+from bot.following import Destination, deliver, deliver_durable, running_worker
 from bot.render_text import history_lines, leaderboard_table
 from bot.throttle import DISCORD_PACE, ChannelPacer, Pace, Priority
-from core.attachments import IncomingFile
+from core.attachments import AttachmentBatch, IncomingFile
 from core.errors import CouncilError
 from core.material import files_notice
 from core.models import MODES, Actor, ConversationTurn, CouncilMode, CouncilResult, Origin, Platform
@@ -122,6 +122,8 @@ class CouncilBot(ApiBaseClient):
         # What a council shows in its thread (bot/following.py); one pacer per bot: every
         # council in a channel shares its pace.
         self.surface = DiscordSurface(self, pacer=ChannelPacer(pace))
+        # Durable councils are shown and answered by whichever process runs them (core/durable).
+        service.register_deliverer(Platform.DISCORD, self.deliver)
         self.tree = app_commands.CommandTree(self)
         self.tree.error(self.on_app_command_error)
         self._register_commands()
@@ -272,8 +274,9 @@ class CouncilBot(ApiBaseClient):
                 files_notice(batch.user_notices()), ephemeral=True, allowed_mentions=NO_MENTIONS
             )
         try:
-            run = await self.service.start_council(
-                question, origin, history, attachments=batch.attachments, search=search, mode=mode
+            # The status message is edited with the bot token (the interaction's expires in 15 minutes).
+            await self.submit(
+                question, origin, history, (channel, status), batch, search=search, mode=mode, status=status
             )
         except CouncilError as exc:
             try:
@@ -281,15 +284,6 @@ class CouncilBot(ApiBaseClient):
             except discord.HTTPException:
                 pass
             await interaction.followup.send(exc.user_message, ephemeral=True, allowed_mentions=NO_MENTIONS)
-            return
-        thread = channel
-        if not isinstance(channel, discord.Thread):
-            try:
-                thread = await status.create_thread(name=render.thread_name(question), auto_archive_duration=1440)
-            except discord.HTTPException as exc:  # no thread permission: answer in the channel
-                log.warning("could not create a thread: %s", exc)
-        # The status message is edited with the bot token (the interaction's expires in 15 minutes).
-        await self.follow(run, thread, status)
 
     async def on_message(self, message: discord.Message) -> None:
         if message.author.bot or message.guild is None or self.user is None:
@@ -323,29 +317,65 @@ class CouncilBot(ApiBaseClient):
         if batch.user_notices():
             await self.refuse_privately(message, files_notice(batch.user_notices()))
         try:
-            run = await self.service.start_council(
-                question,
-                origin,
-                history,
-                attachments=batch.attachments,
-                search=True if searched else None,
-                mode=mode,
-            )
+            searching = True if searched else None
+            await self.submit(question, origin, history, (channel, message), batch, search=searching, mode=mode)
         except CouncilError as exc:
             await self.refuse_privately(message, exc.user_message)
-            return
-        thread = channel
-        if not isinstance(channel, discord.Thread):
-            try:
-                thread = await deliver(
-                    self.surface,
-                    str(channel.id),
-                    Priority.START,
-                    lambda: message.create_thread(name=render.thread_name(question), auto_archive_duration=1440),
-                )
-            except discord.HTTPException as exc:
-                log.warning("could not create a thread: %s", exc)
-        await self.follow(run, thread)
+
+    async def open_thread(self, channel: Any, starter: discord.Message, question: str) -> Any:
+        """The council's thread: `channel` when it is one, else started from `starter` (the
+        question, or a /council's status message); without the permission to, the channel."""
+        if isinstance(channel, discord.Thread):
+            return channel
+        try:
+            return await deliver(
+                self.surface,
+                str(channel.id),
+                Priority.START,
+                lambda: starter.create_thread(name=render.thread_name(question), auto_archive_duration=1440),
+            )
+        except discord.HTTPException as exc:
+            log.warning("could not create a thread: %s", exc)
+            return channel
+
+    async def submit(
+        self,
+        question: str,
+        origin: Origin,
+        history: list[ConversationTurn],
+        where: tuple[Any, discord.Message],
+        batch: AttachmentBatch,
+        *,
+        search: bool | None,
+        mode: CouncilMode | None,
+        status: discord.Message | None = None,
+    ) -> None:
+        """The council as a durable job (core/durable: this process runs it on SQLite, any worker
+        on PostgreSQL), shown in the thread `open_thread(*where)` opens once it is admitted;
+        `status`: its status message, when it was posted before the council started (a
+        /council's deferred response)."""
+
+        async def destination() -> Destination:
+            thread = await self.open_thread(*where, question)
+            shown = Destination(platform=Platform.DISCORD, channel_id=str(thread.id))
+            if status is None:
+                return shown
+            return shown.model_copy(update={"status_id": str(status.id), "status_channel_id": str(status.channel.id)})
+
+        await self.service.submit_council(
+            question,
+            origin,
+            history,
+            destination=destination,
+            attachments=batch.attachments,
+            search=search,
+            mode=mode,
+        )
+
+    async def deliver(self, run: CouncilRun, destination: Destination, resumed: bool) -> None:
+        """A durable Discord council, wherever it was accepted, in its thread (the service's
+        deliverer for Discord; bot/following.py)."""
+        await deliver_durable(self.service, self.surface, run, destination, resumed)
 
     async def refuse_privately(self, message: discord.Message, text: str) -> None:
         """A refusal only the asker sees: a direct message; where DMs are closed, a reply that
@@ -414,16 +444,6 @@ class CouncilBot(ApiBaseClient):
             append_turn(turns, await self.turn_of(message, seen))
         return turns
 
-    async def follow(self, run: CouncilRun, thread: Any, status: discord.Message | None = None) -> None:
-        """Show the council in `thread` (bot/following.py); `status`: its status message, when
-        it was posted before the council started (a /council's deferred response)."""
-        destination = Destination(platform=Platform.DISCORD, channel_id=str(thread.id))
-        if status is not None:
-            destination = destination.model_copy(
-                update={"status_id": str(status.id), "status_channel_id": str(status.channel.id)}
-            )
-        await CouncilFollower(self.surface, destination, run).follow()
-
     # ----------------------------------------------------------------- buttons
 
     async def on_council_button(self, interaction: discord.Interaction, action: str, council_id: str) -> None:
@@ -479,10 +499,12 @@ def build_discord_client(service: CouncilService, settings: Settings, **options:
     return ShardedCouncilBot(service, settings, **sharding, **options)
 
 
-async def run_discord(service: CouncilService, settings: Settings) -> None:
+async def run_discord(service: CouncilService, settings: Settings, *, worker: bool = True) -> None:
+    """Run the Discord bot until cancelled. With `worker`, this process also runs councils
+    (core/durable); without, workers elsewhere do."""
     if settings.discord_token is None:
         raise RuntimeError("DISCORD_TOKEN is not set (see the README, section Discord).")
     client = build_discord_client(service, settings)
     await service.start_lease()  # councils a dead process left running are marked now
-    async with client:
+    async with client, running_worker(service, worker):
         await client.start(settings.discord_token.get_secret_value())

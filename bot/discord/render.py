@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.councils import LONG_ANSWER_CHARS, OwnMessage, is_long
+from bot.councils import LONG_ANSWER_CHARS, RESUMED_TEXT, OwnMessage, is_long
 from bot.discord import feedback
 from bot.progress import CouncilProgress
 from bot.render_text import (
@@ -106,6 +106,10 @@ def status_view(view: StatusView) -> dict[str, Any]:
     shown = view.final if view.final is not None else view.note
     content = status_content(request.question, request.council_id, asker, view.progress, final=shown)
     return {"content": content, "view": control_view(request.council_id) if view.running else None}
+
+
+def resumed_note() -> dict[str, Any]:
+    return {"content": f"🔄 {RESUMED_TEXT}"}
 
 
 def not_posted(council_id: str) -> str:

@@ -21,8 +21,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
@@ -34,7 +33,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.conversation import append_turn
 from bot.councils import HISTORY_SCOPES, OwnMessage, control_reply, own_turn
-from bot.following import CouncilFollower, deliver
+from bot.following import deliver, deliver_durable, running_worker
 from bot.render_text import ZWSP
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
@@ -48,7 +47,7 @@ from bot.slack.surface import SlackSurface, api_base_url, build_client
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace, Priority
 from core.errors import CouncilError, PermissionDenied
 from core.material import files_notice
-from core.models import Actor, ConversationTurn, CouncilResult, Destination, Origin, Platform, new_council_id
+from core.models import Actor, ConversationTurn, Destination, Origin, Platform, new_council_id
 from core.modes import split_mode_keyword
 from core.research import split_search_keyword
 from core.settings import Settings
@@ -486,32 +485,10 @@ class SlackCouncilBot:
         return Destination(platform=Platform.SLACK, channel_id=channel, thread_id=thread_ts)
 
     async def deliver(self, run: CouncilRun, destination: Destination, resumed: bool) -> None:
-        """A durable council, wherever it was accepted: shown and answered in its thread (the
-        service's deliverer for Slack). A resumed one says so in the thread first."""
-        if resumed:
-            note = {"text": render.RESUMED_NOTE}
-            try:
-                await deliver(
-                    self.surface,
-                    destination.channel_id,
-                    Priority.START,
-                    lambda: self.surface.post(destination, note),
-                )
-            except Exception as exc:
-                log.warning("could not say that council %s resumed: %s", run.council_id, exc)
-        await self.follow(run, destination)
-
-    async def follow(self, run: CouncilRun, destination: Destination) -> CouncilResult:
+        """A durable council, wherever it was accepted, in its thread (the service's deliverer
+        for Slack; bot/following.py)."""
         self.agent.follow(run, destination.channel_id, destination.thread_id or "")  # a DM's title and status line
-        cid = run.council_id
-
-        async def keep(shown: Destination) -> None:  # a resumed council edits this status message
-            await self.service.keep_destination(cid, shown)
-
-        async def claim() -> bool:
-            return await self.service.claim_delivery(cid)
-
-        return await CouncilFollower(self.surface, destination, run, on_status=keep, claim=claim).follow()
+        await deliver_durable(self.service, self.surface, run, destination, resumed)
 
     # ----------------------------------------------------------------- mentions and DMs
 
@@ -680,18 +657,6 @@ async def run_slack(
     await service.start_lease()  # councils a dead process left running are marked now, not at the first question
     async with running_worker(service, worker):
         await _serve(bot, settings, http=http, port=port, host=host)
-
-
-@asynccontextmanager
-async def running_worker(service: CouncilService, enabled: bool = True) -> AsyncIterator[None]:
-    """The service's worker beside a bot (it runs councils, wherever they were accepted)."""
-    task = asyncio.create_task(service.run_worker(), name="council-worker") if enabled else None
-    try:
-        yield
-    finally:
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
 
 
 async def _serve(bot: SlackCouncilBot, settings: Settings, *, http: bool, port: int, host: str) -> None:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-from bot.councils import is_long
+from bot.councils import RESUMED_TEXT, is_long
 from bot.progress import CouncilProgress, MemberState
 from bot.render_text import (
     aggregate_table,
@@ -57,10 +57,7 @@ FALLBACK_TEXT_MAX = 300  # the notification text of a message with blocks
 SUMMARY_CHARS = 2800
 # A modal shows at most this much model text in total (then says where the rest is).
 MODAL_TEXT_BUDGET = 60000
-RESUMED_NOTE = (
-    ":arrows_counterclockwise: The process running this council stopped; "
-    "another one resumes it here from its last completed stage."
-)
+RESUMED_NOTE = f":arrows_counterclockwise: {RESUMED_TEXT}"
 STREAM_TAIL_CHARS = 1500  # of the chairman's text, shown in the status message while it writes
 
 QUESTION_BLOCK = "council-q-"
@@ -298,6 +295,10 @@ def status_view(view: StatusView) -> Message:
     return status_message(
         view.request.council_id, view.progress, running=view.running, final=view.final, note=view.note
     )
+
+
+def resumed_note() -> dict[str, Any]:
+    return {"text": RESUMED_NOTE}
 
 
 def not_posted(council_id: str) -> str:

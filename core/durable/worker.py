@@ -4,7 +4,8 @@ hand the run to its platform's deliverer (which posts progress and, once, the an
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 
 from core.durable.journal import StepJournal
 from core.limits import Ticket
@@ -41,6 +42,18 @@ class CouncilWorker:
         self.redact = redact
         self.prepare = prepare
         self.deliverers: dict[Platform, Deliver] = {}
+        # Requests this process accepted, while it enqueues them: they carry what storage does not
+        # keep (an image's bytes are never serialised), so a council run where it was accepted
+        # (always, on SQLite) still shows the models its images.
+        self._accepted: dict[str, CouncilRequest] = {}
+
+    @contextmanager
+    def accepting(self, request: CouncilRequest) -> Iterator[None]:
+        self._accepted[request.council_id] = request
+        try:
+            yield
+        finally:
+            self._accepted.pop(request.council_id, None)
 
     def register(self, platform: Platform, deliver: Deliver) -> None:
         self.deliverers[platform] = deliver
@@ -70,7 +83,7 @@ class CouncilWorker:
         await run.wait()
 
     async def _start(self, job: CouncilJob, checkpoint: CouncilCheckpoint, ticket: Ticket) -> CouncilRun:
-        request = job.request
+        request = self._accepted.get(job.request.council_id, job.request)
         search = job.search
 
         async def before_start() -> list[str]:

@@ -1,0 +1,146 @@
+"""Durable Discord councils across processes (issue 15): on PostgreSQL a `council discord
+--no-worker` process only takes the mention (opens its thread, stores and enqueues the council)
+and a separate `council worker` process, REST-only (no gateway connection), runs it and posts
+the answer into that thread exactly once; a worker killed with SIGKILL mid-stage-2 is replaced by
+another, which resumes the council in the same thread. Real processes, the fake Discord
+(tests/discord_fake.py), a real PostgreSQL (tests/pg_server.py) and the scripted LLM server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.councils import RESUMED_TEXT
+from core.storage import Storage
+from tests.conftest import MEMBERS
+from tests.discord_fake import FakeDiscord
+from tests.test_discord_adapter import TOKEN, answer_messages, final_edits
+from tests.test_durable_processes import QUESTIONS, RESUME_WITHIN_S, council_env, llm_slow_reviews, runner_pid
+
+__all__ = ["llm_slow_reviews"]  # a fixture of these tests
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+async def fake():
+    f = await FakeDiscord().start()
+    yield f
+    await f.close()
+
+
+class CouncilProcess:
+    """One `council ...` process, its output in a log file."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log: Path):
+        self.args, self.env, self.log = args, env, log
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> CouncilProcess:
+        with self.log.open("ab") as out:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot.cli", *self.args, env=self.env, cwd=ROOT, stdout=out, stderr=out
+            )
+        return self
+
+    async def until(self, predicate, timeout: float) -> None:
+        """Wait for `predicate()`, failing early (with the log) if the process ended."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert self.process is not None
+            if self.process.returncode is not None or time.monotonic() > deadline:
+                raise AssertionError(f"`council {' '.join(self.args)}`: {self.log.read_text()[-3000:]}")
+            await asyncio.sleep(0.1)
+
+    async def stop(self) -> None:
+        if self.process is None or self.process.returncode is not None:
+            return
+        self.process.terminate()
+        try:
+            await asyncio.wait_for(self.process.wait(), 15)
+        except TimeoutError:
+            self.process.kill()
+            await self.process.wait()
+
+
+async def stored_statuses(database_url: str) -> list[str]:
+    async with await Storage.open(database_url) as storage:
+        return sorted(str(r[0]) for r in await storage.db.fetchall("SELECT status FROM councils"))
+
+
+async def test_discord_intake_without_worker_and_a_separate_worker_answer_once(pg_server, llm, fake, tmp_path):
+    database_url = pg_server.new_database()
+    env = council_env(llm, database_url) | {"DISCORD_TOKEN": TOKEN, "DISCORD_API_URL": fake.api_url}
+    intake = CouncilProcess(["discord", "--no-worker"], env, tmp_path / "intake.log")
+    worker = CouncilProcess(["worker"], env, tmp_path / "worker.log")
+    try:
+        await intake.start()
+        await intake.until(lambda: len(fake.identifies) >= 1 and fake.ready.is_set(), 60)
+        question = await fake.push_message(f"<@{fake.bot_id}> What is six times seven?")
+        thread_id = int(question["id"])  # a thread started from a message has the message's id
+        await intake.until(lambda: any(int(t["id"]) == thread_id for t in fake.threads()), 30)
+        await asyncio.sleep(2.0)  # an intake that ran councils would have asked the models by now
+        assert llm.requests == [] and answer_messages(fake) == []
+        assert await stored_statuses(database_url) == ["running"]  # accepted and queued, not run here
+
+        started = time.monotonic()
+        await worker.start()
+        await worker.until(lambda: len(final_edits(fake)) >= 1, 90)
+        await asyncio.sleep(3.0)  # a second answer would arrive now
+        print(f"\n[durable discord] separate worker answered {time.monotonic() - started:.1f} s after it started")
+        answers = answer_messages(fake)
+        assert len(answers) == 1 and int(answers[0]["channel_id"]) == thread_id  # in the thread, exactly once
+        assert len(llm.requests_for(stage=1)) == len(MEMBERS)
+        assert len(fake.identifies) == 1  # the worker posts over REST, without a gateway connection
+        assert await stored_statuses(database_url) == ["ok"]
+    finally:
+        await intake.stop()
+        await worker.stop()
+
+
+def resumed_notes(fake: FakeDiscord, thread_id: int) -> int:
+    return sum(
+        1 for m in fake.messages.values() if int(m["channel_id"]) == thread_id and RESUMED_TEXT in (m["content"] or "")
+    )
+
+
+async def test_a_killed_discord_worker_is_resumed_by_another_in_the_same_thread(
+    pg_server, llm_slow_reviews, fake, tmp_path
+):
+    llm, database_url = llm_slow_reviews, pg_server.new_database()
+    env = council_env(llm, database_url) | {"DISCORD_TOKEN": TOKEN, "DISCORD_API_URL": fake.api_url}
+    intake = CouncilProcess(["discord", "--no-worker"], env, tmp_path / "intake.log")
+    workers = [CouncilProcess(["worker"], env, tmp_path / f"worker{i}.log") for i in range(2)]
+    try:
+        await intake.start()
+        for worker in workers:
+            await worker.start()
+        await intake.until(lambda: fake.ready.is_set(), 60)
+        question = await fake.push_message(f"<@{fake.bot_id}> {QUESTIONS[0]}")
+        thread_id = int(question["id"])
+        await intake.until(lambda: llm.requests_for(stage=2), 60)
+        pid = await runner_pid(database_url, QUESTIONS[0])
+        victim = next(w for w in workers if w.process and w.process.pid == pid)  # a worker, not the intake
+        os.kill(pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+
+        await intake.until(lambda: resumed_notes(fake, thread_id) >= 1, 60)
+        resumed_s = time.monotonic() - killed_at
+        await intake.until(lambda: answer_messages(fake), 90)
+        await asyncio.sleep(3.0)  # a second answer would arrive now
+        print(f"\n[durable discord] killed worker {pid} mid-stage-2; resumed in its thread {resumed_s:.1f} s later")
+        answers = answer_messages(fake)
+        assert len(answers) == 1 and int(answers[0]["channel_id"]) == thread_id
+        assert resumed_notes(fake, thread_id) == 1 and resumed_s < RESUME_WITHIN_S
+        assert len(llm.requests_for(stage=1)) == len(MEMBERS)  # stored answers were not asked again
+        assert victim.process is not None and await victim.process.wait() == -signal.SIGKILL
+        assert await stored_statuses(database_url) == ["ok"]
+    finally:
+        for process in (intake, *workers):
+            await process.stop()
