@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import logging
 import re
 import time
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.discord_fake import BASIC_PERMISSIONS, MANAGE_GUILD, FakeDiscord
 from tests.llm_server import ByStage, Reply, council_member
+from tests.logged import errors_logged
 
 TOKEN = "fake-bot-token"
 PING_TEXT = "@everyone <@123> look at this"
@@ -616,7 +616,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         assert sorted(delivered) == sorted(accepted)  # every accepted answer, exactly once
         assert all("try again" in m["content"] for m in dms)
         assert max(peaks.values()) <= 5
-        assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+        assert not errors_logged(caplog.records)
     finally:
         await client.close()
         await asyncio.gather(task, return_exceptions=True)

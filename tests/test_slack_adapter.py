@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from core.models import Actor, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.llm_server import ByStage, Hang, Reply, council_member, ranking_review
+from tests.logged import errors_logged
 from tests.loopback_app import serve_on_loopback
 from tests.slack_fake import (
     MESSAGE_BLOCKS,
@@ -1047,7 +1047,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         assert all("try again" in e["text"] for e in refusals)
         assert not [c for c in posted(fake) if "failed" in all_text(c).lower()]  # no public failure
         assert fake.peak_writes("C1") <= 3 and fake.peak_writes("C1", window_s=10.0) <= 12
-        assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+        assert not errors_logged(caplog.records)
     finally:
         await stop_env(env)
         await service.aclose()
