@@ -8,24 +8,20 @@ another, which resumes the council in the same thread. Real processes, the fake 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from bot.councils import RESUMED_TEXT
 from core.storage import Storage
 from tests.conftest import MEMBERS
+from tests.council_process import CouncilProcess
 from tests.discord_fake import FakeDiscord
 from tests.test_discord_adapter import TOKEN, answer_messages, final_edits
 from tests.test_durable_processes import QUESTIONS, RESUME_WITHIN_S, council_env, llm_slow_reviews, runner_pid
 
 __all__ = ["llm_slow_reviews"]  # a fixture of these tests
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -33,40 +29,6 @@ async def fake():
     f = await FakeDiscord().start()
     yield f
     await f.close()
-
-
-class CouncilProcess:
-    """One `council ...` process, its output in a log file."""
-
-    def __init__(self, args: list[str], env: dict[str, str], log: Path):
-        self.args, self.env, self.log = args, env, log
-        self.process: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> CouncilProcess:
-        with self.log.open("ab") as out:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot.cli", *self.args, env=self.env, cwd=ROOT, stdout=out, stderr=out
-            )
-        return self
-
-    async def until(self, predicate, timeout: float) -> None:
-        """Wait for `predicate()`, failing early (with the log) if the process ended."""
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            assert self.process is not None
-            if self.process.returncode is not None or time.monotonic() > deadline:
-                raise AssertionError(f"`council {' '.join(self.args)}`: {self.log.read_text()[-3000:]}")
-            await asyncio.sleep(0.1)
-
-    async def stop(self) -> None:
-        if self.process is None or self.process.returncode is not None:
-            return
-        self.process.terminate()
-        try:
-            await asyncio.wait_for(self.process.wait(), 15)
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
 
 
 async def stored_statuses(database_url: str) -> list[str]:
@@ -127,7 +89,7 @@ async def test_a_killed_discord_worker_is_resumed_by_another_in_the_same_thread(
         await intake.until(lambda: llm.requests_for(stage=2), 60)
         pid = await runner_pid(database_url, QUESTIONS[0])
         victim = next(w for w in workers if w.process and w.process.pid == pid)  # a worker, not the intake
-        os.kill(pid, signal.SIGKILL)
+        victim.kill9()
         killed_at = time.monotonic()
 
         await intake.until(lambda: resumed_notes(fake, thread_id) >= 1, 60)

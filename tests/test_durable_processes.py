@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import sys
 import time
 from pathlib import Path
 
@@ -27,11 +25,11 @@ import pytest
 from bot.slack.render import RESUMED_NOTE
 from core.storage import Storage
 from tests.conftest import MEMBERS
+from tests.council_process import ROOT, CouncilProcess
 from tests.llm_server import ByStage, Reply, ScriptedLLMServer, ranking_review
 from tests.slack_fake import FakeSlack, sign
 from tests.test_slack_run import answers, free_port
 
-ROOT = Path(__file__).resolve().parent.parent
 SECRET = "durable-secret"
 TOKEN = "xoxb-test"
 QUESTIONS = ("What is six times seven?", "Name a prime number below ten?")
@@ -61,34 +59,21 @@ async def fake():
     await f.close()
 
 
-class BotProcess:
-    """One `council slack --http` process, its output in a log file."""
+class BotProcess(CouncilProcess):
+    """One `council slack --http` process."""
 
     def __init__(self, env: dict[str, str], log: Path):
-        self.env = env
-        self.log = log
         self.port = free_port()
-        self.process: asyncio.subprocess.Process | None = None
+        super().__init__(["slack", "--http", "--port", str(self.port)], env, log)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self, session: aiohttp.ClientSession) -> BotProcess:
-        with self.log.open("ab") as out:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "bot.cli",
-                "slack",
-                "--http",
-                "--port",
-                str(self.port),
-                env=self.env,
-                cwd=ROOT,
-                stdout=out,
-                stderr=out,
-            )
+    async def start(self, session: aiohttp.ClientSession | None = None) -> BotProcess:
+        assert session is not None
+        await super().start()
+        assert self.process is not None
         for _ in range(300):
             try:
                 async with session.get(self.url + "/health") as response:
@@ -100,20 +85,6 @@ class BotProcess:
                 break
             await asyncio.sleep(0.1)
         raise AssertionError(f"the bot did not start: {self.log.read_text()[-3000:]}")
-
-    def kill9(self) -> None:
-        assert self.process is not None
-        os.kill(self.process.pid, signal.SIGKILL)
-
-    async def stop(self) -> None:
-        if self.process is None or self.process.returncode is not None:
-            return
-        self.process.terminate()
-        try:
-            await asyncio.wait_for(self.process.wait(), 15)
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
 
 
 def bot_env(llm: ScriptedLLMServer, fake: FakeSlack, database_url: str) -> dict[str, str]:
