@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
+from core import seats
 from core.errors import ConfigurationError
 from core.providers.base import ProviderError
 from core.storage import redact_url
@@ -46,7 +47,9 @@ async def diagnose(service) -> list[Check]:
         )
     members, chairman = s.default_members, s.default_chairman
     try:
-        unknown = await service.router.unknown_models(list(dict.fromkeys([*members, chairman])))
+        # A seat (`primary|fallback`) is checked model by model.
+        models = [model for seat in (*members, chairman) for model in seats.seat_models(seat)]
+        unknown = await service.router.unknown_models(list(dict.fromkeys(models)))
         checks.append(
             Check(
                 "model ids",

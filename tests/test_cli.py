@@ -73,6 +73,11 @@ async def test_doctor_reports_unknown_models(tmp_path, llm):
     assert code == 1 and "typo-model" in out and "database" in out
 
 
+async def test_doctor_checks_each_model_of_a_seat(tmp_path, llm):
+    code, out, _ = await council(tmp_path, llm, "doctor", extra_env={"COUNCIL_MODELS": "alpha|typo-backup,beta"})
+    assert code == 1 and "unknown: typo-backup" in out and "alpha|" not in out
+
+
 async def test_leaderboard_and_prune(tmp_path, llm):
     for _ in range(2):
         assert (await council(tmp_path, llm, "ask", "-q", "Q?"))[0] == 0
