@@ -191,9 +191,9 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(";") if part.strip()]
         return value
 
-    @field_validator("council_ballot_format", mode="before")
+    @field_validator("council_ballot_format", "council_mode", mode="before")
     @classmethod
-    def _lower_format(cls, value: Any) -> Any:
+    def _lower_name(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("council_reviewer_weights", mode="before")
@@ -279,11 +279,6 @@ class Settings(BaseSettings):
     @classmethod
     def _upper_level(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
-
-    @field_validator("council_mode", mode="before")
-    @classmethod
-    def _lower_name(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("database_url", mode="before")
     @classmethod
