@@ -53,11 +53,11 @@ async def worker(llm_url: str, database_url: str, concurrency: int) -> None:
 
     async def deliver(run: CouncilRun, destination: Destination, resumed: bool) -> None:
         await run.wait()
-        await service.claim_delivery(run.council_id)
+        await service.durable.claim_delivery(run.council_id)
 
     service.register_deliverer(Platform.SLACK, deliver)
     try:
-        await service.run_worker()
+        await service.durable.work()
     finally:
         await service.aclose()
 

@@ -307,7 +307,7 @@ async def cmd_leaderboard(service: CouncilService, args: argparse.Namespace) -> 
 
 
 async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
-    rows = await service.usage(None, days=args.days)
+    rows = await service.queries.usage(None, days=args.days)
     if not rows:
         print(f"No councils in the last {args.days} days.")
         return EXIT_OK
@@ -321,7 +321,7 @@ async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
 
 
 async def cmd_prune(service: CouncilService, args: argparse.Namespace) -> int:
-    removed = await service.prune(parse_age(args.older_than))
+    removed = await service.queries.prune(parse_age(args.older_than))
     print(f"removed {removed} council(s) older than {args.older_than}")
     return EXIT_OK
 
@@ -335,7 +335,7 @@ async def cmd_doctor(service: CouncilService, args: argparse.Namespace) -> int:
 async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
     settings = service.settings
     worker = not args.no_worker
-    if not worker and not service.councils_run_elsewhere:
+    if not worker and not service.durable.across_processes:
         raise ConfigurationError(
             "--no-worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
             "on SQLite the bot process runs its own councils."
@@ -370,7 +370,7 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
     """Councils only: no events are taken here. The platforms this process can post to are the
     ones whose tokens are set (their councils' queues are the ones it serves)."""
     settings = service.settings
-    if not service.councils_run_elsewhere:
+    if not service.durable.across_processes:
         raise ConfigurationError(
             "council worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
             "on SQLite the bot process runs its own councils."
@@ -399,7 +399,7 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
             service.register_deliverer(Platform.DISCORD, functools.partial(deliver_durable, service, surface))
             platforms.append(("Discord", settings.discord_api_url))
         service.router.warm_up([*settings.default_members, settings.default_chairman])
-        await _reporting(*platforms[0], service.run_worker())
+        await _reporting(*platforms[0], service.durable.work())
     return EXIT_OK
 
 

@@ -232,7 +232,7 @@ class CouncilFollower:
         self.run = run
         self.on_status = on_status
         # Asked before the answer goes out: False when another process posts it (a durable
-        # council: CouncilService.claim_delivery), so that it is posted once.
+        # council: DurableCouncils.claim_delivery), so that it is posted once.
         self.claim = claim
         self.progress = CouncilProgress(run.council_id)
         self.live: LiveDisplay | None = None
@@ -393,10 +393,10 @@ async def deliver_durable(
             log.warning("could not say that council %s resumed: %s", cid, exc)
 
     async def keep(shown: Destination) -> None:
-        await service.keep_destination(cid, shown)
+        await service.durable.keep_destination(cid, shown)
 
     async def claim() -> bool:
-        return await service.claim_delivery(cid)
+        return await service.durable.claim_delivery(cid)
 
     await CouncilFollower(surface, destination, run, on_status=keep, claim=claim).follow()
 
@@ -405,7 +405,7 @@ async def deliver_durable(
 async def running_worker(service: CouncilService, enabled: bool = True) -> AsyncIterator[None]:
     """The service's worker beside a bot (it runs councils, wherever they were accepted). Start
     it once the process's bots have registered their deliverers: it serves their queues."""
-    task = asyncio.create_task(service.run_worker(), name="council-worker") if enabled else None
+    task = asyncio.create_task(service.durable.work(), name="council-worker") if enabled else None
     try:
         yield
     finally:

@@ -4,12 +4,14 @@ Every operation is checked here (input limits, rate limits, budget, permissions)
 adapter decides anything about councils. Councils run as background tasks; adapters follow
 them through `CouncilRun.events()`.
 
-A facade over one module per concern:
-    core/admission.py      the question, the channel's configuration and every limit, before a start
-    core/runs.py           running councils (CouncilRun) and storing their results
-    core/queries.py        stored councils: results, history, exports, leaderboard, usage
-    core/channel_admin.py  admin changes to a channel's council, audited
-    core/permissions.py    who may see or do what: every such rule
+The service itself starts, stops and reads councils; every other concern is one attribute that
+adapters call directly (docs/dev/CONTRACTS.md lists them):
+    service.admission    core/admission.py      the question, the channel's configuration and every limit
+    service.runs         core/runs.py           running councils (CouncilRun) and storing their results
+    service.queries      core/queries.py        stored councils: results, history, exports, usage, pruning
+    service.channels     core/channel_admin.py  a channel's configuration; admin changes to it, audited
+    service.permissions  core/permissions.py    who may see or do what: every such rule
+    service.durable      core/durable/service.py  durable councils: the worker, delivery claims
 """
 
 from __future__ import annotations
@@ -33,16 +35,12 @@ from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate
 from core.models import (
     Actor,
-    AuditEntry,
-    ChannelSettings,
     ControlAction,
     ConversationTurn,
-    CouncilConfig,
     CouncilMode,
     CouncilRequest,
     CouncilResult,
     CouncilSummary,
-    DailyUsage,
     Destination,
     Leaderboard,
     Origin,
@@ -93,7 +91,7 @@ class CouncilService:
         self.workspace = WorkspaceChannels(storage, self.admission.config_for)  # channels with their own settings
         # Durable councils (core/durable): chat councils run as jobs that survive their process.
         self.worker = CouncilWorker(storage, self.runs, self.owner, self.redact, self._prepare)
-        self.durable = DurableCouncils(settings, storage, self.worker, self.gate)
+        self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self._pruner: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -108,7 +106,7 @@ class CouncilService:
         storage = await _open_storage(settings)
         service = cls(settings, storage, router or ProviderRouter(settings), lease_s=lease_s)
         if settings.retention_days:
-            await service.prune(timedelta(days=settings.retention_days))
+            await service.queries.prune(timedelta(days=settings.retention_days))
             # Bots run for months: keep pruning daily, not only at start-up.
             service._pruner = asyncio.create_task(service._prune_daily(timedelta(days=settings.retention_days)))
         return service
@@ -117,7 +115,7 @@ class CouncilService:
         while True:
             await asyncio.sleep(86400)
             try:
-                removed = await self.prune(age)
+                removed = await self.queries.prune(age)
                 log.info("retention: pruned %d council(s) older than %s", removed, age)
             except Exception:
                 log.exception("retention pruning failed; will retry tomorrow")
@@ -230,24 +228,6 @@ class CouncilService:
         the deliverer must post it only when `claim_delivery` says so)."""
         self.worker.register(platform, deliver)
 
-    async def claim_delivery(self, council_id: str) -> bool:
-        """True for exactly one caller per council, across every process: that one posts the answer."""
-        return await self.storage.jobs.claim_delivery(council_id, self.owner.owner_id)
-
-    async def keep_destination(self, council_id: str, destination: Destination) -> None:
-        """Remember where a durable council shows itself (its status message, once posted)."""
-        await self.storage.jobs.save_destination(council_id, destination)
-
-    async def run_worker(self) -> None:
-        """Run durable councils in this process until cancelled (`council worker`, and the bots
-        unless `--no-worker`)."""
-        await self.durable.work()
-
-    @property
-    def councils_run_elsewhere(self) -> bool:
-        """Whether a process without a worker still gets its councils run (PostgreSQL's queue)."""
-        return self.durable.across_processes
-
     async def _prepare(self, request: CouncilRequest, search: bool) -> list[str]:
         return await self.reading.prepare(request, search=search)
 
@@ -297,8 +277,6 @@ class CouncilService:
     ) -> list[CouncilSummary]:
         return await self.queries.history(origin, scope, limit)
 
-    visible_to = staticmethod(Permissions.visible_to)
-
     async def export(
         self,
         council_id: str,
@@ -325,70 +303,16 @@ class CouncilService:
             return await read(False)
         except NotFound:
             who = actor if isinstance(actor, Actor) else await actor()
-            if not self.is_admin(who):
+            if not self.permissions.is_admin(who):
                 raise
             return await read(True)
 
     async def leaderboard(
         self, origin: Origin | None = None, scope: HistoryScope = "all", *, rounds: int = 1000
     ) -> Leaderboard:
-        config = await self.effective_config(origin) if origin is not None else self.admission.config_for(None)
+        config = await self.channels.effective_config(origin) if origin is not None else self.admission.config_for(None)
         seats = [*config.members, config.chairman]
         return await self.queries.leaderboard(origin, scope, rounds=rounds, seats=seats)
-
-    async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
-        """Councils, tokens and cost per UTC day, for one channel or everything."""
-        return await self.queries.usage(origin, days)
-
-    async def prune(self, older_than: timedelta) -> int:
-        return await self.queries.prune(older_than)
-
-    # ------------------------------------------------------------------ admin
-
-    def is_admin(self, actor: Actor) -> bool:
-        return self.permissions.is_admin(actor)
-
-    async def effective_config(self, origin: Origin) -> CouncilConfig:
-        return await self.channels.effective_config(origin)
-
-    async def channel_settings(self, origin: Origin) -> ChannelSettings:
-        return await self.channels.channel_settings(origin)
-
-    async def admin_set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
-        return await self.channels.set_members(actor, origin, members)
-
-    async def admin_set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
-        return await self.channels.set_chairman(actor, origin, chairman)
-
-    async def admin_set_limits(
-        self,
-        actor: Actor,
-        origin: Origin,
-        *,
-        user_per_hour: int | None = None,
-        channel_per_hour: int | None = None,
-        daily_budget_usd: float | None = None,
-    ) -> ChannelSettings:
-        return await self.channels.set_limits(
-            actor,
-            origin,
-            user_per_hour=user_per_hour,
-            channel_per_hour=channel_per_hour,
-            daily_budget_usd=daily_budget_usd,
-        )
-
-    async def admin_set_search(self, actor: Actor, origin: Origin, enabled: bool) -> ChannelSettings:
-        return await self.channels.set_search(actor, origin, enabled)
-
-    async def admin_set_mode(self, actor: Actor, origin: Origin, mode: str) -> ChannelSettings:
-        """The channel's default mode (`standard` or `quick`); InputRejected for another name."""
-        return await self.channels.set_mode(actor, origin, mode)
-
-    async def admin_reset(self, actor: Actor, origin: Origin) -> None:
-        await self.channels.reset(actor, origin)
-
-    async def audit_log(self, actor: Actor, origin: Origin, limit: int = 20) -> list[AuditEntry]:
-        return await self.channels.audit_log(actor, origin, limit)
 
 
 async def _open_storage(settings: Settings) -> Storage:

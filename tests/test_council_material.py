@@ -101,7 +101,7 @@ async def test_search_is_off_by_default_and_per_channel_switch_turns_it_on(llm, 
         async with await CouncilService.open(settings) as service:
             first = await service.ask("Q one?", origin)
             assert not searx.requests and not first.request.sources
-            await service.admin_set_search(Actor(user_id="boss"), origin, True)
+            await service.channels.set_search(Actor(user_id="boss"), origin, True)
             second = await service.ask("Q two?", origin)
             assert len(searx.requests) == 1 and len(second.request.sources) == 2
 
@@ -182,7 +182,7 @@ async def test_history_lists_what_was_read_and_prune_removes_it(llm, tmp_path):
             assert "read notes.md" in line and "2 web source(s)" in line
             stored = await service.storage.db.fetchall("SELECT name FROM council_attachments")
             assert [r["name"] for r in stored] == ["notes.md"]
-            removed = await service.prune(timedelta(seconds=-1))
+            removed = await service.queries.prune(timedelta(seconds=-1))
             assert removed == 1
             for table in ("council_attachments", "council_sources"):
                 rows = await service.storage.db.fetchall(

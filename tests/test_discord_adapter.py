@@ -370,7 +370,7 @@ async def test_admin_commands_need_manage_server(env):
     [message] = ephemeral_replies(fake, denied.token)
     assert message["flags"] & 64 and "admin" in message["content"].lower()
     assert "Manage Server" in message["content"] and "Slack" not in message["content"]
-    assert (await service.channel_settings(origin)).members is None
+    assert (await service.channels.channel_settings(origin)).members is None
 
     allowed = await fake.push_command(
         "council-admin",
@@ -382,8 +382,8 @@ async def test_admin_commands_need_manage_server(env):
         lambda: ephemeral_replies(fake, allowed.token) and ephemeral_replies(fake, allowed.token)[0]["content"], 10
     )
     assert "updated" in ephemeral_replies(fake, allowed.token)[0]["content"]
-    assert (await service.channel_settings(origin)).members == ["beta", "gamma"]
-    [entry] = await service.audit_log(Actor(user_id="777", is_platform_admin=True), origin)
+    assert (await service.channels.channel_settings(origin)).members == ["beta", "gamma"]
+    [entry] = await service.channels.audit_log(Actor(user_id="777", is_platform_admin=True), origin)
     assert entry.action == "set_members" and entry.actor_id == "777"
 
     audit = await fake.push_command("council-admin", subcommand("audit"), permissions=MANAGE_GUILD, user_id=777)
@@ -398,7 +398,7 @@ async def test_admin_commands_need_manage_server(env):
     await fake.wait_for(
         lambda: ephemeral_replies(fake, limits.token) and ephemeral_replies(fake, limits.token)[0]["content"], 10
     )
-    assert (await service.channel_settings(origin)).user_limit_per_hour == 3
+    assert (await service.channels.channel_settings(origin)).user_limit_per_hour == 3
 
 
 async def test_mention_starts_a_thread_and_follow_up_passes_history(env, llm):

@@ -51,7 +51,7 @@ async def test_admin_mode_command(env, llm):
     [reply] = ephemeral_replies(fake, done.token)
     assert reply["content"] == "Mode: quick."
     assert {"name": "Mode", "value": "quick", "inline": False} in reply["embeds"][0]["fields"]
-    assert (await env.service.channel_settings(origin_of(fake))).mode == "quick"
+    assert (await env.service.channels.channel_settings(origin_of(fake))).mode == "quick"
 
 
 async def test_a_seats_fallback_is_shown_with_the_answer(env, llm):

@@ -127,11 +127,11 @@ async def test_a_dead_process_council_is_resumed_and_delivered_once(llm, tmp_pat
 
     async def deliver(run: CouncilRun, destination: Destination, resumed: bool) -> None:
         result = await run.wait()
-        if await service.claim_delivery(run.council_id):
+        if await service.durable.claim_delivery(run.council_id):
             delivered.append((destination.thread_id or "", resumed, result.status))
 
     service.register_deliverer(Platform.SLACK, deliver)
-    worker = asyncio.create_task(service.run_worker())
+    worker = asyncio.create_task(service.durable.work())
     started = time.monotonic()
     try:
         await eventually(lambda: delivered, 30)
@@ -168,7 +168,7 @@ async def test_stop_reaches_a_council_running_in_another_process(llm, tmp_path, 
         results.append((await run.wait()).status)
 
     worker_side.register_deliverer(Platform.SLACK, deliver)
-    worker = asyncio.create_task(worker_side.run_worker())
+    worker = asyncio.create_task(worker_side.durable.work())
     try:
         destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id="1.0")
         council_id = await intake.submit_council(QUESTION, slack_origin(), destination=destination)
@@ -203,14 +203,14 @@ async def test_a_clean_stop_hands_the_council_to_another_worker(llm, tmp_path, p
     def deliverer(index: int):
         async def deliver(run: CouncilRun, destination: Destination, resumed: bool) -> None:
             await run.wait()
-            if await services[index].claim_delivery(run.council_id):
+            if await services[index].durable.claim_delivery(run.council_id):
                 delivered.append((index, resumed))
 
         return deliver
 
     for i, service in enumerate(services):
         service.register_deliverer(Platform.SLACK, deliverer(i))
-    first = asyncio.create_task(services[0].run_worker())
+    first = asyncio.create_task(services[0].durable.work())
     second: asyncio.Task[None] | None = None
     try:
         destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id="1.0")
@@ -219,7 +219,7 @@ async def test_a_clean_stop_hands_the_council_to_another_worker(llm, tmp_path, p
         first.cancel()
         await asyncio.gather(first, return_exceptions=True)
         await services[0].aclose()  # gives its lease up: the council is an orphan at once
-        second = asyncio.create_task(services[1].run_worker())
+        second = asyncio.create_task(services[1].durable.work())
         await eventually(lambda: delivered, 20)
         assert delivered == [(1, True)]
         assert len(llm.requests_for(stage=1)) == len(MEMBERS)  # stage 1 ran once

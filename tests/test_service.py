@@ -137,25 +137,25 @@ async def test_daily_budget_refuses_when_spent(llm, tmp_path, database_url):
 async def test_admin_operations_are_checked_and_audited(service, llm):
     user, admin = Actor(user_id="U9"), Actor(user_id="U1", is_platform_admin=True)
     with pytest.raises(PermissionDenied):
-        await service.admin_set_members(user, ORIGIN, ["alpha", "beta"])
+        await service.channels.set_members(user, ORIGIN, ["alpha", "beta"])
     with pytest.raises(UnknownModels, match="gpt-typo"):
-        await service.admin_set_members(admin, ORIGIN, ["alpha", "gpt-typo"])
+        await service.channels.set_members(admin, ORIGIN, ["alpha", "gpt-typo"])
     with pytest.raises(InputRejected, match="at least 2"):
-        await service.admin_set_members(admin, ORIGIN, ["alpha"])
-    config = await service.admin_set_members(admin, ORIGIN, ["beta", "gamma"])
+        await service.channels.set_members(admin, ORIGIN, ["alpha"])
+    config = await service.channels.set_members(admin, ORIGIN, ["beta", "gamma"])
     assert config.members == ["beta", "gamma"]
-    config = await service.admin_set_chairman(admin, ORIGIN, "gamma")
+    config = await service.channels.set_chairman(admin, ORIGIN, "gamma")
     assert config.chairman == "gamma"
-    limits = await service.admin_set_limits(admin, ORIGIN, user_per_hour=5, daily_budget_usd=2.5)
+    limits = await service.channels.set_limits(admin, ORIGIN, user_per_hour=5, daily_budget_usd=2.5)
     assert limits.user_limit_per_hour == 5 and limits.daily_budget_usd == 2.5
     result = await service.ask("configured?", ORIGIN)
     assert [a.model for a in result.answers] == ["beta", "gamma"] and result.synthesis.model == "gamma"
-    log = await service.audit_log(admin, ORIGIN)
+    log = await service.channels.audit_log(admin, ORIGIN)
     assert [e.action for e in log] == ["set_limits", "set_chairman", "set_members"]
-    await service.admin_reset(admin, ORIGIN)
-    assert (await service.effective_config(ORIGIN)).members == MEMBERS
+    await service.channels.reset(admin, ORIGIN)
+    assert (await service.channels.effective_config(ORIGIN)).members == MEMBERS
     # Other channels were never affected.
-    assert (await service.effective_config(ORIGIN.model_copy(update={"channel_id": "C2"}))).members == MEMBERS
+    assert (await service.channels.effective_config(ORIGIN.model_copy(update={"channel_id": "C2"}))).members == MEMBERS
 
 
 async def test_admin_refusal_names_the_rule_of_the_askers_platform(service):
@@ -168,7 +168,7 @@ async def test_admin_refusal_names_the_rule_of_the_askers_platform(service):
     for platform, (named, foreign) in expected.items():
         origin = ORIGIN.model_copy(update={"platform": platform})
         with pytest.raises(PermissionDenied) as refused:
-            await service.admin_set_members(user, origin, ["alpha", "beta"])
+            await service.channels.set_members(user, origin, ["alpha", "beta"])
         assert named in refused.value.user_message and foreign not in refused.value.user_message
         assert "COUNCIL_ADMIN_USERS" in refused.value.user_message
 
@@ -312,7 +312,7 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         # Intervals are tight with this much data and do not overlap for these gaps.
         assert board.rows[0].low > board.rows[1].high and board.rows[1].low > board.rows[2].high
         assert 0.4 < board.rows[0].win_rate < 1.0
-        usage = await svc.usage(ORIGIN)
+        usage = await svc.queries.usage(ORIGIN)
         assert usage[-1].councils == 1000 and usage[-1].cost_usd == pytest.approx(7.0)
         history = await svc.history(ORIGIN, "channel", limit=5)
         assert len(history) == 5 and all(s.cost_usd == pytest.approx(0.007) for s in history)
@@ -350,7 +350,7 @@ async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tm
         await asyncio.sleep(0.1)
         other = await CouncilService.open(settings, lease_s=1.0)  # e.g. `council history` beside the bot
         assert await other.history() == []
-        await other.usage()
+        await other.queries.usage()
         await other.leaderboard()
         with pytest.raises(NotFound):
             await other.export(run.council_id)

@@ -575,7 +575,7 @@ async def test_admin_commands_are_gated_and_audited(env):
     await env.command("members beta, gamma", user="U2", command="/council-admin")
     await env.settle()
     assert any("Only admins" in t for t in ephemeral_texts(fake))
-    assert (await service.effective_config(origin)).members == MEMBERS
+    assert (await service.channels.effective_config(origin)).members == MEMBERS
     assert fake.calls_to("users.info")[-1].args["user"] == "U2"
 
     for text, command in (
@@ -585,11 +585,11 @@ async def test_admin_commands_are_gated_and_audited(env):
     ):
         await env.command(text, user="UADMIN", command=command)
         await env.settle()  # one after the other, as people type them
-    config = await service.effective_config(origin)
+    config = await service.channels.effective_config(origin)
     assert config.members == ["beta", "gamma"] and config.chairman == "gamma"
-    channel = await service.channel_settings(origin)
+    channel = await service.channels.channel_settings(origin)
     assert (channel.user_limit_per_hour, channel.channel_limit_per_hour, channel.daily_budget_usd) == (5, 9, 2.5)
-    entries = await service.audit_log(Actor(user_id="UADMIN", is_platform_admin=True), origin)
+    entries = await service.channels.audit_log(Actor(user_id="UADMIN", is_platform_admin=True), origin)
     assert {e.action for e in entries} == {"set_members", "set_chairman", "set_limits"}
     assert all(e.actor_id == "UADMIN" for e in entries)
 
@@ -607,7 +607,7 @@ async def test_admin_commands_are_gated_and_audited(env):
     await env.command("reset", user="U2", command="/council-admin")
     await env.command("reset", user="UADMIN", command="/council-admin")
     await env.settle()
-    assert (await service.effective_config(origin)).members == MEMBERS
+    assert (await service.channels.effective_config(origin)).members == MEMBERS
     assert all(r["response_type"] == "ephemeral" for r in fake.responses)
     assert not fake.calls_to("chat.postMessage")
 

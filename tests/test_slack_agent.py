@@ -238,6 +238,6 @@ async def test_home_tab_shows_councils_leaderboard_configurations_and_admin_sett
     )
     await env.settle()
     assert "Only admins" in json.dumps(fake.home_views["U1"])
-    assert (await env.service.channel_settings(env.bot.origin("T1", "C2", "U1"))).members == ["alpha", "beta"]
+    assert (await env.service.channels.channel_settings(env.bot.origin("T1", "C2", "U1"))).members == ["alpha", "beta"]
     assert not [c for c in fake.calls_to("views.publish") if not c.ok]
     assert all("invalid" not in all_text(c) for c in fake.calls_to("views.open"))

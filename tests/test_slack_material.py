@@ -84,10 +84,10 @@ async def test_admin_search_switch_is_gated_and_shown(env):  # noqa: F811
     await env.command("search on", user="U2", command="/council-admin")
     await env.settle()
     assert any("Only admins" in t for t in ephemeral_texts(fake))
-    assert (await service.channel_settings(origin)).search is None
+    assert (await service.channels.channel_settings(origin)).search is None
     await env.command("search on", user="UADMIN", command="/council-admin")
     await env.settle()
-    assert (await service.channel_settings(origin)).search is True
+    assert (await service.channels.channel_settings(origin)).search is True
     assert any("Web search on" in t for t in ephemeral_texts(fake))
     await env.command("search maybe", user="UADMIN", command="/council-admin")
     await env.settle()

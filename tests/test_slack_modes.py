@@ -31,8 +31,8 @@ async def test_admin_mode_sets_the_channel_default_and_show_says_it(env, llm):
     await env.command("mode quick", user="UADMIN", command="/council-admin")
     await env.command("mode fast", user="UADMIN", command="/council-admin")
     await env.settle()
-    assert (await env.service.channel_settings(ORIGIN)).mode == "quick"
-    assert (await env.service.effective_config(ORIGIN)).mode == "quick"
+    assert (await env.service.channels.channel_settings(ORIGIN)).mode == "quick"
+    assert (await env.service.channels.effective_config(ORIGIN)).mode == "quick"
     await env.command("show", user="U2", command="/council-admin")
     await env.settle()
     texts = ephemeral_texts(env.fake)
@@ -48,7 +48,7 @@ async def test_a_seats_fallback_is_shown_with_the_answer(env, llm):
     llm.script("broken", Fail(401, "invalid api key"))
     await env.command("members broken|gamma, alpha, beta", user="UADMIN", command="/council-admin")
     await env.settle()
-    assert (await env.service.effective_config(ORIGIN)).members == ["broken|gamma", "alpha", "beta"]
+    assert (await env.service.channels.effective_config(ORIGIN)).members == ["broken|gamma", "alpha", "beta"]
     await env.command("Who answers for broken?")
     await env.fake.wait_for(lambda: results(env.fake))
     await env.settle()

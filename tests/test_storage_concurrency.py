@@ -76,12 +76,12 @@ async def test_rate_limit_admits_exactly_the_limit_across_replicas(replicas):
 
 async def test_concurrent_changes_of_different_fields_all_survive(replicas):
     await asyncio.gather(
-        replicas[0].admin_set_limits(ADMIN, ORIGIN, user_per_hour=7),
-        replicas[1].admin_set_limits(ADMIN, ORIGIN, channel_per_hour=9),
-        replicas[2].admin_set_limits(ADMIN, ORIGIN, daily_budget_usd=2.5),
-        replicas[3].admin_set_chairman(ADMIN, ORIGIN, "beta"),
+        replicas[0].channels.set_limits(ADMIN, ORIGIN, user_per_hour=7),
+        replicas[1].channels.set_limits(ADMIN, ORIGIN, channel_per_hour=9),
+        replicas[2].channels.set_limits(ADMIN, ORIGIN, daily_budget_usd=2.5),
+        replicas[3].channels.set_chairman(ADMIN, ORIGIN, "beta"),
     )
-    final = await replicas[0].channel_settings(ORIGIN)
+    final = await replicas[0].channels.channel_settings(ORIGIN)
     assert (final.user_limit_per_hour, final.channel_limit_per_hour, final.daily_budget_usd, final.chairman) == (
         7,
         9,
@@ -92,12 +92,12 @@ async def test_concurrent_changes_of_different_fields_all_survive(replicas):
 
 async def test_concurrent_admin_changes_are_each_audited(replicas):
     async def change(svc: CouncilService, i: int) -> None:
-        await svc.admin_set_limits(ADMIN, ORIGIN, user_per_hour=i + 1)
+        await svc.channels.set_limits(ADMIN, ORIGIN, user_per_hour=i + 1)
 
     await asyncio.gather(*(change(svc, i) for i, svc in enumerate(replicas * 5)))
-    log = await replicas[0].audit_log(ADMIN, ORIGIN, limit=100)
+    log = await replicas[0].channels.audit_log(ADMIN, ORIGIN, limit=100)
     assert len(log) == INSTANCES * 5 and all(entry.action == "set_limits" for entry in log)
-    final = await replicas[1].channel_settings(ORIGIN)
+    final = await replicas[1].channels.channel_settings(ORIGIN)
     # The settings hold the change of the newest audit entry: row and log were written together.
     assert final.user_limit_per_hour == log[0].detail["user_limit_per_hour"]
 
@@ -113,7 +113,7 @@ async def test_concurrent_spending_is_summed_whole_and_then_refused(replicas):
     for svc in replicas:
         spent = await svc.storage.spent_since("slack:T1:C1", day_start)
         assert spent == pytest.approx(per_council * len(results))
-    await replicas[0].admin_set_limits(ADMIN, ORIGIN, daily_budget_usd=per_council * len(results))
+    await replicas[0].channels.set_limits(ADMIN, ORIGIN, daily_budget_usd=per_council * len(results))
     with pytest.raises(BudgetExceeded):
         await replicas[-1].start_council("over budget?", ORIGIN)
 

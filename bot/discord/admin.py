@@ -80,22 +80,22 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
     @group.command(name="show", description="The council configuration of this channel")
     async def show(interaction: discord.Interaction) -> None:
         _, origin = await begin(interaction)
-        config = await service.effective_config(origin)
-        channel = await service.channel_settings(origin)
+        config = await service.channels.effective_config(origin)
+        channel = await service.channels.channel_settings(origin)
         await send(interaction, embed=_config_embed("Council for this channel", config, channel))
 
     @group.command(name="members", description="Set this channel's council members")
     @app_commands.describe(members="Model ids, comma- or space-separated; a seat with fallbacks is primary|fallback")
     async def members(interaction: discord.Interaction, members: str) -> None:
         actor, origin = await begin(interaction)
-        config = await service.admin_set_members(actor, origin, members.replace(",", " ").split())
+        config = await service.channels.set_members(actor, origin, members.replace(",", " ").split())
         await send(interaction, "Members updated.", embed=_config_embed("Council for this channel", config))
 
     @group.command(name="chairman", description="Set this channel's chairman model")
     @app_commands.describe(model="Model id of the chairman")
     async def chairman(interaction: discord.Interaction, model: str) -> None:
         actor, origin = await begin(interaction)
-        config = await service.admin_set_chairman(actor, origin, model)
+        config = await service.channels.set_chairman(actor, origin, model)
         await send(interaction, "Chairman updated.", embed=_config_embed("Council for this channel", config))
 
     @group.command(name="limits", description="Set this channel's rate limits and daily budget")
@@ -111,14 +111,14 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
         daily_budget_usd: app_commands.Range[float, 0.0] | None = None,
     ) -> None:
         actor, origin = await begin(interaction)
-        updated = await service.admin_set_limits(
+        updated = await service.channels.set_limits(
             actor,
             origin,
             user_per_hour=user_per_hour,
             channel_per_hour=channel_per_hour,
             daily_budget_usd=daily_budget_usd,
         )
-        config = await service.effective_config(origin)
+        config = await service.channels.effective_config(origin)
         await send(interaction, "Limits updated.", embed=_config_embed("Council for this channel", config, updated))
 
     @group.command(name="search", description="Search the web before each council in this channel")
@@ -128,8 +128,8 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
     )
     async def search(interaction: discord.Interaction, enabled: app_commands.Choice[str]) -> None:
         actor, origin = await begin(interaction)
-        updated = await service.admin_set_search(actor, origin, enabled.value == "on")
-        config = await service.effective_config(origin)
+        updated = await service.channels.set_search(actor, origin, enabled.value == "on")
+        config = await service.channels.effective_config(origin)
         await send(
             interaction,
             f"Web search {enabled.value}.",
@@ -143,8 +143,8 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
     @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
     async def mode(interaction: discord.Interaction, mode: app_commands.Choice[str]) -> None:
         actor, origin = await begin(interaction)
-        updated = await service.admin_set_mode(actor, origin, mode.value)
-        config = await service.effective_config(origin)
+        updated = await service.channels.set_mode(actor, origin, mode.value)
+        config = await service.channels.effective_config(origin)
         await send(
             interaction, f"Mode: {mode.value}.", embed=_config_embed("Council for this channel", config, updated)
         )
@@ -152,15 +152,15 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
     @group.command(name="reset", description="Drop this channel's overrides (back to the defaults)")
     async def reset(interaction: discord.Interaction) -> None:
         actor, origin = await begin(interaction)
-        await service.admin_reset(actor, origin)
-        config = await service.effective_config(origin)
+        await service.channels.reset(actor, origin)
+        config = await service.channels.effective_config(origin)
         await send(interaction, "Channel settings reset.", embed=_config_embed("Council for this channel", config))
 
     @group.command(name="audit", description="Recent admin changes in this channel")
     @app_commands.describe(limit="How many entries (max 50)")
     async def audit(interaction: discord.Interaction, limit: app_commands.Range[int, 1, 50] = 20) -> None:
         actor, origin = await begin(interaction)
-        entries = await service.audit_log(actor, origin, limit)
+        entries = await service.channels.audit_log(actor, origin, limit)
         text = "\n".join(_entry(e) for e in entries) or "No admin changes yet."
         await send(
             interaction,

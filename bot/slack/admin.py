@@ -110,29 +110,29 @@ async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, co
     """Run one admin operation; refusals (PermissionDenied, UnknownModels, ...) propagate."""
     title = "Council for this channel"
     if command.op == "show":
-        config = await service.effective_config(origin)
-        return render.config_message(title, config, await service.channel_settings(origin))
+        config = await service.channels.effective_config(origin)
+        return render.config_message(title, config, await service.channels.channel_settings(origin))
     if command.op == "members":
-        config = await service.admin_set_members(actor, origin, command.members)
+        config = await service.channels.set_members(actor, origin, command.members)
         return render.config_message("Members updated", config)
     if command.op == "chairman":
-        config = await service.admin_set_chairman(actor, origin, command.chairman)
+        config = await service.channels.set_chairman(actor, origin, command.chairman)
         return render.config_message("Chairman updated", config)
     if command.op == "limits":
-        updated = await service.admin_set_limits(actor, origin, **command.limits)  # type: ignore[arg-type]
-        return render.config_message("Limits updated", await service.effective_config(origin), updated)
+        updated = await service.channels.set_limits(actor, origin, **command.limits)  # type: ignore[arg-type]
+        return render.config_message("Limits updated", await service.channels.effective_config(origin), updated)
     if command.op == "search":
-        updated = await service.admin_set_search(actor, origin, command.search)
+        updated = await service.channels.set_search(actor, origin, command.search)
         word = "on: each council here searches the web first" if updated.search else "off"
-        return render.config_message(f"Web search {word}", await service.effective_config(origin), updated)
+        return render.config_message(f"Web search {word}", await service.channels.effective_config(origin), updated)
     if command.op == "mode":
-        updated = await service.admin_set_mode(actor, origin, command.mode)
-        return render.config_message(f"Mode: {updated.mode}", await service.effective_config(origin), updated)
+        updated = await service.channels.set_mode(actor, origin, command.mode)
+        return render.config_message(f"Mode: {updated.mode}", await service.channels.effective_config(origin), updated)
     if command.op == "reset":
-        await service.admin_reset(actor, origin)
-        config = await service.effective_config(origin)
+        await service.channels.reset(actor, origin)
+        config = await service.channels.effective_config(origin)
         return render.config_message(
-            "Channel settings reset to the defaults", config, await service.channel_settings(origin)
+            "Channel settings reset to the defaults", config, await service.channels.channel_settings(origin)
         )
-    entries = await service.audit_log(actor, origin, command.count)
+    entries = await service.channels.audit_log(actor, origin, command.count)
     return render.audit_message(entries)

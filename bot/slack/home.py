@@ -146,7 +146,7 @@ class SlackHome:
         service = self.bot.service
         origin = Origin(platform=Platform.SLACK, workspace_id=team, user_id=user)
         actor = await self.bot.actor(user)
-        admin = service.is_admin(actor)
+        admin = service.permissions.is_admin(actor)
         blocks: list[dict[str, Any]] = [
             {"type": "header", "text": {"type": "plain_text", "text": "LLM Council"}},
             render.context(
@@ -195,19 +195,19 @@ class SlackHome:
             actor = await self.bot.actor(user, fresh=True)
             origin = Origin(platform=Platform.SLACK, workspace_id=team, channel_id=channel, user_id=user)
             if values.get("reset"):
-                await service.admin_reset(actor, origin)
+                await service.channels.reset(actor, origin)
                 done.append("reset to the defaults")
             if values.get("members"):
-                await service.admin_set_members(actor, origin, re.split(r"[,\s]+", values["members"]))
+                await service.channels.set_members(actor, origin, re.split(r"[,\s]+", values["members"]))
                 done.append("members")
             if values.get("chairman"):
-                await service.admin_set_chairman(actor, origin, values["chairman"])
+                await service.channels.set_chairman(actor, origin, values["chairman"])
                 done.append("chairman")
             user_per_hour = int(values["user"]) if values.get("user") else None
             channel_per_hour = int(values["channel_limit"]) if values.get("channel_limit") else None
             budget = float(values["budget"]) if values.get("budget") else None
             if user_per_hour is not None or channel_per_hour is not None or budget is not None:
-                await service.admin_set_limits(
+                await service.channels.set_limits(
                     actor,
                     origin,
                     user_per_hour=user_per_hour,

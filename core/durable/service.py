@@ -9,15 +9,19 @@ from core.durable.control import CouncilControls
 from core.durable.queue import CouncilQueue, InProcessQueue, ProcrastinateQueue
 from core.durable.worker import CouncilWorker
 from core.limits import ConcurrencyGate, Ticket
-from core.models import ControlAction, Platform
+from core.models import ControlAction, Destination, Platform
+from core.ownership import CouncilOwner
 from core.settings import Settings
 from core.storage import Storage
 from core.storage.database import POSTGRESQL
 
 
 class DurableCouncils:
-    def __init__(self, settings: Settings, storage: Storage, worker: CouncilWorker, gate: ConcurrencyGate) -> None:
+    def __init__(
+        self, settings: Settings, storage: Storage, worker: CouncilWorker, gate: ConcurrencyGate, owner: CouncilOwner
+    ) -> None:
         self.settings = settings
+        self.owner = owner
         self.storage = storage
         self.worker = worker
         self.gate = gate
@@ -27,6 +31,7 @@ class DurableCouncils:
 
     @property
     def across_processes(self) -> bool:
+        """Whether a process without a worker still gets its councils run (PostgreSQL's queue)."""
         return self.storage.backend == POSTGRESQL
 
     def _conninfo(self) -> str | None:
@@ -58,10 +63,19 @@ class DurableCouncils:
         await (await self.queue()).enqueue(council_id, platform, ticket)
 
     async def work(self) -> None:
-        """The worker, and (PostgreSQL) the control channel, until cancelled."""
+        """Run durable councils in this process until cancelled (`council worker`, and the bots
+        unless `--no-worker`); on PostgreSQL, also listen for Stop / Synthesize from other processes."""
         queue = await self.queue()
         await asyncio.gather(queue.work(), self.controls.listen())
         await asyncio.Event().wait()  # in-process: adoption goes on at every lease renewal
+
+    async def claim_delivery(self, council_id: str) -> bool:
+        """True for exactly one caller per council, across every process: that one posts the answer."""
+        return await self.storage.jobs.claim_delivery(council_id, self.owner.owner_id)
+
+    async def keep_destination(self, council_id: str, destination: Destination) -> None:
+        """Remember where a durable council shows itself (its status message, once posted)."""
+        await self.storage.jobs.save_destination(council_id, destination)
 
     async def control(self, council_id: str, action: ControlAction) -> bool:
         return await self.controls.send(council_id, action)
