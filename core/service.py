@@ -16,21 +16,18 @@ adapters call directly (docs/dev/CONTRACTS.md lists them):
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
-from pathlib import Path
 from typing import Literal, TypeVar
 
 from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
-from core.database_url import POSTGRESQL, SQLITE
+from core.database_url import POSTGRESQL
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
-from core.errors import ConfigurationError, NotFound
+from core.errors import NotFound
 from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate
 from core.models import (
@@ -52,11 +49,12 @@ from core.providers.router import ProviderRouter
 from core.queries import CouncilQueries, HistoryScope
 from core.reading import CouncilReading
 from core.redact import Redactor
+from core.retention import Retention
 from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
 from core.shared_cap import SharedCap
 from core.storage import Storage
-from core.storage.database import DatabaseUnavailable
+from core.storage.opening import open_configured_storage
 from core.workspace import WorkspaceChannels
 
 __all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
@@ -92,7 +90,7 @@ class CouncilService:
         # Durable councils (core/durable): chat councils run as jobs that survive their process.
         self.worker = CouncilWorker(storage, self.runs, self.owner, self.redact, self._prepare)
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
-        self._pruner: asyncio.Task[None] | None = None
+        self.retention = Retention(self.queries)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -103,26 +101,14 @@ class CouncilService:
         """Open the database. Nothing is marked here: councils other processes run are theirs, and
         those of dead processes are marked by the first process that runs councils (`start_lease`)."""
         settings = settings or load_settings()
-        storage = await _open_storage(settings)
+        storage = await open_configured_storage(settings)
         service = cls(settings, storage, router or ProviderRouter(settings), lease_s=lease_s)
         if settings.retention_days:
-            await service.queries.prune(timedelta(days=settings.retention_days))
-            # Bots run for months: keep pruning daily, not only at start-up.
-            service._pruner = asyncio.create_task(service._prune_daily(timedelta(days=settings.retention_days)))
+            await service.retention.start(timedelta(days=settings.retention_days))
         return service
 
-    async def _prune_daily(self, age: timedelta) -> None:
-        while True:
-            await asyncio.sleep(86400)
-            try:
-                removed = await self.queries.prune(age)
-                log.info("retention: pruned %d council(s) older than %s", removed, age)
-            except Exception:
-                log.exception("retention pruning failed; will retry tomorrow")
-
     async def aclose(self) -> None:
-        if self._pruner is not None:
-            self._pruner.cancel()
+        self.retention.stop()
         await self.durable.close()  # before the runs: a worker waits on its run
         await self.runs.stop_all(_SHUTDOWN_WAIT_S)
         if self.shared_cap is not None:
@@ -313,28 +299,3 @@ class CouncilService:
         config = await self.channels.effective_config(origin) if origin is not None else self.admission.config_for(None)
         seats = [*config.members, config.chairman]
         return await self.queries.leaderboard(origin, scope, rounds=rounds, seats=seats)
-
-
-async def _open_storage(settings: Settings) -> Storage:
-    """The database, or ConfigurationError naming DATABASE_URL and where it points when it cannot be opened."""
-    target = settings.database
-    try:
-        if target.dialect == SQLITE:
-            # Probed synchronously first: a failed aiosqlite connect leaves its worker thread to die noisily.
-            await asyncio.to_thread(_probe_sqlite, target.location)
-        return await Storage.open(settings.database_url)
-    except (OSError, sqlite3.Error) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigurationError(
-            f"DATABASE_URL: cannot open the database {target.display} ({reason}). "
-            "Point DATABASE_URL at a writable file, e.g. sqlite:////absolute/path/council.db."
-        ) from exc
-    except DatabaseUnavailable as exc:
-        raise ConfigurationError(f"DATABASE_URL: {exc}.") from None
-
-
-def _probe_sqlite(path: str) -> None:
-    if path == ":memory:":
-        return
-    Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    sqlite3.connect(Path(path).expanduser()).close()
