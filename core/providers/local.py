@@ -32,8 +32,6 @@ is `local_generate`, prompt fitting `local_prompt`, and llama-cpp-python itself 
 from __future__ import annotations
 
 import asyncio
-import functools
-import itertools
 import logging
 import threading
 import time
@@ -42,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from core.models import ChatMessage, Completion
-from core.prompts import RANKING_HEADER
 from core.providers import local_models
 from core.providers.base import (
     BadResponseError,
@@ -54,8 +51,9 @@ from core.providers.base import (
     TextDelta,
 )
 from core.providers.llama_runtime import MISSING_LLAMA, import_llama
-from core.providers.local_generate import Aborted, LocalGenerator, ModelInstance, Sampling
-from core.providers.local_models import LocalModel, Preset
+from core.providers.local_generate import Aborted, LocalGenerator, ModelInstance, sampling_for
+from core.providers.local_models import LocalModel
+from core.providers.local_prompt import ranking_grammar
 from core.settings import Settings
 
 __all__ = ["MISSING_LLAMA", "LocalProvider", "ranking_grammar"]
@@ -112,7 +110,7 @@ class LocalProvider:
                 await instance.lock.acquire()
                 locked = instance.lock
             queue: asyncio.Queue = asyncio.Queue()
-            sampling = self._sampling(resolved.preset, options)
+            sampling = sampling_for(resolved.preset, options, self.settings)
             work = self._start(loop, instance, resolved, messages, sampling, stop, queue)
             while True:
                 item = await _next_item(queue, deadline, model, started)
@@ -167,22 +165,6 @@ class LocalProvider:
             raise ProviderConfigError(f"{key} is configured with two chat formats")
         return instance
 
-    def _sampling(self, preset: Preset, options: CallOptions) -> Sampling:
-        limit = self.settings.local_max_tokens
-        max_tokens = min(options.max_tokens, limit) if options.max_tokens else limit
-        temperature = options.temperature if options.temperature is not None else preset.temperature
-        grammar = ranking_grammar(options.ranking_labels) if options.ranking_labels else None
-        return Sampling(
-            max_tokens=max(1, max_tokens),
-            temperature=temperature,
-            top_p=preset.top_p,
-            top_k=preset.top_k,
-            min_p=preset.min_p,
-            repeat_penalty=preset.repeat_penalty,
-            seed=preset.seed,
-            grammar=grammar,
-        )
-
     def _start(
         self, loop, instance: ModelInstance, resolved: LocalModel, messages, sampling, stop, queue
     ) -> asyncio.Future:
@@ -234,30 +216,3 @@ async def _next_item(queue: asyncio.Queue, deadline: float, model: str, started:
             model=model, text=text, usage=usage, finish_reason=finish, latency_s=time.perf_counter() - started
         )
     raise value
-
-
-# A review's evaluation before its ranking, in characters: long enough to say something, short
-# enough that the ranking fits in LOCAL_MAX_TOKENS.
-_REVIEW_NOTE_CHARS = (20, 600)
-_PERMUTATIONS_UP_TO = 5  # labels; beyond, each place is any label (the parser drops repeats)
-
-
-@functools.lru_cache(maxsize=64)
-def ranking_grammar(labels: tuple[str, ...]) -> str:
-    """GBNF for a review: a short evaluation, then FINAL RANKING with every label once.
-
-    Tiny models rarely end with a readable ranking on their own; the grammar fixes the format
-    and leaves the judgement (which label goes where) to the model."""
-    low, high = _REVIEW_NOTE_CHARS
-    quoted = [f'"{label}"' for label in labels]
-    if len(labels) <= _PERMUTATIONS_UP_TO:
-        orders = itertools.permutations(quoted)
-        items = " | ".join(
-            " ".join(f'"{n}. Response " {label} "\\n"' for n, label in enumerate(order, 1)) for order in orders
-        )
-    else:
-        any_label = "(" + " | ".join(quoted) + ")"
-        items = " ".join(f'"{n}. Response " {any_label} "\\n"' for n in range(1, len(labels) + 1))
-    return (
-        f'root ::= note "\\n\\n{RANKING_HEADER}\\n" ranking\nnote ::= [^\\n<>]{{{low},{high}}}\nranking ::= {items}\n'
-    )

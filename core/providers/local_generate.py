@@ -14,7 +14,7 @@ from typing import Any
 
 from core.models import ChatMessage, Usage
 from core.providers import local_models
-from core.providers.base import BadResponseError, ProviderConfigError
+from core.providers.base import BadResponseError, CallOptions, ProviderConfigError
 from core.providers.llama_runtime import (
     ACTIVE_STOPS,
     compiled_grammar,
@@ -22,8 +22,8 @@ from core.providers.llama_runtime import (
     install_abort_callback,
     plain_chat_handler,
 )
-from core.providers.local_models import LocalModel
-from core.providers.local_prompt import chat_messages, fit_context
+from core.providers.local_models import LocalModel, Preset
+from core.providers.local_prompt import chat_messages, fit_context, ranking_grammar
 from core.settings import Settings
 
 # One model loads at a time in the process: llama.cpp's first-use initialisation and
@@ -67,6 +67,25 @@ class Sampling:
     repeat_penalty: float
     seed: int | None
     grammar: str | None = None  # GBNF the output must follow
+
+
+def sampling_for(preset: Preset, options: CallOptions, settings: Settings) -> Sampling:
+    """The preset's sampling; the call's max_tokens (capped by LOCAL_MAX_TOKENS) and temperature win,
+    and a review gets the grammar of its ranking."""
+    limit = settings.local_max_tokens
+    max_tokens = min(options.max_tokens, limit) if options.max_tokens else limit
+    temperature = options.temperature if options.temperature is not None else preset.temperature
+    grammar = ranking_grammar(options.ranking_labels) if options.ranking_labels else None
+    return Sampling(
+        max_tokens=max(1, max_tokens),
+        temperature=temperature,
+        top_p=preset.top_p,
+        top_k=preset.top_k,
+        min_p=preset.min_p,
+        repeat_penalty=preset.repeat_penalty,
+        seed=preset.seed,
+        grammar=grammar,
+    )
 
 
 class LocalGenerator:

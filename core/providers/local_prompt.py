@@ -1,11 +1,15 @@
-"""Local models' prompts: the preset's persona first, and a prompt cut to fit LOCAL_N_CTX
-(the oldest turns go first, then the middle of the longest message, marked as cut)."""
+"""Local models' prompts: the preset's persona first, a prompt cut to fit LOCAL_N_CTX (the
+oldest turns go first, then the middle of the longest message, marked as cut), and the grammar
+that makes a review end with a readable ranking."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Sequence
 
 from core.models import ChatMessage
+from core.prompts import RANKING_HEADER
 from core.providers.base import BadResponseError
 from core.providers.local_models import LocalModel
 
@@ -99,3 +103,30 @@ def _tokens(llm, text: str) -> list[int]:
 
 def _detok(llm, toks: list[int]) -> str:
     return llm.detokenize(toks).decode("utf-8", "ignore")
+
+
+# A review's evaluation before its ranking, in characters: long enough to say something, short
+# enough that the ranking fits in LOCAL_MAX_TOKENS.
+_REVIEW_NOTE_CHARS = (20, 600)
+_PERMUTATIONS_UP_TO = 5  # labels; beyond, each place is any label (the parser drops repeats)
+
+
+@functools.lru_cache(maxsize=64)
+def ranking_grammar(labels: tuple[str, ...]) -> str:
+    """GBNF for a review: a short evaluation, then FINAL RANKING with every label once.
+
+    Tiny models rarely end with a readable ranking on their own; the grammar fixes the format
+    and leaves the judgement (which label goes where) to the model."""
+    low, high = _REVIEW_NOTE_CHARS
+    quoted = [f'"{label}"' for label in labels]
+    if len(labels) <= _PERMUTATIONS_UP_TO:
+        orders = itertools.permutations(quoted)
+        items = " | ".join(
+            " ".join(f'"{n}. Response " {label} "\\n"' for n, label in enumerate(order, 1)) for order in orders
+        )
+    else:
+        any_label = "(" + " | ".join(quoted) + ")"
+        items = " ".join(f'"{n}. Response " {any_label} "\\n"' for n in range(1, len(labels) + 1))
+    return (
+        f'root ::= note "\\n\\n{RANKING_HEADER}\\n" ranking\nnote ::= [^\\n<>]{{{low},{high}}}\nranking ::= {items}\n'
+    )
