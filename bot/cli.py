@@ -10,8 +10,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2  # refused: a configuration or input error
+
+if TYPE_CHECKING:  # what `add_subparsers` returns (argparse has no public name for it)
+    _Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _database_note() -> str:
@@ -34,7 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--verbose", "-v", action="store_true", help="debug logging on stderr, and tracebacks with errors"
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    # The order of the subcommands is the order `council --help` lists them in.
+    _add_ask(sub)
+    _add_history_commands(sub)
+    _add_admin_commands(sub)
+    _add_server_commands(sub)
+    return parser
 
+
+def _add_ask(sub: _Subparsers) -> None:
     ask = sub.add_parser("ask", help="run a council on a question")
     ask.add_argument("question")
     ask.add_argument("--json", action="store_true", help="print one JSON document (classic council shape plus more)")
@@ -58,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--search", action="store_true", help="search the web once before the council answers")
     ask.add_argument("--user", default="terminal", help=argparse.SUPPRESS)
 
+
+def _add_history_commands(sub: _Subparsers) -> None:
+    """Reading stored councils: history, show, export, leaderboard, feedback, usage."""
     hist = sub.add_parser("history", help="recent councils")
     hist.add_argument("--limit", type=int, default=20)
 
@@ -83,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     usage = sub.add_parser("usage", help="councils, tokens and cost per day")
     usage.add_argument("--days", type=int, default=30)
 
+
+def _add_admin_commands(sub: _Subparsers) -> None:
+    """Looking after the database: prune, doctor, migrate-db."""
     prune = sub.add_parser("prune", help="delete old councils")
     prune.add_argument("--older-than", required=True, help="e.g. 90d, 12h, 4w")
 
@@ -93,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument("--to", dest="target", required=True, help="e.g. postgresql://user:password@host:5432/db")
     migrate.add_argument("--merge", action="store_true", help="add to a database that already holds data")
 
+
+def _add_server_commands(sub: _Subparsers) -> None:
+    """Long-running processes: the bots, the worker, the OpenAI-compatible API and MCP."""
     slack = sub.add_parser("slack", help="run the Slack bot (Socket Mode if SLACK_APP_TOKEN is set)")
     slack.add_argument("--http", action="store_true", help="serve the HTTP Events API instead of Socket Mode")
     slack.add_argument("--port", type=int, default=3000)
@@ -110,7 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
     api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
     api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")
     sub.add_parser("mcp", help="serve the council as MCP tools on stdio")
-    return parser
 
 
 class _Redact:

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 from core.engine.dissent import dissent_lines
 from core.material import file_summary, source_line
-from core.models import Attempt, CouncilResult, ErrorInfo, Leaderboard, Usage
+from core.models import (
+    Attempt,
+    CouncilRequest,
+    CouncilResult,
+    ErrorInfo,
+    Leaderboard,
+    MemberAnswer,
+    Review,
+    Usage,
+)
 from core.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -45,6 +54,21 @@ def _weights(result: CouncilResult) -> dict[str, float]:
 def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> dict[str, Any]:
     """The classic shape (`stage1`, `stage2`, `stage3`, `metadata`) plus everything we keep,
     and the readers' feedback."""
+    return {
+        **_request_fields(result),
+        "stage1": [_answer_fields(a) for a in result.answers],
+        "stage2": [_review_fields(r) for r in result.reviews],
+        "stage3": _synthesis_fields(result),
+        "metadata": _metadata(result),
+        "error": _error(result.error),
+        "timings": result.timings,
+        "usage": _usage(result.usage),
+        "feedback": _feedback(votes),
+    }
+
+
+def _request_fields(result: CouncilResult) -> dict[str, Any]:
+    """Who asked what, when, with which configuration, and what the council read besides the question."""
     request = result.request
     return {
         "id": result.council_id,
@@ -59,68 +83,69 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
         "attachments": [a.model_dump(mode="json") for a in request.attachments],
         "sources": [{"number": i, **source.model_dump(mode="json")} for i, source in enumerate(request.sources, 1)],
         "image_members": request.image_members,
-        "stage1": [
-            {
-                "model": a.model,
-                "seat": a.seat or a.model,
-                "attempts": _attempts(a.attempts),
-                "response": a.text,
-                "label": f"Response {a.label}" if a.label else None,
-                "error": _error(a.error),
-                "latency_s": a.latency_s,
-                "usage": _usage(a.usage),
-            }
-            for a in result.answers
+    }
+
+
+def _answer_fields(a: MemberAnswer) -> dict[str, Any]:
+    return {
+        "model": a.model,
+        "seat": a.seat or a.model,
+        "attempts": _attempts(a.attempts),
+        "response": a.text,
+        "label": f"Response {a.label}" if a.label else None,
+        "error": _error(a.error),
+        "latency_s": a.latency_s,
+        "usage": _usage(a.usage),
+    }
+
+
+def _review_fields(r: Review) -> dict[str, Any]:
+    return {
+        "model": r.reviewer,
+        "ranking": r.text,
+        "parsed_ranking": [f"Response {label}" for label in r.ballot_labels],
+        "parsed_ranking_models": r.ballot_models,
+        "parse_status": r.parse_status.value,
+        "format": r.format,
+        "shown_labels": [f"Response {label}" for label in r.shown_labels],
+        "error": _error(r.error),
+        "latency_s": r.latency_s,
+        "usage": _usage(r.usage),
+    }
+
+
+def _synthesis_fields(result: CouncilResult) -> dict[str, Any]:
+    synthesis = result.synthesis
+    if synthesis is None:
+        return {"model": result.request.config.chairman, "response": None, "error": _error(result.error)}
+    return {
+        "model": synthesis.model,
+        "response": synthesis.text,
+        "by_chairman": synthesis.by_chairman,
+        "note": synthesis.note,
+        "attempts": _attempts(synthesis.attempts),
+        "latency_s": synthesis.latency_s,
+        "usage": _usage(synthesis.usage),
+    }
+
+
+def _metadata(result: CouncilResult) -> dict[str, Any]:
+    """The classic `metadata` (label map, aggregate ranking) plus the aggregate's counts and dissent."""
+    aggregate = result.aggregate
+    return {
+        "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
+        "aggregate_rankings": [entry.model_dump(mode="json") for entry in (aggregate.entries if aggregate else [])],
+        "agreement_w": aggregate.agreement_w if aggregate else None,
+        "ballots_used": aggregate.ballots_used if aggregate else 0,
+        "ballots_unparsed": aggregate.ballots_unparsed if aggregate else 0,
+        "ballots_late": aggregate.ballots_late if aggregate else 0,
+        "aggregation": aggregate.method if aggregate else None,
+        "reviewer_weights": _weights(result),
+        "dissent": [
+            d.model_dump(mode="json", include={"reviewer", "preferred", "reason"})
+            for d in (aggregate.dissent if aggregate else [])
         ],
-        "stage2": [
-            {
-                "model": r.reviewer,
-                "ranking": r.text,
-                "parsed_ranking": [f"Response {label}" for label in r.ballot_labels],
-                "parsed_ranking_models": r.ballot_models,
-                "parse_status": r.parse_status.value,
-                "format": r.format,
-                "shown_labels": [f"Response {label}" for label in r.shown_labels],
-                "error": _error(r.error),
-                "latency_s": r.latency_s,
-                "usage": _usage(r.usage),
-            }
-            for r in result.reviews
-        ],
-        "stage3": (
-            {
-                "model": result.synthesis.model,
-                "response": result.synthesis.text,
-                "by_chairman": result.synthesis.by_chairman,
-                "note": result.synthesis.note,
-                "attempts": _attempts(result.synthesis.attempts),
-                "latency_s": result.synthesis.latency_s,
-                "usage": _usage(result.synthesis.usage),
-            }
-            if result.synthesis
-            else {"model": request.config.chairman, "response": None, "error": _error(result.error)}
-        ),
-        "metadata": {
-            "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
-            "aggregate_rankings": [
-                entry.model_dump(mode="json") for entry in (result.aggregate.entries if result.aggregate else [])
-            ],
-            "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
-            "ballots_used": result.aggregate.ballots_used if result.aggregate else 0,
-            "ballots_unparsed": result.aggregate.ballots_unparsed if result.aggregate else 0,
-            "ballots_late": result.aggregate.ballots_late if result.aggregate else 0,
-            "aggregation": result.aggregate.method if result.aggregate else None,
-            "reviewer_weights": _weights(result),
-            "dissent": [
-                d.model_dump(mode="json", include={"reviewer", "preferred", "reason"})
-                for d in (result.aggregate.dissent if result.aggregate else [])
-            ],
-            "notices": result.notices,
-        },
-        "error": _error(result.error),
-        "timings": result.timings,
-        "usage": _usage(result.usage),
-        "feedback": _feedback(votes),
+        "notices": result.notices,
     }
 
 
@@ -159,6 +184,23 @@ def feedback_lines(votes: Sequence[FeedbackVote]) -> list[str]:
 
 def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> str:
     """Everything a reader needs to audit a council: answers, reviews, ballots, aggregate, metadata."""
+    out: list[str] = [
+        *_md_header(result),
+        *_md_final_answer(result),
+        *_md_material(result.request),
+        *_md_aggregate(result),
+        *_md_answers(result),
+        *_md_reviews(result),
+        "## Readers' feedback",
+        "",
+        *feedback_lines(votes),
+        "",
+    ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md_header(result: CouncilResult) -> list[str]:
+    """Title, question, the facts list, then the notices and the failure (if any) as quotes."""
     request = result.request
     out: list[str] = [f"# Council {result.council_id}", ""]
     out += [f"**Question:** {request.question}", ""]
@@ -180,14 +222,22 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         out.append("")
     if result.error is not None:
         out += [f"> **Failed:** {result.error.short()}", ""]
+    return out
 
-    out += ["## Final answer", ""]
+
+def _md_final_answer(result: CouncilResult) -> list[str]:
+    out = ["## Final answer", ""]
     if result.synthesis is not None:
         who = "chairman" if result.synthesis.by_chairman else "fallback synthesizer"
         out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
     else:
         out += ["*(no synthesis)*", ""]
+    return out
 
+
+def _md_material(request: CouncilRequest) -> list[str]:
+    """The web sources and the files the council read (text files in full, fences defused)."""
+    out: list[str] = []
     if request.sources:
         out += ["## Sources", ""]
         out += [f"- {source_line(i, s)}" for i, s in enumerate(request.sources, 1)]
@@ -198,41 +248,51 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
             out += [f"### {file_summary(attachment)}", "", f"sha256 `{attachment.sha256}`", ""]
             if attachment.kind == "text":
                 out += ["```text", attachment.text.replace("```", "`\u200b``"), "```", ""]
-    out += ["## Aggregate ranking", ""]
-    if result.aggregate and result.aggregate.entries:
-        out += [
-            "| # | model | label | mean rank | votes | Borda | Copeland | 1st places |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for e in result.aggregate.entries:
-            mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "–"
-            out.append(
-                f"| {e.position} | {e.model} | {e.label or '–'} | {mean} | {e.rankings_count} | "
-                f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
-            )
-        w = result.aggregate.agreement_w
-        out += ["", f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a", ""]
-        if any(weight != 1 for weight in result.request.config.reviewer_weights.values()):
-            weights = ", ".join(f"{m} ×{w:g}" for m, w in _weights(result).items())
-            out += [f"Weighted ballots: {weights}", ""]
-        out += [f"> {line}" for line in dissent_lines(result.aggregate)]
-        out += [""] if result.aggregate.dissent else []
-    else:
-        out += ["*(no ranking)*", ""]
+    return out
 
-    out += ["## Stage 1: answers", ""]
+
+def _md_aggregate(result: CouncilResult) -> list[str]:
+    out = ["## Aggregate ranking", ""]
+    aggregate = result.aggregate
+    if not (aggregate and aggregate.entries):
+        return [*out, "*(no ranking)*", ""]
+    out += [
+        "| # | model | label | mean rank | votes | Borda | Copeland | 1st places |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for e in aggregate.entries:
+        mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "–"
+        out.append(
+            f"| {e.position} | {e.model} | {e.label or '–'} | {mean} | {e.rankings_count} | "
+            f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
+        )
+    w = aggregate.agreement_w
+    out += ["", f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a", ""]
+    if any(weight != 1 for weight in result.request.config.reviewer_weights.values()):
+        weights = ", ".join(f"{m} ×{w:g}" for m, w in _weights(result).items())
+        out += [f"Weighted ballots: {weights}", ""]
+    out += [f"> {line}" for line in dissent_lines(aggregate)]
+    out += [""] if aggregate.dissent else []
+    return out
+
+
+def _md_answers(result: CouncilResult) -> list[str]:
+    out = ["## Stage 1: answers", ""]
     for a in result.answers:
         label = f"Response {a.label} — " if a.label else ""
         out += [f"### {label}{a.model}", ""]
         if a.error is not None:
             out += [f"*Failed: {a.error.short()}*", ""]
-        else:
-            fallback = fallback_note(a.model, a.attempts)
-            if fallback:
-                out += [f"*Seat {a.seat}: {fallback}*", ""]
-            out += [f"*{_fmt_seconds(a.latency_s)}, {a.usage.completion_tokens} tokens*", "", a.text or "", ""]
+            continue
+        fallback = fallback_note(a.model, a.attempts)
+        if fallback:
+            out += [f"*Seat {a.seat}: {fallback}*", ""]
+        out += [f"*{_fmt_seconds(a.latency_s)}, {a.usage.completion_tokens} tokens*", "", a.text or "", ""]
+    return out
 
-    out += ["## Stage 2: reviews", ""]
+
+def _md_reviews(result: CouncilResult) -> list[str]:
+    out = ["## Stage 2: reviews", ""]
     if result.label_to_model:
         out += ["Labels: " + ", ".join(f"Response {k} = {v}" for k, v in sorted(result.label_to_model.items())), ""]
     for r in result.reviews:
@@ -245,6 +305,4 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         ballot = " > ".join(f"{label} ({model})" for label, model in zip(r.ballot_labels, r.ballot_models))
         source = f" — {r.format} ballot" if r.format else ""
         out += [f"**Extracted ballot ({r.parse_status.value}):** {ballot or 'none'}{source}", ""]
-
-    out += ["## Readers' feedback", "", *feedback_lines(votes), ""]
-    return "\n".join(out).rstrip() + "\n"
+    return out

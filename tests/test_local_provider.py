@@ -140,7 +140,7 @@ async def test_presets_share_one_loaded_model_and_differ(provider):
 @llama_test
 async def test_concurrent_calls_to_one_model_are_serialised_and_both_complete(provider):
     spans: list[tuple[float, float]] = []
-    run_stream = provider._run_stream
+    run_stream = provider._generator._run_stream
 
     def recording(*args, **kwargs):  # runs in the worker thread
         start = time.perf_counter()
@@ -149,7 +149,7 @@ async def test_concurrent_calls_to_one_model_are_serialised_and_both_complete(pr
         finally:
             spans.append((start, time.perf_counter()))
 
-    provider._run_stream = recording
+    provider._generator._run_stream = recording
     options = CallOptions(max_tokens=24, timeout_s=120)
     first, second = await asyncio.gather(
         provider.complete("smollm2", QUESTION, options),

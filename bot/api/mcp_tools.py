@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -13,8 +14,11 @@ from bot.api import catalog
 from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin
+from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Origin
 from core.service import CouncilService
+
+if TYPE_CHECKING:
+    from core.runs import CouncilRun
 
 
 class RankedModel(BaseModel):
@@ -87,6 +91,7 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         log_level="WARNING",
     )
 
+    # The tools' names, parameters and docstrings are what MCP clients see; their work is below.
     @server.tool()
     async def consult_council(
         question: str,
@@ -99,35 +104,8 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default);
         `members`/`chairman`: model ids replacing the configured council for this question."""
         caller = _caller(ctx, keys)
-        choice = catalog.resolve_mode(mode)
-        if choice is None:
-            raise ToolError(f"Unknown mode `{mode}`; available: {', '.join(catalog.mode_names())}.")
-        try:
-            run = await service.start_council(
-                question,
-                caller.origin,
-                members=members or choice.members,
-                chairman=chairman or choice.chairman,
-                mode=choice.mode,
-            )
-        except CouncilError as exc:
-            raise ToolError(exc.user_message) from None
-        transcript, step, result = CouncilTranscript(), 0, None
-        try:
-            async for event in run.events():
-                if isinstance(event, CouncilFinished):
-                    result = event.result
-                    break
-                line = transcript.on_event(event).reasoning.strip(" \n*")
-                if line:
-                    step += 1
-                    await ctx.report_progress(step, None, line)
-        finally:
-            if result is None:  # the client cancelled the call or went away
-                with anyio.CancelScope(shield=True):
-                    await service.stop(run.council_id, Actor(user_id=caller.origin.user_id or LOCAL_USER))
-        assert result is not None  # events() always ends with CouncilFinished
-        transcript.finish(result)
+        run = await _start(service, caller, question, mode, members, chairman)
+        transcript, result = await _follow(service, caller, run, ctx)
         if result.status is CouncilStatus.FAILED:
             raise ToolError(transcript.content)
         return _answer(result, transcript.content)
@@ -137,19 +115,7 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         """Recent councils (yours over HTTP; every council over stdio), newest first."""
         caller = _caller(ctx, keys)
         summaries = await service.history(None if caller.owns_database else caller.origin, "user", limit)
-        return CouncilHistory(
-            councils=[
-                PastCouncil(
-                    council_id=s.council_id,
-                    created_at=s.created_at.isoformat(),
-                    question=s.question,
-                    status=s.status.value,
-                    winner=s.winner,
-                    agreement_w=s.agreement_w,
-                )
-                for s in summaries
-            ]
-        )
+        return CouncilHistory(councils=[_past_council(s) for s in summaries])
 
     @server.tool()
     async def council_show(council_id: str, ctx: Context) -> str:
@@ -161,3 +127,61 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
             raise ToolError(exc.user_message) from None
 
     return server
+
+
+async def _start(
+    service: CouncilService,
+    caller: Caller,
+    question: str,
+    mode: str | None,
+    members: list[str] | None,
+    chairman: str | None,
+) -> CouncilRun:
+    """Start a council in the chosen mode; explicit members/chairman replace the mode's."""
+    choice = catalog.resolve_mode(mode)
+    if choice is None:
+        raise ToolError(f"Unknown mode `{mode}`; available: {', '.join(catalog.mode_names())}.")
+    try:
+        return await service.start_council(
+            question,
+            caller.origin,
+            members=members or choice.members,
+            chairman=chairman or choice.chairman,
+            mode=choice.mode,
+        )
+    except CouncilError as exc:
+        raise ToolError(exc.user_message) from None
+
+
+async def _follow(
+    service: CouncilService, caller: Caller, run: CouncilRun, ctx: Context
+) -> tuple[CouncilTranscript, CouncilResult]:
+    """Report each step as MCP progress until the council finishes; stop it if the client goes away."""
+    transcript, step, result = CouncilTranscript(), 0, None
+    try:
+        async for event in run.events():
+            if isinstance(event, CouncilFinished):
+                result = event.result
+                break
+            line = transcript.on_event(event).reasoning.strip(" \n*")
+            if line:
+                step += 1
+                await ctx.report_progress(step, None, line)
+    finally:
+        if result is None:  # the client cancelled the call or went away
+            with anyio.CancelScope(shield=True):
+                await service.stop(run.council_id, Actor(user_id=caller.origin.user_id or LOCAL_USER))
+    assert result is not None  # events() always ends with CouncilFinished
+    transcript.finish(result)
+    return transcript, result
+
+
+def _past_council(s: CouncilSummary) -> PastCouncil:
+    return PastCouncil(
+        council_id=s.council_id,
+        created_at=s.created_at.isoformat(),
+        question=s.question,
+        status=s.status.value,
+        winner=s.winner,
+        agreement_w=s.agreement_w,
+    )

@@ -27,14 +27,38 @@ async def prepare_attachments(
     """Download (when a file has a URL and no bytes) and read every file within the question's limits."""
     limits = limits or AttachmentLimits()
     accepted = list(files[: limits.max_files])
-    refusals: dict[int, AttachmentRefusal] = {}
-    for index, extra in enumerate(files[limits.max_files :], start=limits.max_files):
-        refusals[index] = AttachmentRefusal(
+    refusals = _refuse_extra_files(files, limits)
+    refusals |= _refuse_over_declared_total(accepted, limits)
+    to_read = [(index, file) for index, file in enumerate(accepted) if index not in refusals]
+    contents = await asyncio.gather(*(_content(file, limits, fetcher) for _, file in to_read))
+    reader = _BatchReader(limits)
+    for (index, file), content in zip(to_read, contents):
+        refusal = await reader.read(file, content)
+        if refusal is not None:
+            refusals[index] = refusal
+    return AttachmentBatch(
+        attachments=tuple(reader.attachments),
+        refusals=tuple(refusals[index] for index in sorted(refusals)),
+        notices=tuple(reader.notices),
+    )
+
+
+def _refuse_extra_files(files: Sequence[IncomingFile], limits: AttachmentLimits) -> dict[int, AttachmentRefusal]:
+    """The files past the question's maximum count, by their index."""
+    return {
+        index: AttachmentRefusal(
             name=extra.name, reason=f"not read: at most {limits.max_files} files can be attached to one question"
         )
+        for index, extra in enumerate(files[limits.max_files :], start=limits.max_files)
+    }
 
-    # Declared sizes are checked before any download, so a question cannot pull in far more
-    # than its total; files without a declared size are checked once downloaded.
+
+def _refuse_over_declared_total(
+    accepted: Sequence[IncomingFile], limits: AttachmentLimits
+) -> dict[int, AttachmentRefusal]:
+    """Declared sizes are checked before any download, so a question cannot pull in far more
+    than its total; files without a declared size are checked once downloaded."""
+    refusals: dict[int, AttachmentRefusal] = {}
     declared_total = 0
     for index, file in enumerate(accepted):
         if file.size is not None and file.size <= limits.max_file_bytes:
@@ -42,46 +66,47 @@ async def prepare_attachments(
                 refusals[index] = _over_total(file, limits)
             else:
                 declared_total += file.size
-    to_read = [(index, file) for index, file in enumerate(accepted) if index not in refusals]
-    contents = await asyncio.gather(*(_content(file, limits, fetcher) for _, file in to_read))
+    return refusals
 
-    attachments: list[ExtractedAttachment] = []
-    notices: list[str] = []
-    seen_hashes: dict[str, str] = {}
-    total_bytes = 0
-    chars_left = limits.max_chars
-    for (index, file), content in zip(to_read, contents):
+
+class _BatchReader:
+    """Reads downloaded files in order, keeping what they share: the byte total, the character
+    budget (earlier files get it first) and the hashes of contents already read."""
+
+    def __init__(self, limits: AttachmentLimits):
+        self._limits = limits
+        self._seen_hashes: dict[str, str] = {}
+        self._total_bytes = 0
+        self._chars_left = limits.max_chars
+        self.attachments: list[ExtractedAttachment] = []
+        self.notices: list[str] = []
+
+    async def read(self, file: IncomingFile, content: bytes | AttachmentRefused) -> AttachmentRefusal | None:
+        """Extract one file; its refusal when it cannot be read (None also for a duplicate)."""
         if isinstance(content, AttachmentRefused):
-            refusals[index] = content.refusal()
-            continue
-        if total_bytes + len(content) > limits.max_total_bytes:
-            refusals[index] = _over_total(file, limits)
-            continue
-        total_bytes += len(content)
+            return content.refusal()
+        if self._total_bytes + len(content) > self._limits.max_total_bytes:
+            return _over_total(file, self._limits)
+        self._total_bytes += len(content)
         digest = hashlib.sha256(content).hexdigest()
-        if digest in seen_hashes:
-            notices.append(f"{file.name}: same content as {seen_hashes[digest]}, read once")
-            continue
+        if digest in self._seen_hashes:
+            self.notices.append(f"{file.name}: same content as {self._seen_hashes[digest]}, read once")
+            return None
         try:
             attachment = await asyncio.to_thread(
                 extract_file,
                 file.name,
                 content,
                 declared_type=file.declared_type,
-                limits=limits,
-                char_budget=chars_left,
+                limits=self._limits,
+                char_budget=self._chars_left,
             )
         except AttachmentRefused as refused:
-            refusals[index] = refused.refusal()
-            continue
-        seen_hashes[digest] = file.name
-        chars_left -= attachment.char_count
-        attachments.append(attachment)
-    return AttachmentBatch(
-        attachments=tuple(attachments),
-        refusals=tuple(refusals[index] for index in sorted(refusals)),
-        notices=tuple(notices),
-    )
+            return refused.refusal()
+        self._seen_hashes[digest] = file.name
+        self._chars_left -= attachment.char_count
+        self.attachments.append(attachment)
+        return None
 
 
 def _over_total(file: IncomingFile, limits: AttachmentLimits) -> AttachmentRefusal:

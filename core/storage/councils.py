@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,7 +20,10 @@ from core.models import (
     DailyUsage,
     ErrorInfo,
     ErrorKind,
+    MemberAnswer,
     Origin,
+    Review,
+    Synthesis,
     Usage,
 )
 from core.storage import totals
@@ -40,14 +43,8 @@ class CouncilRepository:
     async def save_started(self, request: CouncilRequest, owner_id: str | None = None) -> None:
         """Record a council as running, owned by `owner_id` (see OwnerRepository). A council already
         stored (running or finished) is left as is."""
-        await self._db.execute(
-            """INSERT INTO councils (id, created_at, status, question, history, platform, workspace_id,
-               channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config, owner_id)
-               VALUES (:id, :created_at, :status, :question, :history, :platform, :workspace_id,
-               :channel_id, :channel_key, :thread_id, :user_id, :user_name, :members, :chairman, :config, :owner_id)
-               ON CONFLICT (id) DO NOTHING""",
-            {**_request_columns(request), "status": RUNNING, "owner_id": owner_id},
-        )
+        row = {**_request_columns(request), "status": RUNNING, "owner_id": owner_id}
+        await self._db.execute(insert_sql("councils", row) + " ON CONFLICT (id) DO NOTHING", row)
 
     async def save(self, results: Iterable[CouncilResult]) -> None:
         """Store finished councils, all tables in one transaction; saving again replaces one."""
@@ -167,107 +164,115 @@ class CouncilRepository:
 
 async def write_result(tx: Transaction, result: CouncilResult) -> None:
     """Replace the council's rows with `result`'s (the caller holds the transaction)."""
-    cid = result.council_id
-    previous = await tx.fetchall("SELECT result FROM councils WHERE id = ? AND result IS NOT NULL", (cid,))
-    if previous:  # replacing a finished council: its old contribution leaves the totals
-        await totals.apply(tx, CouncilResult.model_validate_json(previous[0][0]), -1)
-    winner = None
-    if result.aggregate and result.aggregate.entries and result.aggregate.entries[0].average_rank is not None:
-        winner = result.aggregate.entries[0].model
-    await tx.execute("DELETE FROM councils WHERE id = ?", (cid,))  # cascades to every child table
-    await tx.execute(
-        """INSERT INTO councils (id, created_at, finished_at, status, question, history, platform, workspace_id,
-           channel_id, channel_key, thread_id, user_id, user_name, members, chairman, config, winner, agreement_w,
-           error, notices, timings, prompt_tokens, completion_tokens, cost_usd, duration_s, result)
-           VALUES (:id, :created_at, :finished_at, :status, :question, :history, :platform, :workspace_id,
-           :channel_id, :channel_key, :thread_id, :user_id, :user_name, :members, :chairman, :config, :winner,
-           :agreement_w, :error, :notices, :timings, :prompt_tokens, :completion_tokens, :cost_usd, :duration_s,
-           :result)""",
-        {
-            **_request_columns(result.request),
-            "finished_at": iso(result.finished_at),
-            "status": result.status.value,
-            "winner": winner,
-            "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
-            "error": result.error.model_dump_json() if result.error else None,
-            "notices": dumps(result.notices),
-            "timings": dumps(result.timings),
-            **_usage_columns(result.usage),
-            "duration_s": result.timings.get("total_s"),
-            "result": result.model_dump_json(),
-        },
-    )
-    await tx.executemany(
-        """INSERT INTO answers (council_id, position, model, label, text, error_kind, error_message, error_status,
-           latency_s, prompt_tokens, completion_tokens, cost_usd) VALUES (:council_id, :position, :model, :label,
-           :text, :error_kind, :error_message, :error_status, :latency_s, :prompt_tokens, :completion_tokens,
-           :cost_usd)""",
-        [
-            {
-                "council_id": cid,
-                "position": i,
-                "model": a.model,
-                "label": a.label,
-                "text": a.text,
-                **_error_columns(a.error),
-                "latency_s": a.latency_s,
-                **_usage_columns(a.usage),
-            }
-            for i, a in enumerate(result.answers)
-        ],
-    )
-    await tx.executemany(
-        """INSERT INTO reviews (council_id, position, reviewer, text, shown_labels, ballot_labels, ballot_models,
-           parse_status, error_kind, error_message, error_status, latency_s, prompt_tokens, completion_tokens,
-           cost_usd) VALUES (:council_id, :position, :reviewer, :text, :shown_labels, :ballot_labels,
-           :ballot_models, :parse_status, :error_kind, :error_message, :error_status, :latency_s, :prompt_tokens,
-           :completion_tokens, :cost_usd)""",
-        [
-            {
-                "council_id": cid,
-                "position": i,
-                "reviewer": r.reviewer,
-                "text": r.text,
-                "shown_labels": dumps(r.shown_labels),
-                "ballot_labels": dumps(r.ballot_labels),
-                "ballot_models": dumps(r.ballot_models),
-                "parse_status": r.parse_status.value,
-                **_error_columns(r.error),
-                "latency_s": r.latency_s,
-                **_usage_columns(r.usage),
-            }
-            for i, r in enumerate(result.reviews)
-        ],
-    )
-    await tx.executemany(
-        "INSERT INTO label_map (council_id, label, model) VALUES (:council_id, :label, :model)",
-        [{"council_id": cid, "label": label, "model": model} for label, model in result.label_to_model.items()],
-    )
-    if result.aggregate:
-        await tx.executemany(
-            """INSERT INTO aggregates (council_id, model, label, position, average_rank, rankings_count, borda,
-               condorcet_wins, first_place_votes) VALUES (:council_id, :model, :label, :position, :average_rank,
-               :rankings_count, :borda, :condorcet_wins, :first_place_votes)""",
-            [{"council_id": cid, **e.model_dump(include=_AGGREGATE_FIELDS)} for e in result.aggregate.entries],
-        )
+    await _withdraw_previous(tx, result.council_id)
+    await tx.execute("DELETE FROM councils WHERE id = ?", (result.council_id,))  # cascades to every child table
+    await _insert(tx, "councils", [_council_row(result)])
+    await _insert(tx, "answers", [_answer_row(result.council_id, i, a) for i, a in enumerate(result.answers)])
+    await _insert(tx, "reviews", [_review_row(result.council_id, i, r) for i, r in enumerate(result.reviews)])
+    await _insert(tx, "label_map", _label_rows(result))
+    await _insert(tx, "aggregates", _aggregate_rows(result))
     await totals.apply(tx, result, 1)
     if result.synthesis:
-        s = result.synthesis
-        await tx.execute(
-            """INSERT INTO synthesis (council_id, model, text, by_chairman, note, latency_s, prompt_tokens,
-               completion_tokens, cost_usd) VALUES (:council_id, :model, :text, :by_chairman, :note, :latency_s,
-               :prompt_tokens, :completion_tokens, :cost_usd)""",
-            {
-                "council_id": cid,
-                "model": s.model,
-                "text": s.text,
-                "by_chairman": int(s.by_chairman),
-                "note": s.note,
-                "latency_s": s.latency_s,
-                **_usage_columns(s.usage),
-            },
-        )
+        await _insert(tx, "synthesis", [_synthesis_row(result.council_id, result.synthesis)])
     await write_material(tx, result)
+
+
+async def _withdraw_previous(tx: Transaction, council_id: str) -> None:
+    """Replacing a finished council: its old contribution leaves the leaderboard totals."""
+    previous = await tx.fetchall("SELECT result FROM councils WHERE id = ? AND result IS NOT NULL", (council_id,))
+    if previous:
+        await totals.apply(tx, CouncilResult.model_validate_json(previous[0][0]), -1)
+
+
+async def _insert(tx: Transaction, table: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert rows that share one set of keys, each key a column (nothing to do without rows)."""
+    if rows:
+        await tx.executemany(insert_sql(table, rows[0]), rows)
+
+
+def insert_sql(table: str, columns: Iterable[str]) -> str:
+    """`INSERT INTO table (a, b) VALUES (:a, :b)`: the column list is written once, as a row's keys.
+    `table` and `columns` come from this module, never from input."""
+    names = list(columns)
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(':' + name for name in names)})"
+
+
+def _council_row(result: CouncilResult) -> dict[str, Any]:
+    aggregate = result.aggregate
+    return {
+        **_request_columns(result.request),
+        "finished_at": iso(result.finished_at),
+        "status": result.status.value,
+        "winner": _winner(result),
+        "agreement_w": aggregate.agreement_w if aggregate else None,
+        "error": result.error.model_dump_json() if result.error else None,
+        "notices": dumps(result.notices),
+        "timings": dumps(result.timings),
+        **_usage_columns(result.usage),
+        "duration_s": result.timings.get("total_s"),
+        "result": result.model_dump_json(),
+    }
+
+
+def _winner(result: CouncilResult) -> str | None:
+    """The first-placed model, when a ballot actually ranked it."""
+    aggregate = result.aggregate
+    if aggregate and aggregate.entries and aggregate.entries[0].average_rank is not None:
+        return aggregate.entries[0].model
+    return None
+
+
+def _answer_row(council_id: str, position: int, a: MemberAnswer) -> dict[str, Any]:
+    return {
+        "council_id": council_id,
+        "position": position,
+        "model": a.model,
+        "label": a.label,
+        "text": a.text,
+        **_error_columns(a.error),
+        "latency_s": a.latency_s,
+        **_usage_columns(a.usage),
+    }
+
+
+def _review_row(council_id: str, position: int, r: Review) -> dict[str, Any]:
+    return {
+        "council_id": council_id,
+        "position": position,
+        "reviewer": r.reviewer,
+        "text": r.text,
+        "shown_labels": dumps(r.shown_labels),
+        "ballot_labels": dumps(r.ballot_labels),
+        "ballot_models": dumps(r.ballot_models),
+        "parse_status": r.parse_status.value,
+        **_error_columns(r.error),
+        "latency_s": r.latency_s,
+        **_usage_columns(r.usage),
+    }
+
+
+def _label_rows(result: CouncilResult) -> list[dict[str, Any]]:
+    return [
+        {"council_id": result.council_id, "label": label, "model": model}
+        for label, model in result.label_to_model.items()
+    ]
+
+
+def _aggregate_rows(result: CouncilResult) -> list[dict[str, Any]]:
+    entries = result.aggregate.entries if result.aggregate else []
+    return [{"council_id": result.council_id, **e.model_dump(include=_AGGREGATE_FIELDS)} for e in entries]
+
+
+def _synthesis_row(council_id: str, s: Synthesis) -> dict[str, Any]:
+    return {
+        "council_id": council_id,
+        "model": s.model,
+        "text": s.text,
+        "by_chairman": int(s.by_chairman),
+        "note": s.note,
+        "latency_s": s.latency_s,
+        **_usage_columns(s.usage),
+    }
 
 
 _AGGREGATE_FIELDS = {
