@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from core import seats
@@ -44,53 +45,76 @@ class CouncilProgress:
     chairman_model: str | None = None
     result: CouncilResult | None = None
 
+    @functools.singledispatchmethod
     def apply(self, event: CouncilEvent) -> None:
         """Update from one event. Unknown event kinds are ignored on purpose (forward-compatible)."""
-        if isinstance(event, CouncilQueued):
-            self.queued_position = event.position
-        elif isinstance(event, CouncilStarted):
-            self.queued_position = None
-            self.chairman = event.chairman
-            for model in event.members:
-                self.members.setdefault(model, MemberState(model))
-        elif isinstance(event, StageStarted):
-            self.stage = event.stage
-            if event.stage == 2:
-                self.reviews_expected = sum(1 for m in self.members.values() if m.state == "answered")
-        elif isinstance(event, MemberStarted):
-            self.members.setdefault(event.model, MemberState(event.model))
-        elif isinstance(event, MemberFinished):
-            answer = event.answer
-            # Keyed by seat: a fallback model answers in its seat's row, which says so.
-            self.members[answer.seat or answer.model] = MemberState(
-                answer.model,
-                "answered",
-                detail=seats.fallback_note(answer.model, answer.attempts) or "",
-                latency_s=answer.latency_s,
-            )
-        elif isinstance(event, MemberFailed):
-            error = event.answer.error
-            self.members[event.answer.seat or event.answer.model] = MemberState(
-                event.answer.model, "failed", detail=error.short() if error else "failed"
-            )
-        elif isinstance(event, ReviewFinished):
-            self.reviews_done += 1
-            if event.review.ballot_labels:
-                self.reviews_parsed += 1
-        elif isinstance(event, AggregateReady):
-            self.stage = max(self.stage, 2)
-        elif isinstance(event, ChairmanToken):
-            self.stage = 3
-            if self.chairman_model != event.model:
-                # A fallback synthesizer restarts the text.
-                self.chairman_model = event.model
-                self.chairman_text = ""
-            self.chairman_text += event.delta
-        elif isinstance(event, ChairmanFinished):
-            self.chairman_text = event.synthesis.text
-            self.chairman_model = event.synthesis.model
-        elif isinstance(event, CouncilFinished):
-            self.result = event.result
+
+    @apply.register
+    def _queued(self, event: CouncilQueued) -> None:
+        self.queued_position = event.position
+
+    @apply.register
+    def _started(self, event: CouncilStarted) -> None:
+        self.queued_position = None
+        self.chairman = event.chairman
+        for model in event.members:
+            self.members.setdefault(model, MemberState(model))
+
+    @apply.register
+    def _stage(self, event: StageStarted) -> None:
+        self.stage = event.stage
+        if event.stage == 2:
+            self.reviews_expected = sum(1 for m in self.members.values() if m.state == "answered")
+
+    @apply.register
+    def _member_started(self, event: MemberStarted) -> None:
+        self.members.setdefault(event.model, MemberState(event.model))
+
+    @apply.register
+    def _answered(self, event: MemberFinished) -> None:
+        answer = event.answer
+        # Keyed by seat: a fallback model answers in its seat's row, which says so.
+        self.members[answer.seat or answer.model] = MemberState(
+            answer.model,
+            "answered",
+            detail=seats.fallback_note(answer.model, answer.attempts) or "",
+            latency_s=answer.latency_s,
+        )
+
+    @apply.register
+    def _member_failed(self, event: MemberFailed) -> None:
+        error = event.answer.error
+        self.members[event.answer.seat or event.answer.model] = MemberState(
+            event.answer.model, "failed", detail=error.short() if error else "failed"
+        )
+
+    @apply.register
+    def _reviewed(self, event: ReviewFinished) -> None:
+        self.reviews_done += 1
+        if event.review.ballot_labels:
+            self.reviews_parsed += 1
+
+    @apply.register
+    def _aggregated(self, event: AggregateReady) -> None:
+        self.stage = max(self.stage, 2)
+
+    @apply.register
+    def _token(self, event: ChairmanToken) -> None:
+        self.stage = 3
+        if self.chairman_model != event.model:
+            # A fallback synthesizer restarts the text.
+            self.chairman_model = event.model
+            self.chairman_text = ""
+        self.chairman_text += event.delta
+
+    @apply.register
+    def _synthesized(self, event: ChairmanFinished) -> None:
+        self.chairman_text = event.synthesis.text
+        self.chairman_model = event.synthesis.model
+
+    @apply.register
+    def _finished(self, event: CouncilFinished) -> None:
+        self.result = event.result
 
     @property
     def done(self) -> bool:

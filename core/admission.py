@@ -78,13 +78,7 @@ class Admission:
         ticket = self.gate.admit()  # Overloaded here, before anything is recorded
         try:
             channel = await self.storage.get_channel_settings(origin.channel_key)
-            config = await self._with_overrides(self.config_for(channel), members, chairman)
-            if mode is not None:
-                config.mode = mode
-            if config.mode == "quick":
-                config.members = quick_seats(config.members, await self.storage.model_stats())
-            weights = await reviewer_weights(self.settings, self.storage, self.router, config.members)
-            config = config.model_copy(update={"reviewer_weights": weights})
+            config = await self._council_config(channel, members, chairman, mode)
             await self._check_budget(origin, channel)
             await self._check_rate(origin, channel, record=True)
             await self.owner.start()
@@ -102,6 +96,22 @@ class Admission:
             ticket.release()
             raise
         return request, ticket
+
+    async def _council_config(
+        self,
+        channel: ChannelSettings | None,
+        members: Sequence[str] | None,
+        chairman: str | None,
+        mode: CouncilMode | None,
+    ) -> CouncilConfig:
+        """The channel's council with this request's replacements, its quick seats and reviewer weights."""
+        config = await self._with_overrides(self.config_for(channel), members, chairman)
+        if mode is not None:
+            config.mode = mode
+        if config.mode == "quick":
+            config.members = quick_seats(config.members, await self.storage.model_stats())
+        weights = await reviewer_weights(self.settings, self.storage, self.router, config.members)
+        return config.model_copy(update={"reviewer_weights": weights})
 
     async def check(self, question: str, origin: Origin) -> str:
         """The checks of `admit` without their effects (no queue place, no rate-limit hit)."""

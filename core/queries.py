@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar
 
 from core import bias
 from core.errors import NotFound
@@ -30,6 +30,9 @@ from core.models import (
 from core.permissions import Permissions
 from core.seats import seat_models
 from core.storage import Storage
+
+if TYPE_CHECKING:
+    from core.ranking import Rating
 
 HistoryScope = Literal["channel", "workspace", "user", "all"]
 
@@ -115,25 +118,7 @@ class CouncilQueries:
         ratings, stats, reviewers = await asyncio.gather(
             fit(), self.storage.model_stats(**filters), self.storage.reviewer_totals(**filters)
         )
-        rows = []
-        for rating in ratings:
-            st = stats.get(rating.model)
-            councils = st.councils if st else 0
-            rows.append(
-                LeaderboardRow(
-                    model=rating.model,
-                    rating=rating.rating,
-                    low=rating.low,
-                    high=rating.high,
-                    councils=councils,
-                    ballots=rating.comparisons,
-                    win_rate=(st.first_places / councils) if st and councils else 0.0,
-                    average_rank=st.mean_average_rank if st else None,
-                    average_latency_s=st.average_latency_s if st else None,
-                    failure_rate=(st.failures / councils) if st and councils else 0.0,
-                    cost_per_council_usd=(st.cost_usd / councils) if st and councils and st.cost_usd else None,
-                )
-            )
+        rows = [_leaderboard_row(rating, stats.get(rating.model)) for rating in ratings]
         return Leaderboard(
             scope=_describe_scope(origin, scope),
             rows=rows,
@@ -151,6 +136,28 @@ class CouncilQueries:
 
     async def prune(self, older_than: timedelta) -> int:
         return await self.storage.prune(datetime.now(UTC) - older_than)
+
+
+def _leaderboard_row(rating: Rating, st: ModelStats | None) -> LeaderboardRow:
+    """One model's rating beside its stored statistics (rates per council it sat in)."""
+    councils = st.councils if st else 0
+
+    def per_council(value: float) -> float:
+        return value / councils if councils else 0.0
+
+    return LeaderboardRow(
+        model=rating.model,
+        rating=rating.rating,
+        low=rating.low,
+        high=rating.high,
+        councils=councils,
+        ballots=rating.comparisons,
+        win_rate=per_council(st.first_places) if st else 0.0,
+        average_rank=st.mean_average_rank if st else None,
+        average_latency_s=st.average_latency_s if st else None,
+        failure_rate=per_council(st.failures) if st else 0.0,
+        cost_per_council_usd=per_council(st.cost_usd) if st and councils and st.cost_usd else None,
+    )
 
 
 def seat_stats(specs: Sequence[str], stats: dict[str, ModelStats]) -> list[SeatStats]:

@@ -19,6 +19,7 @@ from bot.api import catalog
 from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
 from bot.api.openai_types import ApiError, ChatRequest, api_error_for, chunk_body, completion_body
 from bot.api.transcript import CouncilTranscript, Deltas
+from core.attachments import AttachmentBatch
 from core.errors import CouncilError
 from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
 from core.service import CouncilRun, CouncilService
@@ -151,34 +152,53 @@ class CouncilResponse(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+async def _json_body(request: Request) -> Any:
+    try:
+        return json.loads(await request.body() or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "The request body is not valid JSON.", "invalid_request_error", "invalid_json") from None
+
+
+def _choice_for(model: str) -> catalog.CouncilChoice:
+    choice = catalog.resolve(model)
+    if choice is None:
+        known = ", ".join(c.id for c in catalog.CHOICES)
+        raise ApiError(
+            404, f"The model `{model}` does not exist; use one of: {known}.", "invalid_request_error", "model_not_found"
+        )
+    return choice
+
+
+async def _readable_files(service: CouncilService, chat: ChatRequest) -> AttachmentBatch:
+    batch = await service.read_files(chat.files(), Platform.API)
+    if chat.files() and not batch.attachments:
+        # Nothing readable: answering without the files would mislead the caller.
+        message = "None of the attached files could be read: " + "; ".join(batch.user_notices())
+        raise ApiError(400, message, "invalid_request_error", "unreadable_files")
+    return batch
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return exc.response()
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request")
+    return ApiError(exc.status_code, str(exc.detail), "invalid_request_error", code).response()
+
+
 def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | None = None, lifespan=None) -> ASGIApp:
     async def models(request: Request) -> Response:
         return JSONResponse(catalog.model_list())
 
     async def chat_completions(request: Request) -> Response:
         origin: Origin = request.scope[ORIGIN_KEY]
-        try:
-            body = json.loads(await request.body() or b"null")
-        except (ValueError, UnicodeDecodeError):
-            raise ApiError(
-                400, "The request body is not valid JSON.", "invalid_request_error", "invalid_json"
-            ) from None
-        chat = ChatRequest.from_json(body)
-        choice = catalog.resolve(chat.model)
-        if choice is None:
-            known = ", ".join(c.id for c in catalog.CHOICES)
-            raise ApiError(
-                404,
-                f"The model `{chat.model}` does not exist; use one of: {known}.",
-                "invalid_request_error",
-                "model_not_found",
-            )
+        chat = ChatRequest.from_json(await _json_body(request))
+        choice = _choice_for(chat.model)
         question, history = chat.question_and_history()
-        batch = await service.read_files(chat.files(), Platform.API)
-        if chat.files() and not batch.attachments:
-            # Nothing readable: answering without the files would mislead the caller.
-            message = "None of the attached files could be read: " + "; ".join(batch.user_notices())
-            raise ApiError(400, message, "invalid_request_error", "unreadable_files")
+        batch = await _readable_files(service, chat)
         try:
             run = await service.start_council(
                 question,
@@ -194,15 +214,6 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
             raise api_error_for(exc) from None
         return CouncilResponse(service, run, choice.id, stream=bool(chat.stream))
 
-    async def api_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ApiError)
-        return exc.response()
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request")
-        return ApiError(exc.status_code, str(exc.detail), "invalid_request_error", code).response()
-
     routes: list[Any] = [
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
@@ -211,7 +222,7 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
         routes.append(Route(MCP_PATH, mcp_app, methods=["GET", "POST", "DELETE"]))
     app = Starlette(
         routes=routes,
-        exception_handlers={ApiError: api_error, HTTPException: http_error},
+        exception_handlers={ApiError: _api_error, HTTPException: _http_error},
         lifespan=lifespan,
     )
     return BearerAuth(app, keys)
