@@ -186,3 +186,21 @@ async def test_discord_status_and_every_answer_message_are_mapped(llm, tmp_path)
         await surface.aclose()
         await service.aclose()
         await fake.close()
+
+
+async def test_a_message_map_that_cannot_be_written_never_stops_the_answer(llm, tmp_path, monkeypatch):
+    fake, settings, service = await slack_env(llm, tmp_path)
+    try:
+
+        async def broken(*args: object) -> None:
+            raise RuntimeError("database is gone")
+
+        monkeypatch.setattr(service.storage.messages, "record", broken)
+        thread_ts = fake.add_message("C1", "what is the answer?")
+        result = await service.ask("What is the answer?", slack_origin(thread_ts))
+        destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id=thread_ts)
+        await asyncio.wait_for(resume(service, slack_surface(settings), destination, result.council_id), 30)
+        assert "Final answer by alpha: 42." in json.dumps(fake.thread("C1", thread_ts))
+    finally:
+        await service.aclose()
+        await fake.close()
