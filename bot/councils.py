@@ -1,14 +1,15 @@
 """What both chat adapters do with a council apart from drawing it: the rules of a long answer,
-the stored council behind a message, the words of a Stop / Synthesize click and of the scopes
-people type. Platform renderers and wiring (bot/slack, bot/discord) use these, so the two
+the words of a Stop / Synthesize click and of the scopes people type (thread history: bot/history.py).
+Platform renderers and wiring (bot/slack, bot/discord) use these, so the two
 platforms cannot drift apart. Who may see or do what is not here: that is the service's."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from bot.history import answer_turn, question_turn
+from bot.history import stored_result as stored_result  # the Discord adapter's import, until it moves
 from bot.render_text import result_header
-from core.errors import CouncilError
 from core.models import ConversationTurn, CouncilResult
 
 if TYPE_CHECKING:
@@ -48,40 +49,10 @@ def answer_file(result: CouncilResult) -> AnswerFile:
     return AnswerFile(f"council-{result.council_id}.md", "Council answer (full text)", content)
 
 
-async def stored_result(service: CouncilService, council_id: str) -> CouncilResult | None:
-    """The stored council a message of ours belongs to (None: still running, or gone)."""
-    try:
-        return await service.get_result(council_id)
-    except CouncilError:
-        return None
-
-
-async def answer_turn(
-    service: CouncilService, council_id: str, seen: set[str], rendered: str
-) -> ConversationTurn | None:
-    """Thread history: our answer to a council as the assistant's turn, once per council (an answer
-    split over several messages is one turn). The stored answer is preferred over the `rendered`
-    text, which may be cut; the rendered one stands in while the council is not stored."""
-    if council_id in seen:
-        return None
-    seen.add(council_id)
-    stored = await stored_result(service, council_id)
-    text = stored.synthesis.text if stored is not None and stored.synthesis is not None else rendered
-    return ConversationTurn(role="assistant", content=text, author="council") if text.strip() else None
-
-
-async def question_turn(service: CouncilService, council_id: str, rendered: str | None) -> ConversationTurn | None:
-    """Thread history: the question a message of ours shows, as the user's turn (stored first,
-    then the running council's, then the `rendered` text)."""
-    stored = await stored_result(service, council_id)
-    run = service.get_run(council_id) if stored is None else None
-    asked = stored.request.question if stored is not None else run.request.question if run is not None else rendered
-    return ConversationTurn(role="user", content=asked) if asked else None
-
-
 class OwnMessage(NamedTuple):
     """One of our messages in a thread, as its platform recognises it (Slack block ids, Discord
-    embed footers and status lines): the question or the answer of a council."""
+    embed footers and status lines): the question or the answer of a council. Read from what
+    the message shows until the adapters use the message map (bot/history.py)."""
 
     kind: Literal["question", "answer"]
     council_id: str | None  # None: a question shown without its council's id (not yet started)

@@ -31,9 +31,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from bot.councils import AnswerFile, answer_file, is_long
 from bot.progress import CouncilProgress
 from bot.throttle import ChannelPacer, Priority, Throttle
-from core.models import CouncilEvent, CouncilFinished, CouncilQueued, CouncilRequest, CouncilResult, Destination
+from core.models import (
+    CouncilEvent,
+    CouncilFinished,
+    CouncilQueued,
+    CouncilRequest,
+    CouncilResult,
+    Destination,
+    MessageRole,
+)
 
 if TYPE_CHECKING:
+    from core.messages import CouncilMessages
     from core.runs import CouncilRun
     from core.service import CouncilService
 
@@ -101,6 +110,16 @@ class LiveDisplay(Protocol):
 
     @property
     def broken(self) -> bool: ...
+
+    @property
+    def channel(self) -> str:
+        """Where its message is."""
+        ...
+
+    @property
+    def ts(self) -> str | None:
+        """Its message's id once started (Slack's ts)."""
+        ...
 
     def note(self, status_above: bool) -> str: ...
 
@@ -216,7 +235,8 @@ class StatusUpdater:
 
 class CouncilFollower:
     """Shows a running council in its destination (a live display, or the status message), then
-    the result. `on_status` hears the destination once its status message exists (to store it)."""
+    the result. `on_status` hears the destination once its status message exists (to store it);
+    `messages` maps each message posted to the council (thread history reads it: bot/history.py)."""
 
     def __init__(
         self,
@@ -226,6 +246,7 @@ class CouncilFollower:
         *,
         on_status: Callable[[Destination], Awaitable[None]] | None = None,
         claim: Callable[[], Awaitable[bool]] | None = None,
+        messages: CouncilMessages | None = None,
     ):
         self.surface = surface
         self.destination = destination
@@ -234,11 +255,22 @@ class CouncilFollower:
         # Asked before the answer goes out: False when another process posts it (a durable
         # council: DurableCouncils.claim_delivery), so that it is posted once.
         self.claim = claim
+        self.messages = messages
         self.progress = CouncilProgress(run.council_id)
         self.live: LiveDisplay | None = None
         self.updater: StatusUpdater | None = None
         if destination.status_id is not None:  # a status message posted before (or by another process)
             self.updater = StatusUpdater(surface, destination.status_channel, destination.status_id)
+
+    async def _record(self, channel_id: str, message_id: str, role: MessageRole) -> None:
+        """Map a message just posted to the council (never raises: CouncilMessages.record)."""
+        if self.messages is not None:
+            await self.messages.record(self.destination.platform, channel_id, message_id, self.run.council_id, role)
+
+    async def _record_live(self, role: MessageRole) -> None:
+        live = self.live
+        if live is not None and live.ts is not None:
+            await self._record(live.channel, live.ts, role)
 
     def _status(self, progress: CouncilProgress | None, **kwargs: Any) -> Message:
         return self.surface.render.status_view(StatusView(self.run.request, progress, **kwargs))
@@ -254,6 +286,7 @@ class CouncilFollower:
             log.warning("could not post the status message of %s: %s", self.run.council_id, exc)
             return
         self.destination = destination.model_copy(update={"status_id": posted, "status_channel_id": None})
+        await self._record(destination.channel_id, posted, "progress")
         self.updater = StatusUpdater(self.surface, self.destination.status_channel, posted)
         if self.on_status is not None:
             await self.on_status(self.destination)
@@ -263,6 +296,7 @@ class CouncilFollower:
         the status message, turning the queue-place message into it when there is one."""
         if live:
             self.live = await self.surface.open_live(self.destination, self.run.request)
+            await self._record_live("progress")  # until it holds the answer
         note = self.live.note(status_above=self.updater is not None) if self.live is not None else None
         first = self._status(None, note=note)
         if self.updater is None:
@@ -313,6 +347,8 @@ class CouncilFollower:
                 in_live = await self.live.finish(result)
             except Exception as exc:
                 log.warning("could not finish the live display of council %s: %s", cid, exc)
+            if in_live:
+                await self._record_live("answer")
         try:
             if not in_live:
                 await self.post_result(result)
@@ -346,7 +382,8 @@ class CouncilFollower:
         destination = self.destination
         for message in self.surface.render.result_messages(result):
             post = functools.partial(self.surface.post, destination, message)
-            await deliver(self.surface, destination.channel_id, Priority.ANSWER, post)
+            posted = await deliver(self.surface, destination.channel_id, Priority.ANSWER, post)
+            await self._record(destination.channel_id, posted, "answer")
 
     async def attach(self, result: CouncilResult) -> None:
         """The full text of a long answer, as a Markdown file under it (the same on every platform)."""
@@ -388,7 +425,10 @@ async def deliver_durable(
     if resumed:
         note = surface.render.resumed_note()
         try:
-            await deliver(surface, destination.channel_id, Priority.START, lambda: surface.post(destination, note))
+            posted = await deliver(
+                surface, destination.channel_id, Priority.START, lambda: surface.post(destination, note)
+            )
+            await service.messages.record(destination.platform, destination.channel_id, posted, cid, "progress")
         except Exception as exc:
             log.warning("could not say that council %s resumed: %s", cid, exc)
 
@@ -398,7 +438,8 @@ async def deliver_durable(
     async def claim() -> bool:
         return await service.durable.claim_delivery(cid)
 
-    await CouncilFollower(surface, destination, run, on_status=keep, claim=claim).follow()
+    follower = CouncilFollower(surface, destination, run, on_status=keep, claim=claim, messages=service.messages)
+    await follower.follow()
 
 
 @asynccontextmanager
@@ -425,11 +466,13 @@ async def resume(
     """Follow a council from stored data: its run when this process has it (events replay from
     the start, so the status catches up), else its stored result is shown (posted, with the
     final status). Raises NotFound (core.errors) when there is neither."""
+    messages = service.messages
     run = service.get_run(council_id)
     if run is not None:
-        return await CouncilFollower(surface, destination, run, on_status=on_status).follow()
+        return await CouncilFollower(surface, destination, run, on_status=on_status, messages=messages).follow()
     result = await service.get_result(council_id)
-    return await CouncilFollower(surface, destination, _Stored(result), on_status=on_status).show(result)
+    stored = CouncilFollower(surface, destination, _Stored(result), on_status=on_status, messages=messages)
+    return await stored.show(result)
 
 
 class _Stored:

@@ -138,6 +138,19 @@ class ConversationTurn(_Model):
     author: str | None = None
 
 
+# What one of our chat messages is to its council (migrations/0011_council_messages.sql).
+MessageRole = Literal["question", "progress", "answer"]
+
+
+class MessageRef(_Model):
+    """The council a message we posted belongs to, and what the message is there."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    council_id: str
+    role: MessageRole
+
+
 CouncilMode = Literal["standard", "quick"]
 MODES: tuple[CouncilMode, ...] = ("standard", "quick")
 

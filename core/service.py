@@ -30,6 +30,7 @@ from core.durable.worker import CouncilWorker, Deliver
 from core.errors import NotFound
 from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate
+from core.messages import CouncilMessages
 from core.models import (
     Actor,
     ControlAction,
@@ -91,6 +92,7 @@ class CouncilService:
         self.worker = CouncilWorker(storage, self.runs, self.owner, self.redact, self._prepare)
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
+        self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -140,3 +140,67 @@ async def test_discord_api_base_is_per_client(llm, tmp_path):
     finally:
         await surface.aclose()
         await fake.close()
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_slack_status_answer_and_streamed_messages_are_mapped_to_their_council(llm, tmp_path, streaming):
+    fake = await FakeSlack(token=TOKEN, streaming=streaming).start()
+    settings = make_settings(llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_API_URL=fake.api_url)
+    service = await CouncilService.open(settings)
+    try:
+        thread_ts = fake.add_message("C1", "what is the answer?")
+        run = await service.start_council("What is the answer?", slack_origin(thread_ts))
+        destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id=thread_ts)
+        await asyncio.wait_for(resume(service, slack_surface(settings, interval=0.2), destination, run.council_id), 60)
+        ours = [m["ts"] for m in fake.thread("C1", thread_ts)[1:]]
+        refs = await service.messages.lookup(Platform.SLACK, "C1", ours)
+        assert {ref.council_id for ref in refs.values()} == {run.council_id}
+        if streaming:  # the control message is deleted; the streamed message holds the answer
+            [streamed] = ours
+            assert {mid: ref.role for mid, ref in refs.items()} == {streamed: "answer"}
+        else:
+            status, answer = ours
+            assert {mid: ref.role for mid, ref in refs.items()} == {status: "progress", answer: "answer"}
+    finally:
+        await service.aclose()
+        await fake.close()
+
+
+async def test_discord_status_and_every_answer_message_are_mapped(llm, tmp_path):
+    llm.script("alpha", ByStage(Reply("alpha answer"), council_member("x").stage2, Reply(LONG_ANSWER)))
+    fake = await FakeDiscord().start()
+    settings = make_settings(llm, tmp_path, DISCORD_TOKEN="fake-bot-token", DISCORD_API_URL=fake.api_url)
+    service = await CouncilService.open(settings)
+    surface = await discord_surface(settings)
+    try:
+        origin = Origin(platform=Platform.DISCORD, workspace_id=str(fake.guild_id), channel_id=str(fake.channel_id))
+        run = await service.start_council("A long one, please", origin)
+        destination = Destination(platform=Platform.DISCORD, channel_id=str(fake.channel_id))
+        await asyncio.wait_for(resume(service, surface, destination, run.council_id), 60)
+        status, *answers = [m["id"] for m in fake.channel_messages(fake.channel_id) if not m.get("attachments")]
+        assert answers
+        refs = await service.messages.lookup(Platform.DISCORD, str(fake.channel_id), [status, *answers])
+        assert {ref.council_id for ref in refs.values()} == {run.council_id}
+        assert {mid: ref.role for mid, ref in refs.items()} == {status: "progress"} | dict.fromkeys(answers, "answer")
+    finally:
+        await surface.aclose()
+        await service.aclose()
+        await fake.close()
+
+
+async def test_a_message_map_that_cannot_be_written_never_stops_the_answer(llm, tmp_path, monkeypatch):
+    fake, settings, service = await slack_env(llm, tmp_path)
+    try:
+
+        async def broken(*args: object) -> None:
+            raise RuntimeError("database is gone")
+
+        monkeypatch.setattr(service.storage.messages, "record", broken)
+        thread_ts = fake.add_message("C1", "what is the answer?")
+        result = await service.ask("What is the answer?", slack_origin(thread_ts))
+        destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id=thread_ts)
+        await asyncio.wait_for(resume(service, slack_surface(settings), destination, result.council_id), 30)
+        assert "Final answer by alpha: 42." in json.dumps(fake.thread("C1", thread_ts))
+    finally:
+        await service.aclose()
+        await fake.close()

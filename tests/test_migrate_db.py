@@ -21,7 +21,16 @@ async def fill(url: str) -> list:
         await s.update_channel_settings("slack:T1:C1", {"chairman": "m-b"}, "U2", "set_chairman")
         await s.claim_event("slack", "Ev1")
         await s.record_hits(["user:slack:T1:U1"], 100.0)
+        await s.messages.record("slack", "C1", "1.1", results[0].council_id, "question")
+        await s.messages.record("slack", "C1", "1.2", results[0].council_id, "answer")
     return results
+
+
+MAPPED = {"1.1": "question", "1.2": "answer"}
+
+
+async def mapped(s: Storage) -> dict[str, str]:
+    return {mid: ref.role for mid, ref in (await s.messages.lookup("slack", "C1", ["1.1", "1.2"])).items()}
 
 
 async def test_history_moves_from_sqlite_to_postgresql_and_back(tmp_path, llm, pg_server):
@@ -31,6 +40,7 @@ async def test_history_moves_from_sqlite_to_postgresql_and_back(tmp_path, llm, p
     code, out, err = await council(tmp_path, llm, "migrate-db", "--from", source, "--to", target)
     assert code == 0, err
     assert "3 councils" in out and "2 audit_log" in out and "1 processed_events" in out
+    assert "2 council_messages" in out
     async with await Storage.open(target) as s:
         for result in results:
             assert await s.get_result(result.council_id) == result
@@ -40,6 +50,7 @@ async def test_history_moves_from_sqlite_to_postgresql_and_back(tmp_path, llm, p
         assert [e.action for e in await s.audit_log()] == ["set_chairman", "set_members"]
         assert await s.claim_event("slack", "Ev1") is False  # a retry after the move still starts nothing
         assert await s.hits_since("user:slack:T1:U1", 0) == [100.0]
+        assert await mapped(s) == MAPPED
         # The copy goes on as history: new councils and audit entries join it.
         await s.save_result(make_result(council_id="after-the-move"))
         await s.audit("slack:T1:C1", "U3", "reset", {})
@@ -55,6 +66,7 @@ async def test_history_moves_from_sqlite_to_postgresql_and_back(tmp_path, llm, p
     assert code == 0, err
     assert "1 councils" in out and "3 councils were already there" in out
     assert "0 audit_log" in out and "0 rate_hits" in out and "0 channel_settings" in out
+    assert "0 council_messages" in out
     async with await Storage.open(target) as s:
         assert await s.get_result("only-in-sqlite") == extra
         assert len(await s.list_councils(limit=100)) == 5
@@ -65,6 +77,7 @@ async def test_history_moves_from_sqlite_to_postgresql_and_back(tmp_path, llm, p
     async with await Storage.open(back) as s:
         assert await s.get_result(results[0].council_id) == results[0]
         assert len(await s.audit_log()) == 3
+        assert await mapped(s) == MAPPED
 
 
 async def test_doctor_names_the_backend_and_hides_the_password(tmp_path, llm, pg_server):

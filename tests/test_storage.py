@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.models import ChannelSettings, CouncilStatus, Platform
+from core.models import ChannelSettings, CouncilStatus, MessageRef, Platform
 from core.storage import MIGRATIONS_DIR, MigrationError, SchemaTooNew, Storage, migration_files
 from core.storage.migrations import split_statements
 from tests.conftest import BACKENDS, backend_url
@@ -120,6 +120,36 @@ async def test_prune_cascades(storage):
     assert await storage.prune(datetime.now(UTC) - timedelta(days=90)) == 1
     assert await rows(storage, "SELECT COUNT(*) FROM answers WHERE council_id = 'old'") == [(0,)]
     assert await storage.get_result("new") is not None
+
+
+async def test_message_map_records_and_looks_up_a_batch(storage):
+    await storage.messages.record("slack", "C1", "1.1", "cid1", "question")
+    await storage.messages.record("slack", "C1", "1.2", "cid1", "progress")
+    await storage.messages.record("slack", "C1", "1.2", "cid1", "answer")  # the live display now holds it
+    await storage.messages.record("slack", "C2", "1.1", "cid2", "answer")
+    await storage.messages.record("discord", "C1", "1.1", "cid3", "answer")
+    found = await storage.messages.lookup("slack", "C1", ["1.1", "1.2", "1.3", "1.1"])
+    assert found == {
+        "1.1": MessageRef(council_id="cid1", role="question"),
+        "1.2": MessageRef(council_id="cid1", role="answer"),
+    }
+    assert await storage.messages.lookup("slack", "C1", []) == {}
+    with pytest.raises(Exception, match=r"(?i)check constraint"):  # each driver has its own class
+        await storage.messages.record("slack", "C1", "1.4", "cid1", "note")  # type: ignore[arg-type]
+
+
+async def test_prune_removes_the_message_map_of_pruned_councils_only(storage):
+    old = datetime.now(UTC) - timedelta(days=100)
+    await storage.save_council_started(make_result(council_id="old", created_at=old).request)
+    await storage.messages.record("slack", "C1", "1.1", "old", "progress")
+    await storage.save_result(make_result(council_id="old", created_at=old))  # replaces the council's row
+    await storage.messages.record("slack", "C1", "2.1", "new", "answer")
+    await storage.save_result(make_result(council_id="new"))
+    assert set(await storage.messages.lookup("slack", "C1", ["1.1", "2.1"])) == {"1.1", "2.1"}
+    assert await storage.prune(datetime.now(UTC) - timedelta(days=90)) == 1
+    assert await storage.messages.lookup("slack", "C1", ["1.1", "2.1"]) == {
+        "2.1": MessageRef(council_id="new", role="answer")
+    }
 
 
 async def test_interrupted_councils_are_marked_failed(storage):

@@ -2,7 +2,8 @@
 
 Layout: `database` (the two backends and their SQL dialect bridge), `migrations` (the numbered
 schema history for both), and one repository per table group: `councils`, `stats` (leaderboard
-reads), `channels` (settings and audit log), `events` (processed event ids), `rate_limits`.
+reads), `channels` (settings and audit log), `events` (processed event ids), `rate_limits`,
+`messages` (the council of each chat message we post).
 """
 
 from core.storage.councils import RUNNING

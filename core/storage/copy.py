@@ -24,6 +24,7 @@ OTHER_TABLES: dict[str, str | None] = {
     "audit_log": None,  # the target numbers entries anew (copied in order, so order is kept)
     "processed_events": "(platform, event_id)",
     "rate_hits": None,
+    "council_messages": "(platform, channel_id, message_id)",  # after the councils they name
 }
 _PAGE = 500
 

@@ -30,6 +30,7 @@ from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
 from core.storage.events import EventRepository
 from core.storage.jobs import JobRepository
+from core.storage.messages import MessageRepository
 from core.storage.owners import OwnerRepository
 from core.storage.rate_limits import FullWindow, RateLimitRepository
 from core.storage.reviewer_totals import ReviewerTotals
@@ -50,6 +51,7 @@ class Storage:
         self.owners = OwnerRepository(db)
         self.jobs = JobRepository(db)  # durable councils: used by core/durable directly
         self.slots = SlotRepository(db)
+        self.messages = MessageRepository(db)  # the messages we post, by council (bot/history.py reads it)
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
@@ -121,6 +123,7 @@ class Storage:
     async def prune(self, older_than: datetime) -> int:
         removed = await self.councils.prune(older_than)
         await self.jobs.forget_finished()
+        await self.messages.forget_pruned()
         return removed
 
     async def spent_since(self, channel_key: str | None, since: datetime) -> float:
