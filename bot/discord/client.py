@@ -63,7 +63,7 @@ class CouncilBot(ApiBaseClient):
         # Durable councils are shown and answered by whichever process runs them (core/durable).
         service.register_deliverer(Platform.DISCORD, partial(questions.deliver, self))
         self.tree = app_commands.CommandTree(self)
-        self.tree.error(self.on_app_command_error)
+        self.tree.error(report_command_error)
         register_commands(self)
         self.tree.add_command(build_admin_group(self))
 
@@ -86,9 +86,6 @@ class CouncilBot(ApiBaseClient):
                 self.application_id or 0, permissions=INVITE_PERMISSIONS, scopes=("bot", "applications.commands")
             ),
         )
-
-    async def on_app_command_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
-        await report_command_error(interaction, error)
 
     async def on_message(self, message: discord.Message) -> None:
         await questions.on_message(self, message)
