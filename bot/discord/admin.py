@@ -14,10 +14,12 @@ import discord
 from discord import app_commands
 
 from bot.discord import render
-from core.models import MODES, ChannelSettings, CouncilConfig
+from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
+from core.models import MODES, Actor, ChannelSettings, CouncilConfig, Origin
 
 if TYPE_CHECKING:
     from bot.discord.client import CouncilBot
+    from core.service import CouncilService
 
 
 def _config_embed(title: str, config: CouncilConfig, channel: ChannelSettings | None = None) -> discord.Embed:
@@ -57,47 +59,60 @@ def _entry(entry: Any) -> str:
     )
 
 
-def build_admin_group(bot: CouncilBot) -> app_commands.Group:
-    from bot.discord.client import actor_of, origin_of  # circular at import time
+TITLE = "Council for this channel"
 
+
+def build_admin_group(bot: CouncilBot) -> app_commands.Group:
     group = app_commands.Group(
         name="council-admin",
         description="Council settings for this channel (Manage Server)",
         default_permissions=discord.Permissions(manage_guild=True),
         guild_only=True,
     )
-    service = bot.service
+    for add in (_add_show, _add_members, _add_chairman, _add_limits, _add_search, _add_mode, _add_reset, _add_audit):
+        add(group, bot.service)
+    return group
 
-    async def begin(interaction: discord.Interaction):
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        return actor_of(interaction), origin_of(interaction.user, interaction.channel, interaction.guild_id)
 
-    async def send(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
-        if content is not None:
-            kwargs["content"] = content
-        await interaction.followup.send(ephemeral=True, allowed_mentions=discord.AllowedMentions.none(), **kwargs)
+async def _begin(interaction: discord.Interaction) -> tuple[Actor, Origin]:
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    return actor_of(interaction), origin_of(interaction.user, interaction.channel, interaction.guild_id)
 
+
+async def _send(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
+    if content is not None:
+        kwargs["content"] = content
+    await interaction.followup.send(ephemeral=True, allowed_mentions=NO_MENTIONS, **kwargs)
+
+
+def _add_show(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="show", description="The council configuration of this channel")
     async def show(interaction: discord.Interaction) -> None:
-        _, origin = await begin(interaction)
+        _, origin = await _begin(interaction)
         config = await service.channels.effective_config(origin)
         channel = await service.channels.channel_settings(origin)
-        await send(interaction, embed=_config_embed("Council for this channel", config, channel))
+        await _send(interaction, embed=_config_embed(TITLE, config, channel))
 
+
+def _add_members(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="members", description="Set this channel's council members")
     @app_commands.describe(members="Model ids, comma- or space-separated; a seat with fallbacks is primary|fallback")
     async def members(interaction: discord.Interaction, members: str) -> None:
-        actor, origin = await begin(interaction)
+        actor, origin = await _begin(interaction)
         config = await service.channels.set_members(actor, origin, members.replace(",", " ").split())
-        await send(interaction, "Members updated.", embed=_config_embed("Council for this channel", config))
+        await _send(interaction, "Members updated.", embed=_config_embed(TITLE, config))
 
+
+def _add_chairman(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="chairman", description="Set this channel's chairman model")
     @app_commands.describe(model="Model id of the chairman")
     async def chairman(interaction: discord.Interaction, model: str) -> None:
-        actor, origin = await begin(interaction)
+        actor, origin = await _begin(interaction)
         config = await service.channels.set_chairman(actor, origin, model)
-        await send(interaction, "Chairman updated.", embed=_config_embed("Council for this channel", config))
+        await _send(interaction, "Chairman updated.", embed=_config_embed(TITLE, config))
 
+
+def _add_limits(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="limits", description="Set this channel's rate limits and daily budget")
     @app_commands.describe(
         user_per_hour="Councils per user per hour",
@@ -110,7 +125,7 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
         channel_per_hour: app_commands.Range[int, 0] | None = None,
         daily_budget_usd: app_commands.Range[float, 0.0] | None = None,
     ) -> None:
-        actor, origin = await begin(interaction)
+        actor, origin = await _begin(interaction)
         updated = await service.channels.set_limits(
             actor,
             origin,
@@ -119,54 +134,54 @@ def build_admin_group(bot: CouncilBot) -> app_commands.Group:
             daily_budget_usd=daily_budget_usd,
         )
         config = await service.channels.effective_config(origin)
-        await send(interaction, "Limits updated.", embed=_config_embed("Council for this channel", config, updated))
+        await _send(interaction, "Limits updated.", embed=_config_embed(TITLE, config, updated))
 
+
+def _add_search(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="search", description="Search the web before each council in this channel")
     @app_commands.describe(enabled="on: every council here searches first; off: only when a question asks")
     @app_commands.choices(
         enabled=[app_commands.Choice(name="on", value="on"), app_commands.Choice(name="off", value="off")]
     )
     async def search(interaction: discord.Interaction, enabled: app_commands.Choice[str]) -> None:
-        actor, origin = await begin(interaction)
+        actor, origin = await _begin(interaction)
         updated = await service.channels.set_search(actor, origin, enabled.value == "on")
         config = await service.channels.effective_config(origin)
-        await send(
-            interaction,
-            f"Web search {enabled.value}.",
-            embed=_config_embed("Council for this channel", config, updated),
-        )
+        await _send(interaction, f"Web search {enabled.value}.", embed=_config_embed(TITLE, config, updated))
 
+
+def _add_mode(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="mode", description="This channel's default mode")
     @app_commands.describe(
         mode="standard: answers, peer reviews, synthesis; quick: two answers compared by the chairman"
     )
     @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
     async def mode(interaction: discord.Interaction, mode: app_commands.Choice[str]) -> None:
-        actor, origin = await begin(interaction)
+        actor, origin = await _begin(interaction)
         updated = await service.channels.set_mode(actor, origin, mode.value)
         config = await service.channels.effective_config(origin)
-        await send(
-            interaction, f"Mode: {mode.value}.", embed=_config_embed("Council for this channel", config, updated)
-        )
+        await _send(interaction, f"Mode: {mode.value}.", embed=_config_embed(TITLE, config, updated))
 
+
+def _add_reset(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="reset", description="Drop this channel's overrides (back to the defaults)")
     async def reset(interaction: discord.Interaction) -> None:
-        actor, origin = await begin(interaction)
+        actor, origin = await _begin(interaction)
         await service.channels.reset(actor, origin)
         config = await service.channels.effective_config(origin)
-        await send(interaction, "Channel settings reset.", embed=_config_embed("Council for this channel", config))
+        await _send(interaction, "Channel settings reset.", embed=_config_embed(TITLE, config))
 
+
+def _add_audit(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="audit", description="Recent admin changes in this channel")
     @app_commands.describe(limit="How many entries (max 50)")
     async def audit(interaction: discord.Interaction, limit: app_commands.Range[int, 1, 50] = 20) -> None:
-        actor, origin = await begin(interaction)
+        actor, origin = await _begin(interaction)
         entries = await service.channels.audit_log(actor, origin, limit)
         text = "\n".join(_entry(e) for e in entries) or "No admin changes yet."
-        await send(
+        await _send(
             interaction,
             embed=discord.Embed(
                 title="Admin audit log", color=render.COLOR_INFO, description=render.clip(text, render.DESCRIPTION_MAX)
             ),
         )
-
-    return group

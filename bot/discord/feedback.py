@@ -14,12 +14,12 @@ from typing import Any
 
 import discord
 
+from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
 from core.errors import CouncilError
 from core.feedback import COMMENT_MAX_CHARS, Vote
 
 log = logging.getLogger(__name__)
 
-NO_MENTIONS = discord.AllowedMentions.none()
 FEEDBACK_ROW = 1  # under the stage buttons
 
 
@@ -31,8 +31,6 @@ async def _private(interaction: discord.Interaction, content: str, **kwargs: Any
 
 
 def _viewer(interaction: discord.Interaction):
-    from bot.discord.client import actor_of, origin_of  # the client imports this module
-
     return origin_of(interaction.user, interaction.channel, interaction.guild_id), actor_of(interaction)
 
 

@@ -1,7 +1,7 @@
 """Discord rendering: status text, result embeds, stage details and the persistent buttons.
 
 Everything a model wrote goes through `neutralize_discord` here, and every message built from
-it is sent with `AllowedMentions.none()` (see client.py). Discord limits respected: content
+it is sent with `AllowedMentions.none()` (interactions.NO_MENTIONS). Discord limits respected: content
 2000, embed description 4096, field value 1024, title 256, 6000 characters and 10 embeds per
 message.
 """
