@@ -42,6 +42,7 @@ from core.models import (
     CouncilStatus,
     CouncilSummary,
     Leaderboard,
+    MemberAnswer,
 )
 
 if TYPE_CHECKING:
@@ -357,83 +358,82 @@ def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None)
     """The council as a plan: one task per member (stage 1), one for the reviews, one for the
     chairman. Statuses are Slack's: pending, in_progress, complete, error. With `result`, every
     task gets its final state (nothing is left pending or in progress)."""
-    tasks: list[Chunk] = []
     answers = {a.model: a for a in result.answers} if result is not None else {}
     members = list(progress.members.values())
     for model in answers:
         if model not in progress.members:
             members.append(MemberState(model))
-    for index, member in enumerate(members):
-        task_id, title = f"member-{index + 1}", short_model(member.model)
-        answer = answers.get(member.model)
-        if answer is not None:
-            if answer.ok:
-                took = f"Answered in {answer.latency_s:.1f} s" if answer.latency_s is not None else "Answered"
-                tasks.append(_task(task_id, title, "complete", output=took))
-            else:
-                tasks.append(
-                    _task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer")
-                )
-        elif member.state == "answered":
-            took = f"Answered in {member.latency_s:.1f} s" if member.latency_s is not None else "Answered"
-            tasks.append(_task(task_id, title, "complete", output=took))
-        elif member.state == "failed":
-            tasks.append(_task(task_id, title, "error", output=member.detail or "failed"))
-        elif result is not None:
-            tasks.append(_task(task_id, title, "error", output="stopped"))
-        else:
-            tasks.append(_task(task_id, title, "in_progress" if progress.stage >= 1 else "pending"))
+    tasks = [
+        _member_task(f"member-{index + 1}", member, answers.get(member.model), progress, result)
+        for index, member in enumerate(members)
+    ]
+    tasks.append(_reviews_task(progress, members, result))
+    tasks.append(_chairman_task(progress, result))
+    return tasks
 
-    expected = progress.reviews_expected or sum(1 for m in members if m.state == "answered")
-    counts = f"{progress.reviews_done}/{expected} reviews, {progress.reviews_parsed} ballots read"
+
+def _member_task(
+    task_id: str,
+    member: MemberState,
+    answer: MemberAnswer | None,
+    progress: CouncilProgress,
+    result: CouncilResult | None,
+) -> Chunk:
+    """A member's task: its stored answer when the council is over, else its live state."""
+    title = short_model(member.model)
+    if answer is not None:
+        if answer.ok:
+            took = f"Answered in {answer.latency_s:.1f} s" if answer.latency_s is not None else "Answered"
+            return _task(task_id, title, "complete", output=took)
+        return _task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer")
+    if member.state == "answered":
+        took = f"Answered in {member.latency_s:.1f} s" if member.latency_s is not None else "Answered"
+        return _task(task_id, title, "complete", output=took)
+    if member.state == "failed":
+        return _task(task_id, title, "error", output=member.detail or "failed")
+    if result is not None:
+        return _task(task_id, title, "error", output="stopped")
+    return _task(task_id, title, "in_progress" if progress.stage >= 1 else "pending")
+
+
+def _reviews_task(progress: CouncilProgress, members: list[MemberState], result: CouncilResult | None) -> Chunk:
     title = "Anonymous peer review"
     if result is not None:
         if result.reviews:
             parsed = sum(1 for r in result.reviews if r.ballot_labels)
-            tasks.append(
-                _task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read")
-            )
-        else:
-            tasks.append(_task("reviews", title, "error", output="skipped"))
-    elif progress.stage >= 3:
-        tasks.append(_task("reviews", title, "complete", output=counts))
-    elif progress.stage == 2:
-        tasks.append(_task("reviews", title, "in_progress", details=counts))
-    else:
-        tasks.append(_task("reviews", title, "pending"))
+            return _task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read")
+        return _task("reviews", title, "error", output="skipped")
+    expected = progress.reviews_expected or sum(1 for m in members if m.state == "answered")
+    counts = f"{progress.reviews_done}/{expected} reviews, {progress.reviews_parsed} ballots read"
+    if progress.stage >= 3:
+        return _task("reviews", title, "complete", output=counts)
+    if progress.stage == 2:
+        return _task("reviews", title, "in_progress", details=counts)
+    return _task("reviews", title, "pending")
 
+
+def _chairman_task(progress: CouncilProgress, result: CouncilResult | None) -> Chunk:
     chairman = short_model(
         progress.chairman or (result.request.config.chairman if result is not None else "") or "chairman"
     )
     title = f"Chairman {chairman} writes the answer"
-    synthesis = result.synthesis if result is not None else None
     if result is not None:
+        synthesis = result.synthesis
         if synthesis is not None and synthesis.by_chairman:
-            tasks.append(_task("chairman", title, "complete", output="Done"))
-        elif synthesis is not None:
-            tasks.append(
-                _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
-            )
-        else:
-            tasks.append(
-                _task(
-                    "chairman",
-                    title,
-                    "error",
-                    output="stopped" if result.status is CouncilStatus.CANCELLED else "no answer",
-                )
-            )
-    elif progress.stage >= 3:
+            return _task("chairman", title, "complete", output="Done")
+        if synthesis is not None:
+            return _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
+        stopped = "stopped" if result.status is CouncilStatus.CANCELLED else "no answer"
+        return _task("chairman", title, "error", output=stopped)
+    if progress.stage >= 3:
         writer = progress.chairman_model
         details = (
             f"{short_model(writer)} is writing"
             if writer and progress.chairman and writer != progress.chairman
             else None
         )
-        tasks.append(_task("chairman", title, "in_progress", details=details))
-    else:
-        tasks.append(_task("chairman", title, "pending"))
-    return tasks
+        return _task("chairman", title, "in_progress", details=details)
+    return _task("chairman", title, "pending")
 
 
 def stream_title(progress: CouncilProgress | None, result: CouncilResult | None = None) -> str:
