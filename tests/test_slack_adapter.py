@@ -15,7 +15,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.slack.app import SlackCouncilBot, build_slack_bot, build_web_app, parse_command
+from bot.slack.app import SlackCouncilBot, build_slack_bot, build_web_app
+from bot.slack.slash import parse_command
 from core.models import Actor, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings

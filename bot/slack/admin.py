@@ -88,7 +88,11 @@ def parse_admin(text: str) -> AdminCommand:
         if not rest.isdigit() or not 1 <= int(rest) <= 50:
             raise InputRejected("`/council-admin audit [N]` takes a number of entries from 1 to 50.")
         return AdminCommand(op, count=int(rest))
-    # limits
+    return AdminCommand(op, limits=_parse_limits(rest))
+
+
+def _parse_limits(rest: str) -> dict[str, float | int]:
+    """`user=N channel=N budget=USD` (any of them, spaces or commas between)."""
     limits: dict[str, float | int] = {}
     for item in rest.replace(",", " ").split():
         key, sep, value = item.partition("=")
@@ -103,7 +107,7 @@ def parse_admin(text: str) -> AdminCommand:
             raise InputRejected(f"`{render.plain(item)}`: {needed} is needed.") from None
     if not limits:
         raise InputRejected("Give at least one of `user=N`, `channel=N` (councils per hour), `budget=USD` (per day).")
-    return AdminCommand(op, limits=limits)
+    return limits
 
 
 async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, command: AdminCommand) -> render.Message:

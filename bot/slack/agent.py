@@ -2,8 +2,8 @@
 
 Under agent_view a person's message in the Messages tab arrives as a top-level DM message and
 starts a conversation of its own (its `ts` is the thread); replies in that thread continue it.
-`SlackCouncilBot.handle_message` already runs a council per top-level DM in that message's thread
-and reads the thread as history for a reply. This module adds what an agent shows around it:
+`SlackQuestions.handle_message` (bot/slack/questions.py) already runs a council per top-level
+DM in that message's thread and reads the thread as history for a reply. This module adds what an agent shows around it:
 
 - `app_home_opened` on the Messages tab: suggested prompts (`assistant.threads.setSuggestedPrompts`
   through Bolt's `set_suggested_prompts`; SLACK_SUGGESTED_PROMPTS or the defaults below);
@@ -38,7 +38,10 @@ from core.models import (
 )
 
 if TYPE_CHECKING:
-    from bot.slack.app import SlackCouncilBot
+    from slack_bolt.async_app import AsyncApp
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.tasks import BackgroundTasks
     from core.service import CouncilRun
 
 log = logging.getLogger(__name__)
@@ -119,32 +122,35 @@ def viewed_channel(context: dict[str, Any] | None) -> str | None:
 class SlackAgent:
     """The Messages-tab listeners and the status line of DM councils."""
 
-    def __init__(self, bot: SlackCouncilBot):
-        self.bot = bot
-        self.prompts = suggested_prompts(bot.settings.slack_suggested_prompts)
+    def __init__(self, app: AsyncApp, client: AsyncWebClient, tasks: BackgroundTasks, prompts: list[str]):
+        """`prompts`: SLACK_SUGGESTED_PROMPTS (see `suggested_prompts`)."""
+        self.app = app
+        self.client = client
+        self.tasks = tasks
+        self.prompts = suggested_prompts(prompts)
 
     def register(self, on_home_tab: Any = None) -> None:
         """`on_home_tab(event, context)` handles the Home tab's `app_home_opened` (bot/slack/home.py)."""
-        app = self.bot.app
+        app = self.app
 
         @app.event("app_home_opened")
         async def app_home_opened(event, context, set_suggested_prompts=None):
             if event.get("tab") == "home":
                 if on_home_tab is not None:
-                    self.bot.spawn(on_home_tab(event, context), "home")
+                    self.tasks.spawn(on_home_tab(event, context), "home")
                 return
-            self.bot.spawn(self.offer_prompts(event, set_suggested_prompts), "suggested-prompts")
+            self.tasks.spawn(self.offer_prompts(event, set_suggested_prompts), "suggested-prompts")
 
         @app.event("app_context_changed")
         async def app_context_changed(event, set_suggested_prompts=None):
-            self.bot.spawn(self.offer_prompts(event, set_suggested_prompts), "context-changed")
+            self.tasks.spawn(self.offer_prompts(event, set_suggested_prompts), "context-changed")
 
     async def offer_prompts(self, event: dict[str, Any], set_prompts: AsyncSetSuggestedPrompts | None) -> None:
         channel = event.get("channel")
         if set_prompts is None:
             if not channel:
                 return
-            set_prompts = AsyncSetSuggestedPrompts(self.bot.client, channel)
+            set_prompts = AsyncSetSuggestedPrompts(self.client, channel)
         prompts = list(self.prompts)
         viewing = viewed_channel(event.get("context"))
         if viewing:
@@ -160,10 +166,10 @@ class SlackAgent:
     def follow(self, run: CouncilRun, channel: str, thread_ts: str) -> None:
         """In a DM: title the thread and keep its status line on the council's stage."""
         if channel.startswith("D"):  # Slack's DM channel ids; channels and group DMs have no status line
-            self.bot.spawn(self.show_status(run, channel, thread_ts), f"status-{run.council_id}")
+            self.tasks.spawn(self.show_status(run, channel, thread_ts), f"status-{run.council_id}")
 
     async def show_status(self, run: CouncilRun, channel: str, thread_ts: str) -> None:
-        client = self.bot.client
+        client = self.client
         try:
             await client.assistant_threads_setTitle(
                 channel_id=channel, thread_ts=thread_ts, title=thread_title(run.request.question)

@@ -18,7 +18,12 @@ from core.feedback import COMMENT_MAX_CHARS, Vote
 from core.models import Origin, Platform
 
 if TYPE_CHECKING:
-    from bot.slack.app import SlackCouncilBot
+    from slack_bolt.async_app import AsyncApp
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.people import SlackPeople
+    from bot.slack.tasks import BackgroundTasks
+    from core.service import CouncilService
 
 log = logging.getLogger(__name__)
 
@@ -109,27 +114,38 @@ def _ack_blocks(text: str, council_id: str) -> list[dict[str, Any]]:
 class SlackFeedback:
     """The listeners of the feedback buttons, the comment button and the comment modal."""
 
-    def __init__(self, bot: SlackCouncilBot):
-        self.bot = bot
+    def __init__(
+        self,
+        app: AsyncApp,
+        client: AsyncWebClient,
+        service: CouncilService,
+        tasks: BackgroundTasks,
+        people: SlackPeople,
+    ):
+        self.app = app
+        self.client = client
+        self.service = service
+        self.tasks = tasks
+        self.people = people
         self._votes: dict[tuple[str, str], Vote] = {}  # (council, user) -> last vote, for the modal's wording
 
     def register(self) -> None:
-        app = self.bot.app
+        app = self.app
 
         @app.action(ACTION_FEEDBACK)
         async def feedback(ack, body, action):
             await ack()
-            self.bot.spawn(self.handle_vote(body, action), "feedback")
+            self.tasks.spawn(self.handle_vote(body, action), "feedback")
 
         @app.action(ACTION_COMMENT)
         async def comment_button(ack, body, action):
             await ack()
-            self.bot.spawn(self.open_comment(body, action.get("value", "")), "feedback-comment")
+            self.tasks.spawn(self.open_comment(body, action.get("value", "")), "feedback-comment")
 
         @app.view(VIEW_COMMENT)
         async def comment_view(ack, body, view):
             await ack()
-            self.bot.spawn(self.handle_comment(body, view), "feedback-comment-view")
+            self.tasks.spawn(self.handle_comment(body, view), "feedback-comment-view")
 
     @staticmethod
     def _where(body: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -159,18 +175,18 @@ class SlackFeedback:
             return
         vote, council_id = parsed
         try:
-            await self.bot.as_viewer(
-                viewer, lambda admin: self.bot.service.feedback.vote(council_id, viewer, vote, admin=admin)
+            await self.people.as_viewer(
+                viewer, lambda admin: self.service.feedback.vote(council_id, viewer, vote, admin=admin)
             )
         except CouncilError as exc:
-            await self.bot.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
+            await self.people.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
             return
         self._votes[(council_id, user)] = vote
         if vote is Vote.BAD and body.get("trigger_id"):
             await self._open(body["trigger_id"], council_id, channel, vote)
         mark = "👍" if vote is Vote.GOOD else "👎"
         text = f"Thanks — your {mark} on council `{council_id}` is recorded. Click again to change it."
-        await self.bot.ephemeral(channel, user, text, thread_ts=thread_ts, blocks=_ack_blocks(text, council_id))
+        await self.people.ephemeral(channel, user, text, thread_ts=thread_ts, blocks=_ack_blocks(text, council_id))
 
     async def open_comment(self, body: dict[str, Any], council_id: str) -> None:
         channel, _ = self._where(body)
@@ -181,7 +197,7 @@ class SlackFeedback:
         if not trigger_id:
             return
         try:
-            await self.bot.client.views_open(trigger_id=trigger_id, view=comment_modal(council_id, channel, vote))
+            await self.client.views_open(trigger_id=trigger_id, view=comment_modal(council_id, channel, vote))
         except SlackApiError as exc:
             log.info("could not open the feedback modal: %s", exc.response.get("error") if exc.response else exc)
 
@@ -197,12 +213,12 @@ class SlackFeedback:
         if not text.strip():
             return  # the comment is optional: sending an empty box keeps the vote as it is
         try:
-            await self.bot.as_viewer(
-                viewer, lambda admin: self.bot.service.feedback.comment(council_id, viewer, text, admin=admin)
+            await self.people.as_viewer(
+                viewer, lambda admin: self.service.feedback.comment(council_id, viewer, text, admin=admin)
             )
         except CouncilError as exc:
-            await self.bot.ephemeral(channel, viewer.user_id or "", exc.user_message)
+            await self.people.ephemeral(channel, viewer.user_id or "", exc.user_message)
             return
-        await self.bot.ephemeral(
+        await self.people.ephemeral(
             channel, viewer.user_id or "", f"Thanks — your comment on council `{council_id}` is saved."
         )

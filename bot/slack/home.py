@@ -19,7 +19,12 @@ from core.errors import CouncilError
 from core.models import Origin, Platform
 
 if TYPE_CHECKING:
-    from bot.slack.app import SlackCouncilBot
+    from slack_bolt.async_app import AsyncApp
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.people import SlackPeople
+    from bot.slack.tasks import BackgroundTasks
+    from core.service import CouncilService
 
 log = logging.getLogger(__name__)
 
@@ -116,21 +121,32 @@ def _values(view: dict[str, Any]) -> dict[str, Any]:
 
 
 class SlackHome:
-    def __init__(self, bot: SlackCouncilBot):
-        self.bot = bot
+    def __init__(
+        self,
+        app: AsyncApp,
+        client: AsyncWebClient,
+        service: CouncilService,
+        tasks: BackgroundTasks,
+        people: SlackPeople,
+    ):
+        self.app = app
+        self.client = client
+        self.service = service
+        self.tasks = tasks
+        self.people = people
 
     def register(self) -> None:
-        app = self.bot.app
+        app = self.app
 
         @app.action(ACTION_ADMIN)
         async def open_admin(ack, body):
             await ack()
-            self.bot.spawn(self.open_admin(body), "home-admin")
+            self.tasks.spawn(self.open_admin(body), "home-admin")
 
         @app.view(VIEW_ADMIN)
         async def save_admin(ack, body, view):
             await ack()
-            self.bot.spawn(self.save_admin(body, view), "home-admin-save")
+            self.tasks.spawn(self.save_admin(body, view), "home-admin-save")
 
     async def on_opened(self, event: dict[str, Any], context: Any) -> None:
         await self.publish(event["user"], context.team_id)
@@ -138,14 +154,14 @@ class SlackHome:
     async def publish(self, user: str, team: str | None, notice: str | None = None) -> None:
         try:
             view = await self.view(user, team, notice)
-            await self.bot.client.views_publish(user_id=user, view=view)
+            await self.client.views_publish(user_id=user, view=view)
         except SlackApiError as exc:
             log.warning("views.publish failed: %s", exc.response.get("error") if exc.response else exc)
 
     async def view(self, user: str, team: str | None, notice: str | None = None) -> dict[str, Any]:
-        service = self.bot.service
+        service = self.service
         origin = Origin(platform=Platform.SLACK, workspace_id=team, user_id=user)
-        actor = await self.bot.actor(user)
+        actor = await self.people.actor(user)
         admin = service.permissions.is_admin(actor)
         blocks: list[dict[str, Any]] = [
             {"type": "header", "text": {"type": "plain_text", "text": "LLM Council"}},
@@ -177,13 +193,13 @@ class SlackHome:
 
     async def open_admin(self, body: dict[str, Any]) -> None:
         try:
-            await self.bot.client.views_open(trigger_id=body["trigger_id"], view=admin_modal())
+            await self.client.views_open(trigger_id=body["trigger_id"], view=admin_modal())
         except SlackApiError as exc:
             log.warning("could not open the settings form: %s", exc.response.get("error") if exc.response else exc)
 
     async def save_admin(self, body: dict[str, Any], view: dict[str, Any]) -> None:
         """Apply the form with the same service operations as /council-admin, then show the outcome."""
-        service = self.bot.service
+        service = self.service
         user = (body.get("user") or {}).get("id", "")
         team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
         values = _values(view)
@@ -192,7 +208,7 @@ class SlackHome:
         try:
             if not channel:
                 raise CouncilError("Pick a channel.")
-            actor = await self.bot.actor(user, fresh=True)
+            actor = await self.people.actor(user, fresh=True)
             origin = Origin(platform=Platform.SLACK, workspace_id=team, channel_id=channel, user_id=user)
             if values.get("reset"):
                 await service.channels.reset(actor, origin)

@@ -42,6 +42,7 @@ from core.models import (
     CouncilStatus,
     CouncilSummary,
     Leaderboard,
+    MemberAnswer,
 )
 
 if TYPE_CHECKING:
@@ -357,83 +358,82 @@ def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None)
     """The council as a plan: one task per member (stage 1), one for the reviews, one for the
     chairman. Statuses are Slack's: pending, in_progress, complete, error. With `result`, every
     task gets its final state (nothing is left pending or in progress)."""
-    tasks: list[Chunk] = []
     answers = {a.model: a for a in result.answers} if result is not None else {}
     members = list(progress.members.values())
     for model in answers:
         if model not in progress.members:
             members.append(MemberState(model))
-    for index, member in enumerate(members):
-        task_id, title = f"member-{index + 1}", short_model(member.model)
-        answer = answers.get(member.model)
-        if answer is not None:
-            if answer.ok:
-                took = f"Answered in {answer.latency_s:.1f} s" if answer.latency_s is not None else "Answered"
-                tasks.append(_task(task_id, title, "complete", output=took))
-            else:
-                tasks.append(
-                    _task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer")
-                )
-        elif member.state == "answered":
-            took = f"Answered in {member.latency_s:.1f} s" if member.latency_s is not None else "Answered"
-            tasks.append(_task(task_id, title, "complete", output=took))
-        elif member.state == "failed":
-            tasks.append(_task(task_id, title, "error", output=member.detail or "failed"))
-        elif result is not None:
-            tasks.append(_task(task_id, title, "error", output="stopped"))
-        else:
-            tasks.append(_task(task_id, title, "in_progress" if progress.stage >= 1 else "pending"))
+    tasks = [
+        _member_task(f"member-{index + 1}", member, answers.get(member.model), progress, result)
+        for index, member in enumerate(members)
+    ]
+    tasks.append(_reviews_task(progress, members, result))
+    tasks.append(_chairman_task(progress, result))
+    return tasks
 
-    expected = progress.reviews_expected or sum(1 for m in members if m.state == "answered")
-    counts = f"{progress.reviews_done}/{expected} reviews, {progress.reviews_parsed} ballots read"
+
+def _member_task(
+    task_id: str,
+    member: MemberState,
+    answer: MemberAnswer | None,
+    progress: CouncilProgress,
+    result: CouncilResult | None,
+) -> Chunk:
+    """A member's task: its stored answer when the council is over, else its live state."""
+    title = short_model(member.model)
+    if answer is not None:
+        if answer.ok:
+            took = f"Answered in {answer.latency_s:.1f} s" if answer.latency_s is not None else "Answered"
+            return _task(task_id, title, "complete", output=took)
+        return _task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer")
+    if member.state == "answered":
+        took = f"Answered in {member.latency_s:.1f} s" if member.latency_s is not None else "Answered"
+        return _task(task_id, title, "complete", output=took)
+    if member.state == "failed":
+        return _task(task_id, title, "error", output=member.detail or "failed")
+    if result is not None:
+        return _task(task_id, title, "error", output="stopped")
+    return _task(task_id, title, "in_progress" if progress.stage >= 1 else "pending")
+
+
+def _reviews_task(progress: CouncilProgress, members: list[MemberState], result: CouncilResult | None) -> Chunk:
     title = "Anonymous peer review"
     if result is not None:
         if result.reviews:
             parsed = sum(1 for r in result.reviews if r.ballot_labels)
-            tasks.append(
-                _task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read")
-            )
-        else:
-            tasks.append(_task("reviews", title, "error", output="skipped"))
-    elif progress.stage >= 3:
-        tasks.append(_task("reviews", title, "complete", output=counts))
-    elif progress.stage == 2:
-        tasks.append(_task("reviews", title, "in_progress", details=counts))
-    else:
-        tasks.append(_task("reviews", title, "pending"))
+            return _task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read")
+        return _task("reviews", title, "error", output="skipped")
+    expected = progress.reviews_expected or sum(1 for m in members if m.state == "answered")
+    counts = f"{progress.reviews_done}/{expected} reviews, {progress.reviews_parsed} ballots read"
+    if progress.stage >= 3:
+        return _task("reviews", title, "complete", output=counts)
+    if progress.stage == 2:
+        return _task("reviews", title, "in_progress", details=counts)
+    return _task("reviews", title, "pending")
 
+
+def _chairman_task(progress: CouncilProgress, result: CouncilResult | None) -> Chunk:
     chairman = short_model(
         progress.chairman or (result.request.config.chairman if result is not None else "") or "chairman"
     )
     title = f"Chairman {chairman} writes the answer"
-    synthesis = result.synthesis if result is not None else None
     if result is not None:
+        synthesis = result.synthesis
         if synthesis is not None and synthesis.by_chairman:
-            tasks.append(_task("chairman", title, "complete", output="Done"))
-        elif synthesis is not None:
-            tasks.append(
-                _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
-            )
-        else:
-            tasks.append(
-                _task(
-                    "chairman",
-                    title,
-                    "error",
-                    output="stopped" if result.status is CouncilStatus.CANCELLED else "no answer",
-                )
-            )
-    elif progress.stage >= 3:
+            return _task("chairman", title, "complete", output="Done")
+        if synthesis is not None:
+            return _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
+        stopped = "stopped" if result.status is CouncilStatus.CANCELLED else "no answer"
+        return _task("chairman", title, "error", output=stopped)
+    if progress.stage >= 3:
         writer = progress.chairman_model
         details = (
             f"{short_model(writer)} is writing"
             if writer and progress.chairman and writer != progress.chairman
             else None
         )
-        tasks.append(_task("chairman", title, "in_progress", details=details))
-    else:
-        tasks.append(_task("chairman", title, "pending"))
-    return tasks
+        return _task("chairman", title, "in_progress", details=details)
+    return _task("chairman", title, "pending")
 
 
 def stream_title(progress: CouncilProgress | None, result: CouncilResult | None = None) -> str:
@@ -537,20 +537,43 @@ def result_messages(result: CouncilResult) -> list[Message]:
     """
     cid = result.council_id
     header = result_header(result)
+    tail_blocks = _answer_tail(result)
+    messages = _paginate(_answer_head(result, header), _answer_body(result), tail_blocks)
+    answer_text = result.synthesis.text if result.synthesis else "The council has no answer."
+    first_text = f"{header} {answer_text}" if header else answer_text
+    out = []
+    for index, blocks in enumerate(messages):
+        with_block_id(blocks, f"{ANSWER_BLOCK}{cid}-{index}")
+        text = fallback(plain(first_text)) if index == 0 else "(continued)"
+        out.append({"text": text, "blocks": blocks})
+    return out
+
+
+def _answer_head(result: CouncilResult, header: str) -> list[dict[str, Any]]:
+    """The header of a degraded council, and for a failed one why each member failed."""
     head_blocks = sections(plain(header)) if header else []
     if result.status is CouncilStatus.FAILED:
         failures = [f"• {short_model(a.model)}: {a.error.short()}" for a in result.answers if a.error is not None]
         if failures:
             head_blocks += sections(plain("\n".join(failures)))
-    body_blocks: list[dict[str, Any]] = []
-    if result.synthesis is not None:
-        text = result.synthesis.text
-        if is_long(result):
-            start = mrkdwn(clip(text, SUMMARY_CHARS))
-            body_blocks = sections(start)
-            body_blocks.append(context(attached_note(text)))
-        else:
-            body_blocks = sections(mrkdwn(text))
+    return head_blocks
+
+
+def _answer_body(result: CouncilResult) -> list[dict[str, Any]]:
+    """The answer, or the start of a long one with a note that the whole text is attached."""
+    if result.synthesis is None:
+        return []
+    text = result.synthesis.text
+    if not is_long(result):
+        return sections(mrkdwn(text))
+    body_blocks = sections(mrkdwn(clip(text, SUMMARY_CHARS)))
+    body_blocks.append(context(attached_note(text)))
+    return body_blocks
+
+
+def _answer_tail(result: CouncilResult) -> list[dict[str, Any]]:
+    """What the council read, the ranking, the footer, the stage buttons and the feedback buttons."""
+    cid = result.council_id
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
         tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
@@ -559,7 +582,13 @@ def result_messages(result: CouncilResult) -> list[Message]:
         tail_blocks.append(stage_buttons(cid, result))
     if result.synthesis is not None:
         tail_blocks.append(feedback_block(cid))  # 👍 / 👎 under the final answer (bot/slack/feedback.py)
+    return tail_blocks
 
+
+def _paginate(
+    head_blocks: list[dict[str, Any]], body_blocks: list[dict[str, Any]], tail_blocks: list[dict[str, Any]]
+) -> list[list[dict[str, Any]]]:
+    """Head, body and tail in as few messages as `MESSAGE_BLOCKS` allows; the tail stays whole, last."""
     messages: list[list[dict[str, Any]]] = []
     current = head_blocks
     for block in body_blocks:
@@ -572,15 +601,7 @@ def result_messages(result: CouncilResult) -> list[Message]:
         current = []
     current += tail_blocks
     messages.append(current)
-
-    answer_text = result.synthesis.text if result.synthesis else "The council has no answer."
-    first_text = f"{header} {answer_text}" if header else answer_text
-    out = []
-    for index, blocks in enumerate(messages):
-        with_block_id(blocks, f"{ANSWER_BLOCK}{cid}-{index}")
-        text = fallback(plain(first_text)) if index == 0 else "(continued)"
-        out.append({"text": text, "blocks": blocks})
-    return out
+    return messages
 
 
 # --------------------------------------------------------------------------- stage modals
@@ -624,35 +645,13 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
     intro = [context(plain(f"Council {cid}: {clip(' '.join(result.request.question.split()), 500)}"))]
     intro += material_blocks(result)  # what the council read, at every stage
     if stage == "answers":
-        parts = []
-        for answer in result.answers:
-            label = f"Response {answer.label} · " if answer.label else ""
-            if answer.ok:
-                latency = f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
-                parts.append(([section(plain(f"*{label}{answer.model}*{latency}"))], mrkdwn(answer.text)))
-            else:
-                why = answer.error.short() if answer.error else "no answer"
-                parts.append(([section(plain(f":x: *{answer.model}*: {why}"))], ""))
-        body = _budgeted(parts, MODAL_BLOCKS - len(intro) - 2, note) if parts else [section("No answers.")]
+        body = _answers_stage(result, MODAL_BLOCKS - len(intro) - 2, note)
     elif stage == "reviews":
         mapping = ", ".join(f"{label} = {short_model(model)}" for label, model in sorted(result.label_to_model.items()))
-        header = [context(plain(f"Labels: {mapping}" if mapping else "No labels."))]
-        parts = []
-        for review in result.reviews:
-            head = [section(plain(f"*Review by {review.reviewer}*")), context(plain(ballot_line(review)))]
-            parts.append((head, mrkdwn(review.text) if review.text else ""))
-        intro += header
-        body = _budgeted(parts, MODAL_BLOCKS - len(intro) - 2, note) if parts else [section("No reviews.")]
+        intro += [context(plain(f"Labels: {mapping}" if mapping else "No labels."))]
+        body = _reviews_stage(result, MODAL_BLOCKS - len(intro) - 2, note)
     else:
-        body = sections(plain(aggregate_table(result.aggregate)))
-        if result.aggregate is not None:
-            body.append(context(plain(ranking_line(result.aggregate))))
-            body.append(
-                context(
-                    "mean = average position over the ballots that ranked it (lower is better); votes = ballots; "
-                    "Borda and Copeland are tie-breakers; Kendall's W = agreement between reviewers (0–1)."
-                )
-            )
+        body = _ranking_stage(result)
     blocks = _limit_blocks(intro + body, MODAL_BLOCKS, note)
     return {
         "type": "modal",
@@ -661,6 +660,40 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
         "close": {"type": "plain_text", "text": "Close"},
         "blocks": blocks,
     }
+
+
+def _answers_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
+    parts = []
+    for answer in result.answers:
+        label = f"Response {answer.label} · " if answer.label else ""
+        if answer.ok:
+            latency = f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
+            parts.append(([section(plain(f"*{label}{answer.model}*{latency}"))], mrkdwn(answer.text)))
+        else:
+            why = answer.error.short() if answer.error else "no answer"
+            parts.append(([section(plain(f":x: *{answer.model}*: {why}"))], ""))
+    return _budgeted(parts, slots, note) if parts else [section("No answers.")]
+
+
+def _reviews_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
+    parts = []
+    for review in result.reviews:
+        head = [section(plain(f"*Review by {review.reviewer}*")), context(plain(ballot_line(review)))]
+        parts.append((head, mrkdwn(review.text) if review.text else ""))
+    return _budgeted(parts, slots, note) if parts else [section("No reviews.")]
+
+
+def _ranking_stage(result: CouncilResult) -> list[dict[str, Any]]:
+    body = sections(plain(aggregate_table(result.aggregate)))
+    if result.aggregate is not None:
+        body.append(context(plain(ranking_line(result.aggregate))))
+        body.append(
+            context(
+                "mean = average position over the ballots that ranked it (lower is better); votes = ballots; "
+                "Borda and Copeland are tie-breakers; Kendall's W = agreement between reviewers (0–1)."
+            )
+        )
+    return body
 
 
 # --------------------------------------------------------------------------- commands

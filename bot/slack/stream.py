@@ -78,6 +78,99 @@ def _cut(text: str, limit: int, final: bool) -> int:
     return cut if cut > 1 else len(window)
 
 
+def _start_args(
+    channel: str, thread_ts: str, title: str, *, team_id: str | None, user_id: str | None
+) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "channel": channel,
+        "thread_ts": thread_ts,
+        "task_display_mode": "plan",
+        "chunks": [{"type": "plan_update", "title": title}],
+    }
+    if team_id:
+        args["recipient_team_id"] = team_id
+    if user_id:
+        args["recipient_user_id"] = user_id
+    return args
+
+
+class StreamedContent:
+    """What the streamed message shows, as far as Slack accepted it: the plan's title, its tasks
+    and the chairman's text so far; and the chunks that bring it up to date."""
+
+    def __init__(self) -> None:
+        self.title: str | None = None
+        self.tasks: dict[str, Chunk] = {}
+        self.text_model: str | None = None
+        self.text_sent = 0  # characters of the chairman's (raw) text that Slack has
+        self.streamed = ""  # that text
+        self.diverged = False  # the streamed text is no longer the start of the answer
+
+    def pending(
+        self,
+        progress: CouncilProgress | None,
+        *,
+        final: bool,
+        result: CouncilResult | None = None,
+        text: str | None = None,
+    ) -> tuple[list[Chunk], Callable[[], None]]:
+        """The chunks that bring Slack up to date, and what to remember once it accepted them."""
+        chunks: list[Chunk] = []
+        title = render.stream_title(progress, result)
+        if title != self.title:
+            chunks.append({"type": "plan_update", "title": title})
+        tasks = render.stream_tasks(progress, result) if progress is not None else []
+        changed = [t for t in tasks if self.tasks.get(t["id"]) != t]
+        chunks += changed
+        sent = self.text_sent
+        model, text = self._text_to_stream(progress, text)
+        piece = ""
+        if text is not None and not self.diverged and sent < STREAM_TEXT_MAX:
+            rest = text[sent:STREAM_TEXT_MAX]
+            piece = rest[: _cut(rest, STREAM_PIECE_MAX, final)]
+            if piece:
+                chunks.append({"type": "markdown_text", "text": render.stream_text(piece)})
+
+        def commit() -> None:
+            self.title = title
+            for task in changed:
+                self.tasks[task["id"]] = task
+            self.text_model = model
+            self.text_sent = sent + len(piece)
+            self.streamed += piece
+
+        return chunks, commit
+
+    def closing(
+        self, progress: CouncilProgress | None, result: CouncilResult, text: str | None
+    ) -> tuple[list[Chunk], Callable[[], None], bool]:
+        """The chunks before chat.stopStream, what to remember, and whether the answer's file goes
+        under the message (`text`: the answer, when the streamed message holds it)."""
+        chunks, commit = self.pending(progress, final=True, result=result, text=text)
+        attached = False
+        if text is not None:
+            attached = len(text) > STREAM_TEXT_MAX or is_long(result)
+            if attached:
+                chunks.append({"type": "markdown_text", "text": "\n\n…"})
+        elif self.text_sent:
+            chunks.append({"type": "markdown_text", "text": "\n\n_The final answer is posted below._"})
+        return chunks, commit, attached
+
+    def _text_to_stream(self, progress: CouncilProgress | None, text: str | None) -> tuple[str | None, str | None]:
+        """(whose text is streamed, the text to stream): `text` when given, else the chairman's
+        text so far, as long as the synthesizer did not change once some of it was shown."""
+        model = self.text_model
+        if text is None and progress is not None and not self.diverged:
+            if progress.chairman_model != model and progress.chairman_text:
+                if self.text_sent:  # another synthesizer restarted the text: what is shown cannot be taken back
+                    self.diverged = True
+                else:
+                    model = progress.chairman_model
+            if not self.diverged and progress.chairman_model == model:
+                text = progress.chairman_text
+        return model, text
+
+
 class ProgressStream:
     """One streamed message (chat.startStream/appendStream/stopStream): the council's tasks,
     then the chairman's text. Appends at most once per `interval`, coalescing; each append sends
@@ -104,13 +197,8 @@ class ProgressStream:
         self.user_id = user_id
         self.ts: str | None = None
         self.calls = 0
-        self.diverged = False  # the streamed text is no longer the start of the answer
-        self.text_sent = 0  # characters of the chairman's (raw) text that Slack has
-        self.streamed = ""  # that text
+        self.shown = StreamedContent()
         self.attached = False  # the answer is longer than the stream: its file goes under it
-        self._text_model: str | None = None
-        self._tasks: dict[str, Chunk] = {}
-        self._title: str | None = None
         self._progress: CouncilProgress | None = None
 
     @property
@@ -121,24 +209,16 @@ class ProgressStream:
     async def start(self) -> None:
         """chat.startStream; raises SlackApiError (or anything else) when Slack will not stream here."""
         title = render.stream_title(None)
-        args: dict[str, Any] = {
-            "channel": self.channel,
-            "thread_ts": self.thread_ts,
-            "task_display_mode": "plan",
-            "chunks": [{"type": "plan_update", "title": title}],
-        }
-        if self.team_id:
-            args["recipient_team_id"] = self.team_id
-        if self.user_id:
-            args["recipient_user_id"] = self.user_id
         await self.pacer.turn(self.channel, Priority.START)
-        response = await self.client.chat_startStream(**args)
+        response = await self.client.chat_startStream(
+            **_start_args(self.channel, self.thread_ts, title, team_id=self.team_id, user_id=self.user_id)
+        )
         self.calls += 1
         ts = response.get("ts")
         if not ts:
             raise RuntimeError("chat.startStream answered without a ts")
         self.ts = str(ts)
-        self._title = title
+        self.shown.title = title
         self._throttle.pause()
 
     async def _send(self, method: str, failed: str, *, priority: Priority | None = None, **args: Any) -> bool | None:
@@ -189,42 +269,7 @@ class ProgressStream:
     def _pending(
         self, *, final: bool, result: CouncilResult | None = None, text: str | None = None
     ) -> tuple[list[Chunk], Callable[[], None]]:
-        """The chunks that bring Slack up to date, and what to remember once it accepted them."""
-        progress = self._progress
-        chunks: list[Chunk] = []
-        title = render.stream_title(progress, result)
-        if title != self._title:
-            chunks.append({"type": "plan_update", "title": title})
-        tasks = render.stream_tasks(progress, result) if progress is not None else []
-        changed = [t for t in tasks if self._tasks.get(t["id"]) != t]
-        chunks += changed
-        sent = self.text_sent
-        model = self._text_model
-        if text is None and progress is not None and not self.diverged:
-            if progress.chairman_model != model and progress.chairman_text:
-                if sent:  # another synthesizer restarted the text: what is shown cannot be taken back
-                    self.diverged = True
-                else:
-                    model = progress.chairman_model
-            if not self.diverged and progress.chairman_model == model:
-                text = progress.chairman_text
-        piece = ""
-        if text is not None and not self.diverged and sent < STREAM_TEXT_MAX:
-            rest = text[sent:STREAM_TEXT_MAX]
-            cut = _cut(rest, STREAM_PIECE_MAX, final)
-            piece = rest[:cut]
-            if piece:
-                chunks.append({"type": "markdown_text", "text": render.stream_text(piece)})
-
-        def commit() -> None:
-            self._title = title
-            for task in changed:
-                self._tasks[task["id"]] = task
-            self._text_model = model
-            self.text_sent = sent + len(piece)
-            self.streamed += piece
-
-        return chunks, commit
+        return self.shown.pending(self._progress, final=final, result=result, text=text)
 
     async def _call(self, method: str, priority: Priority | None = None, **args: Any) -> bool:
         """True when Slack took it, False when rate limited (try again later); `broken` when refused."""
@@ -253,24 +298,18 @@ class ProgressStream:
         await self._throttle.settle()  # a sleeping append is dropped: this sends everything
         synthesis = result.synthesis
         holds = (
-            synthesis is not None and not self.broken and not self.diverged and synthesis.text.startswith(self.streamed)
+            synthesis is not None
+            and not self.broken
+            and not self.shown.diverged
+            and synthesis.text.startswith(self.shown.streamed)
         )
         text = synthesis.text if holds and synthesis is not None else None
-        while text is not None and not self.broken and len(text[self.text_sent : STREAM_TEXT_MAX]) > STREAM_PIECE_MAX:
-            chunks, commit = self._pending(final=True, text=text)  # a long rest, piece by piece
-            await self._throttle.wait_turn()
-            if await self._call("chat_appendStream", Priority.ANSWER, chunks=chunks):
-                commit()
+        if text is not None:
+            await self._append_long_rest(text)
         if self.broken:
             await self._stop_quietly(result)
             return False
-        chunks, commit = self._pending(final=True, result=result, text=text)
-        if text is not None:
-            self.attached = len(text) > STREAM_TEXT_MAX or is_long(result)
-            if self.attached:
-                chunks.append({"type": "markdown_text", "text": "\n\n…"})
-        elif self.text_sent:
-            chunks.append({"type": "markdown_text", "text": "\n\n_The final answer is posted below._"})
+        chunks, commit, self.attached = self.shown.closing(self._progress, result, text)
         args: dict[str, Any] = {"chunks": chunks} if chunks else {}
         if holds:
             args["blocks"] = render.stream_final_blocks(result, attached=self.attached)
@@ -281,6 +320,14 @@ class ProgressStream:
                 return holds
             if self.broken:
                 return False
+
+    async def _append_long_rest(self, text: str) -> None:
+        """What is left of the answer, piece by piece, while more than one piece is left."""
+        while not self.broken and len(text[self.shown.text_sent : STREAM_TEXT_MAX]) > STREAM_PIECE_MAX:
+            chunks, commit = self._pending(final=True, text=text)
+            await self._throttle.wait_turn()
+            if await self._call("chat_appendStream", Priority.ANSWER, chunks=chunks):
+                commit()
 
     async def _stop_quietly(self, result: CouncilResult) -> None:
         """Close a broken stream if Slack still lets us (one try, errors ignored)."""

@@ -50,6 +50,11 @@ def api_base_url(settings: Settings) -> str:
     return (settings.slack_api_url or DEFAULT_API_URL).rstrip("/") + "/"
 
 
+def error_code(exc: SlackApiError) -> str:
+    """The `error` of a Web API refusal ("" when Slack sent no response)."""
+    return str(exc.response.get("error", "")) if exc.response is not None else ""
+
+
 class UnpacedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
     """The Web API client's own 429 retries, for every method except the paced channel writes."""
 
@@ -153,7 +158,7 @@ class SlackSurface:
             await stream.start()
             return stream
         except SlackApiError as exc:
-            code = str(exc.response.get("error", "")) if exc.response is not None else ""
+            code = error_code(exc)
             log.info("chat.startStream refused (%s): council %s shows progress with chat.update", code or exc, cid)
             self.stream_refused(code)
         except Exception as exc:

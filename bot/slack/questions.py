@@ -1,0 +1,170 @@
+"""Questions to the council from Slack: `/council <question>` (posted in the channel first, the
+council runs in its thread), @mentions and DMs (in the thread of that message; inside a thread,
+the earlier messages are context), and where a council's progress and answer are shown."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.following import deliver, deliver_durable
+from bot.slack import render
+from bot.slack.files import incoming_files
+from bot.slack.people import Respond, SlackPeople, slack_origin
+from bot.slack.surface import SlackSurface, error_code
+from bot.throttle import Priority
+from core.errors import CouncilError
+from core.material import files_notice
+from core.models import ConversationTurn, Destination, Origin, Platform, new_council_id
+from core.modes import split_mode_keyword
+from core.research import split_search_keyword
+
+if TYPE_CHECKING:
+    from bot.slack.agent import SlackAgent
+    from bot.slack.history import SlackThreadHistory
+    from core.service import CouncilRun, CouncilService
+
+log = logging.getLogger(__name__)
+
+CANNOT_POST = {
+    "not_in_channel": "I'm not in this channel. Invite me with `/invite @{bot}` and ask again.",
+    "channel_not_found": "I can't post in this conversation. Ask in a channel I'm in, or send me a direct message.",
+    "is_archived": "This channel is archived.",
+    "restricted_action": "I'm not allowed to post in this channel.",
+}
+
+
+def slack_unescape(text: str) -> str:
+    """Slack message/command text as the person typed it: entities decoded, links bare."""
+    text = re.sub(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>", r"\1", text or "")
+    text = re.sub(r"<#[A-Z0-9]+\|([^>]+)>", r"#\1", text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
+    return text.strip()
+
+
+def destination(channel: str, thread_ts: str) -> Destination:
+    return Destination(platform=Platform.SLACK, channel_id=channel, thread_id=thread_ts)
+
+
+class SlackQuestions:
+    """Turns a slash command, a mention or a DM into a council submitted to the service."""
+
+    def __init__(
+        self,
+        service: CouncilService,
+        client: AsyncWebClient,
+        surface: SlackSurface,
+        people: SlackPeople,
+        history: SlackThreadHistory,
+        agent: SlackAgent,
+    ):
+        self.service = service
+        self.client = client
+        self.surface = surface
+        self.people = people
+        self.history = history
+        self.agent = agent
+
+    async def council_from_command(self, question: str, origin: Origin, respond: Respond, context: Any) -> None:
+        """Post the question in the channel, then start the council in its thread: a channel the
+        bot cannot post in costs no rate-limit hit and leaves no council behind."""
+        channel = origin.channel_id or ""
+        question, mode = split_mode_keyword(slack_unescape(question))
+        question, searched = split_search_keyword(question)
+        asked = await self.service.check_admission(question, origin)  # refusals -> caller
+        council_id = new_council_id()
+        thread_ts = await self._post_question(asked, origin, council_id, respond, context)
+        if thread_ts is None:
+            return
+        origin = origin.model_copy(update={"thread_id": thread_ts})  # stored with the result
+        try:
+            await self.service.submit_council(
+                asked,
+                origin,
+                destination=destination(channel, thread_ts),
+                council_id=council_id,
+                search=True if searched else None,
+                mode=mode,
+            )
+        except CouncilError:  # refused in the moment since the check (a burst): take the question back
+            await self._delete_quietly(channel, thread_ts)
+            raise
+
+    async def _post_question(
+        self, asked: str, origin: Origin, council_id: str, respond: Respond, context: Any
+    ) -> str | None:
+        """The question's message in the channel (its ts), or None after telling the asker why not."""
+        user, channel = origin.user_id or "", origin.channel_id or ""
+        question_message = render.question_message(asked, user, council_id)
+        try:
+            posted = await deliver(
+                self.surface,
+                channel,
+                Priority.START,
+                lambda: self.client.chat_postMessage(
+                    channel=channel, unfurl_links=False, unfurl_media=False, **question_message
+                ),
+            )
+        except SlackApiError as exc:
+            code = error_code(exc)
+            bot = f"<@{context.bot_user_id}>" if context.bot_user_id else "the bot"
+            message = CANNOT_POST.get(code, f"I could not post in this channel ({code or 'error'}).")
+            await self.people.ephemeral(
+                channel,
+                user,
+                message.replace("@{bot}", bot).replace("{bot}", bot),
+                respond=respond,
+                prefer_respond=True,
+            )
+            return None
+        return str(posted["ts"])
+
+    async def _delete_quietly(self, channel: str, ts: str) -> None:
+        try:
+            await self.client.chat_delete(channel=channel, ts=ts)
+        except Exception as exc:
+            log.info("could not delete the question of a refused council: %s", exc)
+
+    async def deliver(self, run: CouncilRun, destination: Destination, resumed: bool) -> None:
+        """A durable council, wherever it was accepted, in its thread (the service's deliverer
+        for Slack; bot/following.py)."""
+        self.agent.follow(run, destination.channel_id, destination.thread_id or "")  # a DM's title and status line
+        await deliver_durable(self.service, self.surface, run, destination, resumed)
+
+    async def handle_message(self, event: dict[str, Any], context: Any) -> None:
+        channel, user, ts = event["channel"], event["user"], event["ts"]
+        thread_ts = event.get("thread_ts")
+        question = slack_unescape(strip_mention(event.get("text", ""), context.bot_user_id))
+        if event.get("channel_type") == "im" and question.lower() in ("help", "?"):
+            await self.client.chat_postMessage(channel=channel, text=render.help_text(f"<@{context.bot_user_id}>"))
+            return
+        history: list[ConversationTurn] = []
+        if thread_ts and thread_ts != ts:
+            history = await self.history.thread_history(channel, thread_ts, ts, context)
+        origin = slack_origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
+        question, mode = split_mode_keyword(question)
+        question, searched = split_search_keyword(question)
+        batch = await self.service.read_files(incoming_files(event), Platform.SLACK)
+        if batch.user_notices():
+            await self.people.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread_ts)
+        try:
+            await self.service.submit_council(
+                question,
+                origin,
+                history,
+                destination=destination(channel, thread_ts or ts),
+                attachments=batch.attachments,
+                search=True if searched else None,
+                mode=mode,
+            )
+        except CouncilError as exc:
+            await self.people.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)
