@@ -5,15 +5,13 @@ platforms cannot drift apart. Who may see or do what is not here: that is the se
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from bot.history import answer_turn, question_turn
-from bot.history import stored_result as stored_result  # the Discord adapter's import, until it moves
 from bot.render_text import result_header
-from core.models import ConversationTurn, CouncilResult
+from core.models import CouncilResult
 
 if TYPE_CHECKING:
-    from core.service import CouncilService, HistoryScope
+    from core.service import HistoryScope
 
 # Beyond this many characters the answer message shows the start and the full text is attached.
 LONG_ANSWER_CHARS = 12000
@@ -47,26 +45,6 @@ def answer_file(result: CouncilResult) -> AnswerFile:
     header = result_header(result)
     content = f"# {result.request.question}\n\n" + (f"{header}\n\n" if header else "") + body + "\n"
     return AnswerFile(f"council-{result.council_id}.md", "Council answer (full text)", content)
-
-
-class OwnMessage(NamedTuple):
-    """One of our messages in a thread, as its platform recognises it (Slack block ids, Discord
-    embed footers and status lines): the question or the answer of a council. Read from what
-    the message shows until the adapters use the message map (bot/history.py)."""
-
-    kind: Literal["question", "answer"]
-    council_id: str | None  # None: a question shown without its council's id (not yet started)
-    shown: str | None  # the text as displayed, which stands in for a council not stored
-
-
-async def own_turn(service: CouncilService, message: OwnMessage, seen: set[str]) -> ConversationTurn | None:
-    """Thread history: one of our messages as a conversation turn, the same on every platform."""
-    if message.council_id is None:
-        shown = message.shown if message.kind == "question" else None
-        return ConversationTurn(role="user", content=shown) if shown else None
-    if message.kind == "answer":
-        return await answer_turn(service, message.council_id, seen, message.shown or "")
-    return await question_turn(service, message.council_id, message.shown)
 
 
 def control_reply(stopped: bool, *, synthesize: bool) -> str:

@@ -78,7 +78,7 @@ def test_long_answer_is_cut_and_attached():
     # Cut with a note; the file itself is the runner's, as on Slack (bot/following.py, tested end to end).
     assert "the full answer is attached" in "".join(e.description or "" for m in messages for e in m["embeds"])
     assert "file" not in messages[-1]
-    assert render.council_id_of_embeds(messages[0]["embeds"]) == r.council_id
+    assert messages[0]["embeds"][-1].footer.text.startswith(f"{render.FOOTER_PREFIX}{r.council_id}")
 
 
 def test_medium_answer_is_split_without_file():

@@ -93,7 +93,6 @@ def test_result_message_order_and_limits():
     assert feedback["positive_button"]["value"] == f"good:{result.council_id}"
     assert feedback["negative_button"]["value"] == f"bad:{result.council_id}"
     assert "Ranking: 1. m-a" in texts(blocks)
-    assert render.council_ref({"blocks": blocks}) == ("a", result.council_id)
     assert "Paris" in message["text"] or "chairman" in message["text"]
 
 
@@ -182,7 +181,7 @@ def test_status_message_while_streaming():
     assert "Stage 3/3" in message["blocks"][0]["text"]["text"]
     done = render.status_message("abc123", None, running=False, final="done")
     assert [b["type"] for b in done["blocks"]] == ["section", "context"]
-    assert render.council_ref(done) == ("s", "abc123")
+    assert done["blocks"][0]["block_id"] == "council-s-abc123"
 
 
 def test_question_message():
@@ -194,9 +193,7 @@ def test_question_message():
         and "".join(b["text"]["text"] for b in message["blocks"]).count("q") == 5000
     )
     assert "<!channel>" not in message["text"]
-    assert render.council_ref(message) == ("q", "cid1")
-    assert render.council_ref({"blocks": [{"type": "section", "block_id": "other"}]}) is None
-    assert render.council_ref({"text": "no blocks"}) is None
+    assert message["blocks"][0]["block_id"] == "council-q-cid1"
 
 
 def test_parse_admin():

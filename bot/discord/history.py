@@ -1,4 +1,5 @@
-"""A follow-up's context from Discord: the thread's earlier messages, or the council a reply answers."""
+"""A follow-up's context from Discord: the thread's earlier messages, or the council a reply answers.
+Which of our messages is a council's question or answer is the message map's (bot/history.py)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from bot.conversation import append_turn
-from bot.councils import own_turn, stored_result
 from bot.discord import render
 from bot.discord.interactions import strip_mention
-from core.models import ConversationTurn
+from bot.history import ThreadMessage, conversation, stored_result
+from bot.render_text import ZWSP
+from core.models import ConversationTurn, Platform
 
 if TYPE_CHECKING:
     from bot.discord.client import CouncilBot
@@ -18,37 +19,48 @@ if TYPE_CHECKING:
 HISTORY_LIMIT = 50  # thread messages read for a follow-up
 
 
-async def turn_of(bot: CouncilBot, message: discord.Message, seen: set[str] | None = None) -> ConversationTurn | None:
-    """A thread message as conversation context: our answers as assistant, people as user.
-
-    For our own messages the stored council (full question and answer) is preferred over
-    the rendered, possibly cut, text; `seen` skips the further parts of a split answer."""
-    seen = set() if seen is None else seen
-    if message.author.id == (bot.user.id if bot.user else None):
-        own = render.own_message(message)
-        return await own_turn(bot.service, own, seen) if own is not None else None
+def thread_message(bot: CouncilBot, message: discord.Message) -> ThreadMessage | None:
+    """A Discord message as history reads it (None: never context: other bots, system messages)."""
+    if bot.user is not None and message.author.id == bot.user.id:
+        return ThreadMessage(str(message.id), ours=True, author=None, text=_shown_text(message))
     if message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
         return None
     text = strip_mention(message.content, bot.user)
-    return ConversationTurn(role="user", content=text, author=message.author.display_name) if text else None
+    return ThreadMessage(str(message.id), ours=False, author=message.author.display_name, text=text)
+
+
+def _shown_text(message: discord.Message) -> str:
+    """What one of our messages shows: an answer's embeds, or the question a status message quotes."""
+    if message.embeds:
+        shown = "\n\n".join(e.description or "" for e in message.embeds)
+    else:
+        shown = render.question_from_status(message.content) or ""
+    return shown.replace(ZWSP, "").strip()
+
+
+async def _conversation(bot: CouncilBot, channel_id: int, messages: list[discord.Message]) -> list[ConversationTurn]:
+    read = [m for m in (thread_message(bot, message) for message in messages) if m is not None]
+    return await conversation(bot.service, Platform.DISCORD, str(channel_id), read)
 
 
 async def reply_context(bot: CouncilBot, message: discord.Message) -> list[ConversationTurn]:
     """A reply to one of our messages outside a thread: that council's question and answer."""
-    council_id = render.council_id_of_embeds(message.embeds) or render.council_id_of_status(message.content)
-    stored = await stored_result(bot.service, council_id) if council_id else None
+    refs = await bot.service.messages.lookup(Platform.DISCORD, str(message.channel.id), [str(message.id)])
+    ref = refs.get(str(message.id))
+    stored = await stored_result(bot.service, ref.council_id) if ref is not None else None
     if stored is not None:
         turns = [ConversationTurn(role="user", content=stored.request.question)]
         if stored.synthesis is not None:
             turns.append(ConversationTurn(role="assistant", content=stored.synthesis.text, author="council"))
         return turns
-    turn = await turn_of(bot, message)
-    return [turn] if turn else []
+    return await _conversation(bot, message.channel.id, [message])
 
 
 async def thread_history(
     bot: CouncilBot, thread: discord.Thread, before: discord.abc.Snowflake
 ) -> list[ConversationTurn]:
+    """The thread's earlier messages, its starter first (a /council's status message, which the
+    map keeps under the thread, the channel it opened)."""
     messages = [m async for m in thread.history(limit=HISTORY_LIMIT, before=before)]
     messages.reverse()
     starter = thread.starter_message
@@ -57,8 +69,4 @@ async def thread_history(
             starter = await thread.parent.fetch_message(thread.id) if thread.parent else None  # type: ignore[union-attr]
         except discord.HTTPException:
             starter = None
-    turns: list[ConversationTurn] = []
-    seen: set[str] = set()
-    for message in ([starter] if starter else []) + messages:
-        append_turn(turns, await turn_of(bot, message, seen))
-    return turns
+    return await _conversation(bot, thread.id, ([starter] if starter else []) + messages)

@@ -18,7 +18,7 @@ from bot.throttle import Priority
 from core.attachments import AttachmentBatch, IncomingFile
 from core.errors import CouncilError
 from core.material import files_notice
-from core.models import ConversationTurn, CouncilMode, Origin, Platform
+from core.models import ConversationTurn, CouncilMode, Origin, Platform, new_council_id
 from core.modes import split_mode_keyword
 from core.research import split_search_keyword
 
@@ -165,11 +165,17 @@ async def submit(
     `status`: its status message, when it was posted before the council started (a
     /council's deferred response)."""
 
+    council_id = new_council_id()
+
     async def destination() -> Destination:
         thread = await open_thread(bot, *where, question)
         shown = Destination(platform=Platform.DISCORD, channel_id=str(thread.id))
         if status is None:
             return shown
+        # The status message quotes the question. It shows in its channel (a reply to it there
+        # asks about this council) and starts the thread (whose history begins with it).
+        for channel_id in {str(status.channel.id), shown.channel_id}:
+            await bot.service.messages.record(Platform.DISCORD, channel_id, str(status.id), council_id, "question")
         return shown.model_copy(update={"status_id": str(status.id), "status_channel_id": str(status.channel.id)})
 
     await bot.service.submit_council(
@@ -177,6 +183,7 @@ async def submit(
         origin,
         history,
         destination=destination,
+        council_id=council_id,
         attachments=batch.attachments,
         search=search,
         mode=mode,

@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.councils import LONG_ANSWER_CHARS, RESUMED_TEXT, OwnMessage, is_long
+from bot.councils import LONG_ANSWER_CHARS, RESUMED_TEXT, is_long
 from bot.discord import feedback
 from bot.progress import CouncilProgress
 from bot.render_text import (
-    ZWSP,
     aggregate_table,
     ballot_line,
     clip,
@@ -45,7 +44,6 @@ STAGE_MESSAGES = 3  # ephemeral stage details: at most this many messages, then 
 
 STATUS_MARK = "🏛️ **Council**"
 FOOTER_PREFIX = "Council "
-FOOTER_RE = re.compile(r"^Council ([0-9a-f]+)")
 
 COLOR_OK = discord.Color.dark_green()
 COLOR_WARN = discord.Color.orange()
@@ -127,16 +125,6 @@ def question_from_status(content: str) -> str | None:
             break
         quoted.append(line[2:] if line.startswith("> ") else line[1:])
     return "\n".join(quoted).strip() or None
-
-
-_STATUS_ID = re.compile(r"`([0-9a-f]{6,})`")
-
-
-def council_id_of_status(content: str) -> str | None:
-    if not content.startswith(STATUS_MARK):
-        return None
-    match = _STATUS_ID.search(content.splitlines()[0])
-    return match.group(1) if match else None
 
 
 def final_status(result: CouncilResult) -> str:
@@ -255,7 +243,7 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
     add_material_fields(last, result)
     footer = _footer(result)
-    # A footer on every message lets thread history recognise the answer.
+    # A footer on every message: each part of a split answer says which council it is.
     messages: list[dict[str, Any]] = []
     for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
         group[-1].set_footer(text=footer)
@@ -293,28 +281,6 @@ def add_material_fields(embed: discord.Embed, result: CouncilResult) -> None:
     if request.attachments:
         names = "\n".join(safe(file_summary(a)) for a in request.attachments)
         embed.add_field(name="Files read", value=clip(names, FIELD_MAX), inline=False)
-
-
-def own_message(message: discord.Message) -> OwnMessage | None:
-    """What one of our messages shows of a council, for thread history: an answer (its embed
-    footer), or a /council status message (the question it quotes); None for anything else
-    (a mention's status message, notices)."""
-    council_id = council_id_of_embeds(message.embeds)
-    if council_id:
-        shown = "\n\n".join(e.description or "" for e in message.embeds).replace(ZWSP, "").strip()
-        return OwnMessage("answer", council_id, shown)
-    if message.type is discord.MessageType.chat_input_command:
-        asked = (question_from_status(message.content) or "").replace(ZWSP, "") or None
-        return OwnMessage("question", council_id_of_status(message.content), asked)
-    return None
-
-
-def council_id_of_embeds(embeds: list[discord.Embed]) -> str | None:
-    for embed in embeds:
-        match = FOOTER_RE.match(embed.footer.text or "") if embed.footer else None
-        if match:
-            return match.group(1)
-    return None
 
 
 # --------------------------------------------------------------------------- stage details

@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.conversation import append_turn
-from bot.councils import OwnMessage, own_turn
+from bot.history import ThreadMessage, conversation
 from bot.render_text import ZWSP
-from bot.slack import render
 from bot.slack.questions import slack_unescape, strip_mention
 from bot.slack.surface import error_code
-from core.models import ConversationTurn
+from core.models import ConversationTurn, Platform
 
 if TYPE_CHECKING:
     from core.service import CouncilService
@@ -25,7 +23,8 @@ HISTORY_PAGES = 5  # conversations.replies pages read for a thread follow-up (20
 
 
 class SlackThreadHistory:
-    """Reads a thread with conversations.replies; our own messages become the assistant's turns."""
+    """Reads a thread with conversations.replies; which of our messages is a council's question or
+    answer is the message map's (bot/history.py)."""
 
     def __init__(self, service: CouncilService, client: AsyncWebClient):
         self.service = service
@@ -49,35 +48,32 @@ class SlackThreadHistory:
         except SlackApiError as exc:
             log.warning("conversations.replies failed: %s", error_code(exc))
             return []
-        turns: list[ConversationTurn] = []
-        seen: set[str] = set()
-        for message in sorted({m["ts"]: m for m in messages}.values(), key=lambda m: float(m["ts"])):
-            if float(message["ts"]) >= float(before_ts):
-                break
-            append_turn(turns, await self.turn_of(message, context, seen))
-        return turns
-
-    async def turn_of(self, message: dict[str, Any], context: Any, seen: set[str]) -> ConversationTurn | None:
-        own = message.get("user") == context.bot_user_id or (
-            context.bot_id is not None and message.get("bot_id") == context.bot_id
+        earlier = sorted(
+            (m for m in {m["ts"]: m for m in messages}.values() if float(m["ts"]) < float(before_ts)),
+            key=lambda m: float(m["ts"]),
         )
-        if own:
-            ref = render.council_ref(message)
-            if ref is None:
-                return None  # help, uploads and other notes
-            kind, council_id = ref
-            if kind == "s":
-                return None
-            if kind == "q":  # the question's text is the stored (or running) council's
-                return await own_turn(self.service, OwnMessage("question", council_id, None), seen)
-            shown = "\n".join(
-                b["text"]["text"]
-                for b in message.get("blocks") or []
-                if b.get("type") == "section" and isinstance(b.get("text"), dict)
-            )
-            answer = OwnMessage("answer", council_id, slack_unescape(shown.replace(ZWSP, "")))
-            return await own_turn(self.service, answer, seen)
-        if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
-            return None
-        text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
-        return ConversationTurn(role="user", content=text, author=message.get("user")) if text else None
+        thread = [read for m in earlier if (read := thread_message(m, context)) is not None]
+        return await conversation(self.service, Platform.SLACK, channel, thread)
+
+
+def thread_message(message: dict[str, Any], context: Any) -> ThreadMessage | None:
+    """A Slack message as history reads it (None: never context: other bots, joins, edits)."""
+    ours = message.get("user") == context.bot_user_id or (
+        context.bot_id is not None and message.get("bot_id") == context.bot_id
+    )
+    if ours:
+        return ThreadMessage(message["ts"], ours=True, author=None, text=_shown_text(message))
+    if message.get("bot_id") or message.get("subtype") not in (None, "thread_broadcast", "file_share"):
+        return None
+    text = slack_unescape(strip_mention(message.get("text", ""), context.bot_user_id))
+    return ThreadMessage(message["ts"], ours=False, author=message.get("user"), text=text)
+
+
+def _shown_text(message: dict[str, Any]) -> str:
+    """What one of our messages shows: its sections' text (blocks carry it; `text` is the fallback)."""
+    shown = "\n".join(
+        b["text"]["text"]
+        for b in message.get("blocks") or []
+        if b.get("type") == "section" and isinstance(b.get("text"), dict)
+    )
+    return slack_unescape(shown.replace(ZWSP, ""))

@@ -126,6 +126,7 @@ class SlackQuestions:
                 prefer_respond=True,
             )
             return None
+        await self.service.messages.record(Platform.SLACK, channel, str(posted["ts"]), council_id, "question")
         return str(posted["ts"])
 
     async def _delete_quietly(self, channel: str, ts: str) -> None:

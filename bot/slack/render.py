@@ -7,8 +7,9 @@ start and the caller attaches the full text as a file.
 
 Everything a model (or a user) wrote passes through `mrkdwn()`/`plain()`, which escape `& < >`
 the way Slack asks and then apply `neutralize_slack`, so no text can ping `@channel` or a user.
-Our own messages carry the council id in their first block's `block_id` (`council-q-`,
-`council-s-`, `council-a-`), so that thread history and buttons work after a restart.
+Our own messages tag their first block's `block_id` with the council (`council-q-`, `council-s-`,
+`council-a-`; block ids must be unique per message). Thread history does not read them back: which
+message belongs to which council is the message map's (bot/history.py).
 """
 
 from __future__ import annotations
@@ -209,20 +210,6 @@ def with_block_id(blocks: list[dict[str, Any]], block_id: str) -> list[dict[str,
     if blocks:
         blocks[0] = {**blocks[0], "block_id": block_id}
     return blocks
-
-
-def council_ref(message: dict[str, Any]) -> tuple[str, str] | None:
-    """("q" | "s" | "a", council id) for a message we posted, from the first block carrying our id.
-
-    Usually the first block; in a streamed answer Slack's own blocks (the streamed text) come
-    first and ours (`stream_final_blocks`) at the bottom."""
-    for block in message.get("blocks") or []:
-        block_id = block.get("block_id") or ""
-        for prefix, kind in ((QUESTION_BLOCK, "q"), (STATUS_BLOCK, "s"), (ANSWER_BLOCK, "a")):
-            if block_id.startswith(prefix):
-                council_id = block_id[len(prefix) :].split("-", 1)[0]
-                return (kind, council_id) if council_id else None
-    return None
 
 
 def _limit_blocks(blocks: list[dict[str, Any]], limit: int, note: str) -> list[dict[str, Any]]:
