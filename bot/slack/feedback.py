@@ -13,17 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
+from bot.slack.listeners import ListenerGroup
 from core.errors import CouncilError
 from core.feedback import COMMENT_MAX_CHARS, Vote
 from core.models import Origin, Platform
 
 if TYPE_CHECKING:
-    from slack_bolt.async_app import AsyncApp
-    from slack_sdk.web.async_client import AsyncWebClient
-
-    from bot.slack.people import SlackPeople
-    from bot.slack.tasks import BackgroundTasks
-    from core.service import CouncilService
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -111,22 +107,11 @@ def _ack_blocks(text: str, council_id: str) -> list[dict[str, Any]]:
     ]
 
 
-class SlackFeedback:
+class SlackFeedback(ListenerGroup):
     """The listeners of the feedback buttons, the comment button and the comment modal."""
 
-    def __init__(
-        self,
-        app: AsyncApp,
-        client: AsyncWebClient,
-        service: CouncilService,
-        tasks: BackgroundTasks,
-        people: SlackPeople,
-    ):
-        self.app = app
-        self.client = client
-        self.service = service
-        self.tasks = tasks
-        self.people = people
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._votes: dict[tuple[str, str], Vote] = {}  # (council, user) -> last vote, for the modal's wording
 
     def register(self) -> None:

@@ -15,16 +15,12 @@ from slack_sdk.errors import SlackApiError
 
 from bot.render_text import history_lines, leaderboard_table
 from bot.slack import render
+from bot.slack.listeners import ListenerGroup
 from core.errors import CouncilError
 from core.models import Origin, Platform
 
 if TYPE_CHECKING:
-    from slack_bolt.async_app import AsyncApp
-    from slack_sdk.web.async_client import AsyncWebClient
-
-    from bot.slack.people import SlackPeople
-    from bot.slack.tasks import BackgroundTasks
-    from core.service import CouncilService
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -120,20 +116,8 @@ def _values(view: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class SlackHome:
-    def __init__(
-        self,
-        app: AsyncApp,
-        client: AsyncWebClient,
-        service: CouncilService,
-        tasks: BackgroundTasks,
-        people: SlackPeople,
-    ):
-        self.app = app
-        self.client = client
-        self.service = service
-        self.tasks = tasks
-        self.people = people
+class SlackHome(ListenerGroup):
+    """The Home tab: recent councils, the leaderboard and, for admins, a channel's settings form."""
 
     def register(self) -> None:
         app = self.app
