@@ -6,9 +6,7 @@ of the writes, the answer and a long answer's file, and what happens when a writ
 Each platform supplies a small `Surface` (post, edit, delete, attach, render, and how it says
 "rate limited"); Slack's can also open a live display (its streamed message).
 
-Every write waits for its channel's turn (`bot.throttle.ChannelPacer`, shared by every council
-in the channel): answers first, then first messages, then progress edits. A rate-limited write
-stops the whole channel for its Retry-After and goes again until the platform takes it; any
+Every write goes through `bot.surface.deliver` (paced per channel, rate limits waited out); any
 other refusal of the answer is logged with the council id and the status says where to get it.
 
 Started from stored data alone: a `Destination` (serialisable: platform, channel, thread, the
@@ -25,12 +23,13 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from bot.councils import AnswerFile, answer_file, is_long
+from bot.councils import answer_file, is_long
 from bot.progress import CouncilProgress
-from bot.throttle import ChannelPacer, Priority, Throttle
+from bot.status import StatusUpdater
+from bot.surface import LiveDisplay, Message, StatusView, Surface, deliver
+from bot.throttle import Priority
 from core.models import (
     CouncilEvent,
     CouncilFinished,
@@ -39,6 +38,7 @@ from core.models import (
     CouncilResult,
     Destination,
     MessageRole,
+    Platform,
 )
 
 if TYPE_CHECKING:
@@ -46,11 +46,10 @@ if TYPE_CHECKING:
     from core.runs import CouncilRun
     from core.service import CouncilService
 
-__all__ = ["CouncilFollower", "Destination", "Surface", "deliver", "deliver_durable", "resume", "running_worker"]
+__all__ = ["CouncilFollower", "deliver_durable", "resume", "running_worker"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-Message = Any  # a platform's message: Slack {"text", "blocks"}, Discord send/edit keyword arguments
 
 
 class Followable(Protocol):
@@ -65,172 +64,6 @@ class Followable(Protocol):
     def events(self) -> AsyncIterator[CouncilEvent]: ...
 
     async def wait(self) -> CouncilResult: ...
-
-
-@dataclass(frozen=True)
-class StatusView:
-    """What the status message shows: progress (None: convening), or a fixed `note` (the control
-    message beside a live display), or the `final` line (then without Stop / Synthesize now)."""
-
-    request: CouncilRequest
-    progress: CouncilProgress | None = None
-    final: str | None = None
-    note: str | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.final is None
-
-
-class Renderer(Protocol):
-    """A platform's drawing of the council: its render module (bot/slack/render.py,
-    bot/discord/render.py) is one."""
-
-    def status_view(self, view: StatusView) -> Message: ...
-
-    def result_messages(self, result: CouncilResult) -> list[Message]:
-        """The answer as messages, the stage buttons under the last (a long answer cut and
-        saying so: the runner attaches its file)."""
-        ...
-
-    def final_status(self, result: CouncilResult) -> str: ...
-
-    def not_posted(self, council_id: str) -> str:
-        """The status line when the answer could not be posted (it is stored: export it)."""
-        ...
-
-    def resumed_note(self) -> Message:
-        """Said in the thread when another process resumes a council (its first one stopped)."""
-        ...
-
-
-class LiveDisplay(Protocol):
-    """A platform's richer progress display (Slack's streamed message); the status message is
-    then a small control message beside it, deleted once the display holds the answer."""
-
-    @property
-    def broken(self) -> bool: ...
-
-    @property
-    def channel(self) -> str:
-        """Where its message is."""
-        ...
-
-    @property
-    def ts(self) -> str | None:
-        """Its message's id once started (Slack's ts)."""
-        ...
-
-    def note(self, status_above: bool) -> str: ...
-
-    def update(self, progress: CouncilProgress) -> None: ...
-
-    async def finish(self, result: CouncilResult) -> bool:
-        """True when the display now holds the answer (nothing to post but a long answer's file)."""
-        ...
-
-
-class Surface(Protocol):
-    """One platform's writes, each a single try: the runner paces and retries them."""
-
-    pacer: ChannelPacer
-    interval: float  # between two edits of a status message
-
-    @property
-    def render(self) -> Renderer: ...
-
-    def retry_after(self, exc: Exception) -> float | None:
-        """Seconds the platform asked us to wait when `exc` says rate limited, else None."""
-        ...
-
-    async def post(self, destination: Destination, message: Message) -> str:
-        """Post into the destination's thread; the new message's id."""
-        ...
-
-    async def edit(self, channel_id: str, message_id: str, message: Message) -> None: ...
-
-    async def delete(self, channel_id: str, message_id: str) -> None: ...
-
-    async def attach(self, destination: Destination, file: AnswerFile, caption: str) -> None:
-        """A file (a long answer's full text) into the destination's thread, with `caption`."""
-        ...
-
-    async def open_live(self, destination: Destination, request: CouncilRequest) -> LiveDisplay | None:
-        """The live display for this council, or None (the status message shows progress)."""
-        ...
-
-
-async def deliver(surface: Surface, channel: str, priority: Priority, write: Callable[[], Awaitable[T]]) -> T:
-    """One write to `channel` at its pace; rate limited, the channel waits out Retry-After and the
-    write goes again until the platform takes it; any other refusal raises."""
-    while True:
-        await surface.pacer.turn(channel, priority)
-        try:
-            return await write()
-        except Exception as exc:
-            delay = surface.retry_after(exc)
-            if delay is None:
-                raise
-            surface.pacer.retry_after(channel, delay)
-            log.info("write to channel %s rate limited; trying again in %.1f s", channel, delay)
-
-
-class StatusUpdater:
-    """Edits one message with the latest state, at most once per `interval`, coalescing."""
-
-    def __init__(self, surface: Surface, channel: str, message_id: str):
-        self.surface = surface
-        self.channel = channel
-        self.message_id = message_id
-        self.edits = 0
-        self._render: Callable[[], Message] | None = None
-        self._throttle = Throttle(
-            self._edit_latest, surface.interval, before=lambda: surface.pacer.turn(channel, Priority.PROGRESS)
-        )
-        self._throttle.pause()  # the message was just written
-
-    def update(self, make: Callable[[], Message]) -> None:
-        """Schedule an edit; `make()` is evaluated when the edit happens (the latest state wins)."""
-        self._render = make
-        self._throttle.request()
-
-    async def _edit_latest(self) -> bool:
-        assert self._render is not None
-        return await self._edit(self._render())
-
-    async def _edit(self, message: Message, priority: Priority | None = None) -> bool:
-        """True when done (or failed for good: logged), False when rate limited (the channel and
-        the next edit wait out Retry-After). With `priority` it first waits for the channel's turn
-        (background edits had theirs)."""
-        try:
-            if priority is not None:
-                await self.surface.pacer.turn(self.channel, priority)
-            await self.surface.edit(self.channel, self.message_id, message)
-        except Exception as exc:  # a network hiccup must not end the council's display
-            delay = self.surface.retry_after(exc)
-            if delay is not None:
-                self.surface.pacer.retry_after(self.channel, delay)
-                self._throttle.pause(delay)
-                log.info("status edit rate limited; next one in %.1f s", delay)
-                return False
-            log.warning("could not update the status message: %s", exc)
-        else:
-            self.edits += 1
-        self._throttle.pause()
-        return True
-
-    async def finish_quietly(self) -> None:
-        """Drop any pending edit (the message is about to go)."""
-        await self._throttle.settle(cancel_running=True)
-
-    async def finish(self, message: Message) -> None:
-        """The last edit, after any pending one, at the interval; rate limited, it waits and
-        tries again until the platform takes it."""
-        await self._throttle.settle()
-        while True:
-            await self._throttle.wait_turn()
-            if await self._edit(message, Priority.ANSWER):
-                return
 
 
 class CouncilFollower:
@@ -255,22 +88,17 @@ class CouncilFollower:
         # Asked before the answer goes out: False when another process posts it (a durable
         # council: DurableCouncils.claim_delivery), so that it is posted once.
         self.claim = claim
-        self.messages = messages
+        self.recorder = _Recorder(messages, destination.platform, run.council_id)
         self.progress = CouncilProgress(run.council_id)
         self.live: LiveDisplay | None = None
         self.updater: StatusUpdater | None = None
         if destination.status_id is not None:  # a status message posted before (or by another process)
             self.updater = StatusUpdater(surface, destination.status_channel, destination.status_id)
 
-    async def _record(self, channel_id: str, message_id: str, role: MessageRole) -> None:
-        """Map a message just posted to the council (never raises: CouncilMessages.record)."""
-        if self.messages is not None:
-            await self.messages.record(self.destination.platform, channel_id, message_id, self.run.council_id, role)
-
     async def _record_live(self, role: MessageRole) -> None:
         live = self.live
         if live is not None and live.ts is not None:
-            await self._record(live.channel, live.ts, role)
+            await self.recorder.record(live.channel, live.ts, role)
 
     def _status(self, progress: CouncilProgress | None, **kwargs: Any) -> Message:
         return self.surface.render.status_view(StatusView(self.run.request, progress, **kwargs))
@@ -286,7 +114,7 @@ class CouncilFollower:
             log.warning("could not post the status message of %s: %s", self.run.council_id, exc)
             return
         self.destination = destination.model_copy(update={"status_id": posted, "status_channel_id": None})
-        await self._record(destination.channel_id, posted, "progress")
+        await self.recorder.record(destination.channel_id, posted, "progress")
         self.updater = StatusUpdater(self.surface, self.destination.status_channel, posted)
         if self.on_status is not None:
             await self.on_status(self.destination)
@@ -351,9 +179,9 @@ class CouncilFollower:
                 await self._record_live("answer")
         try:
             if not in_live:
-                await self.post_result(result)
+                await post_answer(self.surface, self.destination, result, self.recorder)
             if is_long(result):
-                await self.attach(result)
+                await attach_full_answer(self.surface, self.destination, result)
             final = self.surface.render.final_status(result)
         except Exception as exc:  # refused for good; the answer stays in the database
             log.error("could not post the result of council %s (%s); it is stored, see export", cid, exc)
@@ -377,24 +205,6 @@ class CouncilFollower:
         log.info("council %s is answered by another process; not posting it again", result.council_id)
         if self.updater is not None:
             await self.updater.finish_quietly()
-
-    async def post_result(self, result: CouncilResult) -> None:
-        destination = self.destination
-        for message in self.surface.render.result_messages(result):
-            post = functools.partial(self.surface.post, destination, message)
-            posted = await deliver(self.surface, destination.channel_id, Priority.ANSWER, post)
-            await self._record(destination.channel_id, posted, "answer")
-
-    async def attach(self, result: CouncilResult) -> None:
-        """The full text of a long answer, as a Markdown file under it (the same on every platform)."""
-        destination, file = self.destination, answer_file(result)
-        caption = f"Full answer of council `{result.council_id}`"
-        await deliver(
-            self.surface,
-            destination.channel_id,
-            Priority.ANSWER,
-            lambda: self.surface.attach(destination, file, caption),
-        )
 
     async def delete_status(self) -> bool:
         """The control message has done its job once the live display holds the answer."""
@@ -473,6 +283,35 @@ async def resume(
     result = await service.get_result(council_id)
     stored = CouncilFollower(surface, destination, _Stored(result), on_status=on_status, messages=messages)
     return await stored.show(result)
+
+
+async def post_answer(surface: Surface, destination: Destination, result: CouncilResult, recorder: _Recorder) -> None:
+    """The answer's messages (the stage buttons under the last), each mapped to the council."""
+    for message in surface.render.result_messages(result):
+        post = functools.partial(surface.post, destination, message)
+        posted = await deliver(surface, destination.channel_id, Priority.ANSWER, post)
+        await recorder.record(destination.channel_id, posted, "answer")
+
+
+async def attach_full_answer(surface: Surface, destination: Destination, result: CouncilResult) -> None:
+    """The full text of a long answer, as a Markdown file under it (the same on every platform)."""
+    file = answer_file(result)
+    caption = f"Full answer of council `{result.council_id}`"
+    await deliver(surface, destination.channel_id, Priority.ANSWER, lambda: surface.attach(destination, file, caption))
+
+
+class _Recorder:
+    """Maps each message posted to the council (thread history reads it: bot/history.py)."""
+
+    def __init__(self, messages: CouncilMessages | None, platform: Platform, council_id: str):
+        self.messages = messages
+        self.platform = platform
+        self.council_id = council_id
+
+    async def record(self, channel_id: str, message_id: str, role: MessageRole) -> None:
+        """Never raises (CouncilMessages.record): a post must not fail for its map row."""
+        if self.messages is not None:
+            await self.messages.record(self.platform, channel_id, message_id, self.council_id, role)
 
 
 class _Stored:

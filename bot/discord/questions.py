@@ -12,13 +12,13 @@ import discord
 from bot.discord import render
 from bot.discord.history import reply_context, thread_history
 from bot.discord.interactions import NO_MENTIONS, incoming_file, origin_of, strip_mention
-from bot.following import Destination, deliver_durable
-from bot.following import deliver as paced_write  # `deliver` here is the council's deliverer
+from bot.following import deliver_durable
+from bot.surface import deliver as paced_write  # `deliver` here is the council's deliverer
 from bot.throttle import Priority
 from core.attachments import AttachmentBatch, IncomingFile
 from core.errors import CouncilError
 from core.material import files_notice
-from core.models import ConversationTurn, CouncilMode, Origin, Platform, new_council_id
+from core.models import ConversationTurn, CouncilMode, Destination, Origin, Platform, new_council_id
 from core.modes import split_mode_keyword
 from core.research import split_search_keyword
 

@@ -32,7 +32,7 @@ from core.material import file_summary
 from core.models import CouncilResult, CouncilStatus
 
 if TYPE_CHECKING:
-    from bot.following import StatusView
+    from bot.surface import StatusView
 
 CONTENT_MAX = 2000
 DESCRIPTION_MAX = 4096

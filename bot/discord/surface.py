@@ -16,9 +16,9 @@ from bot.councils import AnswerFile
 from bot.discord import render
 from bot.discord.api_base import ApiBaseClient
 from bot.discord.interactions import NO_MENTIONS
-from bot.following import Destination, Renderer
+from bot.surface import Renderer
 from bot.throttle import DISCORD_PACE, ChannelPacer
-from core.models import CouncilRequest, Platform
+from core.models import CouncilRequest, Destination, Platform
 from core.settings import Settings
 
 EDIT_INTERVAL_S = 1.5  # between two edits of the status message

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.following import deliver, deliver_durable
+from bot.following import deliver_durable
 from bot.slack import render
 from bot.slack.files import incoming_files
 from bot.slack.people import Respond, SlackPeople, slack_origin
 from bot.slack.surface import SlackSurface, error_code
+from bot.surface import deliver
 from bot.throttle import Priority
 from core.errors import CouncilError
 from core.material import files_notice

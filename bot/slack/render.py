@@ -47,7 +47,7 @@ from core.models import (
 )
 
 if TYPE_CHECKING:
-    from bot.following import StatusView
+    from bot.surface import StatusView
 
 MESSAGE_BLOCKS = 50
 MODAL_BLOCKS = 100

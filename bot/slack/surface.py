@@ -24,11 +24,11 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import AnswerFile
-from bot.following import Destination, Renderer
 from bot.slack import render
 from bot.slack.stream import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, ProgressStream, retry_after_of
+from bot.surface import Renderer
 from bot.throttle import SLACK_PACE, ChannelPacer
-from core.models import CouncilRequest, Platform
+from core.models import CouncilRequest, Destination, Platform
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
