@@ -947,9 +947,9 @@ async def test_stream_that_breaks_hands_over_to_the_status_message(env, llm):
 
 
 def render_note() -> str:
-    from bot.slack import render
+    from bot.slack import stream_render
 
-    return render.STREAM_CONTROL_NOTE
+    return stream_render.STREAM_CONTROL_NOTE
 
 
 @pytest.mark.parametrize("env", STREAMING, indirect=True)

@@ -8,7 +8,7 @@ import pytest
 
 from bot.councils import answer_file, is_long
 from bot.progress import CouncilProgress
-from bot.slack import render
+from bot.slack import modals, render
 from bot.slack.admin import parse_admin
 from core.errors import InputRejected
 from core.models import (
@@ -146,24 +146,24 @@ def test_stage_modals_stay_within_limits():
         MemberAnswer(model=f"vendor/model-{i}", label=chr(65 + i), text=huge, latency_s=1.0) for i in range(8)
     ]
     for stage in render.STAGES:
-        view = render.stage_modal(result, stage)
-        assert view["type"] == "modal" and len(view["title"]["text"]) <= render.MODAL_TITLE_MAX
+        view = modals.stage_modal(result, stage)
+        assert view["type"] == "modal" and len(view["title"]["text"]) <= modals.MODAL_TITLE_MAX
         check(view["blocks"], MODAL_BLOCKS)
         assert len(texts(view["blocks"])) < 80000
-    answers = texts(render.stage_modal(result, "answers")["blocks"])
+    answers = texts(modals.stage_modal(result, "answers")["blocks"])
     assert all(f"vendor/model-{i}" in answers for i in range(8))
     assert f"/council export {result.council_id}" in answers
-    reviews = texts(render.stage_modal(result, "reviews")["blocks"])
+    reviews = texts(modals.stage_modal(result, "reviews")["blocks"])
     assert "Extracted ballot (complete): m-b &gt; m-c" in reviews and "Labels: A = m-a" in reviews
     assert "Extracted ballot: none" in reviews
-    ranking = texts(render.stage_modal(result, "ranking")["blocks"])
+    ranking = texts(modals.stage_modal(result, "ranking")["blocks"])
     assert "copeland" in ranking and "Kendall's W: 0.75" in ranking
 
 
 def test_short_answers_are_shown_whole_in_the_modal():
     result = make_result()
     result.answers[0].text = "z" * 20000
-    view = render.stage_modal(result, "answers")
+    view = modals.stage_modal(result, "answers")
     assert texts(view["blocks"]).count("z") == 20000
     assert "Paris, says m-b." in texts(view["blocks"])
 

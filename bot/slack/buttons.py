@@ -10,7 +10,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import control_reply
-from bot.slack import render
+from bot.slack import modals, render
 from bot.slack.people import Respond, SlackPeople, slack_origin
 from bot.slack.surface import error_code
 from core.errors import CouncilError, PermissionDenied
@@ -59,7 +59,7 @@ class SlackButtons:
             result = await self.people.as_viewer(
                 viewer, lambda admin: self.service.result_for(action["value"], viewer, admin)
             )
-            await self.client.views_open(trigger_id=body["trigger_id"], view=render.stage_modal(result, stage))  # type: ignore[arg-type]
+            await self.client.views_open(trigger_id=body["trigger_id"], view=modals.stage_modal(result, stage))  # type: ignore[arg-type]
         except CouncilError as exc:
             await self.people.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts, respond=respond)
         except SlackApiError as exc:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 
 from bot.render_text import history_lines, leaderboard_table
-from bot.slack import render
+from bot.slack import modals, render
 from bot.slack.listeners import ListenerGroup
 from core.errors import CouncilError
 from core.models import Origin, Platform
@@ -173,7 +173,7 @@ class SlackHome(ListenerGroup):
                 }
             )
             blocks.append(render.context("You see this because you are an admin of the council."))
-        return {"type": "home", "blocks": blocks[: render.MODAL_BLOCKS]}
+        return {"type": "home", "blocks": blocks[: modals.MODAL_BLOCKS]}
 
     async def open_admin(self, body: dict[str, Any]) -> None:
         try:

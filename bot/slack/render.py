@@ -1,12 +1,13 @@
-"""Slack rendering: Block Kit for the question, the status message, the result and the stage modals.
+"""Slack rendering: Block Kit for the question, the status message, the result and command replies
+(the streamed display: stream_render.py; the stage modals: modals.py; text as mrkdwn: mrkdwn.py).
 
 Limits respected here (Slack rejects the whole call otherwise): 50 blocks per message, 100 per
 modal, 3000 characters per section text, 24 characters per modal title, 2000 per button value.
 Long text is split into several sections; beyond `LONG_ANSWER_CHARS` the message carries the
 start and the caller attaches the full text as a file.
 
-Everything a model (or a user) wrote passes through `mrkdwn()`/`plain()`, which escape `& < >`
-the way Slack asks and then apply `neutralize_slack`, so no text can ping `@channel` or a user.
+Everything a model (or a user) wrote passes through `mrkdwn()`/`plain()` (mrkdwn.py), so no text
+can ping `@channel` or a user.
 Our own messages tag their first block's `block_id` with the council (`council-q-`, `council-s-`,
 `council-a-`; block ids must be unique per message). Thread history does not read them back: which
 message belongs to which council is the message map's (bot/history.py).
@@ -14,19 +15,15 @@ message belongs to which council is the message map's (bot/history.py).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from bot.councils import RESUMED_TEXT, is_long
-from bot.progress import CouncilProgress, MemberState
+from bot.progress import CouncilProgress
 from bot.render_text import (
-    aggregate_table,
-    ballot_line,
     clip,
     history_lines,
     leaderboard_table,
-    neutralize_slack,
     progress_lines,
     ranking_line,
     result_header,
@@ -34,6 +31,7 @@ from bot.render_text import (
     split_text,
 )
 from bot.slack.feedback import feedback_block
+from bot.slack.mrkdwn import escape_code, fallback, mrkdwn, plain
 from core.material import file_summary
 from core.models import (
     AuditEntry,
@@ -43,22 +41,17 @@ from core.models import (
     CouncilStatus,
     CouncilSummary,
     Leaderboard,
-    MemberAnswer,
 )
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
 
 MESSAGE_BLOCKS = 50
-MODAL_BLOCKS = 100
 SECTION_MAX = 3000
 SECTION_CHUNK = 2900  # what we put in one section: room for a closing fence and an ellipsis
-MODAL_TITLE_MAX = 24
 CONTEXT_MAX = 2000
-FALLBACK_TEXT_MAX = 300  # the notification text of a message with blocks
 SUMMARY_CHARS = 2800
 # A modal shows at most this much model text in total (then says where the rest is).
-MODAL_TEXT_BUDGET = 60000
 RESUMED_NOTE = f":arrows_counterclockwise: {RESUMED_TEXT}"
 STREAM_TAIL_CHARS = 1500  # of the chairman's text, shown in the status message while it writes
 
@@ -75,99 +68,6 @@ STAGE_TITLES = {"answers": "Stage 1 · Answers", "reviews": "Stage 2 · Reviews"
 STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking"}
 
 Message = dict[str, Any]  # {"text": ..., "blocks": [...]}, ready for chat.postMessage/chat.update
-
-
-# --------------------------------------------------------------------------- text
-
-
-_QUOTE_MARK = re.compile(r"^\s*>(?= |$)")
-
-
-def escape(text: str) -> str:
-    """Slack's three control characters, escaped as its docs ask (a `>` opening a line stays a quote)."""
-    out = []
-    for line in text.replace("&", "&amp;").replace("<", "&lt;").split("\n"):
-        mark = _QUOTE_MARK.match(line)
-        keep = mark.end() if mark else 0
-        out.append(line[:keep] + line[keep:].replace(">", "&gt;"))
-    return "\n".join(out)
-
-
-def escape_code(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def plain(text: str | None) -> str:
-    """User or model text shown as is (no Markdown conversion), harmless in Slack."""
-    return neutralize_slack(escape(text or ""))
-
-
-_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_BULLET = re.compile(r"^(\s*)[*+-]\s+(?=\S)")
-_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s()<>|]+)\)")
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
-_ITALIC = re.compile(r"(?<![*\w])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![*\w])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_FENCE = re.compile(r"```[^\n`]*\n?[\s\S]*?(?:```|\Z)")
-_BOLD_MARK = "\x00"
-
-
-def _inline(segment: str) -> str:
-    """Markdown emphasis and links in text outside code, already escaped."""
-    segment = _LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1)}>", segment)
-    segment = _BOLD.sub(lambda m: _BOLD_MARK + (m.group(1) or m.group(2)) + _BOLD_MARK, segment)
-    segment = _ITALIC.sub(r"_\1_", segment)
-    segment = _STRIKE.sub(r"~\1~", segment)
-    return segment.replace(_BOLD_MARK, "*")
-
-
-def _prose(text: str) -> str:
-    lines = []
-    for line in escape(text).split("\n"):
-        heading = _HEADING.match(line)
-        if heading:
-            title = heading.group(1).replace("**", "").replace("__", "")
-            lines.append(f"*{title}*" if title else "")
-            continue
-        if _RULE.match(line):
-            lines.append("──────────")
-            continue
-        bullet = _BULLET.match(line)
-        if bullet:
-            line = bullet.group(1) + "• " + line[bullet.end() :]
-        parts = _CODE_SPAN.split(line)
-        lines.append("".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else _inline(p) for p in parts))
-    return "\n".join(lines)
-
-
-def mrkdwn(text: str | None) -> str:
-    """Model Markdown as Slack mrkdwn: bold, italics, headings, bullets, links, code fences.
-
-    Escapes `& < >`, drops code-fence language hints (Slack shows them as text), closes an
-    unclosed fence (a streaming tail), and finally neutralises pings.
-    """
-    text = text or ""
-    out: list[str] = []
-    pos = 0
-    for fence in _FENCE.finditer(text):
-        out.append(_prose(text[pos : fence.start()]))
-        block = fence.group(0)
-        first_newline = block.find("\n")
-        body = block[first_newline + 1 :] if first_newline != -1 else block[3:]
-        if body.endswith("```"):
-            body = body[:-3]
-        body = body.rstrip("\n")
-        out.append("```\n" + escape_code(body) + "\n```")
-        pos = fence.end()
-    out.append(_prose(text[pos:]))
-    return neutralize_slack("".join(out))
-
-
-def fallback(text: str) -> str:
-    """The notification text of a message whose content is in its blocks."""
-    return clip(" ".join(text.split()), FALLBACK_TEXT_MAX)
 
 
 # --------------------------------------------------------------------------- blocks
@@ -212,7 +112,7 @@ def with_block_id(blocks: list[dict[str, Any]], block_id: str) -> list[dict[str,
     return blocks
 
 
-def _limit_blocks(blocks: list[dict[str, Any]], limit: int, note: str) -> list[dict[str, Any]]:
+def limit_blocks(blocks: list[dict[str, Any]], limit: int, note: str) -> list[dict[str, Any]]:
     if len(blocks) <= limit:
         return blocks
     return [*blocks[: limit - 1], context(note)]
@@ -231,7 +131,7 @@ def question_message(question: str, user_id: str, council_id: str) -> Message:
     chunks = split_text(body, SECTION_CHUNK - 100)
     blocks = [section(f"<@{user_id}> asked the council:\n{quote(chunks[0])}")]
     blocks += [section(quote(chunk)) for chunk in chunks[1:]]
-    blocks = _limit_blocks(blocks, MESSAGE_BLOCKS - 1, "The question is cut here.")
+    blocks = limit_blocks(blocks, MESSAGE_BLOCKS - 1, "The question is cut here.")
     return {
         "text": fallback(plain(f"Council question: {question}")),
         "blocks": with_block_id(blocks, QUESTION_BLOCK + council_id),
@@ -293,13 +193,13 @@ def not_posted(council_id: str) -> str:
     return f":warning: The answer could not be posted here; get it with `/council export {council_id}`."
 
 
-def _took(result: CouncilResult) -> str:
+def took_text(result: CouncilResult) -> str:
     seconds = result.timings.get("total_s")
     return f" in {seconds:.1f} s" if seconds is not None else ""
 
 
 def final_status(result: CouncilResult) -> str:
-    took = _took(result)
+    took = took_text(result)
     if result.status is CouncilStatus.FAILED:
         return f":x: The council failed{took}. Details below."
     if result.status is CouncilStatus.CANCELLED:
@@ -308,155 +208,6 @@ def final_status(result: CouncilResult) -> str:
     mark = ":warning:" if result.status is CouncilStatus.DEGRADED else ":white_check_mark:"
     members = f"{answered}/{len(result.answers)} members answered"
     return f"{mark} Done{took}: {members}, {len(result.reviews)} reviews. The answer is below."
-
-
-# --------------------------------------------------------------------------- streaming (chat.startStream)
-
-STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
-STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
-TASK_FIELD_MAX = 256  # task details/output
-TASK_TITLE_MAX = 150
-Chunk = dict[str, Any]  # a chat.*Stream chunk: markdown_text, task_update, plan_update
-
-
-def stream_text(text: str) -> str:
-    """Model text for a `markdown_text` chunk: standard Markdown, left as written, pings broken.
-
-    Each piece is neutralised on its own, so the caller cuts the text only at whitespace (no
-    `<!channel>` or `@here` can be formed across two pieces)."""
-    return neutralize_slack(text)
-
-
-def _task(task_id: str, title: str, status: str, details: str | None = None, output: str | None = None) -> Chunk:
-    chunk: Chunk = {
-        "type": "task_update",
-        "id": task_id,
-        "title": clip(neutralize_slack(title), TASK_TITLE_MAX),
-        "status": status,
-    }
-    if details:
-        chunk["details"] = clip(neutralize_slack(details), TASK_FIELD_MAX)
-    if output:
-        chunk["output"] = clip(neutralize_slack(output), TASK_FIELD_MAX)
-    return chunk
-
-
-def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None) -> list[Chunk]:
-    """The council as a plan: one task per member (stage 1), one for the reviews, one for the
-    chairman. Statuses are Slack's: pending, in_progress, complete, error. With `result`, every
-    task gets its final state (nothing is left pending or in progress)."""
-    answers = {a.model: a for a in result.answers} if result is not None else {}
-    members = list(progress.members.values())
-    for model in answers:
-        if model not in progress.members:
-            members.append(MemberState(model))
-    tasks = [
-        _member_task(f"member-{index + 1}", member, answers.get(member.model), progress, result)
-        for index, member in enumerate(members)
-    ]
-    tasks.append(_reviews_task(progress, members, result))
-    tasks.append(_chairman_task(progress, result))
-    return tasks
-
-
-def _member_task(
-    task_id: str,
-    member: MemberState,
-    answer: MemberAnswer | None,
-    progress: CouncilProgress,
-    result: CouncilResult | None,
-) -> Chunk:
-    """A member's task: its stored answer when the council is over, else its live state."""
-    title = short_model(member.model)
-    if answer is not None:
-        if answer.ok:
-            took = f"Answered in {answer.latency_s:.1f} s" if answer.latency_s is not None else "Answered"
-            return _task(task_id, title, "complete", output=took)
-        return _task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer")
-    if member.state == "answered":
-        took = f"Answered in {member.latency_s:.1f} s" if member.latency_s is not None else "Answered"
-        return _task(task_id, title, "complete", output=took)
-    if member.state == "failed":
-        return _task(task_id, title, "error", output=member.detail or "failed")
-    if result is not None:
-        return _task(task_id, title, "error", output="stopped")
-    return _task(task_id, title, "in_progress" if progress.stage >= 1 else "pending")
-
-
-def _reviews_task(progress: CouncilProgress, members: list[MemberState], result: CouncilResult | None) -> Chunk:
-    title = "Anonymous peer review"
-    if result is not None:
-        if result.reviews:
-            parsed = sum(1 for r in result.reviews if r.ballot_labels)
-            return _task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read")
-        return _task("reviews", title, "error", output="skipped")
-    expected = progress.reviews_expected or sum(1 for m in members if m.state == "answered")
-    counts = f"{progress.reviews_done}/{expected} reviews, {progress.reviews_parsed} ballots read"
-    if progress.stage >= 3:
-        return _task("reviews", title, "complete", output=counts)
-    if progress.stage == 2:
-        return _task("reviews", title, "in_progress", details=counts)
-    return _task("reviews", title, "pending")
-
-
-def _chairman_task(progress: CouncilProgress, result: CouncilResult | None) -> Chunk:
-    chairman = short_model(
-        progress.chairman or (result.request.config.chairman if result is not None else "") or "chairman"
-    )
-    title = f"Chairman {chairman} writes the answer"
-    if result is not None:
-        synthesis = result.synthesis
-        if synthesis is not None and synthesis.by_chairman:
-            return _task("chairman", title, "complete", output="Done")
-        if synthesis is not None:
-            return _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
-        stopped = "stopped" if result.status is CouncilStatus.CANCELLED else "no answer"
-        return _task("chairman", title, "error", output=stopped)
-    if progress.stage >= 3:
-        writer = progress.chairman_model
-        details = (
-            f"{short_model(writer)} is writing"
-            if writer and progress.chairman and writer != progress.chairman
-            else None
-        )
-        return _task("chairman", title, "in_progress", details=details)
-    return _task("chairman", title, "pending")
-
-
-def stream_title(progress: CouncilProgress | None, result: CouncilResult | None = None) -> str:
-    """The plan's title (a `plan_update` chunk)."""
-    if result is not None:
-        took = _took(result)
-        if result.status is CouncilStatus.FAILED:
-            return f"The council failed{took}"
-        if result.status is CouncilStatus.CANCELLED:
-            return f"The council was stopped{took}"
-        return f"The council answered{took}"
-    if progress is None:
-        return "Convening the council…"
-    lines = progress_lines(progress)
-    return clip(lines[0].replace(":hourglass: ", ""), TASK_TITLE_MAX) if lines else "The council is at work"
-
-
-def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> list[dict[str, Any]]:
-    """The blocks chat.stopStream puts under a streamed answer: notes, ranking, footer, buttons.
-
-    The first carries `council-a-<id>`, so thread history and buttons find the council."""
-    blocks: list[dict[str, Any]] = []
-    header = result_header(result)
-    if header:
-        blocks.append(context(plain(header)))
-    if attached and result.synthesis is not None:
-        blocks.append(context(attached_note(result.synthesis.text)))
-    blocks += material_blocks(result)
-    if result.aggregate is not None:
-        blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
-    blocks.append(context(result_footer(result)))
-    if result.answers or result.reviews or result.aggregate is not None:
-        blocks.append(stage_buttons(result.council_id, result))
-    if result.synthesis is not None:
-        blocks.append(feedback_block(result.council_id))
-    return with_block_id(blocks, f"{ANSWER_BLOCK}{result.council_id}-0")
 
 
 # --------------------------------------------------------------------------- result
@@ -591,98 +342,6 @@ def _paginate(
     return messages
 
 
-# --------------------------------------------------------------------------- stage modals
-
-
-def _allot(needs: list[int], total: int) -> list[int]:
-    """Share `total` among requests: small needs are met in full, the rest split evenly."""
-    allotted = [0] * len(needs)
-    left, pending = total, sorted(range(len(needs)), key=lambda i: needs[i])
-    while pending:
-        i = pending.pop(0)
-        allotted[i] = min(needs[i], max(1, left // (len(pending) + 1)))
-        left -= allotted[i]
-    return allotted
-
-
-def _budgeted(parts: list[tuple[list[dict[str, Any]], str]], slots: int, note: str) -> list[dict[str, Any]]:
-    """(header blocks, body mrkdwn) pairs within `slots` blocks and `MODAL_TEXT_BUDGET` characters."""
-    fixed = sum(len(head) for head, _ in parts)
-    chunked = [split_text(body, SECTION_CHUNK) if body.strip() else [] for _, body in parts]
-    room = max(len(parts), min(slots - fixed - 1, MODAL_TEXT_BUDGET // SECTION_CHUNK))
-    allotted = _allot([len(c) for c in chunked], room)
-    blocks: list[dict[str, Any]] = []
-    cut = False
-    for (head, _), chunks, keep in zip(parts, chunked, allotted):
-        blocks += head
-        if len(chunks) > keep:
-            chunks = chunks[:keep]
-            chunks[-1] = clip(chunks[-1], SECTION_CHUNK - 4) + " …"
-            cut = True
-        blocks += [section(c) for c in chunks]
-    if cut:
-        blocks.append(context(note))
-    return blocks
-
-
-def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
-    """A modal view showing one stage of a stored council (at most 100 blocks)."""
-    cid = result.council_id
-    note = plain(f"Long texts are cut here; the whole council: `/council export {cid}`")
-    intro = [context(plain(f"Council {cid}: {clip(' '.join(result.request.question.split()), 500)}"))]
-    intro += material_blocks(result)  # what the council read, at every stage
-    if stage == "answers":
-        body = _answers_stage(result, MODAL_BLOCKS - len(intro) - 2, note)
-    elif stage == "reviews":
-        mapping = ", ".join(f"{label} = {short_model(model)}" for label, model in sorted(result.label_to_model.items()))
-        intro += [context(plain(f"Labels: {mapping}" if mapping else "No labels."))]
-        body = _reviews_stage(result, MODAL_BLOCKS - len(intro) - 2, note)
-    else:
-        body = _ranking_stage(result)
-    blocks = _limit_blocks(intro + body, MODAL_BLOCKS, note)
-    return {
-        "type": "modal",
-        "callback_id": f"council_stage_view_{stage}",
-        "title": {"type": "plain_text", "text": clip(STAGE_TITLES[stage], MODAL_TITLE_MAX)},
-        "close": {"type": "plain_text", "text": "Close"},
-        "blocks": blocks,
-    }
-
-
-def _answers_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
-    parts = []
-    for answer in result.answers:
-        label = f"Response {answer.label} · " if answer.label else ""
-        if answer.ok:
-            latency = f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
-            parts.append(([section(plain(f"*{label}{answer.model}*{latency}"))], mrkdwn(answer.text)))
-        else:
-            why = answer.error.short() if answer.error else "no answer"
-            parts.append(([section(plain(f":x: *{answer.model}*: {why}"))], ""))
-    return _budgeted(parts, slots, note) if parts else [section("No answers.")]
-
-
-def _reviews_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
-    parts = []
-    for review in result.reviews:
-        head = [section(plain(f"*Review by {review.reviewer}*")), context(plain(ballot_line(review)))]
-        parts.append((head, mrkdwn(review.text) if review.text else ""))
-    return _budgeted(parts, slots, note) if parts else [section("No reviews.")]
-
-
-def _ranking_stage(result: CouncilResult) -> list[dict[str, Any]]:
-    body = sections(plain(aggregate_table(result.aggregate)))
-    if result.aggregate is not None:
-        body.append(context(plain(ranking_line(result.aggregate))))
-        body.append(
-            context(
-                "mean = average position over the ballots that ranked it (lower is better); votes = ballots; "
-                "Borda and Copeland are tie-breakers; Kendall's W = agreement between reviewers (0–1)."
-            )
-        )
-    return body
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -715,7 +374,7 @@ def help_text(bot_name: str = "@council") -> str:
 
 def text_blocks(title: str, rendered: str) -> list[dict[str, Any]]:
     blocks = [section(f"*{title}*"), *sections(rendered)]
-    return _limit_blocks(blocks, MESSAGE_BLOCKS, "…cut here.")
+    return limit_blocks(blocks, MESSAGE_BLOCKS, "…cut here.")
 
 
 def history_message(summaries: list[CouncilSummary], scope: str) -> Message:

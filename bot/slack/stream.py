@@ -21,8 +21,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import LONG_ANSWER_CHARS, is_long
 from bot.progress import CouncilProgress
-from bot.slack import render
-from bot.slack.render import Chunk
+from bot.slack import stream_render
+from bot.slack.stream_render import Chunk
 from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
 from core.models import CouncilResult
 
@@ -116,10 +116,10 @@ class StreamedContent:
     ) -> tuple[list[Chunk], Callable[[], None]]:
         """The chunks that bring Slack up to date, and what to remember once it accepted them."""
         chunks: list[Chunk] = []
-        title = render.stream_title(progress, result)
+        title = stream_render.stream_title(progress, result)
         if title != self.title:
             chunks.append({"type": "plan_update", "title": title})
-        tasks = render.stream_tasks(progress, result) if progress is not None else []
+        tasks = stream_render.stream_tasks(progress, result) if progress is not None else []
         changed = [t for t in tasks if self.tasks.get(t["id"]) != t]
         chunks += changed
         sent = self.text_sent
@@ -129,7 +129,7 @@ class StreamedContent:
             rest = text[sent:STREAM_TEXT_MAX]
             piece = rest[: _cut(rest, STREAM_PIECE_MAX, final)]
             if piece:
-                chunks.append({"type": "markdown_text", "text": render.stream_text(piece)})
+                chunks.append({"type": "markdown_text", "text": stream_render.stream_text(piece)})
 
         def commit() -> None:
             self.title = title
@@ -208,7 +208,7 @@ class ProgressStream:
 
     async def start(self) -> None:
         """chat.startStream; raises SlackApiError (or anything else) when Slack will not stream here."""
-        title = render.stream_title(None)
+        title = stream_render.stream_title(None)
         await self.pacer.turn(self.channel, Priority.START)
         response = await self.client.chat_startStream(
             **_start_args(self.channel, self.thread_ts, title, team_id=self.team_id, user_id=self.user_id)
@@ -247,7 +247,7 @@ class ProgressStream:
 
     def note(self, status_above: bool) -> str:
         """The control message's line: where the streamed progress is."""
-        return render.STREAM_CONTROL_NOTE_BELOW if status_above else render.STREAM_CONTROL_NOTE
+        return stream_render.STREAM_CONTROL_NOTE_BELOW if status_above else stream_render.STREAM_CONTROL_NOTE
 
     # ------------------------------------------------------------- appends
 
@@ -312,7 +312,7 @@ class ProgressStream:
         chunks, commit, self.attached = self.shown.closing(self._progress, result, text)
         args: dict[str, Any] = {"chunks": chunks} if chunks else {}
         if holds:
-            args["blocks"] = render.stream_final_blocks(result, attached=self.attached)
+            args["blocks"] = stream_render.stream_final_blocks(result, attached=self.attached)
         while True:  # rate limited: wait and try again; refused for good: `broken`
             await self._throttle.wait_turn()
             if await self._call("chat_stopStream", Priority.ANSWER, **args):
@@ -338,7 +338,7 @@ class ProgressStream:
             await self.client.chat_stopStream(
                 channel=self.channel,
                 ts=self.ts,
-                chunks=render.stream_tasks(self._progress, result) if self._progress is not None else None,
+                chunks=stream_render.stream_tasks(self._progress, result) if self._progress is not None else None,
             )
             self.calls += 1
         except Exception as exc:

@@ -1,0 +1,113 @@
+"""The stage details a button opens (a modal per stage: answers, reviews, ranking), within
+Slack's 100 blocks and a total text budget, shared fairly between the members."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.render_text import aggregate_table, ballot_line, clip, ranking_line, short_model, split_text
+from bot.slack.mrkdwn import mrkdwn, plain
+from bot.slack.render import (
+    SECTION_CHUNK,
+    STAGE_TITLES,
+    Stage,
+    context,
+    limit_blocks,
+    material_blocks,
+    section,
+    sections,
+)
+from core.models import CouncilResult
+
+MODAL_BLOCKS = 100
+MODAL_TITLE_MAX = 24
+MODAL_TEXT_BUDGET = 60000
+
+
+def _allot(needs: list[int], total: int) -> list[int]:
+    """Share `total` among requests: small needs are met in full, the rest split evenly."""
+    allotted = [0] * len(needs)
+    left, pending = total, sorted(range(len(needs)), key=lambda i: needs[i])
+    while pending:
+        i = pending.pop(0)
+        allotted[i] = min(needs[i], max(1, left // (len(pending) + 1)))
+        left -= allotted[i]
+    return allotted
+
+
+def _budgeted(parts: list[tuple[list[dict[str, Any]], str]], slots: int, note: str) -> list[dict[str, Any]]:
+    """(header blocks, body mrkdwn) pairs within `slots` blocks and `MODAL_TEXT_BUDGET` characters."""
+    fixed = sum(len(head) for head, _ in parts)
+    chunked = [split_text(body, SECTION_CHUNK) if body.strip() else [] for _, body in parts]
+    room = max(len(parts), min(slots - fixed - 1, MODAL_TEXT_BUDGET // SECTION_CHUNK))
+    allotted = _allot([len(c) for c in chunked], room)
+    blocks: list[dict[str, Any]] = []
+    cut = False
+    for (head, _), chunks, keep in zip(parts, chunked, allotted):
+        blocks += head
+        if len(chunks) > keep:
+            chunks = chunks[:keep]
+            chunks[-1] = clip(chunks[-1], SECTION_CHUNK - 4) + " …"
+            cut = True
+        blocks += [section(c) for c in chunks]
+    if cut:
+        blocks.append(context(note))
+    return blocks
+
+
+def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
+    """A modal view showing one stage of a stored council (at most 100 blocks)."""
+    cid = result.council_id
+    note = plain(f"Long texts are cut here; the whole council: `/council export {cid}`")
+    intro = [context(plain(f"Council {cid}: {clip(' '.join(result.request.question.split()), 500)}"))]
+    intro += material_blocks(result)  # what the council read, at every stage
+    if stage == "answers":
+        body = _answers_stage(result, MODAL_BLOCKS - len(intro) - 2, note)
+    elif stage == "reviews":
+        mapping = ", ".join(f"{label} = {short_model(model)}" for label, model in sorted(result.label_to_model.items()))
+        intro += [context(plain(f"Labels: {mapping}" if mapping else "No labels."))]
+        body = _reviews_stage(result, MODAL_BLOCKS - len(intro) - 2, note)
+    else:
+        body = _ranking_stage(result)
+    blocks = limit_blocks(intro + body, MODAL_BLOCKS, note)
+    return {
+        "type": "modal",
+        "callback_id": f"council_stage_view_{stage}",
+        "title": {"type": "plain_text", "text": clip(STAGE_TITLES[stage], MODAL_TITLE_MAX)},
+        "close": {"type": "plain_text", "text": "Close"},
+        "blocks": blocks,
+    }
+
+
+def _answers_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
+    parts = []
+    for answer in result.answers:
+        label = f"Response {answer.label} · " if answer.label else ""
+        if answer.ok:
+            latency = f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
+            parts.append(([section(plain(f"*{label}{answer.model}*{latency}"))], mrkdwn(answer.text)))
+        else:
+            why = answer.error.short() if answer.error else "no answer"
+            parts.append(([section(plain(f":x: *{answer.model}*: {why}"))], ""))
+    return _budgeted(parts, slots, note) if parts else [section("No answers.")]
+
+
+def _reviews_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
+    parts = []
+    for review in result.reviews:
+        head = [section(plain(f"*Review by {review.reviewer}*")), context(plain(ballot_line(review)))]
+        parts.append((head, mrkdwn(review.text) if review.text else ""))
+    return _budgeted(parts, slots, note) if parts else [section("No reviews.")]
+
+
+def _ranking_stage(result: CouncilResult) -> list[dict[str, Any]]:
+    body = sections(plain(aggregate_table(result.aggregate)))
+    if result.aggregate is not None:
+        body.append(context(plain(ranking_line(result.aggregate))))
+        body.append(
+            context(
+                "mean = average position over the ballots that ranked it (lower is better); votes = ballots; "
+                "Borda and Copeland are tie-breakers; Kendall's W = agreement between reviewers (0–1)."
+            )
+        )
+    return body
