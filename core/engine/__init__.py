@@ -1,7 +1,9 @@
 """The council engine behind `core.council.run_council`, one concern per module.
 
 control.py    CouncilControl: Stop / Synthesize-now from outside
-runner.py     parallel calls: launching (seats run their chains), the quorum + adaptive grace wait, wake-ups
+runner.py     parallel calls: launching them (seats run their chains), measured, cancelled together
+batch.py      what the runner passes around: Outcome, StagePolicy (quorum, adaptive grace), Batch, SeatCall
+waiting.py    the runner's waits: a stage's quorum + grace wait and its bookkeeping, late calls, wake-ups
 state.py      what one council has gathered so far (answers, labels, reviews, ...)
 answers.py    stage 1: every member answers
 reviews.py    stage 2: anonymous peer reviews (k per answer with max_reviewers), their aggregate, late reviews

@@ -18,9 +18,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from core.engine import notices
+from core.engine.batch import Outcome
 from core.engine.quick import Screen, VerdictScreen
-from core.engine.runner import Calls, Outcome, Wakeup
+from core.engine.runner import Calls
 from core.engine.state import CouncilState
+from core.engine.waiting import Wakeup
 from core.models import ChairmanToken, ChatMessage, Completion
 from core.providers.base import TextDelta
 from core.synthesis_check import SynthesisJudge, SynthesisScreen
