@@ -8,7 +8,9 @@ state.py      what one council has gathered so far (answers, labels, reviews, ..
 answers.py    stage 1: every member answers
 reviews.py    stage 2: anonymous peer reviews (k per answer with max_reviewers), their aggregate, late reviews
 decision.py   stage 2's early end: whether the pending ballots can still change the first place
-synthesis.py  stage 3: the chairman's synthesis (its seat's chain) and its fallbacks
+synthesis.py  stage 3: the chairman's synthesis, streamed turn by turn
+succession.py stage 3's turns: the chairman's chain, a stand-in, the answer as written; the Synthesis and its note
+chair_prompt.py stage 3's prompts (full, quick, brief for a small context) and the members best first
 quick.py      quick mode: the chairman's comparison line, held back and kept as a ballot
 stream.py     one streamed synthesis: the pump task, and relaying its screened text as events
 notices.py    user-visible texts: cut reasons, notices, the no-answer error
