@@ -77,7 +77,7 @@ class Streamer:
     ) -> Stream:
         """Start streaming `model`'s synthesis in a pump task (before any event announces it).
 
-        `unquote`: the synthesizer got the brief prompt (see synthesis.py), whose quote style a
+        `unquote`: the synthesizer got the brief prompt (see chair_prompt.py), whose quote style a
         small model may copy line by line; the screen shows such text unquoted. `verdict`: quick
         mode's labels; the first line, the comparison, is held back (core/engine/quick.py).
         `timeout_s`: its share of the stage's time (a chairman chain), else member_timeout_s."""
