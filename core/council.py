@@ -91,17 +91,21 @@ async def run_council(
             finally:
                 state.timings[name] = round(time.perf_counter() - start, 4)
         if state.late_reviews is not None:
-            # The answer is complete (and shown); the reviews that no longer decided anything are
-            # awaited before the result, so that they are stored with the council. (After a stop
-            # they are recorded as stopped at once.)
-            answered = state.answered_at or time.perf_counter()
-            if state.answered_at is not None:
-                state.timings["total_s"] = round(answered - state.started, 4)
-            await collect_late_reviews(state, calls)
-            state.timings["late_reviews_s"] = round(time.perf_counter() - answered, 4)
+            await _record_late_reviews(state, calls)
         yield state.event(CouncilFinished, result=council_result(state, calls.usage))
     finally:
         await calls.shutdown()
+
+
+async def _record_late_reviews(state: CouncilState, calls: Calls) -> None:
+    """The answer is complete (and shown); the reviews that no longer decided anything are
+    awaited before the result, so that they are stored with the council. (After a stop they
+    are recorded as stopped at once.)"""
+    answered = state.answered_at or time.perf_counter()
+    if state.answered_at is not None:
+        state.timings["total_s"] = round(answered - state.started, 4)
+    await collect_late_reviews(state, calls)
+    state.timings["late_reviews_s"] = round(time.perf_counter() - answered, 4)
 
 
 def _should_run(state: CouncilState, stage: str) -> bool:

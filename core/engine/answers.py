@@ -8,7 +8,8 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from core import markers, prompts, seats
-from core.engine.runner import Calls, Outcome, SeatCall
+from core.engine.batch import Outcome, SeatCall
+from core.engine.runner import Calls
 from core.engine.state import LABELS, CouncilState
 from core.models import (
     Completion,

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from core import markers, prompts, ranking
 from core.engine import ballots, dissent
+from core.engine.batch import Outcome
 from core.engine.decision import first_place_decided
-from core.engine.runner import Calls, Outcome
+from core.engine.runner import Calls
 from core.engine.state import CouncilState
 from core.models import (
     Aggregate,

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from core import prompts, seats
+from core.engine.batch import Batch, StagePolicy
 from core.engine.control import CouncilControl
-from core.engine.runner import Batch, StagePolicy
 from core.material import CouncilMaterial
 from core.models import (
     Aggregate,

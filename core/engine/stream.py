@@ -18,9 +18,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from core.engine import notices
+from core.engine.batch import Outcome
 from core.engine.quick import Screen, VerdictScreen
-from core.engine.runner import Calls, Outcome, Wakeup
+from core.engine.runner import Calls
 from core.engine.state import CouncilState
+from core.engine.waiting import Wakeup
 from core.models import ChairmanToken, ChatMessage, Completion
 from core.providers.base import TextDelta
 from core.synthesis_check import SynthesisJudge, SynthesisScreen
@@ -75,7 +77,7 @@ class Streamer:
     ) -> Stream:
         """Start streaming `model`'s synthesis in a pump task (before any event announces it).
 
-        `unquote`: the synthesizer got the brief prompt (see synthesis.py), whose quote style a
+        `unquote`: the synthesizer got the brief prompt (see chair_prompt.py), whose quote style a
         small model may copy line by line; the screen shows such text unquoted. `verdict`: quick
         mode's labels; the first line, the comparison, is held back (core/engine/quick.py).
         `timeout_s`: its share of the stage's time (a chairman chain), else member_timeout_s."""
@@ -99,7 +101,6 @@ class Streamer:
         """Forward the stream's text as ChairmanToken events, then one StreamEnded."""
         state, model, pump = self.state, stream.model, stream.pump
         assert pump is not None  # set by start()
-        loop = asyncio.get_running_loop()
         screen = stream.screen
         unsubscribe = state.control.subscribe(stream.wakeup.set)
         sent = 0
@@ -111,31 +112,30 @@ class Streamer:
                     shown = screen.feed(stream.deltas[sent - 1])
                     if shown:
                         yield state.event(ChairmanToken, model=model, delta=shown)
-                if screen.reason is not None:
-                    outcome = Outcome(error=notices.unusable_synthesis(screen.reason))
-                elif pump.done():
-                    outcome = pump.result()
-                    if outcome.completion is not None:
-                        shown = screen.feed(outcome.completion.text) if not stream.deltas else ""
-                        shown += screen.finish()
-                        if shown:
-                            yield state.event(ChairmanToken, model=model, delta=shown)
-                        if screen.reason is not None:
-                            outcome = Outcome(
-                                error=notices.unusable_synthesis(screen.reason), latency_s=outcome.latency_s
-                            )
-                elif state.control.stopped:
-                    outcome = Outcome(error=notices.stopped(), skipped=True)
-                elif loop.time() >= stream.deadline:
-                    outcome = Outcome(error=notices.timed_out(round(stream.timeout_s, 1)))
+                if pump.done() and screen.reason is None:
+                    outcome, shown = _finished(stream, pump.result())
+                    if shown:
+                        yield state.event(ChairmanToken, model=model, delta=shown)
                 else:
-                    await stream.wakeup.wait(stream.deadline)
+                    outcome = self._cut_short(stream)
+                    if outcome is None:
+                        await stream.wakeup.wait(stream.deadline)
         finally:
             unsubscribe()
             pump.cancel()
         if outcome.latency_s is None:  # cut short here; the pump measures its own calls
             outcome.latency_s = time.perf_counter() - stream.started
         yield StreamEnded(outcome, screen.text, screen.reason is not None)
+
+    def _cut_short(self, stream: Stream) -> Outcome | None:
+        """Why the relay stops before the pump ended: a degenerate text, a stop, or the deadline."""
+        if stream.screen.reason is not None:
+            return Outcome(error=notices.unusable_synthesis(stream.screen.reason))
+        if self.state.control.stopped:
+            return Outcome(error=notices.stopped(), skipped=True)
+        if asyncio.get_running_loop().time() >= stream.deadline:
+            return Outcome(error=notices.timed_out(round(stream.timeout_s, 1)))
+        return None
 
     async def _pump(self, stream: Stream, messages: list[ChatMessage]) -> Completion:
         completion = None
@@ -149,3 +149,16 @@ class Streamer:
                 completion = item
         # Tolerate a provider that ends without its final Completion: the text is what matters.
         return completion or Completion(model=stream.model, text="".join(stream.deltas))
+
+
+def _finished(stream: Stream, outcome: Outcome) -> tuple[Outcome, str]:
+    """The pump's outcome once its last text went through the screen, and that text to show.
+    A provider that streamed nothing gives its whole text here; the screen may still reject it."""
+    if outcome.completion is None:
+        return outcome, ""
+    screen = stream.screen
+    shown = screen.feed(outcome.completion.text) if not stream.deltas else ""
+    shown += screen.finish()
+    if screen.reason is not None:
+        outcome = Outcome(error=notices.unusable_synthesis(screen.reason), latency_s=outcome.latency_s)
+    return outcome, shown

@@ -1,0 +1,76 @@
+"""What the stage runner (core/engine/runner.py) passes around: the calls of a batch, how each
+ended, and the policy that says when a stage stops waiting for them."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import statistics
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from core.models import Attempt, Completion, ErrorInfo
+
+Call = Callable[[], Awaitable[Completion]]
+ModelCall = Callable[[str], Awaitable[Completion]]  # one seat's call, given the model of its chain to ask
+
+
+@dataclass(frozen=True)
+class SeatCall:
+    """A seat's chain of models and the call each of them would make."""
+
+    models: Sequence[str]
+    call: ModelCall
+
+
+@dataclass
+class Outcome:
+    """How one parallel call ended."""
+
+    key: str = ""
+    completion: Completion | None = None
+    error: ErrorInfo | None = None
+    latency_s: float | None = None
+    skipped: bool = False  # cut short by stop()/synthesize_now(): the user's choice, not a failure
+    model: str | None = None  # the seat's model that gave this outcome (seat calls only)
+    attempts: list[Attempt] = field(default_factory=list)  # the seat's models that failed before it
+
+
+@dataclass(frozen=True)
+class StagePolicy:
+    """When a parallel stage stops waiting: quorum, grace period and hard time limit."""
+
+    quorum: float
+    grace_s: float  # the most grace a straggler gets
+    timeout_s: float
+    grace_min_s: float = 0.0
+    grace_factor: float = 0.0  # 0: always grace_s (no adaptation)
+    decide: Callable[[Sequence[str]], bool] | None = None  # pending keys -> outcome already decided
+
+    def needed(self, total: int) -> int:
+        """How many calls must succeed before the grace period starts."""
+        return max(1, math.ceil(self.quorum * total))
+
+    def grace_after(self, arrived: Sequence[Outcome]) -> float:
+        """Stragglers get max(grace_min_s, grace_factor x median latency of the answers so far),
+        capped by grace_s: a council of fast models does not wait 20 s for a hung one."""
+        if not self.grace_factor:
+            return self.grace_s
+        latencies = [o.latency_s for o in arrived if o.completion is not None and o.latency_s is not None]
+        adaptive = self.grace_factor * statistics.median(latencies) if latencies else self.grace_s
+        return min(self.grace_s, max(self.grace_min_s, adaptive))
+
+    def decided(self, pending: Sequence[str]) -> bool:
+        """Whether the calls still pending (their keys) can no longer change the outcome."""
+        return self.decide is not None and self.decide(pending)
+
+
+@dataclass
+class Batch:
+    """Calls running in parallel: task -> key (its seat), and when their time limit expires."""
+
+    tasks: dict[asyncio.Task[Outcome], str]
+    deadline: float
+    started: float = 0.0  # loop time of the launch
+    attempts: dict[str, list[Attempt]] = field(default_factory=dict)  # per seat, failed so far
+    late: dict[asyncio.Task[Outcome], str] = field(default_factory=dict)  # left running by a decision

@@ -1,0 +1,80 @@
+"""What the synthesizer of stage 3 is asked: the full chairman prompt, quick mode's comparison of
+two answers, or the brief prompt for a small context window; and the members best first (whom
+a brief prompt quotes, and who stands in for a failed chairman)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core import prompts
+from core.engine.state import CouncilState
+from core.models import ChatMessage
+from core.providers.base import ProviderError
+
+if TYPE_CHECKING:
+    from core.providers.router import ProviderRouter
+
+# A synthesizer whose context window is this small (tokens; local models) gets the brief prompt:
+# the best answers only. Tiny models lose the thread in the full one and echo its markers.
+BRIEF_PROMPT_CONTEXT = 8192
+BRIEF_PROMPT_ANSWERS = 2
+
+
+def ranked_members(state: CouncilState) -> list[str]:
+    """Answered members, best first: by the aggregate if any ballot counted, else member order."""
+    answered = list(state.label_to_model.values())
+    aggregate = state.aggregate
+    if aggregate and any(e.average_rank is not None for e in aggregate.entries):
+        return [e.model for e in aggregate.entries if e.model in answered]
+    return answered
+
+
+class ChairPrompt:
+    """The prompts of one council's synthesizers."""
+
+    def __init__(self, state: CouncilState, router: ProviderRouter) -> None:
+        self.state = state
+        self.router = router
+
+    @property
+    def quick(self) -> bool:
+        return self.state.config.mode == "quick"
+
+    def messages(self, model: str, *, fallback: bool) -> list[ChatMessage]:
+        state = self.state
+        texts = state.labelled_texts()
+        if self.small_context(model):
+            best = [state.answer_of(m).label for m in ranked_members(state)[:BRIEF_PROMPT_ANSWERS]]
+            return prompts.brief_chairman_messages(
+                state.request.question,
+                {label: texts[label] for label in best if label},
+                history=state.request.history,
+                member_ids=state.all_ids(),
+                fallback=fallback,
+            )
+        if self.quick and not fallback and len(texts) == 2:
+            return prompts.quick_chairman_messages(
+                state.request.question,
+                texts,
+                state.chair_fence,
+                history=state.request.history,
+                member_ids=state.all_ids(),
+            )
+        return prompts.chairman_messages(
+            state.request.question,
+            texts,
+            [r.text for r in state.reviews.values() if r.text],
+            state.aggregate.entries if state.aggregate else None,
+            state.chair_fence,
+            history=state.request.history,
+            member_ids=state.all_ids(),
+            fallback=fallback,
+        )
+
+    def small_context(self, model: str) -> bool:
+        context_window = getattr(self.router, "context_window", None)  # fakes may not say
+        try:
+            window = context_window(model) if context_window is not None else None
+        except ProviderError:
+            return False  # the call itself will report the cause
+        return window is not None and window <= BRIEF_PROMPT_CONTEXT

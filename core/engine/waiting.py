@@ -1,0 +1,178 @@
+"""The stage runner's waits (see core/engine/runner.py's docstring): `gather` schedules one
+stage's wait, `_StageTally` keeps its per-call bookkeeping (pending, arrived, quorum, grace), and
+`collect_late` awaits what an early decision left running. Every wait goes through one `Wakeup`."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import AsyncGenerator, Iterator
+
+from core.engine import notices
+from core.engine.batch import Batch, Outcome, StagePolicy
+from core.engine.control import CouncilControl
+from core.engine.notices import Cut
+from core.models import ErrorKind
+
+
+class Wakeup:
+    """One future that any source (a finished call, a delta, the control) can resolve.
+
+    A set() while nobody waits is dropped: waiters re-check their conditions before waiting.
+    """
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._future: asyncio.Future[None] | None = None
+
+    def set(self, *_: object) -> None:
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+    async def wait(self, deadline: float) -> None:
+        """Until set() or loop time `deadline`, whichever comes first."""
+        self._future = self._loop.create_future()
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self._future
+        except TimeoutError:
+            pass
+        finally:
+            self._future = None
+
+
+async def gather(
+    batch: Batch, policy: StagePolicy, control: CouncilControl, noun: str, plural: str
+) -> AsyncGenerator[Outcome, None]:
+    """Yield each outcome of `batch` as it arrives, then one per call cut short (see runner.py)."""
+    loop = asyncio.get_running_loop()
+    tally = _StageTally(batch, policy)
+    cut: Cut | None = None
+    wakeup = Wakeup()
+    for task in tally.pending:
+        task.add_done_callback(wakeup.set)
+    unsubscribe = control.subscribe(wakeup.set)
+    try:
+        while tally.pending:
+            cut = _interruption(control)
+            if cut is not None:
+                break
+            done = [task for task in tally.pending if task.done()]
+            if not done:
+                cut = tally.expired(loop)
+                if cut is not None:
+                    break
+                await wakeup.wait(tally.deadline)
+                continue
+            for task in done:
+                yield tally.settle(task)
+            tally.start_grace_at_quorum(loop.time())
+            if tally.leave_decided():
+                break
+        if tally.pending and cut is not None:
+            for outcome in tally.cut_short(cut, noun, plural):
+                yield outcome
+    finally:
+        unsubscribe()
+        for task in tally.pending:
+            task.cancel()
+
+
+class _StageTally:
+    """What one stage's wait has seen: the calls still pending, the outcomes so far, its grace."""
+
+    def __init__(self, batch: Batch, policy: StagePolicy) -> None:
+        self.batch = batch
+        self.policy = policy
+        self.pending = dict(batch.tasks)
+        self.total = len(batch.tasks)
+        self.needed = policy.needed(self.total)
+        self.arrived: list[Outcome] = []
+        self.succeeded = 0
+        self.grace_s = policy.grace_s
+        self.grace_until = math.inf
+
+    @property
+    def deadline(self) -> float:
+        """The loop time at which the stage stops waiting: its time limit or its grace's end."""
+        return min(self.batch.deadline, self.grace_until)
+
+    def expired(self, loop: asyncio.AbstractEventLoop) -> Cut | None:
+        if loop.time() < self.deadline:
+            return None
+        return Cut.GRACE if self.grace_until <= loop.time() else Cut.TIMEOUT
+
+    def settle(self, task: asyncio.Task[Outcome]) -> Outcome:
+        outcome = _settle(task, self.pending)
+        self.arrived.append(outcome)
+        self.succeeded += outcome.completion is not None
+        return outcome
+
+    def start_grace_at_quorum(self, now: float) -> None:
+        if self.succeeded >= self.needed and self.grace_until == math.inf:
+            self.grace_s = self.policy.grace_after(self.arrived)
+            self.grace_until = now + self.grace_s
+
+    def leave_decided(self) -> bool:
+        """True when the pending calls can no longer change the outcome: they are left running
+        in batch.late (they finish in the background)."""
+        if self.pending and self.policy.decided(list(self.pending.values())):
+            self.batch.late, self.pending = self.pending, {}
+            return True
+        return False
+
+    def cut_short(self, cut: Cut, noun: str, plural: str) -> Iterator[Outcome]:
+        """Cancel each call still pending, as an outcome that says why."""
+        policy = self.policy
+        reason = notices.cut_reason(cut, noun, plural, self.succeeded, self.total, self.grace_s, policy.timeout_s)
+        for task, key in list(self.pending.items()):
+            task.cancel()
+            del self.pending[task]
+            yield Outcome(
+                key=key,
+                error=reason,
+                skipped=reason.kind is ErrorKind.CANCELLED,
+                attempts=list(self.batch.attempts.get(key, [])),
+            )
+
+
+async def collect_late(batch: Batch, control: CouncilControl) -> AsyncGenerator[Outcome, None]:
+    """The outcomes of the calls a decision left running, as they end (cut at the batch's
+    deadline or by stop())."""
+    loop = asyncio.get_running_loop()
+    pending = dict(batch.late)
+    wakeup = Wakeup()
+    for task in pending:
+        task.add_done_callback(wakeup.set)
+    unsubscribe = control.subscribe(wakeup.set)
+    try:
+        while pending and not control.stopped and loop.time() < batch.deadline:
+            for task in [t for t in pending if t.done()]:
+                yield _settle(task, pending)
+            if pending:
+                await wakeup.wait(batch.deadline)
+        stopped = control.stopped
+        reason = notices.stopped() if stopped else notices.timed_out(round(batch.deadline - batch.started, 1))
+        for task, key in list(pending.items()):
+            task.cancel()
+            del pending[task]
+            yield Outcome(key=key, error=reason, skipped=stopped)
+    finally:
+        unsubscribe()
+        for task in pending:
+            task.cancel()
+
+
+def _settle(task: asyncio.Task[Outcome], pending: dict[asyncio.Task[Outcome], str]) -> Outcome:
+    """A finished task's outcome, labelled with its seat (the place for a seat's fallback)."""
+    outcome = task.result()
+    outcome.key = pending.pop(task)
+    return outcome
+
+
+def _interruption(control: CouncilControl) -> Cut | None:
+    if control.stopped:
+        return Cut.STOPPED
+    if control.synthesize_requested:
+        return Cut.SYNTHESIZE
+    return None
