@@ -57,6 +57,10 @@ class ModelInstance:
     closed: bool = False
 
 
+# The preset's samplers, passed to llama-cpp-python as they are.
+_SAMPLERS = ("top_p", "top_k", "min_p", "repeat_penalty", "seed")
+
+
 @dataclass(frozen=True)
 class Sampling:
     max_tokens: int
@@ -76,16 +80,8 @@ def sampling_for(preset: Preset, options: CallOptions, settings: Settings) -> Sa
     max_tokens = min(options.max_tokens, limit) if options.max_tokens else limit
     temperature = options.temperature if options.temperature is not None else preset.temperature
     grammar = ranking_grammar(options.ranking_labels) if options.ranking_labels else None
-    return Sampling(
-        max_tokens=max(1, max_tokens),
-        temperature=temperature,
-        top_p=preset.top_p,
-        top_k=preset.top_k,
-        min_p=preset.min_p,
-        repeat_penalty=preset.repeat_penalty,
-        seed=preset.seed,
-        grammar=grammar,
-    )
+    samplers = {name: getattr(preset, name) for name in _SAMPLERS}
+    return Sampling(max_tokens=max(1, max_tokens), temperature=temperature, grammar=grammar, **samplers)
 
 
 class LocalGenerator:
@@ -232,10 +228,6 @@ def _chat_chunks(llm, chat, sampling: Sampling, max_tokens: int):
         stream=True,
         max_tokens=max_tokens,
         temperature=sampling.temperature,
-        top_p=sampling.top_p,
-        top_k=sampling.top_k,
-        min_p=sampling.min_p,
-        repeat_penalty=sampling.repeat_penalty,
-        seed=sampling.seed,
         grammar=grammar,
+        **{name: getattr(sampling, name) for name in _SAMPLERS},
     )
