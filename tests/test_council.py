@@ -128,12 +128,22 @@ def assert_one_terminal_event_per_member(events):
 async def test_happy_path_four_members(server, router):
     # M3's review is the last to come, and only once the chairman was called: the three others
     # already make Response C first whatever M3 says (it may not rank its own answer), so the
-    # chairman starts without it and its ballot arrives late (core/engine/decision.py).
-    late = members()[M3]
-    late.stage2 = WaitFor(lambda call: call.model == CHAIR and call.stage == 3, late.stage2)
-    script(server, members(**{M3: late}))
+    # chairman starts without it and its ballot arrives late (core/engine/decision.py). M1's
+    # ballot is counted before M2's and M4's: those two alone already settle first place (C's
+    # worst case only ties), which would leave M1's late as well.
+    scripts = members()
+    scripts[M3].stage2 = WaitFor(lambda call: call.model == CHAIR and call.stage == 3, scripts[M3].stage2)
+    m1_counted: list[ReviewFinished] = []
+    for model in (M2, M4):
+        scripts[model].stage2 = WaitFor(lambda call: bool(m1_counted), scripts[model].stage2)
+    script(server, scripts)
+
+    def note_m1(event, control) -> None:
+        if isinstance(event, ReviewFinished) and event.review.reviewer == M1:
+            m1_counted.append(event)
+
     events, result = await run_council_to_end(
-        router, CouncilRequest(question="What is the capital of France?", config=config())
+        router, CouncilRequest(question="What is the capital of France?", config=config()), on_event=note_m1
     )
 
     k = kinds(events)
