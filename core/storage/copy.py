@@ -16,6 +16,7 @@ from core.models import CouncilResult
 from core.storage import totals
 from core.storage.database import Transaction
 from core.storage.facade import Storage
+from core.storage.values import insert_sql
 
 COUNCIL_CHILDREN = ("answers", "reviews", "label_map", "aggregates", "synthesis")
 # Tables copied whole, with the conflict target that makes a merge keep the target's row.
@@ -108,7 +109,7 @@ async def _insert(
         report.add(table, 0)
         return
     columns = [c for c in rows[0].keys() if c not in drop]
-    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
+    sql = insert_sql(table, columns)
     values = [{c: row[c] for c in columns} for row in rows]
     if conflict is None:
         await tx.executemany(sql, values)

@@ -29,7 +29,7 @@ from core.models import (
 from core.storage import totals
 from core.storage.database import Database, Row, Transaction
 from core.storage.material import with_material, write_material
-from core.storage.values import dumps, filters, iso
+from core.storage.values import dumps, filters, insert_sql, iso
 
 RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
 # A council whose owner holds no live lease at the time given as its one parameter.
@@ -188,13 +188,6 @@ async def _insert(tx: Transaction, table: str, rows: Sequence[dict[str, Any]]) -
     """Insert rows that share one set of keys, each key a column (nothing to do without rows)."""
     if rows:
         await tx.executemany(insert_sql(table, rows[0]), rows)
-
-
-def insert_sql(table: str, columns: Iterable[str]) -> str:
-    """`INSERT INTO table (a, b) VALUES (:a, :b)`: the column list is written once, as a row's keys.
-    `table` and `columns` come from this module, never from input."""
-    names = list(columns)
-    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(':' + name for name in names)})"
 
 
 def _council_row(result: CouncilResult) -> dict[str, Any]:

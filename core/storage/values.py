@@ -1,8 +1,9 @@
-"""How values are written: UTC ISO-8601 times (text order is time order), JSON text, filters."""
+"""How values are written: UTC ISO-8601 times (text order is time order), JSON text, filters, INSERTs."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
@@ -43,3 +44,10 @@ def filters(platform=None, workspace_id=None, channel_id=None, user_id=None, pre
             clauses.append(f"{prefix}{column} = ?")
             params.append(plain(value))
     return (" AND ".join(clauses) or "1=1"), params
+
+
+def insert_sql(table: str, columns: Iterable[str]) -> str:
+    """`INSERT INTO table (a, b) VALUES (:a, :b)`: the column list is written once, as a row's keys.
+    `table` and `columns` are the storage modules' own (or the schema's), never input."""
+    names = list(columns)
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(':' + name for name in names)})"
