@@ -9,7 +9,7 @@ import discord
 
 from bot.discord import render
 from bot.discord.interactions import strip_mention
-from bot.history import ThreadMessage, conversation, stored_result
+from bot.history import ThreadMessage, conversation, stored_result, turn_of
 from bot.render_text import ZWSP
 from core.models import ConversationTurn, Platform
 
@@ -44,7 +44,8 @@ async def _conversation(bot: CouncilBot, channel_id: int, messages: list[discord
 
 
 async def reply_context(bot: CouncilBot, message: discord.Message) -> list[ConversationTurn]:
-    """A reply to one of our messages outside a thread: that council's question and answer."""
+    """A reply to one of our messages outside a thread: that council's question and answer (while
+    it is not stored, the message itself, as thread history reads it)."""
     refs = await bot.service.messages.lookup(Platform.DISCORD, str(message.channel.id), [str(message.id)])
     ref = refs.get(str(message.id))
     stored = await stored_result(bot.service, ref.council_id) if ref is not None else None
@@ -53,7 +54,9 @@ async def reply_context(bot: CouncilBot, message: discord.Message) -> list[Conve
         if stored.synthesis is not None:
             turns.append(ConversationTurn(role="assistant", content=stored.synthesis.text, author="council"))
         return turns
-    return await _conversation(bot, message.channel.id, [message])
+    read = thread_message(bot, message)
+    turn = await turn_of(bot.service, read, ref, set()) if read is not None else None
+    return [turn] if turn else []
 
 
 async def thread_history(
