@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from slack_bolt.context.set_status.async_set_status import AsyncSetStatus
 from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import AsyncSetSuggestedPrompts
 
+from bot.slack.errors import refusal
 from core.models import (
     AggregateReady,
     ChairmanToken,
@@ -161,7 +162,7 @@ class SlackAgent:
         try:
             await set_prompts(prompts, title=PROMPTS_TITLE)
         except Exception as exc:
-            log.info("could not set suggested prompts: %s", _code(exc))
+            log.info("could not set suggested prompts: %s", refusal(exc))
 
     def follow(self, run: CouncilRun, channel: str, thread_ts: str) -> None:
         """In a DM: title the thread and keep its status line on the council's stage."""
@@ -175,7 +176,7 @@ class SlackAgent:
                 channel_id=channel, thread_ts=thread_ts, title=thread_title(run.request.question)
             )
         except Exception as exc:
-            log.info("could not title the thread of council %s: %s", run.council_id, _code(exc))
+            log.info("could not title the thread of council %s: %s", run.council_id, refusal(exc))
         set_status = AsyncSetStatus(client, channel, thread_ts)
         shown: str | None = None
         working = True
@@ -191,14 +192,9 @@ class SlackAgent:
                 shown = stage
             except Exception as exc:
                 working = False  # no status line in this workspace: stop asking for this council
-                log.info("no status line for council %s: %s", run.council_id, _code(exc))
+                log.info("no status line for council %s: %s", run.council_id, refusal(exc))
         if working and shown is not None:
             try:
                 await set_status(status="")  # the answer is there
             except Exception as exc:
-                log.info("could not clear the status of council %s: %s", run.council_id, _code(exc))
-
-
-def _code(exc: Exception) -> str:
-    response = getattr(exc, "response", None)
-    return str(response.get("error")) if response is not None else str(exc)
+                log.info("could not clear the status of council %s: %s", run.council_id, refusal(exc))

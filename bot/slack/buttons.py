@@ -11,8 +11,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import control_reply
 from bot.slack import modals, render
+from bot.slack.errors import error_code
 from bot.slack.people import Respond, SlackPeople, slack_origin
-from bot.slack.surface import error_code
 from core.errors import CouncilError, PermissionDenied
 from core.models import Actor
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
+from bot.slack.errors import refusal
 from bot.slack.listeners import ListenerGroup
 from core.errors import CouncilError
 from core.feedback import COMMENT_MAX_CHARS, Vote
@@ -184,7 +185,7 @@ class SlackFeedback(ListenerGroup):
         try:
             await self.client.views_open(trigger_id=trigger_id, view=comment_modal(council_id, channel, vote))
         except SlackApiError as exc:
-            log.info("could not open the feedback modal: %s", exc.response.get("error") if exc.response else exc)
+            log.info("could not open the feedback modal: %s", refusal(exc))
 
     async def handle_comment(self, body: dict[str, Any], view: dict[str, Any]) -> None:
         try:

@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.render_text import history_lines, leaderboard_table
 from bot.slack import modals, render
+from bot.slack.errors import refusal
 from bot.slack.listeners import ListenerGroup
 from core.errors import CouncilError
 from core.models import Origin, Platform
@@ -140,7 +141,7 @@ class SlackHome(ListenerGroup):
             view = await self.view(user, team, notice)
             await self.client.views_publish(user_id=user, view=view)
         except SlackApiError as exc:
-            log.warning("views.publish failed: %s", exc.response.get("error") if exc.response else exc)
+            log.warning("views.publish failed: %s", refusal(exc))
 
     async def view(self, user: str, team: str | None, notice: str | None = None) -> dict[str, Any]:
         service = self.service
@@ -179,7 +180,7 @@ class SlackHome(ListenerGroup):
         try:
             await self.client.views_open(trigger_id=body["trigger_id"], view=admin_modal())
         except SlackApiError as exc:
-            log.warning("could not open the settings form: %s", exc.response.get("error") if exc.response else exc)
+            log.warning("could not open the settings form: %s", refusal(exc))
 
     async def save_admin(self, body: dict[str, Any], view: dict[str, Any]) -> None:
         """Apply the form with the same service operations as /council-admin, then show the outcome."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.surface import error_code
+from bot.slack.errors import error_code
 from core.models import Actor, Origin, Platform
 
 if TYPE_CHECKING:

@@ -13,9 +13,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.following import deliver_durable
 from bot.slack import render
+from bot.slack.errors import error_code
 from bot.slack.files import incoming_files
 from bot.slack.people import Respond, SlackPeople, slack_origin
-from bot.slack.surface import SlackSurface, error_code
+from bot.slack.surface import SlackSurface
 from bot.surface import deliver
 from bot.throttle import Priority
 from core.errors import CouncilError

@@ -22,6 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.councils import LONG_ANSWER_CHARS, is_long
 from bot.progress import CouncilProgress
 from bot.slack import stream_render
+from bot.slack.errors import refusal
 from bot.slack.stream_render import Chunk
 from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
 from core.models import CouncilResult
@@ -237,7 +238,7 @@ class ProgressStream:
                 self._throttle.pause(delay)
                 log.info("%s rate limited; next call in %.1f s", method, delay)
                 return False
-            log.warning(failed, exc.response.get("error") if exc.response else exc)
+            log.warning(failed, refusal(exc))
         except Exception as exc:  # a network hiccup must not end the council's display
             log.warning(failed, exc)
         else:

@@ -25,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import AnswerFile
 from bot.slack import render
+from bot.slack.errors import error_code
 from bot.slack.stream import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, ProgressStream, retry_after_of
 from bot.surface import Renderer
 from bot.throttle import SLACK_PACE, ChannelPacer
@@ -48,11 +49,6 @@ PACED_METHODS = frozenset(
 def api_base_url(settings: Settings) -> str:
     """SLACK_API_URL (e.g. a proxy or a test server) normalised to end in exactly one slash."""
     return (settings.slack_api_url or DEFAULT_API_URL).rstrip("/") + "/"
-
-
-def error_code(exc: SlackApiError) -> str:
-    """The `error` of a Web API refusal ("" when Slack sent no response)."""
-    return str(exc.response.get("error", "")) if exc.response is not None else ""
 
 
 class UnpacedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
