@@ -48,9 +48,9 @@ class _Synthesizer:
         writes the synthesis or the council is stopped; when none does, the best answer stands."""
         state = self.state
         succession = Succession(state)
-        for turn in succession.turns():
+        for index, turn in enumerate(succession.turns()):
             stream = self._start(turn)
-            if turn.by_chairman and not succession.attempts:  # the chain's first model has started
+            if index == 0:  # the chain's first model has started
                 yield state.event(StageStarted, stage=3)
             ended: StreamEnded | None = None
             # The relay loop stays inline, here only: one generator level less per token, which
