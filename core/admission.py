@@ -46,7 +46,6 @@ class Admission:
         self.router = router
         self.cleaner = QuestionCleaner(settings, redact)
         self.limits = ChannelLimits(settings, storage)
-        self.limiter = self.limits.limiter
         self.gate = gate
         self.owner = owner
 

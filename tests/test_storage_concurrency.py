@@ -61,7 +61,7 @@ async def test_rate_limit_admits_exactly_the_limit_across_replicas(replicas):
 
     async def attempt(svc: CouncilService) -> bool:
         try:
-            await svc.admission.limiter.check_and_record(
+            await svc.admission.limits.limiter.check_and_record(
                 user_key="slack:T1:U1", channel_key="slack:T1:C1", user_limit_per_hour=limit, channel_limit_per_hour=0
             )
             return True
