@@ -38,15 +38,31 @@ async def conversation(
     our answers as the assistant, a council's question as the user; one map lookup for all."""
     ours = [m.message_id for m in messages if m.ours]
     refs = await service.messages.lookup(platform, channel_id, ours) if ours else {}
+    councils = ThreadCouncils(service)
     turns: list[ConversationTurn] = []
     seen: set[str] = set()
     for message in messages:
-        append_turn(turns, await turn_of(service, message, refs.get(message.message_id), seen))
+        append_turn(turns, await turn_of(councils, message, refs.get(message.message_id), seen))
     return turns
 
 
+class ThreadCouncils:
+    """The councils a thread's messages belong to, each stored one read once (a council's question
+    and its answer are two messages of the same council)."""
+
+    def __init__(self, service: CouncilService) -> None:
+        self.service = service
+        self._stored: dict[str, CouncilResult | None] = {}
+
+    async def stored(self, council_id: str) -> CouncilResult | None:
+        """The stored council (None: still running, or gone)."""
+        if council_id not in self._stored:
+            self._stored[council_id] = await stored_result(self.service, council_id)
+        return self._stored[council_id]
+
+
 async def turn_of(
-    service: CouncilService, message: ThreadMessage, ref: MessageRef | None, seen: set[str]
+    councils: ThreadCouncils, message: ThreadMessage, ref: MessageRef | None, seen: set[str]
 ) -> ConversationTurn | None:
     """One message's turn (None: not context); `seen` holds the councils whose answer is in."""
     if not message.ours:
@@ -54,9 +70,9 @@ async def turn_of(
     if ref is None:
         return None  # help, notices, uploads: ours but no council's
     if ref.role == "question":
-        return await question_turn(service, ref.council_id, message.text or None)
+        return await question_turn(councils, ref.council_id, message.text or None)
     if ref.role == "answer":
-        return await answer_turn(service, ref.council_id, seen, message.text)
+        return await answer_turn(councils, ref.council_id, seen, message.text)
     return None  # progress: the status message says nothing the answer does not
 
 
@@ -80,7 +96,7 @@ async def stored_result(service: CouncilService, council_id: str) -> CouncilResu
 
 
 async def answer_turn(
-    service: CouncilService, council_id: str, seen: set[str], rendered: str
+    councils: ThreadCouncils, council_id: str, seen: set[str], rendered: str
 ) -> ConversationTurn | None:
     """Our answer to a council as the assistant's turn, once per council (an answer split over
     several messages is one turn). The stored answer is preferred over the `rendered` text,
@@ -88,15 +104,15 @@ async def answer_turn(
     if council_id in seen:
         return None
     seen.add(council_id)
-    stored = await stored_result(service, council_id)
+    stored = await councils.stored(council_id)
     text = stored.synthesis.text if stored is not None and stored.synthesis is not None else rendered
     return ConversationTurn(role="assistant", content=text, author="council") if text.strip() else None
 
 
-async def question_turn(service: CouncilService, council_id: str, rendered: str | None) -> ConversationTurn | None:
+async def question_turn(councils: ThreadCouncils, council_id: str, rendered: str | None) -> ConversationTurn | None:
     """The question a message of ours shows, as the user's turn (stored first, then the running
     council's, then the `rendered` text)."""
-    stored = await stored_result(service, council_id)
-    run = service.get_run(council_id) if stored is None else None
+    stored = await councils.stored(council_id)
+    run = councils.service.get_run(council_id) if stored is None else None
     asked = stored.request.question if stored is not None else run.request.question if run is not None else rendered
     return ConversationTurn(role="user", content=asked) if asked else None

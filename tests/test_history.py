@@ -47,6 +47,23 @@ async def test_a_stored_council_is_its_question_and_one_answer(service):
     ]
 
 
+async def test_each_council_of_a_thread_is_read_once(service, monkeypatch):
+    result = await service.ask("What is the answer?", ORIGIN)
+    cid = result.council_id
+    for message_id, role in (("1", "question"), ("2", "answer"), ("3", "answer")):
+        await service.messages.record(Platform.SLACK, "C1", message_id, cid, role)
+    read: list[str] = []
+    get_result = service.get_result
+
+    async def counted(council_id):
+        read.append(council_id)
+        return await get_result(council_id)
+
+    monkeypatch.setattr(service, "get_result", counted)
+    turns = await conversation(service, Platform.SLACK, "C1", [ours("1", "q"), ours("2", "a"), ours("3", "b")])
+    assert [t.role for t in turns] == ["user", "assistant"] and read == [cid]
+
+
 async def test_the_shown_text_stands_in_for_a_council_not_stored(service):
     for message_id, role in (("q", "question"), ("a1", "answer"), ("a2", "answer")):
         await service.messages.record("discord", "20", message_id, "not-stored", role)

@@ -9,7 +9,7 @@ import discord
 
 from bot.discord import render
 from bot.discord.interactions import strip_mention
-from bot.history import ThreadMessage, conversation, stored_result, turn_of
+from bot.history import ThreadCouncils, ThreadMessage, conversation, turn_of
 from bot.render_text import ZWSP
 from core.models import ConversationTurn, Platform
 
@@ -48,14 +48,15 @@ async def reply_context(bot: CouncilBot, message: discord.Message) -> list[Conve
     it is not stored, the message itself, as thread history reads it)."""
     refs = await bot.service.messages.lookup(Platform.DISCORD, str(message.channel.id), [str(message.id)])
     ref = refs.get(str(message.id))
-    stored = await stored_result(bot.service, ref.council_id) if ref is not None else None
+    councils = ThreadCouncils(bot.service)
+    stored = await councils.stored(ref.council_id) if ref is not None else None
     if stored is not None:
         turns = [ConversationTurn(role="user", content=stored.request.question)]
         if stored.synthesis is not None:
             turns.append(ConversationTurn(role="assistant", content=stored.synthesis.text, author="council"))
         return turns
     read = thread_message(bot, message)
-    turn = await turn_of(bot.service, read, ref, set()) if read is not None else None
+    turn = await turn_of(councils, read, ref, set()) if read is not None else None
     return [turn] if turn else []
 
 
