@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from core import seats
 from core.models import (
@@ -45,32 +46,30 @@ class CouncilProgress:
     chairman_model: str | None = None
     result: CouncilResult | None = None
 
-    @functools.singledispatchmethod
     def apply(self, event: CouncilEvent) -> None:
-        """Update from one event. Unknown event kinds are ignored on purpose (forward-compatible)."""
+        """Update from one event. Unknown event kinds are ignored on purpose (forward-compatible).
+        One table lookup: this runs for every token of every council a bot follows."""
+        update = _UPDATES.get(type(event))
+        if update is not None:
+            update(self, event)
 
-    @apply.register
     def _queued(self, event: CouncilQueued) -> None:
         self.queued_position = event.position
 
-    @apply.register
     def _started(self, event: CouncilStarted) -> None:
         self.queued_position = None
         self.chairman = event.chairman
         for model in event.members:
             self.members.setdefault(model, MemberState(model))
 
-    @apply.register
     def _stage(self, event: StageStarted) -> None:
         self.stage = event.stage
         if event.stage == 2:
             self.reviews_expected = sum(1 for m in self.members.values() if m.state == "answered")
 
-    @apply.register
     def _member_started(self, event: MemberStarted) -> None:
         self.members.setdefault(event.model, MemberState(event.model))
 
-    @apply.register
     def _answered(self, event: MemberFinished) -> None:
         answer = event.answer
         # Keyed by seat: a fallback model answers in its seat's row, which says so.
@@ -81,24 +80,20 @@ class CouncilProgress:
             latency_s=answer.latency_s,
         )
 
-    @apply.register
     def _member_failed(self, event: MemberFailed) -> None:
         error = event.answer.error
         self.members[event.answer.seat or event.answer.model] = MemberState(
             event.answer.model, "failed", detail=error.short() if error else "failed"
         )
 
-    @apply.register
     def _reviewed(self, event: ReviewFinished) -> None:
         self.reviews_done += 1
         if event.review.ballot_labels:
             self.reviews_parsed += 1
 
-    @apply.register
     def _aggregated(self, event: AggregateReady) -> None:
         self.stage = max(self.stage, 2)
 
-    @apply.register
     def _token(self, event: ChairmanToken) -> None:
         self.stage = 3
         if self.chairman_model != event.model:
@@ -107,12 +102,10 @@ class CouncilProgress:
             self.chairman_text = ""
         self.chairman_text += event.delta
 
-    @apply.register
     def _synthesized(self, event: ChairmanFinished) -> None:
         self.chairman_text = event.synthesis.text
         self.chairman_model = event.synthesis.model
 
-    @apply.register
     def _finished(self, event: CouncilFinished) -> None:
         self.result = event.result
 
@@ -124,3 +117,19 @@ class CouncilProgress:
         """(answered, failed, thinking)."""
         states = [m.state for m in self.members.values()]
         return states.count("answered"), states.count("failed"), states.count("thinking")
+
+
+# Each event kind and how it updates the progress (events are final classes: the type is the kind).
+_UPDATES: dict[type, Callable[[CouncilProgress, Any], None]] = {
+    CouncilQueued: CouncilProgress._queued,
+    CouncilStarted: CouncilProgress._started,
+    StageStarted: CouncilProgress._stage,
+    MemberStarted: CouncilProgress._member_started,
+    MemberFinished: CouncilProgress._answered,
+    MemberFailed: CouncilProgress._member_failed,
+    ReviewFinished: CouncilProgress._reviewed,
+    AggregateReady: CouncilProgress._aggregated,
+    ChairmanToken: CouncilProgress._token,
+    ChairmanFinished: CouncilProgress._synthesized,
+    CouncilFinished: CouncilProgress._finished,
+}
