@@ -3,8 +3,13 @@
 A chairman can fail without an error, small models especially: it echoes the prompt's markers,
 stops after a lead-in ("The answer to this question is:"), or copies the prompt's instructions
 and reviews back. Such a synthesis is degenerate and is treated like a failed chairman (see
-core/council.py, stage 3). Copying one of the members' answers is not degenerate: that answer
-is a real answer to the question.
+core/council.py, stage 3).
+
+Not everything in the prompt is the prompt's own voice. The members' answers, the question, the
+thread's earlier turns, attached files and search results are material the synthesis is meant to
+use: restating the question, quoting a member or repeating the thread's earlier answer is what a
+good synthesis does. Only what is left of the prompt once that material is cut out (its
+instructions, the reviews, the ranking table, the markers) counts as copying.
 """
 
 from __future__ import annotations
@@ -21,22 +26,33 @@ NEAR_EMPTY_SHARE = 0.25
 # A short text ending in a colon announces an answer it never gives ("The answer to this question is:").
 LEAD_IN_WORDS = 20
 # Mostly a copy of the prompt: this share of the synthesis' word n-grams occurs in the prompt's
-# own text (its instructions, the question, the reviews) and in no member answer.
+# own text (its instructions, the reviews, the ranking) and in none of the material it quotes.
 COPY_NGRAM = 5
 COPY_SHARE = 0.5
-_MIN_NGRAMS = 3  # below this a text is too short to call a copy
+# Below this many words a text is too short to call a copy: a sentence may well share a phrase or
+# two with the instructions ("the final answer to the question is ..."). A streamed opening that
+# looks like a copy is held until it has this many words, then judged.
+COPY_MIN_WORDS = 24
 
 _WORD = re.compile(r"\w+")
 
 
 class SynthesisJudge:
-    """Judges the syntheses written from one prompt (the prompt's n-grams are counted once)."""
+    """Judges the syntheses written from one prompt (the prompt's n-grams are counted once).
 
-    def __init__(self, prompt: str = "", answers: Sequence[str] = ()):
+    `prompt`: everything the synthesizer was given. `answers`: the members' answers. `material`:
+    the rest of what the prompt quotes for the synthesis to use (the question, the thread's earlier
+    turns, file texts, search results). Answers and material are cut out of the prompt before its
+    n-grams are taken, so none spans a quoted text and the words around it either.
+    """
+
+    def __init__(self, prompt: str = "", answers: Sequence[str] = (), material: Sequence[str] = ()):
         answer_words = [_words(answer) for answer in answers]
         self._shortest_answer = min((len(words) for words in answer_words), default=NEAR_EMPTY_WORDS)
-        from_answers = {gram for words in answer_words for gram in _ngrams(words)}
-        self._copyable = set(_ngrams(_words(prompt))) - from_answers
+        quoted = [words for words in (*answer_words, *(_words(text) for text in material)) if words]
+        usable = {gram for words in quoted for gram in _ngrams(words)}
+        own = (gram for segment in _cut_out(_words(prompt), quoted) for gram in _ngrams(segment))
+        self._copyable = set(own) - usable
 
     def reason(self, text: str, *, markers: int, finished: bool = True) -> str | None:
         """Why `text` (already stripped of `markers` markers) is no usable synthesis, or None.
@@ -50,12 +66,20 @@ class SynthesisJudge:
             return f"it is nearly empty ({_count(len(words), 'word')})"
         if finished and len(words) < LEAD_IN_WORDS and text.rstrip().endswith(":"):
             return f"it stops after a lead-in ({_count(len(words), 'word')} ending in a colon)"
-        grams = _ngrams(words)
-        if len(grams) >= _MIN_NGRAMS:
-            copied = sum(1 for gram in grams if gram in self._copyable) / len(grams)
+        if len(words) >= COPY_MIN_WORDS:
+            copied = self._copied_share(words)
             if copied >= COPY_SHARE:
                 return f"it mostly copies the prompt ({copied:.0%} of it is the prompt's own text)"
         return None
+
+    def undecided(self, text: str) -> bool:
+        """Whether `text` (a streamed opening) looks like a copy but is too short to be judged one."""
+        words = _words(text)
+        return len(words) < COPY_MIN_WORDS and self._copied_share(words) >= COPY_SHARE
+
+    def _copied_share(self, words: list[str]) -> float:
+        grams = _ngrams(words)
+        return sum(1 for gram in grams if gram in self._copyable) / len(grams) if grams else 0.0
 
 
 class SynthesisScreen:
@@ -63,8 +87,10 @@ class SynthesisScreen:
 
     Markers are removed as the text arrives (MarkerFilter). The opening is held back until it
     has OPENING_WORDS words and passes the judge, so that a synthesis that only echoes markers,
-    or stops after a lead-in, is never shown. After that the text flows, until a marker turns
-    up: from then on nothing more is shown and `reason` says why the synthesis is unusable.
+    or stops after a lead-in, is never shown; an opening that looks like a copy of the prompt is
+    held until it is long enough to be judged (SynthesisJudge.undecided). After that the text
+    flows, until a marker turns up: from then on nothing more is shown and `reason` says why the
+    synthesis is unusable.
     """
 
     OPENING_WORDS = 12
@@ -109,7 +135,7 @@ class SynthesisScreen:
             self.reason = self.judge.reason(self.text, markers=0) if finished else None
             return clean if self.reason is None else ""
         self._held += clean
-        if not finished and len(_words(self.text)) < self.OPENING_WORDS:
+        if not finished and (len(_words(self.text)) < self.OPENING_WORDS or self.judge.undecided(self.text)):
             return ""
         self.reason = self.judge.reason(self.text, markers=0, finished=finished)
         if self.reason is not None:
@@ -142,6 +168,15 @@ class LineUnquoter:
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
+
+
+def _cut_out(words: list[str], quoted: Sequence[list[str]]) -> list[list[str]]:
+    """`words` split into the runs left between occurrences of the `quoted` word sequences."""
+    text = f" {' '.join(words)} "
+    for run in sorted(quoted, key=len, reverse=True):  # a longer quote first: it may hold a shorter one
+        # The spaces around a run are looked at, not taken: back-to-back quotes are both cut.
+        text = re.sub(f"(?<= ){re.escape(' '.join(run))}(?= )", "|", text)  # "|" is no word: it splits
+    return [segment.split() for segment in text.split("|")]
 
 
 def _ngrams(words: list[str]) -> list[tuple[str, ...]]:

@@ -82,17 +82,18 @@ class Streamer:
         mode's labels; the first line, the comparison, is held back (core/engine/quick.py).
         `timeout_s`: its share of the stage's time (a chairman chain), else member_timeout_s."""
         state = self.state
+        messages = state.material.apply(messages, model, state.chair_fence)
+        # What the prompt quotes for the synthesis to use is no copying; its instructions are.
         judge = SynthesisJudge(
             "\n\n".join(message.content for message in messages),
             [answer.text for answer in state.answers.values() if answer.text],
+            [state.request.question, *(turn.content for turn in state.request.history), *state.material.texts()],
         )
         deadline = asyncio.get_running_loop().time() + (timeout_s or state.config.member_timeout_s)
         screen: Screen = SynthesisScreen(judge, state.nonces(), unquote=unquote)
         if verdict is not None:
             screen = VerdictScreen(screen, verdict)
         stream = Stream(model, screen, deadline, timeout_s or state.config.member_timeout_s)
-        # After the judge: quoting an attached file or a source is using it, not copying the prompt.
-        messages = state.material.apply(messages, model, state.chair_fence)
         stream.pump = self.calls.spawn(self.calls.outcome(partial(self._pump, stream, messages)), f"synthesis:{model}")
         stream.pump.add_done_callback(stream.wakeup.set)
         return stream
