@@ -106,7 +106,7 @@ class Admission:
             config.mode = mode
         if config.mode == "quick":
             config.members = quick_seats(config.members, await self.storage.model_stats())
-        weights = await reviewer_weights(self.settings, self.storage, self.router, config.members)
+        weights = await reviewer_weights(self.settings, self.storage, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
 
     async def check(self, question: str, origin: Origin) -> str:

@@ -325,6 +325,8 @@ class ScriptedLLMServer:
     record: bool = True
     ssl_context: Any = None  # an ssl.SSLContext: serve HTTPS
     image_models: set[str] = field(default_factory=set)  # listed with "image" input, as OpenRouter does
+    unlisted: set[str] = field(default_factory=set)  # served but left out of /v1/models, as many proxies do
+    model_list_requests: int = 0  # GET /v1/models received
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -354,6 +356,7 @@ class ScriptedLLMServer:
             await self._runner.cleanup()
 
     async def _models(self, request: web.Request) -> web.Response:
+        self.model_list_requests += 1
         data = [
             {
                 "id": name,
@@ -363,6 +366,7 @@ class ScriptedLLMServer:
                 "architecture": {"input_modalities": ["text", "image"] if name in self.image_models else ["text"]},
             }
             for name in self.models
+            if name not in self.unlisted
         ]
         return web.json_response({"object": "list", "data": data})
 
