@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from core.export import to_document
+from core.engine.prompts import CHAIRMAN_SYSTEM, Fence, brief_chairman_messages, chairman_messages, new_nonce
+from core.engine.synthesis_check import COPY_MIN_WORDS, SynthesisJudge, SynthesisScreen
 from core.models import ConversationTurn, CouncilRequest, CouncilStatus
-from core.prompts import CHAIRMAN_SYSTEM, Fence, brief_chairman_messages, chairman_messages, new_nonce
-from core.synthesis_check import COPY_MIN_WORDS, SynthesisJudge, SynthesisScreen
+from core.records.export import to_document
 from tests.factories import run_council_to_end
 from tests.llm_server import RecordedRequest, ScriptedLLMServer, council_member
 from tests.test_council import CHAIR, MEMBERS, config, members, prefer, router, script, server
