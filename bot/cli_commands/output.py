@@ -94,11 +94,16 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
 def print_result(result: CouncilResult, *, answer_shown: bool = False, answer_printed: bool = False) -> None:
     """The result on stdout; `answer_shown`: the final answer is on the same screen already;
     `answer_printed`: `print_answer` printed it as soon as it was complete."""
-    header = result_header(result)
+    synthesis = result.synthesis
+    # A stand-in's answer comes first: its heading names the stand-in and the chairman's failure.
+    stood_in = synthesis is not None and not synthesis.by_chairman
+    if synthesis is not None and stood_in and not answer_printed:
+        print_answer(synthesis, answer_shown=answer_shown)
+    header = result_header(result, stand_in=False)  # the stand-in's note is print_answer's
     if header:
         print(_plain(header) + "\n")
-    if result.synthesis is not None and not answer_printed:
-        print_answer(result.synthesis, answer_shown=answer_shown)
+    if synthesis is not None and not stood_in and not answer_printed:
+        print_answer(synthesis, answer_shown=answer_shown)
     read = read_lines(result.request)
     if read:
         print("━━ What the council read ━━")
@@ -119,11 +124,17 @@ def print_result(result: CouncilResult, *, answer_shown: bool = False, answer_pr
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:
-    who = "Chairman" if synthesis.by_chairman else "Fallback synthesizer"
-    if answer_shown:
-        print(f"━━ Final answer ({who}: {synthesis.model}): shown above ━━\n", flush=True)
+    """The final answer under a heading naming who wrote it. When the chairman failed, the heading
+    names the stand-in and the note saying why comes next, before the answer (as in the chat apps)."""
+    if synthesis.by_chairman:
+        title = f"Final answer (Chairman: {synthesis.model})"
     else:
-        print(f"━━ Final answer ({who}: {synthesis.model}) ━━\n", flush=True)
+        title = f"Final answer by {synthesis.model}, standing in for the chairman"
+    print(f"━━ {title}{': shown above' if answer_shown else ''} ━━", flush=True)
+    if not synthesis.by_chairman:
+        print(f"⚠ {synthesis.note or 'The chairman failed; a member synthesized this answer.'}", flush=True)
+    print(flush=True)
+    if not answer_shown:
         print(synthesis.text.strip() + "\n", flush=True)
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from core.models import seats
 from core.errors import ConfigurationError
+from core.models import seats
 
 if TYPE_CHECKING:
     from core.settings import Settings

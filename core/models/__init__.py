@@ -477,6 +477,20 @@ class CouncilSummary(_Model):
     sources: int = 0  # web search results it was given
 
 
+class UnfinishedCouncil(_Model):
+    """A council stored as running: it runs, or it was interrupted (the process running it stopped
+    renewing its lease, and no live process has stored it as failed yet)."""
+
+    council_id: str
+    created_at: datetime
+    question: str
+    members: list[str]
+    chairman: str
+    mode: CouncilMode = "standard"
+    origin: Origin = Field(default_factory=Origin)
+    interrupted: bool = False
+
+
 class ChannelSettings(_Model):
     """Per-channel overrides set by admins; None means "use the default"."""
 

@@ -23,6 +23,7 @@ from core.models import (
     CouncilSummary,
     DailyUsage,
     ModelStats,
+    UnfinishedCouncil,
 )
 from core.storage import migrations, reviewer_totals
 from core.storage.channels import ChannelRepository
@@ -119,6 +120,9 @@ class Storage:
 
     async def list_councils(self, **filters) -> list[CouncilSummary]:
         return await self.councils.history(**filters)
+
+    async def list_unfinished(self, **filters) -> list[UnfinishedCouncil]:
+        return await self.councils.unfinished(**filters)
 
     async def prune(self, older_than: datetime) -> int:
         removed = await self.councils.prune(older_than)
