@@ -133,6 +133,7 @@ async def test_a_stand_ins_answer_starts_with_a_heading_naming_it_and_the_chairm
     assert second.startswith("⚠ The chairman (beta) failed: bad_response: its synthesis was unusable: it stops after")
     assert out.count("The chairman (beta) failed") == 1
     assert f"Final answer by {stand_in}: 42." in out
+    assert f"── {stand_in}, standing in for the chairman ──\nFinal answer by {stand_in}: 42." in err  # streamed live
 
     council_id = out.split("Details: council show ")[1].split()[0]
     code, shown, err = await council(tmp_path, llm, "show", council_id)

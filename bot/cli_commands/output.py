@@ -40,6 +40,7 @@ class Terminal:
         self.quiet = quiet
         self.streaming_model: str | None = None
         self.streamed: dict[str, str] = {}  # model -> text shown live
+        self.chairman: list[str] = []  # the chairman seat's models: any other synthesizer stands in
 
     def was_shown(self, model: str, text: str) -> bool:
         """Whether exactly this text by this model is on screen already (streamed live)."""
@@ -55,7 +56,8 @@ class Terminal:
             return
         if self.streaming_model != model:
             self._end_stream()
-            print(f"\n── {model} ──", file=sys.stderr, flush=True)
+            stand_in = ", standing in for the chairman" if self.chairman and model not in self.chairman else ""
+            print(f"\n── {model}{stand_in} ──", file=sys.stderr, flush=True)
             self.streaming_model = model
             self.streamed[model] = ""
         self.streamed[model] += delta
