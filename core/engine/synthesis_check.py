@@ -174,8 +174,13 @@ def _cut_out(words: list[str], quoted: Sequence[list[str]]) -> list[list[str]]:
     """`words` split into the runs left between occurrences of the `quoted` word sequences."""
     text = f" {' '.join(words)} "
     for run in sorted(quoted, key=len, reverse=True):  # a longer quote first: it may hold a shorter one
-        # The spaces around a run are looked at, not taken: back-to-back quotes are both cut.
-        text = re.sub(f"(?<= ){re.escape(' '.join(run))}(?= )", "|", text)  # "|" is no word: it splits
+        needle = f" {' '.join(run)} "
+        pieces, start = [], 0
+        # str.find, not a regex: a quote is thousands of words, compiling it would cost more than the rest.
+        while (found := text.find(needle, start)) != -1:
+            pieces.append(text[start : found + 1])
+            start = found + len(needle) - 1  # its closing space stays: a quote right after it is cut too
+        text = "|".join([*pieces, text[start:]])  # "|" is no word: it splits
     return [segment.split() for segment in text.split("|")]
 
 
