@@ -24,8 +24,10 @@ from core.records.export import to_document
 from tests.factories import run_council_to_end
 from tests.llm_server import RecordedRequest, ScriptedLLMServer, council_member
 from tests.test_council import CHAIR, MEMBERS, config, members, prefer, router, script, server
+from tests.test_discord_adapter import answer_messages, council_option, wait_finished
+from tests.test_discord_adapter import env as discord_env
 
-__all__ = ["router", "server"]  # fixtures, imported for pytest
+__all__ = ["discord_env", "router", "server"]  # fixtures, imported for pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -372,3 +374,29 @@ async def test_council_ask_json_keeps_a_synthesis_restating_the_question(tmp_pat
     document = json.loads(out)
     assert document["status"] == "ok", document["stage3"].get("note")
     assert document["stage3"]["by_chairman"] is True and document["stage3"]["response"] == synthesis
+
+
+async def test_a_discord_follow_up_opening_like_the_threads_earlier_answer_stands(discord_env, llm):
+    """The issue's case: a follow-up in a thread started by /council, through the real discord.py
+    client against the Discord fake; the chairman (alpha) opens by repeating its earlier answer."""
+    opening = "Paris is the capital of France and has been the seat of its government for centuries."
+    first = opening + " Versailles held the court for about a hundred years."
+    follow_up = opening + " Rome is the capital of Italy, and has been since 1871."
+
+    def alpha_synthesis(call: RecordedRequest) -> str:
+        return follow_up if "And of Italy?" in call.user else first
+
+    llm.script("alpha", council_member("alpha says Paris.", synthesis=alpha_synthesis))  # type: ignore[arg-type]
+    fake = discord_env.fake
+    interaction = await fake.push_command("council", council_option("What is the capital of France?"))
+    await wait_finished(fake)
+    thread_id = fake.interactions[interaction.token].original_id
+    await fake.push_message(f"<@{fake.bot_id}> And of Italy?", channel_id=thread_id)
+    await wait_finished(fake, 2)
+
+    assert first in llm.requests_for("alpha", stage=3)[-1].user  # the earlier answer was in the prompt
+    [latest, _] = await discord_env.service.history(None, "all", limit=2)
+    result = await discord_env.service.get_result(latest.council_id)
+    assert result.synthesis.by_chairman and result.status is CouncilStatus.OK, result.synthesis.note
+    assert result.synthesis.text == follow_up
+    assert any(follow_up in json.dumps(m) for m in answer_messages(fake))
