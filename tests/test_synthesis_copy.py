@@ -185,6 +185,12 @@ CORPUS = [
     ),
     Case("arithmetic", "What is 17 * 23?", ["391", "17 * 23 = 391"], "17 × 23 = 391."),
     Case(
+        "a short answer in the instructions' words",
+        "What is the answer to life, the universe and everything?",
+        ["42.", "Forty-two, according to Douglas Adams."],
+        "The final answer to the question is 42.",
+    ),
+    Case(
         "yes or no",
         "Is Python's GIL removed in 3.13?",
         ["Not by default; there is an experimental free-threaded build.", "No."],
@@ -196,6 +202,14 @@ CORPUS = [
         ["It drops by about 1 °C per 300 m.", "Roughly 1 degree Celsius less every 1,000 feet."],
         "The final answer to the question is that water boils about 1 °C lower for every 300 m of altitude; "
         "both answers say the same thing in different units.",
+    ),
+    Case(
+        "opens with a phrase of the instructions",
+        RUST_GO,
+        RUST_GO_ANSWERS,
+        "Here is the single best final answer for the user, using the strongest points of the answers: choose "
+        "Go when delivery speed and simple concurrency matter most, and Rust when predictable latency, memory "
+        "safety without a garbage collector, or a small footprint are the product.",
     ),
     Case(
         "a Markdown table",
@@ -280,7 +294,7 @@ def test_the_issues_example_is_no_copy():
     # Even without being told what the question is: an opening this short is not judged a copy.
     assert SynthesisJudge(prompt, RUST_GO_ANSWERS).reason(RUST_GO_OPENING, markers=0, finished=False) is None
     # And the question is material: a longer restatement is no copy either.
-    longer = f"{RUST_GO_OPENING}: {RUST_GO} It depends on {RUST_GO.lower()}"
+    longer = " ".join([RUST_GO_OPENING + ":", *[RUST_GO] * 4])  # the question, over and over
     assert len(longer.split()) >= COPY_MIN_WORDS
     assert SynthesisJudge(prompt, RUST_GO_ANSWERS, [RUST_GO]).reason(longer, markers=0) is None
 
@@ -294,6 +308,14 @@ def test_echoed_instructions_are_still_a_copy_and_never_shown():
     for echo in (CHAIRMAN_SYSTEM, case.prompt().split("\n\n")[-1]):  # the system prompt; the closing task
         shown, reason = screened(judge, echo)
         assert shown == "" and reason is not None and reason.startswith("it mostly copies the prompt")
+
+
+def test_a_short_complete_echo_of_the_instructions_is_a_copy():
+    brief = next(case for case in CORPUS if case.brief)
+    echo = "Combine the answers above into one final answer to the question."
+    assert len(echo.split()) < COPY_MIN_WORDS
+    shown, reason = screened(brief.judge(), echo)
+    assert shown == "" and (reason or "").startswith("it mostly copies the prompt")
 
 
 def test_an_opening_that_looks_like_a_copy_is_held_until_it_can_be_judged():

@@ -29,10 +29,14 @@ LEAD_IN_WORDS = 20
 # own text (its instructions, the reviews, the ranking) and in none of the material it quotes.
 COPY_NGRAM = 5
 COPY_SHARE = 0.5
-# Below this many words a text is too short to call a copy: a sentence may well share a phrase or
-# two with the instructions ("the final answer to the question is ..."). A streamed opening that
-# looks like a copy is held until it has this many words, then judged.
-COPY_MIN_WORDS = 24
+# Below this many words an opening is too short to call a copy: a sentence may well share a phrase
+# with the instructions ("Here is the single best final answer for the user: ..."). A streamed
+# opening that looks like a copy is held until it has this many words, then judged.
+COPY_MIN_WORDS = 40
+# A complete synthesis shorter than that is judged too, if this many of its n-grams (ten words and
+# more) are the prompt's own: "The final answer to the question is 42." is an answer, and
+# "Combine the answers above into one final answer to the question." is an echo.
+COPY_MIN_GRAMS = 6
 
 _WORD = re.compile(r"\w+")
 
@@ -66,20 +70,21 @@ class SynthesisJudge:
             return f"it is nearly empty ({_count(len(words), 'word')})"
         if finished and len(words) < LEAD_IN_WORDS and text.rstrip().endswith(":"):
             return f"it stops after a lead-in ({_count(len(words), 'word')} ending in a colon)"
-        if len(words) >= COPY_MIN_WORDS:
-            copied = self._copied_share(words)
-            if copied >= COPY_SHARE:
-                return f"it mostly copies the prompt ({copied:.0%} of it is the prompt's own text)"
+        copied, share = self._copied(words)
+        if share >= COPY_SHARE and (len(words) >= COPY_MIN_WORDS or (finished and copied >= COPY_MIN_GRAMS)):
+            return f"it mostly copies the prompt ({share:.0%} of it is the prompt's own text)"
         return None
 
     def undecided(self, text: str) -> bool:
         """Whether `text` (a streamed opening) looks like a copy but is too short to be judged one."""
         words = _words(text)
-        return len(words) < COPY_MIN_WORDS and self._copied_share(words) >= COPY_SHARE
+        return len(words) < COPY_MIN_WORDS and self._copied(words)[1] >= COPY_SHARE
 
-    def _copied_share(self, words: list[str]) -> float:
+    def _copied(self, words: list[str]) -> tuple[int, float]:
+        """How many of the n-grams of `words` are the prompt's own text, and their share."""
         grams = _ngrams(words)
-        return sum(1 for gram in grams if gram in self._copyable) / len(grams) if grams else 0.0
+        copied = sum(1 for gram in grams if gram in self._copyable)
+        return copied, copied / len(grams) if grams else 0.0
 
 
 class SynthesisScreen:
