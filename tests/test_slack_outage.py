@@ -113,3 +113,18 @@ async def test_a_council_survives_its_status_edits_failing(env: SlackEnv, kind, 
     await env.settle()
     assert any(c.status == 503 for c in env.fake.calls_to("chat.update"))
     assert [r for r in results(env.fake)] and failures_in(caplog.records) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_export_whose_direct_message_cannot_be_opened_says_so(env: SlackEnv, kind, caplog):
+    fake = env.fake
+    await env.command("What is six times seven?")
+    await fake.wait_for(lambda: results(fake))
+    await env.settle()
+    council_id = results(fake)[0].args["blocks"][0]["block_id"].split("-")[2]
+    caplog.set_level(logging.INFO)
+    fake.outage("conversations.open", kind)
+    await env.command(f"export {council_id}")
+    await env.settle()
+    assert any(f"Slack did not take it ({NOT_JSON}). Try again" in text for text in ephemeral_texts(fake))
+    assert f"/council export: a Slack call failed: {NOT_JSON}" in caplog.text and failures_in(caplog.records) == []
