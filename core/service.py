@@ -190,7 +190,7 @@ class CouncilService:
             attachments=attachments,
             mode=mode,
         )
-        channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
+        channel = await self.storage.channels.get(origin.channel_key) if search is None else None
         wants_search = self.reading.wants_search(search, channel)
 
         async def before_start() -> list[str]:
@@ -223,7 +223,7 @@ class CouncilService:
         try:
             if not isinstance(destination, Destination):
                 destination = await destination()
-            channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
+            channel = await self.storage.channels.get(origin.channel_key) if search is None else None
             await self.storage.jobs.save(request, destination, search=self.reading.wants_search(search, channel))
             with self.worker.accepting(request):
                 await self.durable.enqueue(request.council_id, destination.platform, ticket)
@@ -276,7 +276,7 @@ class CouncilService:
 
     async def claim_event(self, platform: str, event_id: str) -> bool:
         """True the first time a platform event id is seen (retries return False)."""
-        return await self.storage.claim_event(platform, event_id)
+        return await self.storage.events.claim(platform, event_id)
 
     async def get_result(self, council_id: str) -> CouncilResult:
         return await self.queries.get_result(council_id)

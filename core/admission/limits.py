@@ -66,7 +66,7 @@ class RateLimiter:
         now = time.time() if now is None else now
         users, channels = f"user:{user_key}", f"channel:{channel_key}"
         # Check and record are one transaction in storage: replicas on one database count each hit once.
-        full = await self.storage.admit_hits(
+        full = await self.storage.rate_limits.admit(
             [(users, user_limit_per_hour), (channels, channel_limit_per_hour)],
             now,
             now - self.window_s,
