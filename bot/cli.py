@@ -126,7 +126,13 @@ def _add_server_commands(sub: _Subparsers) -> None:
             action="store_true",
             help="accept questions only; `council worker` processes run the councils (PostgreSQL)",
         )
-    sub.add_parser("worker", help="run councils accepted by the bots (PostgreSQL; no intake)")
+    worker = sub.add_parser("worker", help="run councils accepted by the bots (PostgreSQL; no intake)")
+    for process in (slack, discord, serve, worker):
+        process.add_argument(
+            "--metrics-port",
+            type=int,
+            help="serve /metrics, /health and /ready on this port (default COUNCIL_METRICS_PORT; none if unset)",
+        )
     api = sub.add_parser("api", help="serve the council as an OpenAI-compatible model (and MCP over HTTP at /mcp)")
     api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
     api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")
@@ -134,9 +140,11 @@ def _add_server_commands(sub: _Subparsers) -> None:
 
 
 class _Redact:
-    """The redactor once settings are loaded; until then there is no secret to hide."""
+    """The redactor once settings are loaded; until then there is no secret to hide. With
+    LOG_FORMAT=json the error line is a log line too (every line of the process is JSON)."""
 
     apply = staticmethod(lambda text: text)
+    json_lines = False
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -148,11 +156,17 @@ def _run(args: argparse.Namespace) -> int:
     settings = commands.settings_for(args)
     redactor = Redactor.from_settings(settings)
     _Redact.apply = staticmethod(redactor)
-    configure_logging("DEBUG" if args.verbose else settings.log_level, redactor)
+    configure_logging("DEBUG" if args.verbose else settings.log_level, redactor, settings.log_format)
+    _Redact.json_lines = settings.log_format == "json"
     return asyncio.run(commands.run(args, settings))
 
 
 def _fail(message: str, args: argparse.Namespace, code: int) -> int:
+    if _Redact.json_lines:
+        import logging
+
+        logging.getLogger("council").error(message, exc_info=args.verbose)  # redacted by the handler
+        return code
     if args.verbose:
         import traceback
 

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Literal, TypeVar
 
+from core import seats
 from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
@@ -56,9 +57,21 @@ from core.settings import Settings, load_settings
 from core.shared_cap import SharedCap
 from core.storage import Storage
 from core.storage.opening import open_configured_storage
+from core.telemetry import metrics, tracing
+from core.telemetry.health import ProcessHealth
+from core.telemetry.metrics import count_platform_write
+from core.telemetry.tracing import continued, submitted
 from core.workspace import WorkspaceChannels
 
-__all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
+__all__ = [
+    "MAX_MEMBERS",
+    "PLATFORM_ADMINS",
+    "CouncilRun",
+    "CouncilService",
+    "HistoryScope",
+    "continued",
+    "count_platform_write",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -93,6 +106,10 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
+        self.telemetry = ProcessHealth(storage, self.durable, self.redact)
+        metrics.model_label.configure(seats.all_models([*settings.default_members, settings.default_chairman]))
+        tracing.record_content(settings.trace_content)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -199,6 +216,7 @@ class CouncilService:
         request, ticket = await self.admission.admit(
             question, origin, history, council_id=council_id, attachments=attachments, mode=mode
         )
+        request.trace = submitted(request)  # whichever worker runs it continues this trace
         try:
             if not isinstance(destination, Destination):
                 destination = await destination()
