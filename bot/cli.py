@@ -162,10 +162,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str, args: argparse.Namespace, code: int) -> int:
-    if _Redact.json_lines:
-        import logging
-
-        logging.getLogger("council").error(message, exc_info=args.verbose)  # redacted by the handler
+    if _Redact.json_lines or os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
+        _json_error(message, args.verbose)
         return code
     if args.verbose:
         import traceback
@@ -173,6 +171,18 @@ def _fail(message: str, args: argparse.Namespace, code: int) -> int:
         print(_Redact.apply(traceback.format_exc()), file=sys.stderr, end="")
     print(f"council: {_Redact.apply(message)}", file=sys.stderr)
     return code
+
+
+def _json_error(message: str, verbose: bool) -> None:
+    """The error line as a JSON log line (LOG_FORMAT=json), also when the settings could not be
+    read (then no secret is known, and a settings error never quotes one)."""
+    import logging
+
+    if not _Redact.json_lines:
+        from core.redact import Redactor, configure_logging
+
+        configure_logging("INFO", Redactor([]), "json")
+    logging.getLogger("council").error(message, exc_info=verbose)  # redacted by the handler
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -49,8 +49,15 @@ def content_recorded() -> bool:
     return _Decision.content
 
 
+def use_provider(provider: Any) -> None:
+    """Trace through `provider` (an SDK TracerProvider) instead of deciding from the environment:
+    for an application embedding the service, and for tests (an in-memory exporter)."""
+    _Decision.tracer = provider.get_tracer(TRACER_NAME)
+    _Decision.decided = True
+
+
 def reset() -> None:
-    """Decide again at the next span (a test that installed a tracer provider)."""
+    """Decide again from the environment at the next span."""
     _Decision.decided = False
     _Decision.tracer = None
 
@@ -138,17 +145,6 @@ def _otlp_exporter() -> Any:
 
 
 # --------------------------------------------------------------------------- propagation
-
-
-def carrier() -> dict[str, str]:
-    """The current trace context as W3C headers (traceparent, tracestate), or {} when not tracing."""
-    if tracer() is None:
-        return {}
-    from opentelemetry import propagate
-
-    headers: dict[str, str] = {}
-    propagate.inject(headers)
-    return headers
 
 
 def submitted(request: CouncilRequest) -> dict[str, str]:
