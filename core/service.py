@@ -28,9 +28,9 @@ from typing import Literal, TypeVar
 
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
-from core.admission.permissions import PLATFORM_ADMINS, Permissions
+from core.admission.permissions import Permissions
 from core.admission.shared_cap import SharedCap
-from core.channels.admin import MAX_MEMBERS, ChannelAdmin
+from core.channels.admin import ChannelAdmin
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
 from core.doctor import diagnose
@@ -50,6 +50,7 @@ from core.models import (
     Origin,
     Platform,
 )
+from core.models.seats import all_models
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
 from core.reading.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
@@ -65,7 +66,6 @@ from core.settings import Settings, load_settings
 from core.storage import Storage
 from core.storage.copy import migrate_database
 from core.storage.opening import open_configured_storage
-from core.models.seats import all_models
 from core.telemetry import metrics, tracing
 from core.telemetry.health import ProcessHealth
 from core.telemetry.metrics import count_platform_write

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,8 @@ def tracer() -> Any:
 
 
 def _decide() -> Any:
+    if "opentelemetry.trace" not in sys.modules and not wanted():
+        return None  # not asked for, and nobody (opentelemetry-instrument) loaded it: never imported
     try:
         from opentelemetry import trace
     except ImportError:
