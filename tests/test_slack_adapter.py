@@ -174,7 +174,7 @@ class SlackEnv:
 
 async def start_env(fake: FakeSlack, settings, service: CouncilService) -> SlackEnv:
     bot = build_slack_bot(service, settings)
-    runner, port = await serve_on_loopback(build_web_app(bot.app))
+    runner, port = await serve_on_loopback(build_web_app(bot.app, bot.service))
     return SlackEnv(
         fake,
         service,
