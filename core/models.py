@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -180,6 +180,15 @@ class CouncilConfig(_Model):
     reviewer_weights: dict[str, float] = Field(default_factory=dict)
 
 
+class AnswerFormat(_Model):
+    """The shape the final answer must have (the API's `response_format`): one JSON object, which
+    with `json_schema` must also fit that schema. Members answer freely; the synthesizer writes JSON."""
+
+    kind: Literal["json_object", "json_schema"]
+    name: str | None = None
+    json_schema: dict[str, Any] | None = None
+
+
 class CouncilRequest(_Model):
     question: str
     config: CouncilConfig
@@ -192,6 +201,7 @@ class CouncilRequest(_Model):
     attachments: list[ExtractedAttachment] = Field(default_factory=list)
     sources: list[SearchResult] = Field(default_factory=list)
     image_members: list[str] = Field(default_factory=list)
+    answer_format: AnswerFormat | None = None
 
 
 # --------------------------------------------------------------------------- stages

@@ -29,10 +29,13 @@ from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.errors import NotFound
 from core.feedback import CouncilFeedback
+from core.front_end_tasks import FrontEndTasks
+from core.idempotency import IdempotencyKeys
 from core.limits import ConcurrencyGate
 from core.messages import CouncilMessages
 from core.models import (
     Actor,
+    AnswerFormat,
     ControlAction,
     ConversationTurn,
     CouncilMode,
@@ -93,6 +96,9 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
+        # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
+        self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -146,6 +152,7 @@ class CouncilService:
         search: bool | None = None,
         notices: Sequence[str] = (),
         mode: CouncilMode | None = None,
+        answer_format: AnswerFormat | None = None,
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
@@ -153,6 +160,7 @@ class CouncilService:
         search for this question, None follows the channel (`/council-admin search`); `mode`
         likewise (`quick` or `standard`; None: the channel's, `/council-admin mode`). `notices` go
         into the result (the API's files it could not read: it has no private channel).
+        `answer_format`: the synthesizer writes the answer as JSON (the API's `response_format`).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
@@ -169,6 +177,7 @@ class CouncilService:
             attachments=attachments,
             mode=mode,
         )
+        request.answer_format = answer_format
         channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
         wants_search = self.reading.wants_search(search, channel)
 

@@ -32,7 +32,10 @@ _WORD = re.compile(r"\w+")
 class SynthesisJudge:
     """Judges the syntheses written from one prompt (the prompt's n-grams are counted once)."""
 
-    def __init__(self, prompt: str = "", answers: Sequence[str] = ()):
+    def __init__(self, prompt: str = "", answers: Sequence[str] = (), *, structured: bool = False):
+        # A JSON answer (the API's response_format) is judged by its schema, not by its length:
+        # `{"answer": 42}` is complete.
+        self._structured = structured
         answer_words = [_words(answer) for answer in answers]
         self._shortest_answer = min((len(words) for words in answer_words), default=NEAR_EMPTY_WORDS)
         from_answers = {gram for words in answer_words for gram in _ngrams(words)}
@@ -46,9 +49,10 @@ class SynthesisJudge:
         if markers:
             return "it repeated the prompt's internal markers"
         words = _words(text)
-        if finished and len(words) < min(NEAR_EMPTY_WORDS, NEAR_EMPTY_SHARE * self._shortest_answer):
+        by_length = finished and not self._structured
+        if by_length and len(words) < min(NEAR_EMPTY_WORDS, NEAR_EMPTY_SHARE * self._shortest_answer):
             return f"it is nearly empty ({_count(len(words), 'word')})"
-        if finished and len(words) < LEAD_IN_WORDS and text.rstrip().endswith(":"):
+        if by_length and len(words) < LEAD_IN_WORDS and text.rstrip().endswith(":"):
             return f"it stops after a lead-in ({_count(len(words), 'word')} ending in a colon)"
         grams = _ngrams(words)
         if len(grams) >= _MIN_NGRAMS:

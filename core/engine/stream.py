@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from core import prompts
 from core.engine import notices
 from core.engine.batch import Outcome
 from core.engine.quick import Screen, VerdictScreen
@@ -82,9 +83,11 @@ class Streamer:
         mode's labels; the first line, the comparison, is held back (core/engine/quick.py).
         `timeout_s`: its share of the stage's time (a chairman chain), else member_timeout_s."""
         state = self.state
+        answer_format = state.request.answer_format
         judge = SynthesisJudge(
             "\n\n".join(message.content for message in messages),
             [answer.text for answer in state.answers.values() if answer.text],
+            structured=answer_format is not None,
         )
         deadline = asyncio.get_running_loop().time() + (timeout_s or state.config.member_timeout_s)
         screen: Screen = SynthesisScreen(judge, state.nonces(), unquote=unquote)
@@ -93,6 +96,7 @@ class Streamer:
         stream = Stream(model, screen, deadline, timeout_s or state.config.member_timeout_s)
         # After the judge: quoting an attached file or a source is using it, not copying the prompt.
         messages = state.material.apply(messages, model, state.chair_fence)
+        messages = prompts.with_answer_format(messages, answer_format)
         stream.pump = self.calls.spawn(self.calls.outcome(partial(self._pump, stream, messages)), f"synthesis:{model}")
         stream.pump.add_done_callback(stream.wakeup.set)
         return stream
