@@ -21,9 +21,9 @@ from bot.api.front_end_tasks import is_front_end_task
 from bot.api.guard import CrossSiteGuard
 from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin
 from bot.api.openai_types import ApiError, ChatRequest, api_error_for, completion_body
-from core.attachments import AttachmentBatch
 from core.errors import CouncilError
 from core.models import AnswerFormat, Origin, Platform
+from core.models.files import AttachmentBatch
 from core.service import CouncilService
 
 log = logging.getLogger(__name__)

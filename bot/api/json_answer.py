@@ -1,7 +1,7 @@
 """`response_format` (json_object, json_schema): what the request asks, and the synthesizer's
 answer made to fit it.
 
-The members answer freely; the synthesizer is asked for one JSON object (core/prompts.py,
+The members answer freely; the synthesizer is asked for one JSON object (core/engine/prompts.py,
 `with_answer_format`). Its answer is read leniently (a code fence or a sentence around the object
 are dropped) and then strictly: it must be an object, valid against the schema (`jsonschema`,
 the reference implementation; the schema's own `$schema` picks the draft, 2020-12 by default).

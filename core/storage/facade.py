@@ -53,7 +53,7 @@ class Storage:
         self.jobs = JobRepository(db)  # durable councils: used by core/durable directly
         self.slots = SlotRepository(db)
         self.messages = MessageRepository(db)  # the messages we post, by council (bot/history.py reads it)
-        self.idempotency = IdempotencyRepository(db)  # the API's Idempotency-Key header (core/idempotency.py)
+        self.idempotency = IdempotencyRepository(db)  # the API's Idempotency-Key header (core/records/idempotency.py)
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
