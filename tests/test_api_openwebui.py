@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -102,23 +103,29 @@ async def test_a_trusted_front_end_names_its_end_users_and_others_cannot(llm, tm
         async with httpx.AsyncClient(timeout=30) as http:
             ada = await http.post(url, headers=owui_headers("u-ada", "Ada"), json=body)
             ada_again = await http.post(url, headers=owui_headers("u-ada", "Ada"), json=body)
-            grace = await http.post(url, headers=owui_headers("u-grace", "Grace"), json=body)
+            grace = await http.post(url, headers=owui_headers("u-grace", quote("Grâce H", safe=" ")), json=body)
             by_field = await http.post(
                 url, headers={"Authorization": f"Bearer {OWUI_KEY}"}, json=body | {"user": "u-linus"}
+            )
+            as_pipeline = await http.post(  # the user object Open WebUI sends to pipelines
+                url,
+                headers={"Authorization": f"Bearer {OWUI_KEY}"},
+                json=body | {"user": {"id": "u-ken", "name": "Ken", "email": "ken@example.com", "role": "user"}},
             )
             # alice's key is not trusted: what it claims is ignored, and her own limit applies.
             alice = await http.post(url, headers=owui_headers("u-ada-2", "Ada", key=API_KEY), json=body)
             alice_again = await http.post(url, headers=owui_headers("u-other", "Eve", key=API_KEY), json=body)
-    assert [r.status_code for r in (ada, ada_again, grace, by_field, alice, alice_again)] == [
-        200, 429, 200, 200, 200, 429,
+    assert [r.status_code for r in (ada, ada_again, grace, by_field, as_pipeline, alice, alice_again)] == [
+        200, 429, 200, 200, 200, 200, 429,
     ]  # fmt: skip
     askers = {
         (r.request.origin.channel_id, r.request.origin.user_id, r.request.origin.user_name) for r in await _stored(api)
     }
     assert askers == {
         ("owui", "owui/u-ada", "Ada"),
-        ("owui", "owui/u-grace", "Grace"),
+        ("owui", "owui/u-grace", "Grâce H"),  # Open WebUI percent-encodes the name
         ("owui", "owui/u-linus", "u-linus"),
+        ("owui", "owui/u-ken", "Ken"),
         ("alice", "alice", "alice"),
     }
     assert all(r.request.origin.platform is Platform.API for r in await _stored(api))

@@ -15,7 +15,6 @@ import openai
 import pytest
 import pytest_asyncio
 
-from core.models import CouncilStatus
 from core.storage import Storage
 from tests.conftest import MEMBERS
 from tests.council_api import API_KEY, council_api
@@ -372,15 +371,3 @@ async def test_a_client_that_hangs_up_mid_body_leaves_one_info_line(api):
     lines = [line for line in api.log if "disconnected before sending" in line]
     assert len(lines) == 1 and "INFO" in lines[0]
     assert not any("Traceback" in line or "ClientDisconnect" in line for line in api.log)
-
-
-async def test_a_stored_failure_is_never_told_as_an_answer(api, client, llm_for_api):
-    _all_fail(llm_for_api)
-    with pytest.raises(openai.APIStatusError):
-        await client.chat.completions.create(model="llm-council", messages=QUESTION)
-    storage = await Storage.open(str(api.database))
-    try:
-        latest = (await storage.list_councils(limit=1))[0]
-    finally:
-        await storage.close()
-    assert latest.status is CouncilStatus.FAILED

@@ -231,10 +231,10 @@ class ChatCompletions:
         except CouncilError:
             raise ApiError(
                 409,
-                "The council of this Idempotency-Key is still starting; retry in a moment.",
+                "The council of this Idempotency-Key has not finished yet (another process runs it); retry shortly.",
                 "invalid_request_error",
                 "idempotency_key_in_use",
-                retry_after_s=1,
+                retry_after_s=5,
             ) from None
         return StoredAnswer(result, choice.id, chat, answer_format)
 

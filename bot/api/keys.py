@@ -5,6 +5,8 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
 
 from pydantic import SecretStr
 
@@ -72,7 +74,9 @@ def origin_for(name: str) -> Origin:
     return Origin(platform=Platform.API, channel_id=name, user_id=name, user_name=name)
 
 
-def caller_origin(keys: ApiKeys, name: str, headers: Mapping[str, str], user: str | None = None) -> Origin:
+def caller_origin(
+    keys: ApiKeys, name: str, headers: Mapping[str, str], user: str | Mapping[str, Any] | None = None
+) -> Origin:
     """Who asks. A trusted front end (one key serving many people) may name its end user, by the
     request's `user` or Open WebUI's forwarded user headers: that user then has their own limits
     and history, under the key's channel. Any other key's naming is ignored: it would let a
@@ -80,15 +84,17 @@ def caller_origin(keys: ApiKeys, name: str, headers: Mapping[str, str], user: st
     origin = origin_for(name)
     if name not in keys.trusted:
         return origin
-    end_user = _clean(headers.get(USER_ID_HEADER)) or _clean(user)
+    named = user if isinstance(user, Mapping) else {"id": user}
+    end_user = _clean(headers.get(USER_ID_HEADER)) or _clean(named.get("id"))
     if end_user is None:
         return origin
-    shown = _clean(headers.get(USER_NAME_HEADER)) or end_user
+    # Open WebUI percent-encodes the name it forwards (`quote(name, safe=" ")`).
+    shown = _clean(unquote(headers.get(USER_NAME_HEADER, ""))) or _clean(named.get("name")) or end_user
     return origin.model_copy(update={"user_id": f"{name}/{end_user}", "user_name": shown})
 
 
-def _clean(value: str | None) -> str | None:
-    text = " ".join((value or "").split())[:MAX_END_USER]
+def _clean(value: Any) -> str | None:
+    text = " ".join(str(value or "").split())[:MAX_END_USER]
     return text or None
 
 

@@ -135,7 +135,9 @@ class ChatRequest(BaseModel):
     tools: list[Any] | None = None
     tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
-    user: str | None = None  # the end user; heeded for keys in COUNCIL_API_TRUSTED_KEYS only
+    # The end user, heeded for keys in COUNCIL_API_TRUSTED_KEYS only: a string (OpenAI), or the
+    # object Open WebUI sends to pipelines ({"id", "name", ...}).
+    user: str | dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, body: Any) -> ChatRequest:
