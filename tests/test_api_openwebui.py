@@ -20,19 +20,20 @@ from tests.council_api import API_KEY, council_api, council_env
 
 OWUI_KEY = "sk-council-test-openwebui"
 KEYS = f"owui:{OWUI_KEY},alice:{API_KEY}"
+# Recorded from Open WebUI 0.12.4 (its title task after a first question), shortened.
 TITLE_TASK = (
-    "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n"
-    "### Guidelines:\n- The title should clearly represent the main theme or subject of the conversation.\n"
-    '### Output:\nJSON format: { "title": "your concise title here" }\n'
-    "### Chat History:\n<chat_history>\nUSER: What is six times seven?\nASSISTANT: Final answer by alpha: 42.\n"
-    "</chat_history>"
+    "### Task:\nGenerate a concise title summarizing the chat history.\n### Guidelines:\n"
+    "- The title should clearly represent the main theme or subject of the conversation.\n"
+    '- Keep it short: 2-4 words is best.\n### Output:\nJSON format: { "title": "your concise title here" }\n'
+    "### Chat History:\n<chat_history>\nUSER: Postgres or SQLite for a 5-person team?\nASSISTANT: \n</chat_history>"
 )
 
 
 def owui_headers(user_id: str = "6f1c-user", name: str = "Ada Lovelace", key: str = OWUI_KEY) -> dict[str, str]:
-    """What Open WebUI sends with ENABLE_FORWARD_USER_INFO_HEADERS=true."""
+    """What Open WebUI 0.12.4 sent with ENABLE_FORWARD_USER_INFO_HEADERS=true."""
     return {
         "Authorization": f"Bearer {key}",
+        "X-OpenWebUI-Auth-Type": "jwt",
         "X-OpenWebUI-User-Name": name,
         "X-OpenWebUI-User-Id": user_id,
         "X-OpenWebUI-User-Email": "ada@example.com",
@@ -58,13 +59,18 @@ async def test_a_background_task_is_answered_by_one_model_not_a_council(llm, tmp
             response = await http.post(
                 f"{api.base_url}/chat/completions",
                 headers=headers,
-                json={"model": "llm-council", "messages": [{"role": "user", "content": TITLE_TASK}], "stream": False},
+                json={
+                    "model": "llm-council",
+                    "messages": [{"role": "user", "content": TITLE_TASK}],
+                    "stream": False,
+                    "max_tokens": 1000,
+                },
             )
         assert response.status_code == 200, response.text
         body = response.json()
         assert len(llm.requests) == 1, "one model call, no council"
         asked = llm.requests[0]
-        assert asked.model in MEMBERS and asked.user.startswith("### Task:")
+        assert asked.model in MEMBERS and asked.user.startswith("### Task:") and asked.body["max_tokens"] == 1000
         assert body["choices"][0]["message"]["content"] == f"{asked.model} says: the answer is 42."
         assert body["model"] == "llm-council" and response.headers["x-council-task-model"] == asked.model
         assert await _stored(api) == []

@@ -199,7 +199,7 @@ class ChatCompletions:
 
     async def _task(self, chat: ChatRequest, choice: catalog.CouncilChoice, origin: Origin) -> Response:
         try:
-            completion = await self.service.tasks.answer(chat.messages[-1].text, origin)
+            completion = await self.service.tasks.answer(chat.messages[-1].text, origin, max_tokens=chat.max_tokens)
         except CouncilError as exc:
             raise api_error_for(exc) from None
         log.info("front-end task answered by %s for %s", completion.model, origin.user_id)

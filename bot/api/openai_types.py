@@ -135,6 +135,7 @@ class ChatRequest(BaseModel):
     tools: list[Any] | None = None
     tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
+    max_tokens: int | None = Field(None, ge=1)  # heeded by a front end's task (one model), not by a council
     # The end user, heeded for keys in COUNCIL_API_TRUSTED_KEYS only: a string (OpenAI), or the
     # object Open WebUI sends to pipelines ({"id", "name", ...}).
     user: str | dict[str, Any] | None = None

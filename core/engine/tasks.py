@@ -26,12 +26,13 @@ class FrontEndTasks:
         self.settings, self.storage, self.router = settings, storage, router
         self.admission, self.redact = admission, redact
 
-    async def answer(self, prompt: str, origin: Origin) -> Completion:
-        """One model's answer to `prompt`; raises what admission raises, or ModelFailed."""
+    async def answer(self, prompt: str, origin: Origin, *, max_tokens: int | None = None) -> Completion:
+        """One model's answer to `prompt` (at most `max_tokens`, else COUNCIL_MAX_ANSWER_TOKENS);
+        raises what admission raises, or ModelFailed."""
         prompt = await self.admission.check(prompt, origin)
         model = await self.model()
         config = self.admission.config_for(None)
-        options = CallOptions(timeout_s=config.member_timeout_s, max_tokens=config.max_answer_tokens)
+        options = CallOptions(timeout_s=config.member_timeout_s, max_tokens=max_tokens or config.max_answer_tokens)
         try:
             completion = await self.router.complete(model, [ChatMessage(role="user", content=prompt)], options)
         except ProviderError as exc:
