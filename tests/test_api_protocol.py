@@ -71,6 +71,13 @@ async def _councils(api) -> int:
 
 # --------------------------------------------------------------------------- a. cross-site requests
 
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+}
+
 
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
 async def test_a_post_whose_body_is_not_declared_json_starts_nothing(keyless, llm_for_api, content_type):
@@ -142,6 +149,16 @@ async def test_allowed_origins_and_hosts_get_cors_headers_and_answers(llm_for_ap
                 url, json=BODY, headers={"Origin": "https://evil.example", "Host": "council.example"}
             )
             loopback_ip = await http.get(f"{running.base_url}/models")  # 127.0.0.1 is not in the list
+            mcp = await http.post(
+                f"{running.root}/mcp",
+                json=MCP_INITIALIZE,
+                headers={"Host": "council.example", "Accept": "application/json, text/event-stream"},
+            )
+            mcp_elsewhere = await http.post(
+                f"{running.root}/mcp",
+                json=MCP_INITIALIZE,
+                headers={"Host": "evil.example", "Accept": "application/json, text/event-stream"},
+            )
     assert preflight.status_code == 200
     assert preflight.headers["access-control-allow-origin"] == chat
     assert "POST" in preflight.headers["access-control-allow-methods"]
@@ -149,6 +166,8 @@ async def test_allowed_origins_and_hosts_get_cors_headers_and_answers(llm_for_ap
     assert answered.json()["choices"][0]["message"]["content"] == "Final answer by alpha: 42."
     assert other.status_code == 403
     assert loopback_ip.status_code == 421
+    assert mcp.status_code == 200 and "llm-council" in mcp.text, "the MCP endpoint answers to the same names"
+    assert mcp_elsewhere.status_code == 421
 
 
 # --------------------------------------------------------------------------- b, c. failures and retries

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from bot.api.app import MCP_PATH, create_app
@@ -27,7 +28,10 @@ def build_asgi(service: CouncilService, host: str) -> Any:
     keys = ApiKeys.parse(settings.api_keys, settings.api_trusted_keys)
     check_exposure(keys, host)
     mcp = build_mcp(service, keys)
-    mcp_app = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    # Host and Origin are checked for every path, /mcp too, by bot/api/guard.py (with the names
+    # COUNCIL_API_ALLOWED_HOSTS adds): the SDK's own check would refuse those names.
+    unguarded = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_app = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=unguarded)
     endpoint = next(route.endpoint for route in mcp_app.routes if isinstance(route, Route) and route.path == MCP_PATH)
 
     @contextlib.asynccontextmanager
