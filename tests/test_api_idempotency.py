@@ -100,3 +100,22 @@ async def test_a_failed_council_under_a_key_is_replayed_as_the_same_failure(llm,
                 )
             assert failed.value.status_code == 502 and "The council failed" in failed.value.message
     assert len(llm.requests_for(stage=1)) == len(MEMBERS)
+
+
+async def test_a_refused_request_frees_its_key(llm, tmp_path):
+    unreadable = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is in this picture?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            ],
+        }
+    ]
+    async with council_api(llm, tmp_path) as api:
+        alice = openai.AsyncOpenAI(base_url=api.base_url, api_key=API_KEY, max_retries=0)
+        key = {"Idempotency-Key": "try-again"}
+        with pytest.raises(openai.BadRequestError):
+            await alice.chat.completions.create(model="llm-council", messages=unreadable, extra_headers=key)
+        answered = await alice.chat.completions.create(model="llm-council", messages=QUESTION, extra_headers=key)
+    assert answered.choices[0].message.content == "Final answer by alpha: 42."

@@ -6,8 +6,10 @@ import hashlib
 import json
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
@@ -22,7 +24,7 @@ from bot.api.guard import CrossSiteGuard
 from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin
 from bot.api.openai_types import ApiError, ChatRequest, api_error_for, completion_body
 from core.errors import CouncilError
-from core.models import AnswerFormat, Origin, Platform
+from core.models import AnswerFormat, KeyClaim, Origin, Platform
 from core.models.files import AttachmentBatch
 from core.service import CouncilService
 
@@ -150,6 +152,19 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return ApiError(exc.status_code, str(exc.detail), "invalid_request_error", code).response()
 
 
+@dataclass(frozen=True)
+class _KeyHold:
+    """An Idempotency-Key this request claimed, until its council runs."""
+
+    service: CouncilService
+    claim: KeyClaim
+    scope: str
+    key: str
+
+    async def release(self) -> None:
+        await self.service.idempotency.release(self.claim, self.scope, self.key)
+
+
 class ChatCompletions:
     """`POST /v1/chat/completions`: a front end's background task, an idempotent retry, or a council."""
 
@@ -164,21 +179,22 @@ class ChatCompletions:
         origin = caller_origin(self.keys, request.scope[KEY_NAME], request.headers, chat.user)
         if is_front_end_task(chat):
             return await self._task(chat, choice, origin)
-        key = _idempotency_key(request)
         question, history = chat.question_and_history()
-        batch = await _readable_files(self.service, chat)
-        claim = None
+        key = _idempotency_key(request)
+        hold = None
         if key is not None:
             fingerprint = _fingerprint(body)
             claim = await self.service.idempotency.claim(origin.user_key, key, fingerprint)
             if not claim.fresh:
                 return await self._again(claim, fingerprint, chat, choice, answer_format)
+            hold = _KeyHold(self.service, claim, origin.user_key, key)
         try:
+            batch = await _readable_files(self.service, chat)
             run = await self.service.start_council(
                 question,
                 origin,
                 history,
-                council_id=claim.council_id if claim else None,
+                council_id=hold.claim.council_id if hold else None,
                 members=choice.members,
                 chairman=choice.chairman,
                 attachments=batch.attachments,
@@ -186,15 +202,14 @@ class ChatCompletions:
                 mode=choice.mode,
                 answer_format=answer_format,
             )
-        except CouncilError as exc:
-            if claim is not None and key is not None:
-                await self.service.idempotency.release(claim, origin.user_key, key)
-            raise api_error_for(exc) from None
-
-        async def on_hang_up() -> None:  # the council was stopped: a retry must start another
-            if claim is not None and key is not None:
-                await self.service.idempotency.release(claim, origin.user_key, key)
-
+        except BaseException as exc:
+            if hold is not None:  # nothing started: the key is free for a retry
+                with anyio.CancelScope(shield=True):
+                    await hold.release()
+            if isinstance(exc, CouncilError):
+                raise api_error_for(exc) from None
+            raise
+        on_hang_up = hold.release if hold else None  # the council is stopped: a retry must start another
         return CouncilResponse(self.service, run, choice.id, chat, answer_format, starter=True, on_hang_up=on_hang_up)
 
     async def _task(self, chat: ChatRequest, choice: catalog.CouncilChoice, origin: Origin) -> Response:
@@ -209,7 +224,7 @@ class ChatCompletions:
 
     async def _again(
         self,
-        claim: Any,
+        claim: KeyClaim,
         fingerprint: str,
         chat: ChatRequest,
         choice: catalog.CouncilChoice,

@@ -145,6 +145,16 @@ MessageRole = Literal["question", "progress", "answer"]
 RecordPost = Callable[[str, str, MessageRole], Awaitable[None]]
 
 
+class KeyClaim(_Model):
+    """Which council an API Idempotency-Key names (core/records/idempotency.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    council_id: str  # the council of this key (maybe an earlier request's)
+    fingerprint: str  # of the request that first used the key
+    fresh: bool  # True: this request claimed the key and starts the council
+
+
 class MessageRef(_Model):
     """The council a message we posted belongs to, and what the message is there."""
 

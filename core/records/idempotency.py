@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import time
 
-from core.models import new_council_id
+from core.models import KeyClaim, new_council_id
 from core.storage import Storage
-from core.storage.idempotency import KeyClaim
 
 KEY_LIFETIME_S = 24 * 3600
-
-__all__ = ["KEY_LIFETIME_S", "IdempotencyKeys", "KeyClaim"]
 
 
 class IdempotencyKeys:

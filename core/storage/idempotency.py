@@ -3,16 +3,8 @@ key started, so that a retried request finds it instead of starting another."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from core.models import KeyClaim
 from core.storage.database import Database
-
-
-@dataclass(frozen=True)
-class KeyClaim:
-    council_id: str  # the council this key belongs to (maybe another request's)
-    fingerprint: str  # of the request that first used the key
-    fresh: bool  # True: this call claimed the key, and must start the council
 
 
 class IdempotencyRepository:
@@ -34,7 +26,9 @@ class IdempotencyRepository:
             "SELECT council_id, fingerprint FROM api_idempotency WHERE scope = ? AND idem_key = ?", (scope, key)
         )
         row = rows[0]
-        return KeyClaim(row["council_id"], row["fingerprint"], fresh=row["council_id"] == council_id)
+        return KeyClaim(
+            council_id=row["council_id"], fingerprint=row["fingerprint"], fresh=row["council_id"] == council_id
+        )
 
     async def release(self, scope: str, key: str, council_id: str) -> None:
         """Give the key up (its council was refused before it started): a retry may use it."""
