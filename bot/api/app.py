@@ -26,7 +26,7 @@ from bot.api.openai_types import ApiError, ChatRequest, api_error_for, completio
 from core.errors import CouncilError
 from core.models import AnswerFormat, KeyClaim, Origin, Platform
 from core.models.files import AttachmentBatch
-from core.service import CouncilService
+from core.service import CouncilService, continued
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,23 @@ MCP_PATH = "/mcp"
 KEY_NAME = "council.key_name"  # the scope entry BearerAuth leaves for the endpoints
 MAX_JSON_DEPTH = 64  # a chat request nests a few levels; deeper is no request of ours
 MAX_IDEMPOTENCY_KEY = 255
+OPEN_PATHS = frozenset({"/health", "/ready", "/metrics"})  # for probes and Prometheus: no key
+
+
+class TraceContext:
+    """A request's `traceparent` makes its council a child of the caller's span (pure ASGI, so
+    the context holds for the whole response, streamed or not)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        with continued(headers):
+            await self.app(scope, receive, send)
 
 
 class BearerAuth:
@@ -47,7 +64,7 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         name = LOCAL_USER
-        if self.keys.enabled:
+        if self.keys.enabled and scope["path"] not in OPEN_PATHS:
             headers = dict(scope["headers"])
             found = self.keys.name_for(headers.get(b"authorization", b"").decode("latin-1"))
             if found is None:
@@ -274,9 +291,23 @@ def create_app(
     async def models(request: Request) -> Response:
         return JSONResponse(catalog.model_list())
 
+    async def health(request: Request) -> Response:
+        return Response("ok", media_type="text/plain")
+
+    async def ready(request: Request) -> Response:
+        readiness = await service.telemetry.ready()
+        return Response(readiness.body(), status_code=readiness.status, media_type="application/json")
+
+    async def metrics(request: Request) -> Response:
+        body, content_type = await service.telemetry.metrics()
+        return Response(body, headers={"Content-Type": content_type})
+
     routes: list[Any] = [
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/chat/completions", ChatCompletions(service, keys).handle, methods=["POST"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/ready", ready, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
     ]
     if mcp_app is not None:
         routes.append(Route(MCP_PATH, mcp_app, methods=["GET", "POST", "DELETE"]))
@@ -285,4 +316,4 @@ def create_app(
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, _Gone: _gone},
         lifespan=lifespan,
     )
-    return CrossSiteGuard(BearerAuth(app, keys), hosts, service.settings.api_cors_origins)
+    return CrossSiteGuard(TraceContext(BearerAuth(app, keys)), hosts, service.settings.api_cors_origins)
