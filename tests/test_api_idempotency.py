@@ -26,7 +26,7 @@ def database_url(request, tmp_path) -> str:
 async def _councils(database_url: str) -> list[str]:
     storage = await Storage.open(database_url)
     try:
-        return [s.council_id for s in await storage.list_councils(limit=100)]
+        return [s.council_id for s in await storage.councils.history(limit=100)]
     finally:
         await storage.close()
 

@@ -45,8 +45,8 @@ def owui_headers(user_id: str = "6f1c-user", name: str = "Ada Lovelace", key: st
 async def _stored(api) -> list:
     storage = await Storage.open(str(api.database))
     try:
-        summaries = await storage.list_councils(limit=100)
-        return [await storage.get_result(s.council_id) for s in summaries]
+        summaries = await storage.councils.history(limit=100)
+        return [await storage.councils.get(s.council_id) for s in summaries]
     finally:
         await storage.close()
 

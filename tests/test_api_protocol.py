@@ -64,7 +64,7 @@ def client(api):
 async def _councils(api) -> int:
     storage = await Storage.open(str(api.database))
     try:
-        return len(await storage.list_councils(limit=1000))
+        return len(await storage.councils.history(limit=1000))
     finally:
         await storage.close()
 

@@ -43,7 +43,7 @@ class FrontEndTasks:
         if self.settings.api_task_model:
             return self.settings.api_task_model
         members = [primary(seat) for seat in self.admission.config_for(None).members]
-        stats = await self.storage.model_stats()
+        stats = await self.storage.stats.model_stats()
         timed = [(stats[m].average_latency_s, i) for i, m in enumerate(members) if m in stats]
         known = [(latency, i) for latency, i in timed if latency is not None]
         return members[min(known)[1]] if known else members[0]
