@@ -53,3 +53,7 @@ class ConfigurationError(CouncilError):
 
 class Unreachable(CouncilError):
     """A service the bot depends on (a platform API, the database) could not be reached at run time."""
+
+
+class ModelFailed(CouncilError):
+    """A single model call the service made outside a council (a front end's task) failed."""

@@ -189,8 +189,27 @@ class Settings(BaseSettings):
     api_keys: SecretStr | None = Field(None, alias="COUNCIL_API_KEYS")
     api_host: str = Field("127.0.0.1", alias="COUNCIL_API_HOST")
     api_port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535)
+    # The Host names the API answers to (DNS rebinding). Empty: the loopback names when it listens
+    # on loopback, any name otherwise (the keys guard it then).
+    api_allowed_hosts: CsvList = Field(default_factory=list, alias="COUNCIL_API_ALLOWED_HOSTS")
+    # Browser origins (`https://chat.example.com`) allowed to call the API; any other Origin is refused.
+    api_cors_origins: CsvList = Field(default_factory=list, alias="COUNCIL_API_CORS_ORIGINS")
+    # Names from COUNCIL_API_KEYS of trusted front ends (Open WebUI) that may name their end user
+    # (the request's `user`, or X-OpenWebUI-User-Id): limits and history are then per end user.
+    api_trusted_keys: CsvList = Field(default_factory=list, alias="COUNCIL_API_TRUSTED_KEYS")
+    # The model that answers a chat front end's background tasks (titles, tags, follow-ups) alone,
+    # instead of a council. Empty: the member with the lowest stored latency (else the first).
+    api_task_model: str | None = Field(None, alias="COUNCIL_API_TASK_MODEL")
 
-    _split = field_validator("council_models", "admin_users", "vision_models", mode="before")(_split_csv)
+    _split = field_validator(
+        "council_models",
+        "admin_users",
+        "vision_models",
+        "api_allowed_hosts",
+        "api_cors_origins",
+        "api_trusted_keys",
+        mode="before",
+    )(_split_csv)
 
     @field_validator("slack_suggested_prompts", mode="before")
     @classmethod
@@ -294,7 +313,13 @@ class Settings(BaseSettings):
         return default_database_url() if isinstance(value, str) and not value.strip() else value
 
     @field_validator(
-        "council_chairman", "council_max_reviewers", "llm_base_url", "slack_api_url", "discord_api_url", mode="before"
+        "council_chairman",
+        "council_max_reviewers",
+        "llm_base_url",
+        "slack_api_url",
+        "discord_api_url",
+        "api_task_model",
+        mode="before",
     )
     @classmethod
     def _blank_is_none(cls, value: Any) -> Any:

@@ -104,8 +104,11 @@ async def test_completion_answers_with_history_and_is_stored_as_api(client, api,
 
 
 async def test_stream_sends_progress_as_reasoning_then_the_answer_then_usage(client, api):
-    stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
+    stream = await client.chat.completions.create(
+        model="llm-council", messages=QUESTION, stream=True, stream_options={"include_usage": True}
+    )
     chunks = [chunk async for chunk in stream]
+    usage_chunk = chunks.pop()
     reasoning = "".join((c.choices[0].delta.model_extra or {}).get("reasoning_content") or "" for c in chunks)
     content = "".join(c.choices[0].delta.content or "" for c in chunks)
     assert content == "Final answer by alpha: 42."
@@ -113,14 +116,15 @@ async def test_stream_sends_progress_as_reasoning_then_the_answer_then_usage(cli
     first_content = next(i for i, c in enumerate(chunks) if c.choices[0].delta.content)
     assert all(not (c.choices[0].delta.model_extra or {}).get("reasoning_content") for c in chunks[first_content:])
     last = chunks[-1]
-    assert last.choices[0].finish_reason == "stop" and last.usage is not None and last.usage.total_tokens > 0
-    assert all(c.object == "chat.completion.chunk" and c.id == last.id for c in chunks)
+    assert last.choices[0].finish_reason == "stop" and last.usage is None
+    assert usage_chunk.choices == [] and usage_chunk.usage is not None and usage_chunk.usage.total_tokens > 0
+    assert all(c.object == "chat.completion.chunk" and c.id == usage_chunk.id for c in chunks)
     assert (
         await stored(api, last.id.removeprefix("chatcmpl-"))
-    ).usage.completion_tokens == last.usage.completion_tokens
+    ).usage.completion_tokens == usage_chunk.usage.completion_tokens
 
 
-async def test_raw_stream_ends_with_the_usage_chunk_then_done(api):
+async def test_raw_stream_ends_with_the_finish_chunk_then_done(api):
     async with (
         httpx.AsyncClient(timeout=30) as http,
         http.stream(
@@ -132,8 +136,8 @@ async def test_raw_stream_ends_with_the_usage_chunk_then_done(api):
         events = [line.removeprefix("data: ") async for line in response.aiter_lines() if line]
     assert events[-1] == "[DONE]"
     final = json.loads(events[-2])
-    assert final["choices"][0]["finish_reason"] == "stop" and final["usage"]["total_tokens"] > 0
-    assert all("usage" not in json.loads(e) for e in events[:-2])
+    assert final["choices"][0]["finish_reason"] == "stop"
+    assert all("usage" not in json.loads(e) for e in events[:-1]), "usage only when stream_options asks"
 
 
 @pytest.mark.parametrize(
@@ -329,16 +333,16 @@ async def test_serves_without_keys_on_loopback_as_the_local_user(llm_for_api, tm
     assert result.request.origin.user_id == "local"
 
 
-async def test_a_failed_council_is_a_502_or_a_said_failure_in_the_stream(client, llm_for_api):
+async def test_a_failed_council_is_a_502_or_an_error_event_in_the_stream(client, llm_for_api):
     for name in MEMBERS:
         llm_for_api.script(name, Fail(503, "upstream overloaded"))
     with pytest.raises(openai.APIStatusError) as refused:
         await client.chat.completions.create(model="llm-council", messages=QUESTION)
     assert refused.value.status_code == 502 and "The council failed" in refused.value.message
     stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
-    chunks = [chunk async for chunk in stream]
-    assert "".join(c.choices[0].delta.content or "" for c in chunks).startswith("The council failed")
-    assert chunks[-1].choices[0].finish_reason == "stop"
+    with pytest.raises(openai.APIError) as raised:
+        _ = [chunk async for chunk in stream]
+    assert raised.value.message.startswith("The council failed")
 
 
 async def test_a_chairman_fallback_is_announced_in_the_answer(client, llm_for_api):

@@ -38,6 +38,7 @@ class CouncilTranscript:
     def __init__(self) -> None:
         self.reasoning = ""
         self.content = ""
+        self.failure: str | None = None  # why a failed council has no answer (never content)
         self._chairman: str | None = None
         self._writer: str | None = None  # the model whose tokens are being streamed
         self._written = ""  # what that model has written so far
@@ -46,11 +47,16 @@ class CouncilTranscript:
         return self._grow(self._describe(event))
 
     def finish(self, result: CouncilResult) -> Deltas:
-        """What is still missing once the council ended (an unstreamed answer, a failure)."""
+        """What is still missing once the council ended (an unstreamed answer). A failure is no
+        content: it is kept in `failure`, for the adapter to send as an error."""
+        if result.status is CouncilStatus.FAILED:
+            cause = result.error.message if result.error else "unknown cause"
+            self.failure = f"The council failed: {cause}"
+            return Deltas()
         if result.synthesis is not None and self._writer is None:
             return self._grow(Deltas(content=_fallback_note(result) + result.synthesis.text))
         if result.synthesis is None:
-            return self._grow(Deltas(content=_no_answer(result)))
+            return self._grow(Deltas(content="The council was stopped before it answered."))
         return Deltas()
 
     def _grow(self, deltas: Deltas) -> Deltas:
@@ -119,10 +125,3 @@ class CouncilTranscript:
 def _fallback_note(result: CouncilResult) -> str:
     synthesis = result.synthesis
     return f"⚠️ {synthesis.note}\n\n" if synthesis and not synthesis.by_chairman and synthesis.note else ""
-
-
-def _no_answer(result: CouncilResult) -> str:
-    if result.status is CouncilStatus.CANCELLED:
-        return "The council was stopped before it answered."
-    cause = result.error.message if result.error else "unknown cause"
-    return f"The council failed: {cause}"

@@ -15,13 +15,14 @@ that text from steering the reviewer or the chairman:
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.models import AggregateEntry, ChatMessage, ConversationTurn
+from core.models import AggregateEntry, AnswerFormat, ChatMessage, ConversationTurn
 
 RANKING_HEADER = "FINAL RANKING:"
 # The kinds of fenced block the prompts use ("<<<RESPONSE A nonce>>>", "<<<END REVIEW 2 nonce>>>").
@@ -392,3 +393,27 @@ def brief_chairman_messages(
     parts.append(BRIEF_TASK)
     system = FALLBACK_SYSTEM if fallback else CHAIRMAN_SYSTEM
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(parts))]
+
+
+ANSWER_FORMAT_TASK = (
+    "Format: the asker's program reads your answer as JSON. Write the answer itself as one JSON "
+    "object and nothing else: no text before or after it, no code fence. (A verdict line that the "
+    "instructions above ask for comes first, on its own line.)"
+)
+
+
+def with_answer_format(messages: Sequence[ChatMessage], answer_format: AnswerFormat | None) -> list[ChatMessage]:
+    """The synthesizer's messages with the answer's required format added to the last user
+    message (after the judge has read them: a schema's words are not the prompt's to copy)."""
+    out = list(messages)
+    if answer_format is None:
+        return out
+    task = ANSWER_FORMAT_TASK
+    if answer_format.json_schema is not None:
+        schema = json.dumps(answer_format.json_schema, ensure_ascii=False, indent=1)
+        task += f"\nThe object must be valid against this JSON Schema:\n{schema}"
+    for index in range(len(out) - 1, -1, -1):
+        if out[index].role == "user":
+            out[index] = out[index].model_copy(update={"content": f"{out[index].content}\n\n{task}"})
+            break
+    return out

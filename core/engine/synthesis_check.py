@@ -50,7 +50,12 @@ class SynthesisJudge:
     n-grams are taken, so none spans a quoted text and the words around it either.
     """
 
-    def __init__(self, prompt: str = "", answers: Sequence[str] = (), material: Sequence[str] = ()):
+    def __init__(
+        self, prompt: str = "", answers: Sequence[str] = (), material: Sequence[str] = (), *, structured: bool = False
+    ):
+        # A JSON answer (the API's response_format) is judged by its schema, not by its length:
+        # `{"answer": 42}` is complete.
+        self._structured = structured
         answer_words = [_words(answer) for answer in answers]
         self._shortest_answer = min((len(words) for words in answer_words), default=NEAR_EMPTY_WORDS)
         quoted = [words for words in (*answer_words, *(_words(text) for text in material)) if words]
@@ -66,9 +71,10 @@ class SynthesisJudge:
         if markers:
             return "it repeated the prompt's internal markers"
         words = _words(text)
-        if finished and len(words) < min(NEAR_EMPTY_WORDS, NEAR_EMPTY_SHARE * self._shortest_answer):
+        by_length = finished and not self._structured
+        if by_length and len(words) < min(NEAR_EMPTY_WORDS, NEAR_EMPTY_SHARE * self._shortest_answer):
             return f"it is nearly empty ({_count(len(words), 'word')})"
-        if finished and len(words) < LEAD_IN_WORDS and text.rstrip().endswith(":"):
+        if by_length and len(words) < LEAD_IN_WORDS and text.rstrip().endswith(":"):
             return f"it stops after a lead-in ({_count(len(words), 'word')} ending in a colon)"
         copied, share = self._copied(words)
         if share >= COPY_SHARE and (len(words) >= COPY_MIN_WORDS or (finished and copied >= COPY_MIN_GRAMS)):

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -145,6 +145,16 @@ MessageRole = Literal["question", "progress", "answer"]
 RecordPost = Callable[[str, str, MessageRole], Awaitable[None]]
 
 
+class KeyClaim(_Model):
+    """Which council an API Idempotency-Key names (core/records/idempotency.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    council_id: str  # the council of this key (maybe an earlier request's)
+    fingerprint: str  # of the request that first used the key
+    fresh: bool  # True: this request claimed the key and starts the council
+
+
 class MessageRef(_Model):
     """The council a message we posted belongs to, and what the message is there."""
 
@@ -183,6 +193,15 @@ class CouncilConfig(_Model):
     reviewer_weights: dict[str, float] = Field(default_factory=dict)
 
 
+class AnswerFormat(_Model):
+    """The shape the final answer must have (the API's `response_format`): one JSON object, which
+    with `json_schema` must also fit that schema. Members answer freely; the synthesizer writes JSON."""
+
+    kind: Literal["json_object", "json_schema"]
+    name: str | None = None
+    json_schema: dict[str, Any] | None = None
+
+
 class CouncilRequest(_Model):
     question: str
     config: CouncilConfig
@@ -195,6 +214,7 @@ class CouncilRequest(_Model):
     attachments: list[ExtractedAttachment] = Field(default_factory=list)
     sources: list[SearchResult] = Field(default_factory=list)
     image_members: list[str] = Field(default_factory=list)
+    answer_format: AnswerFormat | None = None
     # The W3C trace context (traceparent, tracestate) of its submission when traces are on
     # (core/telemetry/tracing.py): stored with a durable council, so that the worker that
     # resumes it continues the same trace. Empty when not tracing.
