@@ -50,3 +50,14 @@ def alive(pids: set[int]) -> set[int]:
         if state != "Z":
             running.add(pid)
     return running
+
+
+def peak_rss_kb(pid: int) -> int | None:
+    """A process's peak resident memory so far (VmHWM, kB)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None

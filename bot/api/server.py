@@ -19,6 +19,9 @@ from core.errors import CouncilError
 from core.service import CouncilService
 
 log = logging.getLogger(__name__)
+# On SIGTERM, requests still running after this are cancelled (their councils are stopped and
+# their file readers killed), so that the process ends within 10 s whatever they were doing.
+_SHUTDOWN_GRACE_S = 5
 
 
 def build_asgi(service: CouncilService, host: str) -> Any:
@@ -40,7 +43,15 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
     host = host or service.settings.api_host
     port = service.settings.api_port if port is None else port
     app = build_asgi(service, host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
+    )
     server = uvicorn.Server(config)
     listener = _bind(host, port)  # bound here so that the real port is known, also for port 0
     bound = listener.getsockname()[1]
