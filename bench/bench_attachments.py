@@ -32,7 +32,7 @@ LINE = "The council reads this page of the quarterly report and weighs each figu
 
 
 def ordinary(pages: int, repeat: int) -> None:
-    from core.attachments import AttachmentLimits, extract_file
+    from core.reading.attachments import AttachmentLimits, extract_file
     from tests.attachment_files import make_docx, make_pdf
 
     page_text = LINE * 8  # ~600 characters
@@ -59,7 +59,7 @@ def ordinary(pages: int, repeat: int) -> None:
 
 
 async def hostile() -> None:
-    from core.attachments import AttachmentReaders, AttachmentRefusal, ReaderLimits
+    from core.reading.attachments import AttachmentReaders, AttachmentRefusal, ReaderLimits
     from tests.hostile_files import HOSTILE, docx_empty_paragraphs
 
     limits = ReaderLimits()
@@ -88,13 +88,13 @@ def fresh_interpreter(repeat: int) -> list[float]:
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import core.attachments.worker"], check=True, env=_env())
+        subprocess.run([sys.executable, "-c", "import core.reading.attachments.worker"], check=True, env=_env())
         times.append(time.perf_counter() - started)
     return times
 
 
 async def startup(repeat: int, fresh: list[float]) -> None:
-    from core.attachments import AttachmentReaders
+    from core.reading.attachments import AttachmentReaders
 
     readers = AttachmentReaders()
     started = time.perf_counter()

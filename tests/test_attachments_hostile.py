@@ -10,8 +10,14 @@ from collections.abc import Callable
 
 import pytest
 
-from core.attachments import AttachmentLimits, AttachmentReaders, AttachmentRefusal, ExtractedAttachment, ReaderLimits
-from core.attachments.limits import MB
+from core.reading.attachments import (
+    AttachmentLimits,
+    AttachmentReaders,
+    AttachmentRefusal,
+    ExtractedAttachment,
+    ReaderLimits,
+)
+from core.reading.attachments.limits import MB
 from tests.hostile_files import HOSTILE, docx_empty_paragraphs
 from tests.reader_processes import alive, readers_of
 
