@@ -153,7 +153,7 @@ class Settings(BaseSettings):
     # Issue 28: every file is read in a worker process killed at this deadline, whose address space
     # is capped at this size (core/reading/attachments/readers.py); at most this many read at once per process.
     attachment_read_s: float = Field(10.0, alias="COUNCIL_ATTACHMENT_READ_S", gt=0)
-    attachment_read_mb: int = Field(256, alias="COUNCIL_ATTACHMENT_READ_MB", ge=64)
+    attachment_read_mb: int = Field(256, alias="COUNCIL_ATTACHMENT_READ_MB", ge=128)
     attachment_readers: int = Field(2, alias="COUNCIL_ATTACHMENT_READERS", ge=1)
 
     search_backend: Literal["off", "searxng", "brave", "tavily"] = Field("off", alias="COUNCIL_SEARCH")

@@ -183,3 +183,20 @@ async def test_images_come_back_with_their_bytes_and_text_files_with_their_text(
     image, text = await asyncio.gather(readers.read("dot.png", PNG_1PX), readers.read("a.txt", b"plain words"))
     assert attachment(image.outcome).image_data == PNG_1PX
     assert attachment(text.outcome).text == "plain words"
+
+
+def test_reader_limits_come_from_the_settings():
+    from pydantic import ValidationError
+
+    from core.settings import Settings
+
+    assert ReaderLimits.from_settings(Settings(_env_file=None)) == ReaderLimits(10.0, 256 * MB, 2)
+    custom = Settings(
+        _env_file=None,
+        COUNCIL_ATTACHMENT_READ_S="2.5",
+        COUNCIL_ATTACHMENT_READ_MB="512",
+        COUNCIL_ATTACHMENT_READERS="4",
+    )
+    assert ReaderLimits.from_settings(custom) == ReaderLimits(2.5, 512 * MB, 4)
+    with pytest.raises(ValidationError, match="COUNCIL_ATTACHMENT_READ_MB"):
+        Settings(_env_file=None, COUNCIL_ATTACHMENT_READ_MB="64")  # less than a reader itself needs
