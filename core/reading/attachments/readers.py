@@ -1,8 +1,11 @@
 """Reading files in worker processes, each with a deadline and a memory ceiling.
 
 No parser runs in the bot's own process: a file is read by a process forked from
-multiprocessing's fork server (which has the parsers imported, so a reader starts in about
-10 ms instead of the ~0.5 s a fresh interpreter takes; bench/bench_attachments.py measures both).
+multiprocessing's fork server, which has the parsers imported, so a reader costs a fork (a small
+file's whole read: tens of ms) instead of a fresh interpreter importing them (0.5-1.5 s here;
+bench/bench_attachments.py measures both). As with any multiprocessing start method but fork,
+each reader runs the main module again as `__mp_main__`: entry points keep their top level
+light and guarded (bot/cli.py, the `council` script and the bench do).
 The reader limits its own address space (RLIMIT_AS, `COUNCIL_ATTACHMENT_READ_MB`) and is
 killed from here at the deadline (`COUNCIL_ATTACHMENT_READ_S`), so no parser bug, decompression
 bomb or pathological file can take the bot's memory or hold it up. At most
