@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable
 
 import pytest
+from pydantic import ValidationError
 
 from core.reading.attachments import (
     AttachmentLimits,
@@ -18,8 +21,10 @@ from core.reading.attachments import (
     ReaderLimits,
 )
 from core.reading.attachments.limits import MB
+from core.settings import Settings
+from tests.attachment_files import PNG_1PX
 from tests.hostile_files import HOSTILE, docx_empty_paragraphs
-from tests.reader_processes import alive, readers_of
+from tests.reader_processes import alive, descendants, readers_of
 
 DEFAULT = ReaderLimits()  # 10 s, 256 MB, 2 readers: the settings' defaults
 _cache: dict[str, bytes] = {}
@@ -177,8 +182,6 @@ async def test_closing_the_readers_ends_their_reads_at_once(hostile):
 
 
 async def test_images_come_back_with_their_bytes_and_text_files_with_their_text():
-    from tests.attachment_files import PNG_1PX
-
     readers = AttachmentReaders()
     image, text = await asyncio.gather(readers.read("dot.png", PNG_1PX), readers.read("a.txt", b"plain words"))
     assert attachment(image.outcome).image_data == PNG_1PX
@@ -186,10 +189,6 @@ async def test_images_come_back_with_their_bytes_and_text_files_with_their_text(
 
 
 def test_reader_limits_come_from_the_settings():
-    from pydantic import ValidationError
-
-    from core.settings import Settings
-
     assert ReaderLimits.from_settings(Settings(_env_file=None)) == ReaderLimits(10.0, 256 * MB, 2)
     custom = Settings(
         _env_file=None,
@@ -200,3 +199,31 @@ def test_reader_limits_come_from_the_settings():
     assert ReaderLimits.from_settings(custom) == ReaderLimits(2.5, 512 * MB, 4)
     with pytest.raises(ValidationError, match="COUNCIL_ATTACHMENT_READ_MB"):
         Settings(_env_file=None, COUNCIL_ATTACHMENT_READ_MB="64")  # less than a reader itself needs
+
+
+async def test_readers_die_with_a_bot_that_is_killed(hostile, tmp_path):
+    """SIGKILL leaves no handler to run: the fork server sees its parent gone and exits, and the
+    kernel kills its readers (PR_SET_PDEATHSIG)."""
+    slow = tmp_path / "empty.docx"
+    slow.write_bytes(hostile("empty.docx"))
+    script = (
+        "import asyncio, pathlib, sys\n"
+        "from core.reading.attachments import AttachmentReaders, ReaderLimits\n"
+        "data = pathlib.Path(sys.argv[1]).read_bytes()\n"
+        "asyncio.run(AttachmentReaders(ReaderLimits(deadline_s=120)).read('empty.docx', data))\n"
+    )
+    bot = await asyncio.create_subprocess_exec(sys.executable, "-c", script, str(slow))
+    try:
+        readers = await until_a_reader_runs(bot.pid, within_s=30)
+        helpers = descendants(bot.pid)
+        bot.send_signal(signal.SIGKILL)
+        await bot.wait()
+        for _ in range(100):
+            if not alive(helpers | readers):
+                break
+            await asyncio.sleep(0.05)
+        assert not alive(helpers | readers)
+    finally:
+        if bot.returncode is None:
+            bot.kill()
+            await bot.wait()

@@ -145,14 +145,17 @@ class AttachmentReaders:
         starting = asyncio.ensure_future(self._start(process))
         try:
             await asyncio.shield(starting)
-        except BaseException:
+        except BaseException as exc:
             await asyncio.gather(starting, return_exceptions=True)
             os.close(request_w)
             os.close(reply_r)
             self._running.discard(process)
             if process.pid is not None:
                 await _stop(process)
-            raise
+            if not isinstance(exc, Exception):  # cancelled: the caller goes away
+                raise
+            log.exception("attachment %r: no reader could be started", job.name)
+            return refused("could not be read (no file reader could be started)")
         finally:
             for end in child_ends:
                 end.close()

@@ -3,8 +3,9 @@
 Runs in a process forked from multiprocessing's fork server (`core.reading.attachments.readers`), which
 has this module and the parsers imported already, so a read starts in milliseconds. The process
 limits itself before touching the file: an address-space ceiling (RLIMIT_AS: a parser that
-allocates past it gets MemoryError), a CPU-time backstop (RLIMIT_CPU) and, on Linux, death with
-its parent. The parent kills it at the deadline; nothing here decides the time limit.
+allocates past it gets MemoryError), a CPU-time backstop (RLIMIT_CPU), and it ends when the bot
+does (its request pipe closes: SIGIO; on Linux also PR_SET_PDEATHSIG, when the fork server goes). The
+parent kills it at the deadline; nothing here decides the time limit.
 
 The reply is JSON validated by the parent (never a pickle: the process parsed hostile bytes).
 """
@@ -12,9 +13,11 @@ The reply is JSON validated by the parent (never a pickle: the process parsed ho
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import math
 import os
 import resource
+import select
 import signal
 import sys
 import warnings
@@ -63,8 +66,9 @@ def read_file(job: ReadJob, request: Connection, reply: Connection) -> None:
     """The target of a reader process."""
     _quiet()
     _limit_self(job)
-    outcome = _read(job, _receive(request.fileno(), job.size))
-    request.close()
+    data = _receive(request.fileno(), job.size)
+    _exit_with_the_bot(request.fileno())
+    outcome = _read(job, data)
     _send(reply.fileno(), outcome.model_copy(update={"peak_rss_kb": peak_rss_kb()}))
     reply.close()
 
@@ -104,6 +108,21 @@ def _limit_self(job: ReadJob) -> None:
         ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() == 1:
             os._exit(1)
+
+
+def _exit_with_the_bot(request_fd: int) -> None:
+    """The bot holds the request pipe open until it has the reply: its end closing (the bot
+    killed, even by SIGKILL) ends this reader, by SIGIO's default action, whatever the parser is
+    doing. PR_SET_PDEATHSIG alone cannot: the reader's parent is the fork server, which stays up
+    while any of its children holds its liveness pipe. (No watcher thread: its stack and malloc
+    arena would take ~70 MB of the address-space ceiling.)"""
+    signal.signal(signal.SIGIO, signal.SIG_DFL)
+    fcntl.fcntl(request_fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(request_fd, fcntl.F_SETFL, fcntl.fcntl(request_fd, fcntl.F_GETFL) | os.O_ASYNC)
+    poll = select.poll()
+    poll.register(request_fd, select.POLLIN)
+    if poll.poll(0):  # closed before the signal was asked for
+        os._exit(1)
 
 
 def _receive(fd: int, size: int) -> bytes:
