@@ -20,8 +20,9 @@ from core.service import CouncilService
 
 log = logging.getLogger(__name__)
 # On SIGTERM, requests still running after this are cancelled (their councils are stopped and
-# their file readers killed), so that the process ends within 10 s whatever they were doing.
-_SHUTDOWN_GRACE_S = 5
+# their file readers killed), so that the process ends within 10 s whatever they were doing
+# (Docker's default before SIGKILL); the rest of the 10 s is for closing the service.
+_SHUTDOWN_GRACE_S = 3
 
 
 def build_asgi(service: CouncilService, host: str) -> Any:
