@@ -43,7 +43,7 @@ def question(text: str, files: Iterable[tuple[str, bytes]] = ()) -> dict:
 async def stored(database: Path, completion: httpx.Response):
     storage = await Storage.open(str(database))
     try:
-        return await storage.get_result(completion.json()["id"].removeprefix("chatcmpl-"))
+        return await storage.councils.get(completion.json()["id"].removeprefix("chatcmpl-"))
     finally:
         await storage.close()
 
