@@ -204,7 +204,7 @@ class AttachmentReaders:
             log.warning("attachment %r: reader failed", job.name)
             return refused("could not be read (its reader failed)", reply.peak_rss_kb)
         attachment = reply.attachment
-        if attachment.kind == "image":  # the bytes never went back and forth
+        if attachment.kind == "image":  # its bytes are not sent back: they are here
             attachment = attachment.model_copy(update={"image_data": data})
         return FileRead(attachment, time.perf_counter() - refused.started, reply.peak_rss_kb)
 
