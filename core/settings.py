@@ -150,6 +150,11 @@ class Settings(BaseSettings):
     attachment_max_chars: int = Field(100_000, alias="COUNCIL_ATTACHMENT_MAX_CHARS", ge=1)
     attachment_max_pages: int = Field(200, alias="COUNCIL_ATTACHMENT_MAX_PAGES", ge=1)
     attachment_fetch_timeout_s: float = Field(30.0, alias="COUNCIL_ATTACHMENT_FETCH_TIMEOUT_S", gt=0)
+    # Issue 28: every file is read in a worker process killed at this deadline, whose address space
+    # is capped at this size (core/reading/attachments/readers.py); at most this many read at once per process.
+    attachment_read_s: float = Field(10.0, alias="COUNCIL_ATTACHMENT_READ_S", gt=0)
+    attachment_read_mb: int = Field(256, alias="COUNCIL_ATTACHMENT_READ_MB", ge=128)
+    attachment_readers: int = Field(2, alias="COUNCIL_ATTACHMENT_READERS", ge=1)
 
     search_backend: Literal["off", "searxng", "brave", "tavily"] = Field("off", alias="COUNCIL_SEARCH")
     searxng_url: str | None = Field(None, alias="SEARXNG_URL")

@@ -23,6 +23,10 @@ from core.service import CouncilService
 log = logging.getLogger(__name__)
 _address_log = logging.getLogger("council.address")
 _address_log.setLevel(logging.INFO)
+# On SIGTERM, requests still running after this are cancelled (their councils are stopped and
+# their file readers killed), so that the process ends within 10 s whatever they were doing
+# (Docker's default before SIGKILL); the rest of the 10 s is for closing the service.
+_SHUTDOWN_GRACE_S = 3
 
 
 def build_asgi(service: CouncilService, host: str) -> Any:
@@ -51,7 +55,14 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
     app = build_asgi(service, host)
     # log_config=None: uvicorn's lines go through our root handler (text or JSON, redacted).
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on", log_config=None
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        log_config=None,
+        timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
     )
     server = uvicorn.Server(config)
     listener = _bind(host, port)  # bound here so that the real port is known, also for port 0
