@@ -154,6 +154,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
         if member.detail:
             extra = f" — {member.detail}"
         lines.append(f"{icon} {short_model(member.model)}{extra}")
+    lines += agreement_lines(progress)
     if progress.stage >= 2:
         lines.append(
             f"📝 reviews: {progress.reviews_done}/{progress.reviews_expected or answered} "
@@ -164,6 +165,18 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     return lines
 
 
+def agreement_lines(progress: CouncilProgress) -> list[str]:
+    """Auto mode's check of the first two answers, while it runs and once decided."""
+    if progress.judging is not None:
+        return [f"⚖️ {short_model(progress.judging)} checks whether the first two answers agree…"]
+    check = progress.agreement
+    if check is None:
+        return []
+    if check.escalated:
+        return [f"↗️ Escalated: {check.reason}; the whole council deliberates."]
+    return [f"🤝 {check.reason[0].upper()}{check.reason[1:]}."]
+
+
 def result_header(result: CouncilResult) -> str:
     """First line(s) of a result: degradation said before the answer, never after."""
     if result.status.value == "failed":
@@ -172,7 +185,7 @@ def result_header(result: CouncilResult) -> str:
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
     lines = []
-    stood_in = result.synthesis is not None and not result.synthesis.by_chairman
+    stood_in = result.synthesis is not None and result.synthesis.stood_in
     if result.synthesis is not None and stood_in:
         lines.append(f":warning: {result.synthesis.note or 'The chairman failed; a member synthesized this answer.'}")
     # A chairman seat's fallback note (by_chairman) is one of the notices like the members' ones.
@@ -200,7 +213,7 @@ def history_lines(summaries: list[CouncilSummary]) -> list[str]:
             read += f" · read {names[:120]}"
         if s.sources:
             read += f" · {s.sources} web source(s)"
-        mode = " · quick" if s.mode == "quick" else ""
+        mode = f" · {s.mode}" if s.mode != "standard" else ""
         out.append(
             f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value}{mode} · winner {winner} · "
             f"{agreement} · {cost} · {duration}{read}{votes} — {question}"

@@ -1,5 +1,7 @@
-"""Council modes by name: `standard` (answers, peer reviews, synthesis) and `quick` (two seats
-answer, the chairman compares them). A question may start with `quick:` or `standard:`."""
+"""Council modes by name: `standard` (answers, peer reviews, synthesis), `quick` (two seats
+answer, the chairman compares them) and `auto` (two seats answer; the whole council deliberates
+only when they disagree, core/engine/auto.py). A question may start with `quick:`, `auto:` or
+`standard:`."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def parse_mode(mode: str) -> CouncilMode:
 
 
 def split_mode_keyword(question: str) -> tuple[str, CouncilMode | None]:
-    """The question without a leading `quick:`/`standard:` keyword, and the mode it named."""
+    """The question without a leading `quick:`/`auto:`/`standard:` keyword, and the mode it named."""
     match = _KEYWORD.match(question)
     if match is None:
         return question, None

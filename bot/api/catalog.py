@@ -1,7 +1,8 @@
 """The model ids the API offers, and what each asks of the council.
 
 `llm-council`: the council as configured (its mode is COUNCIL_MODE); `llm-council-quick`: quick
-mode (two members answer, the chairman compares them and writes the answer: three model calls).
+mode (two members answer, the chairman compares them and writes the answer: three model calls);
+`llm-council-auto`: auto mode (two members answer; the whole council only when they disagree).
 Named channel presets would become more entries (`llm-council-<preset>`).
 """
 
@@ -31,6 +32,12 @@ CHOICES = (
         "Quick council: two members answer, the chairman compares them and writes the answer (3 model calls).",
         mode="quick",
     ),
+    CouncilChoice(
+        f"{COUNCIL_MODEL}-auto",
+        "Auto council: two members answer; if they agree that stands (2 to 4 model calls), "
+        "else the whole council deliberates.",
+        mode="auto",
+    ),
 )
 
 
@@ -50,7 +57,7 @@ def model_list() -> dict:
 
 def resolve_mode(mode: str | None) -> CouncilChoice | None:
     """The MCP tool's `mode` argument: `standard` (the default) is `llm-council`, `quick` is
-    `llm-council-quick`."""
+    `llm-council-quick`, `auto` is `llm-council-auto`."""
     name = (mode or "standard").strip().lower()
     return resolve(COUNCIL_MODEL if name == "standard" else f"{COUNCIL_MODEL}-{name}")
 

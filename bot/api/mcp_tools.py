@@ -37,6 +37,7 @@ class CouncilAnswer(BaseModel):
     ranking: list[RankedModel]
     agreement_w: float | None
     notices: list[str]
+    escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
 
 
 class PastCouncil(BaseModel):
@@ -81,6 +82,7 @@ def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
         ],
         agreement_w=aggregate.agreement_w if aggregate else None,
         notices=result.notices,
+        escalated=result.escalated,
     )
 
 
@@ -101,7 +103,9 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         chairman: str | None = None,
     ) -> CouncilAnswer:
         """Ask the council a question. Returns the final answer, the aggregate ranking of the
-        members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default);
+        members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default), quick
+        (two members, compared by the chairman) or auto (two members; the whole council only if they
+        disagree);
         `members`/`chairman`: model ids replacing the configured council for this question."""
         caller = _caller(ctx, keys)
         run = await _start(service, caller, question, mode, members, chairman)

@@ -11,6 +11,8 @@ from core import seats
 from core.engine.dissent import dissent_lines
 from core.material import read_lines
 from core.models import (
+    AgreementChecked,
+    AgreementStarted,
     ChairmanToken,
     CouncilEvent,
     CouncilQueued,
@@ -70,7 +72,12 @@ class Terminal:
 
 
 def print_event(term: Terminal, event: CouncilEvent) -> None:
-    if isinstance(event, CouncilQueued):
+    if isinstance(event, AgreementStarted):
+        term.note(f"\n⚖ {event.judge} checks whether the first two answers agree")
+    elif isinstance(event, AgreementChecked):
+        check = event.check
+        term.note(f"  ↗ escalated: {check.reason}" if check.escalated else f"  ✓ {check.reason}")
+    elif isinstance(event, CouncilQueued):
         term.note(f"⏳ waiting for a free slot (position {event.position})")
     elif isinstance(event, StageStarted):
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
@@ -120,7 +127,7 @@ def print_result(result: CouncilResult, *, answer_shown: bool = False, answer_pr
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:
-    who = "Chairman" if synthesis.by_chairman else "Fallback synthesizer"
+    who = "Chairman" if synthesis.by_chairman else "As written by" if synthesis.agreed else "Fallback synthesizer"
     if answer_shown:
         print(f"━━ Final answer ({who}: {synthesis.model}): shown above ━━\n", flush=True)
     else:
