@@ -11,7 +11,7 @@ from core.models import AgreementChecked, AgreementStarted, CouncilFinished, Cou
 from tests import test_council
 from tests.factories import run_council_to_end
 from tests.test_auto_mode import LONG, with_answers
-from tests.test_council import M1, M2, config, script
+from tests.test_council import M1, config, script
 
 server, router = test_council.server, test_council.router  # the fixtures
 

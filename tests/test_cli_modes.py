@@ -87,8 +87,6 @@ async def test_ask_auto_mode_stops_at_two_answers_that_agree(tmp_path, llm):
     assert document["status"] == "ok" and len(llm.requests) == 2
     code, out, _ = await council(tmp_path, llm, "history")
     assert code == 0 and "auto" in out
-    code, out, err = await council(
-        tmp_path, llm, "ask", "Six times seven?", extra_env={"COUNCIL_MODE": "auto"}
-    )
+    code, out, err = await council(tmp_path, llm, "ask", "Six times seven?", extra_env={"COUNCIL_MODE": "auto"})
     assert code == 0, err
     assert "the first two answers were the same" in out and len(llm.requests) == 4

@@ -1,4 +1,5 @@
-"""Issues 12 and 23 on Discord: the `mode` option of /council (quick, auto) and the `auto:` keyword, `/council-admin mode`, a seat's fallback shown."""
+"""Issues 12 and 23 on Discord: the `mode` option of /council (quick, auto) and the `auto:`
+keyword, `/council-admin mode`, a seat's fallback shown."""
 
 from __future__ import annotations
 
