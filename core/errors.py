@@ -53,3 +53,12 @@ class ConfigurationError(CouncilError):
 
 class Unreachable(CouncilError):
     """A service the bot depends on (a platform API, the database) could not be reached at run time."""
+
+
+class ModelFailed(CouncilError):
+    """A model asked directly (a member answering alone) failed; `kind` is its ErrorKind's value
+    (auth, timeout, ...) and the message its cause, safe to show."""
+
+    def __init__(self, user_message: str, kind: str):
+        super().__init__(user_message)
+        self.kind = kind

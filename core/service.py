@@ -12,6 +12,7 @@ adapters call directly (docs/dev/CONTRACTS.md lists them):
     service.channels     core/channel_admin.py  a channel's configuration; admin changes to it, audited
     service.permissions  core/permissions.py    who may see or do what: every such rule
     service.durable      core/durable/service.py  durable councils: the worker, delivery claims
+    service.direct       core/direct.py         members as models: one member (or the chairman) answering alone
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
 from core.channel_admin import MAX_MEMBERS, ChannelAdmin
 from core.database_url import POSTGRESQL
+from core.direct import DirectModels
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.errors import NotFound
@@ -93,6 +95,10 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        # Members as models (the API's /v1/models): one member or the chairman answering alone.
+        self.direct = DirectModels(
+            storage, router, self.admission.limits, self.channels.effective_config, settings.council_timeout_s
+        )
 
     # ------------------------------------------------------------------ lifecycle
 

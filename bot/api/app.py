@@ -1,17 +1,21 @@
-"""The ASGI application: `/v1/models`, `/v1/chat/completions`, and the MCP endpoint at `/mcp`."""
+"""The ASGI application: `/v1/models`, `/v1/chat/completions`, and the MCP endpoint at `/mcp`.
+
+A model id is a council (bot/api/catalog.py) or one of the council's members or its chairman,
+which answers alone (core/direct.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -21,7 +25,7 @@ from bot.api.openai_types import ApiError, ChatRequest, api_error_for, chunk_bod
 from bot.api.transcript import CouncilTranscript, Deltas
 from core.attachments import AttachmentBatch
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
+from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform, new_council_id
 from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
@@ -159,14 +163,60 @@ async def _json_body(request: Request) -> Any:
         raise ApiError(400, "The request body is not valid JSON.", "invalid_request_error", "invalid_json") from None
 
 
-def _choice_for(model: str) -> catalog.CouncilChoice:
-    choice = catalog.resolve(model)
-    if choice is None:
-        known = ", ".join(c.id for c in catalog.CHOICES)
-        raise ApiError(
-            404, f"The model `{model}` does not exist; use one of: {known}.", "invalid_request_error", "model_not_found"
+def _unknown_model(model: str, direct: list[str]) -> ApiError:
+    known = ", ".join([*(c.id for c in catalog.CHOICES), *direct])
+    return ApiError(
+        404, f"The model `{model}` does not exist; use one of: {known}.", "invalid_request_error", "model_not_found"
+    )
+
+
+async def _direct_answer(service: CouncilService, origin: Origin, chat: ChatRequest) -> Response:
+    """A member (or the chairman) answering alone: the model's own completion, nothing else."""
+    completion_id = f"chatcmpl-{new_council_id()}"
+    temperature, max_tokens = chat.temperature, chat.max_completion_tokens or chat.max_tokens
+    messages = chat.chat_messages()
+    try:
+        if not chat.stream:
+            completion = await service.direct.complete(
+                origin, chat.model, messages, temperature=temperature, max_tokens=max_tokens
+            )
+            body = completion_body(
+                completion_id,
+                chat.model,
+                completion.text,
+                "",
+                completion.finish_reason or "stop",
+                completion.usage,
+            )
+            return JSONResponse(body)
+        pieces = await service.direct.stream(
+            origin, chat.model, messages, temperature=temperature, max_tokens=max_tokens
         )
-    return choice
+    except CouncilError as exc:
+        raise api_error_for(exc) from None
+
+    async def events() -> AsyncIterator[str]:
+        yield _sse(chunk_body(completion_id, chat.model, {"role": "assistant", "content": ""}))
+        try:
+            async for piece in pieces:
+                if isinstance(piece, str):
+                    yield _sse(chunk_body(completion_id, chat.model, {"content": piece}))
+                else:
+                    finish = piece.finish_reason or "stop"
+                    yield _sse(chunk_body(completion_id, chat.model, {}, finish_reason=finish, usage=piece.usage))
+        except CouncilError as exc:  # the model failed mid-way: OpenAI's in-stream error shape
+            error = api_error_for(exc)
+            yield _sse({"error": {"message": error.message, "type": error.type, "code": error.code, "param": None}})
+        yield _sse("[DONE]")
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"cache-control": "no-cache", "x-accel-buffering": "no"}
+    )
+
+
+def _sse(body: dict[str, Any] | str) -> str:
+    data = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    return f"data: {data}\n\n"
 
 
 async def _readable_files(service: CouncilService, chat: ChatRequest) -> AttachmentBatch:
@@ -191,12 +241,17 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | None = None, lifespan=None) -> ASGIApp:
     async def models(request: Request) -> Response:
-        return JSONResponse(catalog.model_list())
+        return JSONResponse(catalog.model_list(await service.direct.available(request.scope[ORIGIN_KEY])))
 
     async def chat_completions(request: Request) -> Response:
         origin: Origin = request.scope[ORIGIN_KEY]
         chat = ChatRequest.from_json(await _json_body(request))
-        choice = _choice_for(chat.model)
+        choice = catalog.resolve(chat.model)
+        if choice is None:
+            direct = await service.direct.available(origin)
+            if chat.model not in direct:
+                raise _unknown_model(chat.model, direct)
+            return await _direct_answer(service, origin, chat)
         question, history = chat.question_and_history()
         batch = await _readable_files(service, chat)
         try:

@@ -11,8 +11,17 @@ from starlette.responses import JSONResponse
 
 from bot.api.content_files import FILE_PARTS, part_file
 from core.attachments import IncomingFile
-from core.errors import BudgetExceeded, CouncilError, InputRejected, NotFound, Overloaded, RateLimited, UnknownModels
-from core.models import ConversationTurn, Usage
+from core.errors import (
+    BudgetExceeded,
+    CouncilError,
+    InputRejected,
+    ModelFailed,
+    NotFound,
+    Overloaded,
+    RateLimited,
+    UnknownModels,
+)
+from core.models import ChatMessage, ConversationTurn, Usage
 
 _TEXT_PARTS = {"text", "input_text"}
 
@@ -52,6 +61,8 @@ def api_error_for(exc: CouncilError) -> ApiError:
         return ApiError(400, exc.user_message, "invalid_request_error", "invalid_request")
     if isinstance(exc, NotFound):
         return ApiError(404, exc.user_message, "invalid_request_error", "not_found")
+    if isinstance(exc, ModelFailed):
+        return ApiError(502, exc.user_message, "server_error", exc.kind)
     return ApiError(403, exc.user_message, "permission_error", "forbidden")
 
 
@@ -98,7 +109,7 @@ class StreamOptions(BaseModel):
 
 class ChatRequest(BaseModel):
     """Fields the council cannot honour (temperature, tools, n, ...) are ignored, as OpenAI-compatible
-    servers do."""
+    servers do; a member asked directly honours `temperature` and `max_tokens`."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -106,6 +117,19 @@ class ChatRequest(BaseModel):
     messages: list[RequestMessage] = Field(min_length=1)
     stream: bool | None = False
     stream_options: StreamOptions | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)  # the newer name of max_tokens
+
+    def chat_messages(self) -> list[ChatMessage]:
+        """The conversation as a member answering alone reads it: its text (files are read only
+        by councils), `developer` as `system`, tool messages left out."""
+        roles = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+        return [
+            ChatMessage(role=roles[m.role], content=m.text)  # type: ignore[arg-type]
+            for m in self.messages
+            if m.role in roles and m.text.strip()
+        ]
 
     @classmethod
     def from_json(cls, body: Any) -> ChatRequest:
