@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import seats
 from core.models import (
     AggregateReady,
     AgreementCheck,
@@ -24,6 +23,7 @@ from core.models import (
     MemberStarted,
     ReviewFinished,
     StageStarted,
+    seats,
 )
 
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from core import seats
-from core.channel_limits import ChannelLimits
+from core.admission.channel_limits import ChannelLimits
 from core.errors import InputRejected, ModelFailed, NotFound
-from core.models import ChatMessage, Completion, CouncilConfig, Origin
+from core.models import ChatMessage, Completion, CouncilConfig, Origin, seats
 from core.providers.base import CallOptions, ProviderError, TextDelta
 from core.storage import Storage
 

@@ -5,7 +5,7 @@ council that reuses both answers. Every test counts the model calls."""
 from __future__ import annotations
 
 from core.engine.auto import is_short, normalised
-from core.export import to_document
+from core.engine.prompts import VERDICT_REPLACEMENT
 from core.models import (
     AgreementChecked,
     AgreementStarted,
@@ -16,7 +16,7 @@ from core.models import (
     ReviewFinished,
     StageStarted,
 )
-from core.prompts import VERDICT_REPLACEMENT
+from core.records.export import to_document
 from tests import test_council
 from tests.factories import run_council_to_end
 from tests.llm_server import JUDGEMENT, ByStage, Fail, Reply

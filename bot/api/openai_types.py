@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from starlette.responses import JSONResponse
 
 from bot.api.content_files import FILE_PARTS, part_file
-from core.attachments import IncomingFile
 from core.errors import (
     BudgetExceeded,
     CouncilError,
@@ -22,6 +21,7 @@ from core.errors import (
     UnknownModels,
 )
 from core.models import ChatMessage, ConversationTurn, Usage
+from core.models.files import IncomingFile
 
 _TEXT_PARTS = {"text", "input_text"}
 

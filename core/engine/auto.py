@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, Awaitable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from core import prompts, seats
+from core.engine import prompts
 from core.engine.batch import Outcome, SeatCall
 from core.engine.runner import Calls
 from core.engine.state import CouncilState
@@ -36,6 +36,7 @@ from core.models import (
     CouncilEvent,
     MemberAnswer,
     Synthesis,
+    seats,
 )
 from core.providers.base import CallOptions
 from core.ranking import parse_verdict
