@@ -5,13 +5,16 @@ council that reuses both answers. Every test counts the model calls."""
 from __future__ import annotations
 
 from core.engine.auto import is_short, normalised
+from core.engine.council import run_council
 from core.engine.prompts import VERDICT_REPLACEMENT
 from core.models import (
     AgreementChecked,
     AgreementStarted,
+    CouncilCheckpoint,
     CouncilRequest,
     CouncilStarted,
     CouncilStatus,
+    MemberAnswer,
     MemberStarted,
     ReviewFinished,
     StageStarted,
@@ -195,3 +198,19 @@ async def test_synthesize_now_during_the_judgement_uses_the_two_answers(server, 
     )
     assert result.escalated is False and result.agreement.reason == "you asked to synthesize now"
     assert result.synthesis.text == SYNTHESIS and not stage1_calls(server, M3)
+
+
+async def test_a_resumed_auto_council_asks_nobody_twice(server, router):
+    """A council resumed from its journal: the stored answers are not asked again; when another
+    seat's answer is stored the earlier run had escalated, so no new judgement is asked either."""
+    script(server, members())
+    stored = [
+        MemberAnswer(model=m, seat=m, text=f"Stored answer of {m}: it is Paris, for many reasons.") for m in MEMBERS[:3]
+    ]
+    request = CouncilRequest(question="q", config=config(mode="auto"))
+    events = [e async for e in run_council(request, router, checkpoint=CouncilCheckpoint(answers=stored))]
+    result = events[-1].result
+    assert not server.requests_for(stage=JUDGEMENT)
+    assert [r.model for r in server.requests_for(stage=1)] == [M4]  # only the seat that had not answered
+    assert result.escalated and result.agreement.reason == "the council had escalated before it was resumed"
+    assert len(server.requests_for(stage=2)) == 4 and result.synthesis.text == SYNTHESIS

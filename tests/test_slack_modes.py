@@ -3,6 +3,10 @@ fallback shown."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from core.models import Origin, Platform
 from tests import test_slack_adapter
 from tests.llm_server import Fail, council_member
@@ -12,6 +16,7 @@ from tests.test_slack_adapter import (
     results,
     section_texts,
     stage1_requests,
+    streamed,
 )
 
 env = test_slack_adapter.env  # the fixture
@@ -84,3 +89,19 @@ async def test_auto_mode_channel_default_escalates_and_says_so(env, llm):
     [answer] = results(env.fake)
     assert "escalated: the first two answers disagreed" in all_text(answer)
     assert stage1_requests(llm) == 3 and len(llm.requests_for(stage=2)) == 3
+
+
+@pytest.mark.parametrize("env", [{"streaming": True}], indirect=True)
+async def test_a_streamed_auto_council_shows_the_check_and_the_answer_as_written(env, llm):
+    for name in ("alpha", "beta"):
+        llm.script(name, council_member("42."))
+    await env.command("auto: What is six times seven?")
+    await env.fake.wait_for(lambda: streamed(env.fake))
+    await env.settle()
+    [(_, stop, message)] = streamed(env.fake)
+    assert message["text"] == "42." and not message["streaming"]
+    tasks = message["tasks"]
+    assert tasks["agreement"]["status"] == "complete" and tasks["agreement"]["output"].startswith("Yes")
+    assert tasks["chairman"]["output"] == "Not needed: the first two answers were the same"
+    assert "the first two answers were the same" in json.dumps(stop.args["blocks"])
+    assert len(llm.requests) == 2
