@@ -214,3 +214,21 @@ async def test_a_resumed_auto_council_asks_nobody_twice(server, router):
     assert [r.model for r in server.requests_for(stage=1)] == [M4]  # only the seat that had not answered
     assert result.escalated and result.agreement.reason == "the council had escalated before it was resumed"
     assert len(server.requests_for(stage=2)) == 4 and result.synthesis.text == SYNTHESIS
+
+
+async def test_synthesize_now_during_the_first_answers_never_passes_one_off_as_agreed(server, router):
+    script(server, with_answers("42", "41"))
+
+    def synthesize_once_one_answered(event, control):
+        if event.kind == "member_finished":
+            control.synthesize_now()
+
+    _, result = await run_council_to_end(
+        router,
+        CouncilRequest(question="q", config=config(mode="auto")),
+        test_council.CouncilControl(),
+        synthesize_once_one_answered,
+    )
+    assert result.escalated is False and result.agreement.reason == "you asked to synthesize now"
+    assert result.synthesis.by_chairman and result.synthesis.text == SYNTHESIS  # not "42" as agreed
+    assert not stage1_calls(server, M3)

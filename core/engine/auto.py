@@ -48,6 +48,7 @@ SHORT_CHARS = 60  # a short answer, compared by normalised equality: a number, a
 JUDGEMENT_TOKENS = 300  # two sentences and the verdict line; a longer reply is cut, its verdict lost
 
 DISAGREED = "the first two answers disagreed"
+SAME = "the first two answers were the same"  # then the first stands as written
 _DECORATION = re.compile(r"[*_`~#>\"'\u2018\u2019\u201c\u201d]")
 _THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0 ](?=\d{3}\b)")
 _EDGES = " .,;:!?()[]"
@@ -84,7 +85,7 @@ async def run_agreement(
     if check.escalated:
         state.widen()
     yield state.event(AgreementChecked, check=check)
-    if not check.escalated and check.judge is None and len(answered) == 2 and is_short(answered[0].text or ""):
+    if check.reason == SAME:
         state.synthesis = _as_written(answered[0])
         state.answered_at = time.perf_counter()
         yield state.event(ChairmanFinished, synthesis=state.synthesis)
@@ -103,7 +104,7 @@ def _without_judgement(state: CouncilState, answered: list[MemberAnswer]) -> Agr
     a, b = (answer.text or "" for answer in answered)
     if is_short(a) and is_short(b):
         if normalised(a) == normalised(b):
-            return AgreementCheck(escalated=False, reason="the first two answers were the same")
+            return AgreementCheck(escalated=False, reason=SAME)
         return AgreementCheck(escalated=True, reason=DISAGREED)
     return None
 
