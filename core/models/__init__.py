@@ -156,12 +156,6 @@ class MessageRef(_Model):
 
 CouncilMode = Literal["standard", "quick", "auto"]
 MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto")
-# What each mode does, in the words every interface shows (help texts, option descriptions).
-MODE_DESCRIPTIONS: dict[CouncilMode, str] = {
-    "standard": "members answer, review each other anonymously, the chairman synthesizes",
-    "quick": "two members answer, the chairman compares them (3 model calls)",
-    "auto": "two members answer; if they agree that stands (2-4 calls), else the whole council deliberates",
-}
 
 
 class CouncilConfig(_Model):
