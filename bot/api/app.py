@@ -1,30 +1,30 @@
 """The ASGI application: `/v1/models`, `/v1/chat/completions`, and the MCP endpoint at `/mcp`.
 
 A model id is a council (bot/api/catalog.py) or one of the council's members or its chairman,
-which answers alone (core/direct.py)."""
+which answers alone (bot/api/direct.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.api import catalog
+from bot.api.direct import direct_answer
 from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
 from bot.api.openai_types import ApiError, ChatRequest, api_error_for, chunk_body, completion_body
 from bot.api.transcript import CouncilTranscript, Deltas
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform, new_council_id
+from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
 from core.models.files import AttachmentBatch
 from core.service import CouncilRun, CouncilService
 
@@ -170,55 +170,6 @@ def _unknown_model(model: str, direct: list[str]) -> ApiError:
     )
 
 
-async def _direct_answer(service: CouncilService, origin: Origin, chat: ChatRequest) -> Response:
-    """A member (or the chairman) answering alone: the model's own completion, nothing else."""
-    completion_id = f"chatcmpl-{new_council_id()}"
-    temperature, max_tokens = chat.temperature, chat.max_completion_tokens or chat.max_tokens
-    messages = chat.chat_messages()
-    try:
-        if not chat.stream:
-            completion = await service.direct.complete(
-                origin, chat.model, messages, temperature=temperature, max_tokens=max_tokens
-            )
-            body = completion_body(
-                completion_id,
-                chat.model,
-                completion.text,
-                "",
-                completion.finish_reason or "stop",
-                completion.usage,
-            )
-            return JSONResponse(body)
-        pieces = await service.direct.stream(
-            origin, chat.model, messages, temperature=temperature, max_tokens=max_tokens
-        )
-    except CouncilError as exc:
-        raise api_error_for(exc) from None
-
-    async def events() -> AsyncIterator[str]:
-        yield _sse(chunk_body(completion_id, chat.model, {"role": "assistant", "content": ""}))
-        try:
-            async for piece in pieces:
-                if isinstance(piece, str):
-                    yield _sse(chunk_body(completion_id, chat.model, {"content": piece}))
-                else:
-                    finish = piece.finish_reason or "stop"
-                    yield _sse(chunk_body(completion_id, chat.model, {}, finish_reason=finish, usage=piece.usage))
-        except CouncilError as exc:  # the model failed mid-way: OpenAI's in-stream error shape
-            error = api_error_for(exc)
-            yield _sse({"error": {"message": error.message, "type": error.type, "code": error.code, "param": None}})
-        yield _sse("[DONE]")
-
-    return StreamingResponse(
-        events(), media_type="text/event-stream", headers={"cache-control": "no-cache", "x-accel-buffering": "no"}
-    )
-
-
-def _sse(body: dict[str, Any] | str) -> str:
-    data = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-    return f"data: {data}\n\n"
-
-
 async def _readable_files(service: CouncilService, chat: ChatRequest) -> AttachmentBatch:
     batch = await service.read_files(chat.files(), Platform.API)
     if chat.files() and not batch.attachments:
@@ -251,7 +202,7 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
             direct = await service.direct.available(origin)
             if chat.model not in direct:
                 raise _unknown_model(chat.model, direct)
-            return await _direct_answer(service, origin, chat)
+            return await direct_answer(service, origin, chat)
         question, history = chat.question_and_history()
         batch = await _readable_files(service, chat)
         try:
