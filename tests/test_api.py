@@ -407,6 +407,7 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
     assert result.request.config.mode == "auto" and result.escalated is True  # "alpha says: 42." vs "beta says: 42."
     assert len(llm_for_api.requests) == 7 and len(llm_for_api.requests_for(stage=1)) == 3
     assert "Escalated: the first two answers disagreed" in completion.choices[0].message.reasoning_content
+    assert completion.metadata == {"council_id": result.council_id, "status": "ok", "mode": "auto", "escalated": True}
 
 
 async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_for_api):
@@ -416,6 +417,9 @@ async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_f
     result = await stored(api, completion.id.removeprefix("chatcmpl-"))
     assert result.escalated is False and len(llm_for_api.requests) == 2
     assert completion.choices[0].message.content == "42."
+    stream = await client.chat.completions.create(model="llm-council-auto", messages=QUESTION, stream=True)
+    last = [chunk async for chunk in stream][-1]
+    assert last.metadata["mode"] == "auto" and last.metadata["escalated"] is False
 
 
 # --------------------------------------------------------------------------- members as models

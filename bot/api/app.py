@@ -21,7 +21,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from bot.api import catalog
 from bot.api.direct import direct_answer
 from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
-from bot.api.openai_types import ApiError, ChatRequest, api_error_for, chunk_body, completion_body
+from bot.api.openai_types import (
+    ApiError,
+    ChatRequest,
+    api_error_for,
+    chunk_body,
+    completion_body,
+    council_metadata,
+)
 from bot.api.transcript import CouncilTranscript, Deltas
 from core.errors import CouncilError
 from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
@@ -122,6 +129,7 @@ class CouncilResponse(Response):
                 self.transcript.reasoning,
                 "stop",
                 result.usage,
+                council_metadata(result),
             )
             response = JSONResponse(body, headers={"x-council-id": self.run.council_id})
         await response(scope, receive, send)
@@ -151,7 +159,15 @@ class CouncilResponse(Response):
         )
         await event(chunk_body(self.completion_id, self.model, {"role": "assistant", "content": ""}))
         result = await self._follow(deltas)
-        await event(chunk_body(self.completion_id, self.model, {}, finish_reason="stop", usage=result.usage))
+        final = chunk_body(
+            self.completion_id,
+            self.model,
+            {},
+            finish_reason="stop",
+            usage=result.usage,
+            metadata=council_metadata(result),
+        )
+        await event(final)
         await event("[DONE]")
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -20,7 +20,7 @@ from core.errors import (
     RateLimited,
     UnknownModels,
 )
-from core.models import ChatMessage, ConversationTurn, Usage
+from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage
 from core.models.files import IncomingFile
 
 _TEXT_PARTS = {"text", "input_text"}
@@ -174,16 +174,34 @@ def usage_body(usage: Usage) -> dict[str, Any]:
 
 
 def completion_body(
-    completion_id: str, model: str, content: str, reasoning: str, finish_reason: str, usage: Usage
+    completion_id: str,
+    model: str,
+    content: str,
+    reasoning: str,
+    finish_reason: str,
+    usage: Usage,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     message = {"role": "assistant", "content": content, "reasoning_content": reasoning}
-    return {
+    body = {
         "id": completion_id,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
         "usage": usage_body(usage),
+    }
+    return body | ({"metadata": metadata} if metadata is not None else {})
+
+
+def council_metadata(result: CouncilResult) -> dict[str, Any]:
+    """What a council's completion says about it besides the answer (`metadata`, as in the export)."""
+    config = result.request.config
+    return {
+        "council_id": result.council_id,
+        "status": result.status.value,
+        "mode": config.mode,
+        "escalated": result.escalated,
     }
 
 
@@ -193,6 +211,7 @@ def chunk_body(
     delta: dict[str, Any],
     finish_reason: str | None = None,
     usage: Usage | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": completion_id,
@@ -203,4 +222,6 @@ def chunk_body(
     }
     if usage is not None:
         body["usage"] = usage_body(usage)
+    if metadata is not None:
+        body["metadata"] = metadata
     return body
