@@ -101,7 +101,7 @@ class DirectModels:
             raise NotFound(f"`{model}` is not a member or the chairman of this council ({', '.join(available)}).")
         if not any(m.role == "user" and m.content.strip() for m in messages):
             raise InputRejected("messages: no user message to answer.")
-        channel = await self.storage.get_channel_settings(origin.channel_key)
+        channel = await self.storage.channels.get(origin.channel_key)
         await self.limits.check(origin, channel, record=True)
         return CallOptions(timeout_s=self.timeout_s, temperature=temperature, max_tokens=max_tokens)
 
