@@ -156,6 +156,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
         if member.detail:
             extra = f" — {member.detail}"
         lines.append(f"{icon} {short_model(member.model)}{extra}")
+    lines += agreement_lines(progress)
     if progress.stage >= 2:
         lines.append(
             f"📝 reviews: {progress.reviews_done}/{progress.reviews_expected or answered} "
@@ -164,6 +165,18 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     if progress.stage >= 3:
         lines.append(f"🪑 {short_model(progress.chairman_model or progress.chairman or 'chairman')} is writing…")
     return lines
+
+
+def agreement_lines(progress: CouncilProgress) -> list[str]:
+    """Auto mode's check of the first two answers, while it runs and once decided."""
+    if progress.judging is not None:
+        return [f"⚖️ {short_model(progress.judging)} checks whether the first two answers agree…"]
+    check = progress.agreement
+    if check is None:
+        return []
+    if check.escalated:
+        return [f"↗️ Escalated: {check.reason}; the whole council deliberates."]
+    return [f"🤝 {check.reason[0].upper()}{check.reason[1:]}."]
 
 
 def result_header(result: CouncilResult, *, stand_in: bool = True) -> str:
@@ -175,7 +188,7 @@ def result_header(result: CouncilResult, *, stand_in: bool = True) -> str:
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
     lines = []
-    stood_in = result.synthesis is not None and not result.synthesis.by_chairman
+    stood_in = result.synthesis is not None and result.synthesis.stood_in
     if result.synthesis is not None and stood_in and stand_in:
         lines.append(f":warning: {result.synthesis.note or 'The chairman failed; a member synthesized this answer.'}")
     # A chairman seat's fallback note (by_chairman) is one of the notices like the members' ones.
@@ -199,10 +212,15 @@ def _question_cell(question: str) -> str:
     return question[:80] + ("…" if len(question) > 80 else "")
 
 
+def _mode_cell(mode: str) -> str:
+    return f" · {mode}" if mode != "standard" else ""
+
+
 def _unfinished_line(u: UnfinishedCouncil) -> str:
     state = "interrupted (its process stopped)" if u.interrupted else "running"
-    mode = " · quick" if u.mode == "quick" else ""
-    return f"`{u.council_id}` {u.created_at:%Y-%m-%d %H:%M} · {state}{mode} — {_question_cell(u.question)}"
+    return (
+        f"`{u.council_id}` {u.created_at:%Y-%m-%d %H:%M} · {state}{_mode_cell(u.mode)} — {_question_cell(u.question)}"
+    )
 
 
 def _summary_line(s: CouncilSummary) -> str:
@@ -218,9 +236,8 @@ def _summary_line(s: CouncilSummary) -> str:
         read += f" · read {names[:120]}"
     if s.sources:
         read += f" · {s.sources} web source(s)"
-    mode = " · quick" if s.mode == "quick" else ""
     return (
-        f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value}{mode} · winner {winner} · "
+        f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value}{_mode_cell(s.mode)} · winner {winner} · "
         f"{agreement} · {cost} · {duration}{read}{votes} — {question}"
     )
 

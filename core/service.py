@@ -12,6 +12,7 @@ adapters call directly (docs/dev/CONTRACTS.md lists them):
     service.channels     core/channels/admin.py         a channel's configuration; admin changes to it, audited
     service.permissions  core/admission/permissions.py  who may see or do what: every such rule
     service.durable      core/durable/service.py        durable councils: the worker, delivery claims
+    service.direct       core/direct.py                 members as models: one member (or the chairman) alone
 
 Besides the service, this module is the door for the few functions adapters call without one (the
 CLI's doctor, migrate-db, exports and logging set-up) and the handles they hold (`CouncilRun`,
@@ -33,6 +34,7 @@ from core.admission.shared_cap import SharedCap
 from core.channels.admin import ChannelAdmin
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
+from core.direct import DirectModels
 from core.doctor import diagnose
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
@@ -125,6 +127,10 @@ class CouncilService:
         self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
         # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
+        # Members as models (the API's /v1/models): one member or the chairman answering alone.
+        self.direct = DirectModels(
+            storage, router, self.admission.limits, self.channels.effective_config, settings.council_timeout_s
+        )
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))

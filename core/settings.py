@@ -81,8 +81,9 @@ class Settings(BaseSettings):
     council_grace_factor: float = Field(2.0, alias="COUNCIL_GRACE_FACTOR", ge=0)
     # Reviewers per answer with many seats (N·k reviews instead of N·(N-1)); empty: every other member.
     council_max_reviewers: int | None = Field(None, alias="COUNCIL_MAX_REVIEWERS", ge=2)
-    # The default mode of channels that set none: standard (three stages) or quick (two answers compared).
-    council_mode: Literal["standard", "quick"] = Field("standard", alias="COUNCIL_MODE")
+    # The default mode of channels that set none: standard (three stages), quick (two answers
+    # compared) or auto (two answers; the whole council only when they disagree).
+    council_mode: Literal["standard", "quick", "auto"] = Field("standard", alias="COUNCIL_MODE")
     council_exclude_self: bool = Field(True, alias="COUNCIL_EXCLUDE_SELF")
     council_max_answer_tokens: int | None = Field(None, alias="COUNCIL_MAX_ANSWER_TOKENS")
     # Issue 12, ballots: how reviewers give their ranking (core/engine/ballots.py), and how much

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import sys
 import time
 
@@ -401,3 +402,80 @@ async def test_the_quick_model_runs_a_quick_council(client, api, llm_for_api):
     result = await stored(api, completion.id.removeprefix("chatcmpl-"))
     assert result.request.config.mode == "quick" and len(result.answers) == 2
     assert not llm_for_api.requests_for(stage=2)
+
+
+async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api, llm_for_api):
+    assert "llm-council-auto" in [m.id for m in (await client.models.list()).data]
+    completion = await client.chat.completions.create(model="llm-council-auto", messages=QUESTION)
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert result.request.config.mode == "auto" and result.escalated is True  # "alpha says: 42." vs "beta says: 42."
+    assert len(llm_for_api.requests) == 7 and len(llm_for_api.requests_for(stage=1)) == 3
+    assert "Escalated: the first two answers disagreed" in completion.choices[0].message.reasoning_content
+    assert completion.metadata == {"council_id": result.council_id, "status": "ok", "mode": "auto", "escalated": True}
+
+
+async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_for_api):
+    for name in MEMBERS:  # whichever two admission picks (the fastest by stored latency) agree
+        llm_for_api.script(name, council_member("42."))
+    completion = await client.chat.completions.create(model="llm-council-auto", messages=QUESTION)
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert result.escalated is False and len(llm_for_api.requests) == 2
+    assert completion.choices[0].message.content == "42."
+    stream = await client.chat.completions.create(model="llm-council-auto", messages=QUESTION, stream=True)
+    last = [chunk async for chunk in stream][-1]
+    assert last.metadata["mode"] == "auto" and last.metadata["escalated"] is False
+
+
+# --------------------------------------------------------------------------- members as models
+
+
+async def test_models_lists_each_member_and_the_chairman_once(client):
+    ids = [m.id for m in (await client.models.list()).data]
+    assert ids == ["llm-council", "llm-council-quick", "llm-council-auto", *MEMBERS]  # alpha chairs: listed once
+
+
+def councils_stored(api) -> int:
+    with sqlite3.connect(api.database) as db:
+        return db.execute("SELECT COUNT(*) FROM councils").fetchone()[0]
+
+
+async def test_a_member_answers_alone(client, api, llm_for_api):
+    before = councils_stored(api)
+    completion = await client.chat.completions.create(
+        model="beta",
+        messages=[{"role": "system", "content": "Answer with a number."}, *QUESTION],
+        temperature=0.0,
+        max_tokens=5,
+    )
+    assert completion.model == "beta" and completion.choices[0].message.content == "beta says: 42."
+    assert completion.choices[0].finish_reason == "stop" and completion.usage.completion_tokens == 3
+    [call] = llm_for_api.requests  # beta alone: no council, no other model
+    assert call.model == "beta" and call.body["temperature"] == 0.0 and call.body["max_tokens"] == 5
+    assert [m["role"] for m in call.messages] == ["system", "user"]
+    assert call.messages[0]["content"] == "Answer with a number." and call.user == QUESTION[0]["content"]
+    assert councils_stored(api) == before  # no council
+
+
+async def test_a_member_streams_alone_and_the_chairman_answers_too(client, llm_for_api):
+    stream = await client.chat.completions.create(
+        model="gamma", messages=QUESTION, stream=True, stream_options={"include_usage": True}
+    )
+    pieces, usage = [], None
+    async for chunk in stream:
+        pieces += [c.delta.content or "" for c in chunk.choices]
+        usage = chunk.usage or usage
+    assert "".join(pieces) == "gamma says: 42." and usage is not None and usage.completion_tokens == 3
+    completion = await client.chat.completions.create(model="alpha", messages=QUESTION)
+    assert completion.choices[0].message.content == "alpha says: 42."
+    assert [r.model for r in llm_for_api.requests] == ["gamma", "alpha"]
+
+
+async def test_a_model_that_is_no_member_is_404_and_a_failing_member_is_502(client, llm_for_api):
+    with pytest.raises(openai.NotFoundError) as missing:
+        await client.chat.completions.create(model="delta", messages=QUESTION)
+    assert "alpha, beta, gamma" in str(missing.value)
+    llm_for_api.script("beta", Fail(401, "invalid api key"))
+    with pytest.raises(openai.InternalServerError) as failed:
+        await client.chat.completions.create(model="beta", messages=QUESTION)
+    assert failed.value.status_code == 502 and "auth 401" in str(failed.value)
+    assert "api-test-upstream-key" not in str(failed.value)

@@ -124,3 +124,15 @@ async def test_a_cancelled_tool_call_stops_its_council(llm, tmp_path):
         finally:
             await storage.close()
     assert len(llm.requests) == len(MEMBERS)
+
+
+async def test_auto_mode_over_stdio_says_whether_it_escalated(llm, tmp_path):
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "bot.cli", "mcp"], env=council_env(llm, tmp_path), cwd=str(ROOT)
+    )
+    async with Client(params) as client:
+        result = await client.call_tool("consult_council", {"question": "Six times seven?", "mode": "auto"})
+    answer = result.structured_content
+    assert not result.is_error and answer["escalated"] is True  # "alpha says: …" and "beta says: …" differ
+    assert any("escalated: the first two answers disagreed" in n for n in answer["notices"])
+    assert len(llm.requests) == 7

@@ -1,4 +1,7 @@
-"""The ASGI application: `/v1/models`, `/v1/chat/completions`, and the MCP endpoint at `/mcp`."""
+"""The ASGI application: `/v1/models`, `/v1/chat/completions`, and the MCP endpoint at `/mcp`.
+
+A model id is a council (bot/api/catalog.py) or one of the council's members or its chairman,
+which answers alone (bot/api/direct.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.api import catalog, json_answer
 from bot.api.completion import CouncilResponse, StoredAnswer
+from bot.api.direct import direct_answer
 from bot.api.front_end_tasks import is_front_end_task
 from bot.api.guard import CrossSiteGuard
 from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin
@@ -116,18 +120,15 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return any(isinstance(item, dict | list) for item in level)
 
 
-def _choice_for(model: str) -> catalog.CouncilChoice:
-    choice = catalog.resolve(model)
-    if choice is None:
-        known = ", ".join(c.id for c in catalog.CHOICES)
-        raise ApiError(
-            404,
-            f"The model `{model}` does not exist; use one of: {known}.",
-            "invalid_request_error",
-            "model_not_found",
-            param="model",
-        )
-    return choice
+def _unknown_model(model: str, direct: list[str]) -> ApiError:
+    known = ", ".join([*(c.id for c in catalog.CHOICES), *direct])
+    return ApiError(
+        404,
+        f"The model `{model}` does not exist; use one of: {known}.",
+        "invalid_request_error",
+        "model_not_found",
+        param="model",
+    )
 
 
 async def _readable_files(service: CouncilService, chat: ChatRequest) -> AttachmentBatch:
@@ -183,7 +184,8 @@ class _KeyHold:
 
 
 class ChatCompletions:
-    """`POST /v1/chat/completions`: a front end's background task, an idempotent retry, or a council."""
+    """`POST /v1/chat/completions`: a front end's background task, an idempotent retry, a member
+    answering alone (its model id), or a council."""
 
     def __init__(self, service: CouncilService, keys: ApiKeys):
         self.service, self.keys = service, keys
@@ -191,9 +193,14 @@ class ChatCompletions:
     async def handle(self, request: Request) -> Response:
         body = await _json_body(request)
         chat = ChatRequest.from_json(body)
-        answer_format = json_answer.requested_format(chat.response_format)
-        choice = _choice_for(chat.model)
         origin = caller_origin(self.keys, request.scope[KEY_NAME], request.headers, chat.user)
+        choice = catalog.resolve(chat.model)
+        if choice is None:
+            direct = await self.service.direct.available(origin)
+            if chat.model not in direct:
+                raise _unknown_model(chat.model, direct)
+            return await direct_answer(self.service, origin, chat)
+        answer_format = json_answer.requested_format(chat.response_format)
         if is_front_end_task(chat):
             return await self._task(chat, choice, origin)
         question, history = chat.question_and_history()
@@ -289,7 +296,8 @@ def create_app(
     COUNCIL_API_CORS_ORIGINS."""
 
     async def models(request: Request) -> Response:
-        return JSONResponse(catalog.model_list())
+        origin = caller_origin(keys, request.scope[KEY_NAME], request.headers, None)
+        return JSONResponse(catalog.model_list(await service.direct.available(origin)))
 
     async def health(request: Request) -> Response:
         return Response("ok", media_type="text/plain")

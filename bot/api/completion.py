@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from bot.api import json_answer
 from bot.api.keys import LOCAL_USER
-from bot.api.openai_types import ApiError, ChatRequest, chunk_body, completion_body, usage_chunk
+from bot.api.openai_types import ApiError, ChatRequest, chunk_body, completion_body, council_metadata, usage_chunk
 from bot.api.transcript import CouncilTranscript, Deltas
 from core.models import Actor, AnswerFormat, CouncilFinished, CouncilResult, CouncilStatus
 from core.service import CouncilRun, CouncilService
@@ -74,7 +74,13 @@ class _Completion(Response):
             response: Response = error.response()
         else:
             body = completion_body(
-                self.completion_id, self.model, content, self.transcript.reasoning, "stop", result.usage
+                self.completion_id,
+                self.model,
+                content,
+                self.transcript.reasoning,
+                "stop",
+                result.usage,
+                council_metadata(result),
             )
             response = JSONResponse(body, headers={"x-council-id": self.council_id})
         await response(scope, receive, send)
@@ -102,7 +108,8 @@ class _Completion(Response):
         rest = content if self.answer_format is not None else unsent.content
         if rest:
             await self._event(send, chunk_body(self.completion_id, self.model, {"content": rest}))
-        await self._event(send, chunk_body(self.completion_id, self.model, {}, finish_reason="stop"))
+        finish = chunk_body(self.completion_id, self.model, {}, finish_reason="stop", metadata=council_metadata(result))
+        await self._event(send, finish)
         if self.chat.include_usage:
             await self._event(send, usage_chunk(self.completion_id, self.model, result.usage))
         await self._event(send, "[DONE]")

@@ -41,6 +41,7 @@ class CouncilAnswer(BaseModel):
     ranking: list[RankedModel]
     agreement_w: float | None
     notices: list[str]
+    escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
 
 
 class PastCouncil(BaseModel):
@@ -85,6 +86,7 @@ def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
         ],
         agreement_w=aggregate.agreement_w if aggregate else None,
         notices=result.notices,
+        escalated=result.escalated,
     )
 
 
@@ -114,7 +116,9 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         chairman: str | None = None,
     ) -> CouncilAnswer:
         """Ask the council a question. Returns the final answer, the aggregate ranking of the
-        members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default);
+        members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default), quick
+        (two members, compared by the chairman) or auto (two members; the whole council only if they
+        disagree);
         `members`/`chairman`: model ids replacing the configured council for this question."""
         caller = _caller(ctx, keys)
         run = await _start(service, caller, question, mode, members, chairman)

@@ -10,8 +10,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from starlette.responses import JSONResponse
 
 from bot.api.content_files import FILE_PARTS, part_file
-from core.errors import BudgetExceeded, CouncilError, InputRejected, NotFound, Overloaded, RateLimited, UnknownModels
-from core.models import ConversationTurn, Usage
+from core.errors import (
+    BudgetExceeded,
+    CouncilError,
+    InputRejected,
+    ModelFailed,
+    NotFound,
+    Overloaded,
+    RateLimited,
+    UnknownModels,
+)
+from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage
 from core.models.files import IncomingFile
 
 _TEXT_PARTS = {"text", "input_text"}
@@ -76,6 +85,8 @@ def api_error_for(exc: CouncilError) -> ApiError:
         return ApiError(400, exc.user_message, "invalid_request_error", "invalid_request")
     if isinstance(exc, NotFound):
         return ApiError(404, exc.user_message, "invalid_request_error", "not_found")
+    if isinstance(exc, ModelFailed):
+        return ApiError(502, exc.user_message, "server_error", exc.kind)
     return ApiError(403, exc.user_message, "permission_error", "forbidden")
 
 
@@ -121,9 +132,9 @@ class StreamOptions(BaseModel):
 
 
 class ChatRequest(BaseModel):
-    """Sampling fields the council cannot honour (temperature, top_p, seed, ...) are ignored, as
-    OpenAI-compatible servers do; what a client relies on (`n` > 1, a forced tool call) is refused
-    with a 400 naming the parameter (`refuse_unsupported`)."""
+    """Sampling fields the council cannot honour (top_p, seed, ...) are ignored, as OpenAI-compatible
+    servers do; what a client relies on (`n` > 1, a forced tool call) is refused with a 400 naming the
+    parameter (`refuse_unsupported`). A member asked directly honours `temperature` and `max_tokens`."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -135,10 +146,23 @@ class ChatRequest(BaseModel):
     tools: list[Any] | None = None
     tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
-    max_tokens: int | None = Field(None, ge=1)  # heeded by a front end's task (one model), not by a council
+    temperature: float | None = Field(None, ge=0, le=2)
+    # Heeded by a front end's task and a member asked directly (one model), not by a council.
+    max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)  # the newer name of max_tokens
     # The end user, heeded for keys in COUNCIL_API_TRUSTED_KEYS only: a string (OpenAI), or the
     # object Open WebUI sends to pipelines ({"id", "name", ...}).
     user: str | dict[str, Any] | None = None
+
+    def chat_messages(self) -> list[ChatMessage]:
+        """The conversation as a member answering alone reads it: its text (files are read only
+        by councils), `developer` as `system`, tool messages left out."""
+        roles = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+        return [
+            ChatMessage(role=roles[m.role], content=m.text)  # type: ignore[arg-type]
+            for m in self.messages
+            if m.role in roles and m.text.strip()
+        ]
 
     @classmethod
     def from_json(cls, body: Any) -> ChatRequest:
@@ -214,10 +238,16 @@ def usage_body(usage: Usage) -> dict[str, Any]:
 
 
 def completion_body(
-    completion_id: str, model: str, content: str, reasoning: str, finish_reason: str, usage: Usage
+    completion_id: str,
+    model: str,
+    content: str,
+    reasoning: str,
+    finish_reason: str,
+    usage: Usage,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     message = {"role": "assistant", "content": content, "reasoning_content": reasoning}
-    return {
+    body = {
         "id": completion_id,
         "object": "chat.completion",
         "created": int(time.time()),
@@ -225,18 +255,37 @@ def completion_body(
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
         "usage": usage_body(usage),
     }
+    return body | ({"metadata": metadata} if metadata is not None else {})
+
+
+def council_metadata(result: CouncilResult) -> dict[str, Any]:
+    """What a council's completion says about it besides the answer (`metadata`, as in the export)."""
+    config = result.request.config
+    return {
+        "council_id": result.council_id,
+        "status": result.status.value,
+        "mode": config.mode,
+        "escalated": result.escalated,
+    }
 
 
 def chunk_body(
-    completion_id: str, model: str, delta: dict[str, Any], finish_reason: str | None = None
+    completion_id: str,
+    model: str,
+    delta: dict[str, Any],
+    finish_reason: str | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {
+    body: dict[str, Any] = {
         "id": completion_id,
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
     }
+    if metadata is not None:
+        body["metadata"] = metadata
+    return body
 
 
 def usage_chunk(completion_id: str, model: str, usage: Usage) -> dict[str, Any]:

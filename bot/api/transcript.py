@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from bot.render_text import ballot_line, ranking_line, short_model
 from core.models import (
     AggregateReady,
+    AgreementChecked,
+    AgreementStarted,
     ChairmanFinished,
     ChairmanToken,
     CouncilEvent,
@@ -68,7 +70,7 @@ class CouncilTranscript:
         if isinstance(event, ChairmanToken):
             return Deltas(content=self._token(event))
         if isinstance(event, ChairmanFinished):
-            why = event.synthesis.note if not event.synthesis.by_chairman else None
+            why = event.synthesis.note if event.synthesis.stood_in else None
             return Deltas(reasoning=f"- {why}\n" if why else "", content=self._finished_text(event))
         return Deltas(reasoning=self._progress_line(event))
 
@@ -90,7 +92,7 @@ class CouncilTranscript:
         synthesis = event.synthesis
         if self._writer is None:
             self._writer, self._written = synthesis.model, synthesis.text
-            note = f"⚠️ {synthesis.note}\n\n" if not synthesis.by_chairman and synthesis.note else ""
+            note = f"⚠️ {synthesis.note}\n\n" if synthesis.stood_in and synthesis.note else ""
             return note + synthesis.text
         if synthesis.model == self._writer and synthesis.text.startswith(self._written):
             rest = synthesis.text[len(self._written) :]
@@ -119,9 +121,14 @@ class CouncilTranscript:
             return f"- {short_model(event.review.reviewer)}: {ballot_line(event.review)}\n"
         if isinstance(event, AggregateReady):
             return f"\nAggregate ranking: {ranking_line(event.aggregate)}\n"
+        if isinstance(event, AgreementStarted):
+            return f"- {short_model(event.judge)} checks whether the first two answers agree\n"
+        if isinstance(event, AgreementChecked):
+            check = event.check
+            return f"- Escalated: {check.reason}.\n" if check.escalated else f"- {check.reason.capitalize()}.\n"
         return ""
 
 
 def _fallback_note(result: CouncilResult) -> str:
     synthesis = result.synthesis
-    return f"⚠️ {synthesis.note}\n\n" if synthesis and not synthesis.by_chairman and synthesis.note else ""
+    return f"⚠️ {synthesis.note}\n\n" if synthesis and synthesis.stood_in and synthesis.note else ""

@@ -8,6 +8,8 @@ import sys
 
 from bot.render_text import aggregate_table, ballot_line, result_header
 from core.models import (
+    AgreementChecked,
+    AgreementStarted,
     ChairmanToken,
     CouncilEvent,
     CouncilQueued,
@@ -71,7 +73,12 @@ class Terminal:
 
 
 def print_event(term: Terminal, event: CouncilEvent) -> None:
-    if isinstance(event, CouncilQueued):
+    if isinstance(event, AgreementStarted):
+        term.note(f"\n⚖ {event.judge} checks whether the first two answers agree")
+    elif isinstance(event, AgreementChecked):
+        check = event.check
+        term.note(f"  ↗ escalated: {check.reason}" if check.escalated else f"  ✓ {check.reason}")
+    elif isinstance(event, CouncilQueued):
         term.note(f"⏳ waiting for a free slot (position {event.position})")
     elif isinstance(event, StageStarted):
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
@@ -130,10 +137,12 @@ def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:
     names the stand-in and the note saying why comes next, before the answer (as in the chat apps)."""
     if synthesis.by_chairman:
         title = f"Final answer (Chairman: {synthesis.model})"
+    elif synthesis.agreed:
+        title = f"Final answer (as written by {synthesis.model})"
     else:
         title = f"Final answer by {synthesis.model}, standing in for the chairman"
     print(f"━━ {title}{': shown above' if answer_shown else ''} ━━", flush=True)
-    if not synthesis.by_chairman:
+    if synthesis.stood_in:
         print(f"⚠ {synthesis.note or 'The chairman failed; a member synthesized this answer.'}", flush=True)
     print(flush=True)
     if not answer_shown:

@@ -36,7 +36,9 @@ class FrontEndTasks:
         try:
             completion = await self.router.complete(model, [ChatMessage(role="user", content=prompt)], options)
         except ProviderError as exc:
-            raise ModelFailed(f"The task model {model} failed: {self.redact(exc.message)}") from None
+            raise ModelFailed(
+                f"The task model {model} failed: {self.redact(exc.message)}", exc.info().kind.value
+            ) from None
         return self.redact.model(completion)
 
     async def model(self) -> str:

@@ -164,8 +164,8 @@ class MessageRef(_Model):
     role: MessageRole
 
 
-CouncilMode = Literal["standard", "quick"]
-MODES: tuple[CouncilMode, ...] = ("standard", "quick")
+CouncilMode = Literal["standard", "quick", "auto"]
+MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto")
 
 
 class CouncilConfig(_Model):
@@ -176,6 +176,9 @@ class CouncilConfig(_Model):
     members: list[str]
     chairman: str
     mode: CouncilMode = "standard"  # quick: two seats answer, the chairman compares them (no reviews)
+    # auto: these two seats answer first (quick mode's choice, made at admission; empty: the first
+    # two members); the rest of `members` are asked only if their answers disagree (core/engine/auto.py).
+    first_seats: list[str] = Field(default_factory=list)
     exclude_self_review: bool = True
     member_timeout_s: float = 120.0  # one model call
     quorum: float = 0.5  # fraction of members whose answers start the grace clock
@@ -308,15 +311,37 @@ class Aggregate(_Model):
 
 
 class Synthesis(_Model):
-    """Stage 3. `by_chairman` is False when a fallback member wrote it."""
+    """Stage 3. `by_chairman` is False when a fallback member wrote it, or when (auto mode) the first
+    two answers were the same and one stands as written (`agreed`: not a fallback)."""
 
     model: str
     text: str
     by_chairman: bool = True
+    agreed: bool = False
     note: str | None = None  # why a fallback happened, shown first
     latency_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
     attempts: list[Attempt] = Field(default_factory=list)  # chairman chain models that failed first
+
+    @property
+    def stood_in(self) -> bool:
+        """A member (or a member's answer as written) stands in for a chairman that failed."""
+        return not self.by_chairman and not self.agreed
+
+
+class AgreementCheck(_Model):
+    """Auto mode: whether the first two answers agree (core/engine/auto.py). They agree when both
+    are short and the same once normalised, or when the judge (the chairman) says so in the format
+    of rust/ranking/src/verdict.rs; otherwise the council escalates to all three stages."""
+
+    escalated: bool
+    reason: str  # user-visible: "the first two answers disagreed", ...
+    judge: str | None = None  # the model that judged (None: no judgement was asked)
+    verdict: Literal["agree", "disagree", "none"] | None = None  # what its text said
+    text: str | None = None  # its judgement, as written
+    error: ErrorInfo | None = None
+    latency_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
 
 
 class CouncilStatus(str, Enum):
@@ -340,10 +365,16 @@ class CouncilResult(_Model):
     timings: dict[str, float] = Field(default_factory=dict)  # stage1_s, stage2_s, stage3_s, total_s
     usage: Usage = Field(default_factory=Usage)
     finished_at: datetime = Field(default_factory=utcnow)
+    agreement: AgreementCheck | None = None  # auto mode's check of its first two answers
 
     @property
     def degraded(self) -> bool:
         return self.status is CouncilStatus.DEGRADED
+
+    @property
+    def escalated(self) -> bool | None:
+        """Auto mode: whether the full council deliberated (None: another mode, or never checked)."""
+        return self.agreement.escalated if self.agreement is not None else None
 
 
 # --------------------------------------------------------------------------- durable councils
@@ -421,6 +452,21 @@ class StageStarted(_Event):
     stage: Literal[1, 2, 3]
 
 
+class AgreementStarted(_Event):
+    """Auto mode: the judge (the chairman) compares the first two answers."""
+
+    kind: Literal["agreement_started"] = "agreement_started"
+    judge: str
+
+
+class AgreementChecked(_Event):
+    """Auto mode: the first two answers agree (stage 3 follows) or not (the remaining members are
+    asked: StageStarted(1) and MemberStarted again, then the reviews)."""
+
+    kind: Literal["agreement_checked"] = "agreement_checked"
+    check: AgreementCheck
+
+
 class MemberStarted(_Event):
     kind: Literal["member_started"] = "member_started"
     model: str
@@ -471,6 +517,8 @@ CouncilEvent = Annotated[
     | MemberFinished
     | MemberFailed
     | ReviewFinished
+    | AgreementStarted
+    | AgreementChecked
     | AggregateReady
     | ChairmanToken
     | ChairmanFinished
