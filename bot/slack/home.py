@@ -157,7 +157,7 @@ class SlackHome(ListenerGroup):
         ]
         if notice:
             blocks.append(_section(notice))
-        mine = await service.history(origin, "user", limit=HOME_COUNCILS)
+        mine = await service.queries.history(origin, "user", limit=HOME_COUNCILS)
         blocks += [{"type": "divider"}, _section("*Your recent councils*\n" + "\n".join(history_lines(mine)))]
         board = await service.leaderboard(origin, "workspace", rounds=HOME_ROUNDS)
         blocks += [{"type": "divider"}, _section("*Leaderboard · this workspace*\n" + leaderboard_table(board))]
