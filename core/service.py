@@ -12,6 +12,7 @@ adapters call directly (docs/dev/CONTRACTS.md lists them):
     service.channels     core/channel_admin.py  a channel's configuration; admin changes to it, audited
     service.permissions  core/permissions.py    who may see or do what: every such rule
     service.durable      core/durable/service.py  durable councils: the worker, delivery claims
+    service.tenants      core/tenants/service.py  many workspaces: Slack installations, tenants' own keys, budgets
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Literal, TypeVar
+
+from pydantic import SecretStr
 
 from core.admission import Admission
 from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
@@ -56,6 +59,7 @@ from core.settings import Settings, load_settings
 from core.shared_cap import SharedCap
 from core.storage import Storage
 from core.storage.opening import open_configured_storage
+from core.tenants import Tenants, tenant_of
 from core.workspace import WorkspaceChannels
 
 __all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
@@ -93,6 +97,10 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
+        self.tenants = Tenants(settings, storage, router, self.permissions)
+        self.admission.plans = self.tenants.plan
+        self.runs.router_for = self._router_for
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -117,6 +125,7 @@ class CouncilService:
             await self.shared_cap.aclose()
         await self.owner.stop()
         await self.reading.aclose()
+        await self.tenants.aclose()
         await self.router.aclose()
         await self.storage.close()
 
@@ -173,7 +182,8 @@ class CouncilService:
         wants_search = self.reading.wants_search(search, channel)
 
         async def before_start() -> list[str]:
-            return [*notices, *await self.reading.prepare(request, search=wants_search)]
+            router = await self._router_for(request.origin)
+            return [*notices, *await self.reading.prepare(request, search=wants_search, router=router)]
 
         return await self.runs.start(request, ticket, before_start)
 
@@ -217,11 +227,20 @@ class CouncilService:
         self.worker.register(platform, deliver)
 
     async def _prepare(self, request: CouncilRequest, search: bool) -> list[str]:
-        return await self.reading.prepare(request, search=search)
+        router = await self._router_for(request.origin)
+        return await self.reading.prepare(request, search=search, router=router)
 
-    async def read_files(self, files: Sequence[IncomingFile], platform: Platform) -> AttachmentBatch:
-        """Download (from the platform's own file hosts only) and read the files of one question."""
-        return await self.reading.read_files(files, platform)
+    async def _router_for(self, origin: Origin) -> ProviderRouter:
+        """The council's tenant's router (its own key), else the operator's."""
+        router, _ = await self.tenants.routers.for_tenant(tenant_of(origin))
+        return router
+
+    async def read_files(
+        self, files: Sequence[IncomingFile], platform: Platform, token: str | None = None
+    ) -> AttachmentBatch:
+        """Download (from the platform's own file hosts only) and read the files of one question;
+        `token`: the asking workspace's bot token when it is not SLACK_BOT_TOKEN (OAuth distribution)."""
+        return await self.reading.read_files(files, platform, SecretStr(token) if token else None)
 
     async def check_admission(self, question: str, origin: Origin) -> str:
         """The checks of `start_council` without their effects (no queue place, no rate-limit hit):
