@@ -16,6 +16,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from bot.slack.app import run_slack
+from bot.slack.installations import SlackInstallationStore
 from bot.slack.oauth import BOT_SCOPES
 from core.errors import ConfigurationError
 from core.service import CouncilService
@@ -164,7 +165,7 @@ async def test_install_flow_and_two_workspaces_answered_with_their_own_tokens(de
     authorize = fake.calls_to("oauth/v2/authorize")[0]
     assert set(authorize.args["scope"].split(",")) == set(BOT_SCOPES)
 
-    store = deployment.service.tenants.installation_store()
+    store = SlackInstallationStore(deployment.service)
     bots = {team: await store.async_find_bot(enterprise_id=None, team_id=team) for team in ("T1", "T2")}
     assert bots["T1"].bot_token in fake.tokens_of("T1") and bots["T2"].bot_token in fake.tokens_of("T2")
     assert bots["T1"].bot_user_id != bots["T2"].bot_user_id
@@ -198,7 +199,7 @@ async def test_rotated_token_is_refreshed_through_slack_api_url(deployment, fake
     await fake.wait_for(lambda: answered(fake, "C2"), timeout=30)
     refreshes = [c for c in fake.calls_to("oauth.v2.access") if c.args.get("grant_type") == "refresh_token"]
     assert refreshes and refreshes[0].ok  # on the fake: SLACK_API_URL, not slack.com
-    store = deployment.service.tenants.installation_store()
+    store = SlackInstallationStore(deployment.service)
     bot = await store.async_find_bot(enterprise_id=None, team_id="T2")
     assert bot.bot_token != first and bot.bot_token in fake.tokens_of("T2")
     [answer] = answered(fake, "C2")
@@ -212,7 +213,7 @@ async def test_uninstall_deletes_the_tokens_and_keeps_the_councils(deployment, f
     await asyncio.sleep(0.2)
     fake.revoke("T2")
     assert await deployment.event("T2", {"type": "app_uninstalled"}, "Ev-uninstall") == 200
-    store = deployment.service.tenants.installation_store()
+    store = SlackInstallationStore(deployment.service)
 
     async def gone() -> bool:
         return await store.async_find_bot(enterprise_id=None, team_id="T2") is None

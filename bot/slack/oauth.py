@@ -26,6 +26,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.slack.installations import SlackInstallationStore, SlackStateStore
 from core.errors import ConfigurationError
 from core.models import Destination
 from core.settings import Settings
@@ -120,8 +121,8 @@ def oauth_settings(service: CouncilService, settings: Settings) -> AsyncOAuthSet
         install_path=INSTALL_PATH,
         redirect_uri_path=REDIRECT_PATH,
         authorization_url=authorize_url(settings),
-        installation_store=service.tenants.installation_store(),
-        state_store=service.tenants.state_store(),
+        installation_store=SlackInstallationStore(service),
+        state_store=SlackStateStore(service),
         logger=log,
     )
 
@@ -172,7 +173,7 @@ def for_council(
     service: CouncilService, deliver: Callable[[CouncilRun, Destination, bool], Awaitable[None]]
 ) -> Callable[[CouncilRun, Destination, bool], Awaitable[None]]:
     """A deliverer that posts with the council's team's token (a worker has no request to take it from)."""
-    store = service.tenants.installation_store()
+    store = SlackInstallationStore(service)
 
     async def deliver_as_team(run: CouncilRun, destination: Destination, resumed: bool) -> None:
         team = run.request.origin.workspace_id

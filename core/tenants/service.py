@@ -1,7 +1,8 @@
 """`service.tenants`: many Slack workspaces and Discord servers on one deployment.
 
-- Slack's OAuth distribution: the installation and state stores bolt's OAuth flow uses
-  (`installation_store()`, `state_store()`), and what an uninstall does (`uninstalled`).
+- Slack's OAuth distribution: the installations and OAuth states bolt's OAuth flow keeps here
+  (`installations`, `oauth_states`; bot/slack/installations.py gives them slack_sdk's store
+  interfaces), and what an uninstall does (`uninstalled`).
 - A tenant's own provider key, endpoint and line-up (`set_key`, checked with one models-list call
   before it is saved; `key_info` shows only its last 4 characters), used for that tenant's councils
   only (`plan`), with COUNCIL_REQUIRE_TENANT_KEY refusing tenants without one.
@@ -17,17 +18,16 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from core import seats
-from core.channel_admin import clean_members
+from core.admission.permissions import Permissions
+from core.channels.admin import clean_members
 from core.errors import BudgetExceeded, ConfigurationError, InputRejected, UnknownModels
-from core.models import Actor, DailyUsage, Origin, Platform, PurgeCounts, TenantKeyInfo, TenantSpend
-from core.permissions import Permissions
+from core.models import Actor, DailyUsage, Origin, Platform, PurgeCounts, TenantKeyInfo, TenantSpend, seats
 from core.providers.base import ProviderError
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
-from core.tenants.installations import SlackInstallationStore, SlackStateStore
+from core.tenants.installations import InstallationRecords, OAuthStates
 from core.tenants.keys import KEY_TAIL, TenantStore
 from core.tenants.routing import TenantRouters
 from core.tenants.secrets import SecretBox
@@ -91,12 +91,14 @@ class Tenants:
 
     # ----------------------------------------------------------------- Slack OAuth distribution
 
-    def installation_store(self) -> SlackInstallationStore:
-        """slack_sdk's AsyncInstallationStore on this database (tokens encrypted: needs COUNCIL_SECRET_KEY)."""
-        return SlackInstallationStore(self._db, self.box)
+    @property
+    def installations(self) -> InstallationRecords:
+        """Slack installations on this database (tokens encrypted: needs COUNCIL_SECRET_KEY)."""
+        return InstallationRecords(self._db, self.box)
 
-    def state_store(self) -> SlackStateStore:
-        return SlackStateStore(self._db)
+    @property
+    def oauth_states(self) -> OAuthStates:
+        return OAuthStates(self._db)
 
     async def uninstalled(self, enterprise_id: str | None, team_id: str | None) -> PurgeCounts | None:
         """The app was uninstalled from a workspace: its tokens are gone already (bolt deletes them);
