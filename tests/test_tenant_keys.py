@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-from core.errors import InputRejected
+from core.errors import BudgetExceeded, InputRejected
 from core.models import Actor, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
@@ -103,3 +103,20 @@ async def test_require_tenant_key_refuses_with_how_to_add_one(llm, tmp_path):
         assert not llm.requests
         await service.ask("From the terminal?")  # the CLI is the operator's: no tenant
         assert llm.requests
+
+
+async def test_tenant_daily_budget_is_for_all_its_channels(llm, tmp_path):
+    settings = make_settings(
+        llm, tmp_path, MODEL_PRICES='{"alpha": [1000, 1000], "beta": [1000, 1000], "gamma": [1000, 1000]}'
+    )
+    async with await CouncilService.open(settings) as service:
+        await service.tenants.set_budget("slack:T2", 0.0001)
+        await service.ask("What is six times seven?", T2)
+        spend = await service.tenants.spend("slack:T2")
+        assert spend.spent_today_usd > 0.0001
+        other_channel = T2.model_copy(update={"channel_id": "C9"})
+        with pytest.raises(BudgetExceeded, match="workspace's daily budget"):
+            await service.ask("Again?", other_channel)
+        await service.ask("Elsewhere?", T1)  # another workspace is not held back
+        usage = await service.tenants.usage("slack:T2")
+        assert sum(day.councils for day in usage) == 1

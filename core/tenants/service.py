@@ -72,6 +72,8 @@ class TenantPlan:
 
 
 class Tenants:
+    parse = staticmethod(parse_tenant)  # the CLI's tenant argument
+
     def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter, permissions: Permissions):
         self.settings = settings
         self.store = TenantStore(storage.db)
