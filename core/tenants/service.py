@@ -223,6 +223,11 @@ class Tenants:
             daily_budget_usd=budget,
         )
 
+    async def spend_for(self, origin: Origin) -> TenantSpend | None:
+        """The spend today of the workspace or server `origin` is in (None outside one)."""
+        tenant = tenant_of(origin)
+        return await self.spend(tenant) if tenant else None
+
     async def usage(self, tenant: str, days: int = 30) -> list[DailyUsage]:
         return await self.store.usage_by_day(tenant, datetime.now(UTC) - timedelta(days=days))
 
