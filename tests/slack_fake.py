@@ -335,10 +335,13 @@ class FakeSlack:
         bot: bool = False,
         blocks: list | None = None,
         ts: str | None = None,
+        files: list[dict[str, Any]] | None = None,
     ) -> str:
-        """A message as if someone posted it (for thread history)."""
+        """A message as if someone posted it (for thread history); `files` from `share_file`."""
         ts = ts or self.next_ts()
         message: dict[str, Any] = {"type": "message", "ts": ts, "text": text, "team": self.team_id}
+        if files:
+            message["files"] = files
         if bot:
             message.update(user=self.bot_user_id, bot_id=self.bot_id, app_id="A1")
         elif user:

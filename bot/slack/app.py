@@ -46,6 +46,7 @@ from bot.slack.middleware import first_delivery, not_from_bots, questions_in_dms
 from bot.slack.oauth import for_council, oauth_app
 from bot.slack.people import SlackPeople, slack_origin
 from bot.slack.questions import SlackQuestions
+from bot.slack.shortcut import MessageShortcut
 from bot.slack.slash import SlashCommands, parse_command
 from bot.slack.stream import EDIT_INTERVAL_S
 from bot.slack.surface import SlackSurface, api_base_url, build_client
@@ -103,6 +104,7 @@ class SlackCouncilBot:
         service.register_deliverer(Platform.SLACK, for_council(service, deliver) if settings.slack_oauth else deliver)
         self._register()
         SlackFeedback(self.app, client, service, self.background, self.people).register()
+        MessageShortcut(self.app, client, service, self.background, self.people).register()
         self.home.register()
         self.agent.register(on_home_tab=self.home.on_opened)
 
