@@ -636,7 +636,8 @@ class FakeSlack:
         if client_id is None:
             return {"ok": False, "error": "invalid_client_id"}
         if method == "oauth.v2.exchange":  # a long-lived token for a rotating one
-            key = self.tokens.get(str(args.get("token")))
+            token = args.get("token") or (auth[7:] if auth.startswith("Bearer ") else "")
+            key = self.tokens.get(str(token))
             if key is None:
                 return {"ok": False, "error": "invalid_auth"}
             rotating, self.rotation = self.rotation, True

@@ -14,6 +14,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 from cryptography.fernet import Fernet
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.app import run_slack
 from bot.slack.installations import SlackInstallationStore
@@ -266,3 +268,51 @@ def test_manifest_scopes_are_the_install_scopes():
     yaml = pytest.importorskip("yaml")
     manifest = yaml.safe_load((Path(__file__).parent.parent / "slack-manifest.yaml").read_text())
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == set(BOT_SCOPES)
+
+
+async def test_org_wide_install_authorises_each_workspace_of_the_organisation(deployment, fake):
+    fake.add_team(None, "Org", enterprise_id="E1", org_install=True)
+    status, page = await deployment.install("E1")
+    assert status == 200, page
+    [org_token] = fake.tokens_of("E1")
+    fields = {
+        "team_id": "T7",
+        "enterprise_id": "E1",
+        "is_enterprise_install": "true",
+        "channel_id": "C7",
+        "channel_name": "general",
+        "user_id": "U1",
+        "user_name": "ada",
+        "command": "/council",
+        "text": "What is six times seven?",
+        "api_app_id": "A1",
+        "response_url": fake.response_url("r-org"),
+        "trigger_id": f"trig-{time.time()}",
+    }
+    assert await deployment.post(encode_form(fields), "application/x-www-form-urlencoded") == 200
+    await fake.wait_for(lambda: answered(fake, "C7"), timeout=30)
+    [answer] = answered(fake, "C7")
+    assert answer.headers["Authorization"] == f"Bearer {org_token}"
+
+
+async def test_fake_oauth_v2_exchange_has_slacks_shape(fake):
+    client = AsyncWebClient(base_url=fake.api_url + "/")
+    response = await client.oauth_v2_exchange(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, token=fake.token)
+    assert response["ok"] and response["token_type"] == "bot" and response["expires_in"] > 0
+    assert response["access_token"].startswith("xoxe.xoxb-") and response["refresh_token"].startswith("xoxe-1-")
+    assert response["team"]["id"] == "T1" and response["is_enterprise_install"] is False
+    refreshed = await client.oauth_v2_access(
+        client_id=CLIENT_ID,
+        client_secret=CLIENT_SECRET,
+        grant_type="refresh_token",
+        refresh_token=response["refresh_token"],
+    )
+    assert refreshed["ok"] and refreshed["access_token"] != response["access_token"]
+    with pytest.raises(SlackApiError) as refused:  # a refresh token is used once
+        await client.oauth_v2_access(
+            client_id=CLIENT_ID,
+            client_secret=CLIENT_SECRET,
+            grant_type="refresh_token",
+            refresh_token=response["refresh_token"],
+        )
+    assert refused.value.response["error"] == "invalid_refresh_token"

@@ -11,6 +11,7 @@ from cryptography.fernet import Fernet
 
 from core.errors import BudgetExceeded, InputRejected
 from core.models import Actor, Origin, Platform
+from core.redact import Redactor
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.llm_server import ScriptedLLMServer, council_member
@@ -70,6 +71,7 @@ async def test_tenant_key_is_used_for_that_tenants_councils_only(llm, tenant_llm
         assert TENANT_KEY.encode() not in database_bytes(tmp_path)
         assert TENANT_KEY not in export
         assert TENANT_KEY not in caplog.text
+        assert Redactor([])(f"quoted back: {TENANT_KEY}") == "quoted back: [redacted]"  # the filter knows it
     finally:
         await service.aclose()
 
