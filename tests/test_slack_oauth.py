@@ -27,6 +27,7 @@ from tests.slack_fake import FakeSlack, encode_form, sign
 
 SECRET = "oauth-signing-secret"
 CLIENT_ID, CLIENT_SECRET = "111.222", "client-secret-value"
+ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 def free_port() -> int:
@@ -316,3 +317,59 @@ async def test_fake_oauth_v2_exchange_has_slacks_shape(fake):
             refresh_token=response["refresh_token"],
         )
     assert refused.value.response["error"] == "invalid_refresh_token"
+
+
+async def test_council_slack_serves_the_install_page_in_oauth_mode(llm, tmp_path, fake):
+    """The `council slack` command itself, as a subprocess: OAuth mode needs no SLACK_BOT_TOKEN."""
+    import os
+    import sys
+
+    from tests.test_cli import council
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "SLACK_", "DATABASE_URL"))}
+    env.update(
+        LLM_BASE_URL=llm.base_url,
+        DATABASE_URL=f"sqlite:///{tmp_path}/cli.db",
+        SLACK_CLIENT_ID=CLIENT_ID,
+        SLACK_CLIENT_SECRET=CLIENT_SECRET,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=fake.api_url,
+        COUNCIL_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        COUNCIL_SECRET_KEY=Fernet.generate_key().decode(),
+        PYTHONPATH=ROOT,
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "slack",
+        "--port",
+        str(port),
+        env=env,
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with aiohttp.ClientSession() as session:
+            for _ in range(300):
+                try:
+                    async with session.get(f"http://127.0.0.1:{port}/slack/install") as response:
+                        assert response.status == 200 and "oauth/v2/authorize" in await response.text()
+                        break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.1)
+            else:
+                raise AssertionError((await process.stderr.read(4000)).decode())
+    finally:
+        process.terminate()
+        await process.wait()
+
+    code, _, err = await council(
+        tmp_path,
+        llm,
+        "slack",
+        extra_env={**{k: env[k] for k in env if k.startswith(("SLACK_", "COUNCIL_"))}, "SLACK_BOT_TOKEN": "xoxb-also"},
+    )
+    assert code == 2 and "SLACK_BOT_TOKEN and SLACK_CLIENT_ID" in err and "Traceback" not in err

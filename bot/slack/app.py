@@ -101,7 +101,9 @@ class SlackCouncilBot:
         self.buttons = SlackButtons(service, client, self.people)
         # Durable councils are shown and answered by whichever process runs them (core/durable).
         deliver = self.questions.deliver
-        service.register_deliverer(Platform.SLACK, for_council(service, deliver) if settings.slack_oauth else deliver)
+        service.register_deliverer(
+            Platform.SLACK, for_council(service, deliver, client) if settings.slack_oauth else deliver
+        )
         self._register()
         SlackFeedback(self.app, client, service, self.background, self.people).register()
         MessageShortcut(self.app, client, service, self.background, self.people).register()

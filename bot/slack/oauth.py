@@ -24,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.installations import SlackInstallationStore, SlackStateStore
@@ -170,18 +171,36 @@ def oauth_app(service: CouncilService, settings: Settings, client: AsyncWebClien
 
 
 def for_council(
-    service: CouncilService, deliver: Callable[[CouncilRun, Destination, bool], Awaitable[None]]
+    service: CouncilService,
+    deliver: Callable[[CouncilRun, Destination, bool], Awaitable[None]],
+    client: AsyncWebClient | None = None,
 ) -> Callable[[CouncilRun, Destination, bool], Awaitable[None]]:
-    """A deliverer that posts with the council's team's token (a worker has no request to take it from)."""
+    """A deliverer that posts with the council's team's token (a worker has no request to take it
+    from); a rotating token near expiry is refreshed through `client` (SLACK_API_URL) first.
+    An org-wide install's councils are found by their team only when it installed as a workspace."""
+    s = service.settings
+    rotator = (
+        AsyncTokenRotator(
+            client_id=s.slack_client_id, client_secret=s.slack_client_secret.get_secret_value(), client=client
+        )
+        if s.slack_client_id and s.slack_client_secret
+        else None
+    )
     store = SlackInstallationStore(service)
 
     async def deliver_as_team(run: CouncilRun, destination: Destination, resumed: bool) -> None:
         team = run.request.origin.workspace_id
         if _team_token.get() is None and team:
-            bot = await store.async_find_bot(enterprise_id=None, team_id=team) or await store.find_team_bot(team)
+            bot = await store.find_team_bot(team)
             if bot is None:
                 log.warning("Slack: no installation for team %s; council %s is not shown", team, run.council_id)
                 return
+            if bot.bot_refresh_token is not None and rotator is not None:
+                # Token rotation: refreshed here as bolt would for an event (two hours before expiry).
+                refreshed = await rotator.perform_bot_token_rotation(bot=bot, minutes_before_expiration=120)
+                if refreshed is not None:
+                    await store.async_save_bot(refreshed)
+                    bot = refreshed
             use_token(bot.bot_token)
         await deliver(run, destination, resumed)
 
