@@ -69,3 +69,23 @@ async def test_installations_states_and_purge(service, tenant_llm):  # noqa: F81
     assert await store.async_find_bot(enterprise_id=None, team_id="T3") is not None  # another tenant's stays
     assert await service.tenants.key_info(origin) is None
     assert not await service.history(scope="all", limit=5)
+
+
+async def test_migrate_db_copies_tenants_encrypted(llm, tmp_path, tenant_llm):  # noqa: F811
+    from core.service import migrate_database
+
+    source = f"sqlite:///{tmp_path}/source.db"
+    origin = Origin(platform=Platform.SLACK, workspace_id="T2", channel_id="C2", user_id="U1")
+    settings = make_settings(llm, tmp_path, DATABASE_URL=source, COUNCIL_SECRET_KEY=KEY)
+    async with await CouncilService.open(settings) as service:
+        await service.tenants.set_key(
+            Actor(user_id="UA", is_platform_admin=True), origin, TENANT_KEY, base_url=tenant_llm.base_url
+        )
+        await service.tenants.set_budget("slack:T2", 2.0)
+    report = await migrate_database(source, f"sqlite:///{tmp_path}/target.db")
+    assert report.copied["tenant_keys"] == 1 and report.copied["tenant_budgets"] == 1
+    target = make_settings(llm, tmp_path, DATABASE_URL=f"sqlite:///{tmp_path}/target.db", COUNCIL_SECRET_KEY=KEY)
+    async with await CouncilService.open(target) as service:
+        assert (await service.tenants.key_info(origin)).key_tail == "WXYZ"
+        await service.ask("Copied?", origin)
+    assert TENANT_KEY.encode() not in (tmp_path / "target.db").read_bytes()
