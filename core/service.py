@@ -31,9 +31,9 @@ from pydantic import SecretStr
 
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
-from core.admission.permissions import PLATFORM_ADMINS, Permissions
+from core.admission.permissions import Permissions
 from core.admission.shared_cap import SharedCap
-from core.channels.admin import MAX_MEMBERS, ChannelAdmin
+from core.channels.admin import ChannelAdmin
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
 from core.doctor import diagnose
@@ -53,6 +53,7 @@ from core.models import (
     Origin,
     Platform,
 )
+from core.models.seats import all_models
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
 from core.reading.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
@@ -68,9 +69,11 @@ from core.settings import Settings, load_settings
 from core.storage import Storage
 from core.storage.copy import migrate_database
 from core.storage.opening import open_configured_storage
+from core.telemetry import metrics, tracing
+from core.telemetry.health import ProcessHealth
+from core.telemetry.metrics import count_platform_write
+from core.telemetry.tracing import continued, submitted
 from core.tenants import Tenants, tenant_of
-
-__all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
 
 __all__ = [
     "CouncilMessages",
@@ -78,6 +81,8 @@ __all__ = [
     "CouncilService",
     "Redactor",
     "configure_logging",
+    "continued",
+    "count_platform_write",
     "diagnose",
     "feedback_lines",
     "leaderboard_document",
@@ -122,6 +127,10 @@ class CouncilService:
         self.tenants = Tenants(settings, storage, router, self.permissions)
         self.admission.plans = self.tenants.plan
         self.runs.router_for = self._router_for
+        # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
+        self.telemetry = ProcessHealth(storage, self.durable, self.redact)
+        metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
+        tracing.record_content(settings.trace_content)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -199,7 +208,7 @@ class CouncilService:
             attachments=attachments,
             mode=mode,
         )
-        channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
+        channel = await self.storage.channels.get(origin.channel_key) if search is None else None
         wants_search = self.reading.wants_search(search, channel)
 
         async def before_start() -> list[str]:
@@ -230,10 +239,11 @@ class CouncilService:
         request, ticket = await self.admission.admit(
             question, origin, history, council_id=council_id, attachments=attachments, mode=mode
         )
+        request.trace = submitted(request)  # whichever worker runs it continues this trace
         try:
             if not isinstance(destination, Destination):
                 destination = await destination()
-            channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
+            channel = await self.storage.channels.get(origin.channel_key) if search is None else None
             await self.storage.jobs.save(request, destination, search=self.reading.wants_search(search, channel))
             with self.worker.accepting(request):
                 await self.durable.enqueue(request.council_id, destination.platform, ticket)
@@ -295,7 +305,7 @@ class CouncilService:
 
     async def claim_event(self, platform: str, event_id: str) -> bool:
         """True the first time a platform event id is seen (retries return False)."""
-        return await self.storage.claim_event(platform, event_id)
+        return await self.storage.events.claim(platform, event_id)
 
     async def get_result(self, council_id: str) -> CouncilResult:
         return await self.queries.get_result(council_id)

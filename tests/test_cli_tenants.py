@@ -45,5 +45,5 @@ async def test_usage_budget_purge_and_rotation(tmp_path, llm):
     async with await CouncilService.open(settings) as service:
         left = await service.history(scope="all", limit=10)
         assert [c.question for c in left] == ["And eight times five?"]
-        audit = await service.storage.audit_log("slack:T2")
+        audit = await service.storage.channels.audit_log("slack:T2")
         assert [e.action for e in audit][:1] == ["purge"] and audit[0].actor_id == "cli"

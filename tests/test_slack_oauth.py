@@ -242,7 +242,7 @@ async def test_purge_on_uninstall_deletes_the_councils_too(deployment, fake):
             break
         await asyncio.sleep(0.05)
     assert not await deployment.service.history(scope="all", limit=10)
-    audit = await deployment.service.storage.audit_log("slack:T2")
+    audit = await deployment.service.storage.channels.audit_log("slack:T2")
     assert [entry.action for entry in audit] == ["purge"] and audit[0].detail["councils"] == 1
 
 

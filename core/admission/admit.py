@@ -78,7 +78,7 @@ class Admission:
         ticket = self.gate.admit()  # Overloaded here, before anything is recorded
         try:
             plan = await self._plan(origin)
-            channel = await self.storage.get_channel_settings(origin.channel_key)
+            channel = await self.storage.channels.get(origin.channel_key)
             config = await self._council_config(channel, members, chairman, mode, plan)
             await self.limits.check(origin, channel, record=True)
             await self.owner.start()
@@ -91,7 +91,7 @@ class Admission:
                 origin=origin,
                 attachments=list(attachments),
             )
-            await self.storage.save_council_started(request, self.owner.owner_id)
+            await self.storage.councils.save_started(request, self.owner.owner_id)
         except BaseException:
             ticket.release()
             raise
@@ -112,7 +112,7 @@ class Admission:
         if mode is not None:
             config.mode = mode
         if config.mode == "quick":
-            config.members = quick_seats(config.members, await self.storage.model_stats())
+            config.members = quick_seats(config.members, await self.storage.stats.model_stats())
         weights = await reviewer_weights(self.settings, self.storage, plan.router, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
 
@@ -124,7 +124,7 @@ class Admission:
         question = self.clean_question(question)
         self.gate.check_capacity()
         await self._plan(origin)
-        channel = await self.storage.get_channel_settings(origin.channel_key)
+        channel = await self.storage.channels.get(origin.channel_key)
         await self.limits.check(origin, channel, record=False)
         return question
 
