@@ -47,11 +47,11 @@ async def test_tenant_key_is_used_for_that_tenants_councils_only(llm, tenant_llm
         with pytest.raises(Exception, match="Only admins"):
             await service.tenants.set_key(Actor(user_id="U-someone"), T2, TENANT_KEY, base_url=tenant_llm.base_url)
 
-        checks = len(tenant_llm.model_list_requests)
+        checks = tenant_llm.model_list_requests
         info = await service.tenants.set_key(
             ADMIN, T2, TENANT_KEY, base_url=tenant_llm.base_url, members=["beta", "gamma"]
         )
-        assert len(tenant_llm.model_list_requests) == checks + 1  # one models-list call checked it
+        assert tenant_llm.model_list_requests == checks + 1  # one models-list call checked it
         assert info.key_tail == "WXYZ" and info.masked == "…WXYZ" and TENANT_KEY not in info.model_dump_json()
 
         tenant_result = await service.ask("What is six times seven?", T2)

@@ -106,14 +106,16 @@ class Admission:
         plan: TenantPlan,
     ) -> CouncilConfig:
         """The channel's council (else its tenant's line-up) with this request's replacements, its
-        quick seats and reviewer weights."""
+        quick seats (auto mode: the two asked first) and reviewer weights."""
         config = with_tenant_lineup(self.config_for(channel), channel, plan)
         config = await self._with_overrides(config, members, chairman, plan.router)
         if mode is not None:
             config.mode = mode
         if config.mode == "quick":
             config.members = quick_seats(config.members, await self.storage.stats.model_stats())
-        weights = await reviewer_weights(self.settings, self.storage, plan.router, config.members)
+        elif config.mode == "auto":
+            config.first_seats = quick_seats(config.members, await self.storage.stats.model_stats())
+        weights = await reviewer_weights(self.settings, self.storage, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
 
     async def _plan(self, origin: Origin) -> TenantPlan:
