@@ -17,6 +17,7 @@ concern is one attribute that adapters call directly, never through a forwarding
     service.permissions  core/admission/permissions.py  who may see or do what: every such rule
     service.durable      core/durable/service.py        durable councils: the worker, delivery claims
     service.direct       core/direct.py                 members as models: one member (or the chairman) alone
+    service.tenants      core/tenants/service.py        many workspaces: Slack installations, tenants' own keys, budgets
 
 Besides the service, this module is the door for the few functions adapters call without one (the
 CLI's doctor, migrate-db, exports and logging set-up) and the handles they hold (`CouncilRun`,
@@ -78,6 +79,7 @@ from core.telemetry import metrics, tracing
 from core.telemetry.health import ProcessHealth
 from core.telemetry.metrics import count_platform_write
 from core.telemetry.tracing import continued, submitted
+from core.tenants import Tenants, tenant_of
 
 __all__ = [
     "CouncilMessages",
@@ -135,6 +137,10 @@ class CouncilService:
         self.direct = DirectModels(
             storage, router, self.admission.limits, self.channels.effective_config, settings.council_timeout_s
         )
+        # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
+        self.tenants = Tenants(settings, storage, router, self.permissions)
+        self.admission.plans = self.tenants.plan
+        self.runs.router_for = self._router_for
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
@@ -163,6 +169,7 @@ class CouncilService:
             await self.shared_cap.aclose()
         await self.owner.stop()
         await self.reading.aclose()
+        await self.tenants.aclose()
         await self.router.aclose()
         await self.storage.close()
 
@@ -222,7 +229,8 @@ class CouncilService:
         wants_search = self.reading.wants_search(search, channel)
 
         async def before_start() -> list[str]:
-            return [*notices, *await self.reading.prepare(request, search=wants_search)]
+            router = await self._router_for(request.origin)
+            return [*notices, *await self.reading.prepare(request, search=wants_search, router=router)]
 
         return await self.runs.start(request, ticket, before_start)
 
@@ -267,7 +275,13 @@ class CouncilService:
         self.worker.register(platform, deliver)
 
     async def _prepare(self, request: CouncilRequest, search: bool) -> list[str]:
-        return await self.reading.prepare(request, search=search)
+        router = await self._router_for(request.origin)
+        return await self.reading.prepare(request, search=search, router=router)
+
+    async def _router_for(self, origin: Origin) -> ProviderRouter:
+        """The council's tenant's router (its own key), else the operator's."""
+        router, _ = await self.tenants.routers.for_tenant(tenant_of(origin))
+        return router
 
     async def ask(
         self, question: str, origin: Origin | None = None, history: Sequence[ConversationTurn] = ()

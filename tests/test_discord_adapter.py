@@ -174,6 +174,7 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
         "mode",
         "reset",
         "audit",
+        "key",  # the server's own provider key, in a modal (tests/test_discord_tenant_key.py)
     }
     council = {o["name"]: o for o in names["council"]["options"]}
     assert council["attachment"]["type"] == 11 and council["search"]["type"] == 5  # both optional

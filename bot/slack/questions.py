@@ -142,7 +142,8 @@ class SlackQuestions:
         origin = slack_origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
         question, mode = split_mode_keyword(question)
         question, searched = split_search_keyword(question)
-        batch = await self.service.reading.read_files(incoming_files(event), Platform.SLACK)
+        # The serving team's token (OAuth distribution: not SLACK_BOT_TOKEN) downloads its files.
+        batch = await self.service.reading.read_files(incoming_files(event), Platform.SLACK, self.client.token)
         if batch.user_notices():
             await self.people.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread_ts)
         try:
