@@ -109,6 +109,11 @@ class Admission:
         weights = await reviewer_weights(self.settings, self.storage, self.router, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
 
+    async def operator_config(self, mode: CouncilMode) -> CouncilConfig:
+        """The configured council (no channel's overrides) in `mode`, as `admit` would build it:
+        the operator's own councils (`council eval`), which pass no channel or user limit."""
+        return await self._council_config(None, None, None, mode)
+
     async def check(self, question: str, origin: Origin) -> str:
         """The checks of `admit` without their effects (no queue place, no rate-limit hit)."""
         question = self.clean_question(question)

@@ -12,6 +12,7 @@ adapters call directly (docs/dev/CONTRACTS.md lists them):
     service.channels     core/channel_admin.py  a channel's configuration; admin changes to it, audited
     service.permissions  core/permissions.py    who may see or do what: every such rule
     service.durable      core/durable/service.py  durable councils: the worker, delivery claims
+    service.evals        core/eval/session.py   `council eval`: runs, their stored samples and reports
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from core.database_url import POSTGRESQL
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.errors import NotFound
+from core.eval.session import CouncilEvals
 from core.feedback import CouncilFeedback
 from core.limits import ConcurrencyGate
 from core.messages import CouncilMessages
@@ -93,6 +95,8 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        # `council eval` (core/eval): the operator's councils measured against their members.
+        self.evals = CouncilEvals(settings, storage, router, self.admission, self.redact)
 
     # ------------------------------------------------------------------ lifecycle
 

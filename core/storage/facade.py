@@ -28,6 +28,7 @@ from core.storage import migrations, reviewer_totals
 from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
+from core.storage.evals import EvalRepository
 from core.storage.events import EventRepository
 from core.storage.jobs import JobRepository
 from core.storage.messages import MessageRepository
@@ -52,6 +53,7 @@ class Storage:
         self.jobs = JobRepository(db)  # durable councils: used by core/durable directly
         self.slots = SlotRepository(db)
         self.messages = MessageRepository(db)  # the messages we post, by council (bot/history.py reads it)
+        self.evals = EvalRepository(db)  # `council eval` runs and samples (core/eval/session.py)
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
