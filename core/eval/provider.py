@@ -2,8 +2,10 @@
 `council/auto`, `council/member:<id>`, `council/chairman`).
 
 Registered by core/eval/registry.py (the `inspect_ai` entry point). Under `inspect eval` the
-provider opens the configured council itself (settings from the environment and `.env`, the
-configured database for quick seats' statistics); `council eval` hands it its own `Answerer`.
+provider builds the configured council itself (settings from the environment and `.env`; the
+configured database is opened only while a mode's configuration is read, quick seats' statistics
+and reviewer weights, because inspect-ai never closes a model it made, and an open SQLite
+connection's thread would keep the process from exiting); `council eval` hands it its `Answerer`.
 The conversation becomes the council's question (system messages first, then the last user
 message) and its history (the earlier turns); tools are not offered to the council.
 """
@@ -11,7 +13,7 @@ message) and its history (the earlier turns); tools are not offered to the counc
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -27,7 +29,10 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from core.errors import ConfigurationError
 from core.eval.answering import Answerer, EvalAnswer
 from core.eval.configs import ConfigSpec, parse, require_mode
-from core.models import ConversationTurn
+from core.models import ConversationTurn, CouncilConfig, CouncilMode
+from core.providers.router import ProviderRouter
+from core.redact import Redactor
+from core.settings import Settings, load_settings
 
 DEFAULT_CONNECTIONS = 4  # councils in flight per configuration (`council eval --concurrency`)
 
@@ -52,17 +57,16 @@ class CouncilModelAPI(ModelAPI):
         if self.spec.kind == "council" and self.spec.mode is not None:
             require_mode(self.spec.mode)
         self._answerer = answerer
-        self._service: Any = None  # the CouncilService this provider opened itself
-        self._opening = asyncio.Lock()
+        self._router: ProviderRouter | None = None  # the router of an answerer this provider made
         self._connections = connections
 
-    async def _get_answerer(self) -> Answerer:
-        async with self._opening:
-            if self._answerer is None:
-                from core.service import CouncilService
-
-                self._service = await CouncilService.open()
-                self._answerer = self._service.evals.answerer
+    def _get_answerer(self) -> Answerer:
+        if self._answerer is None:
+            settings = load_settings()
+            self._router = ProviderRouter(settings)
+            self._answerer = Answerer(
+                settings, self._router, StandaloneConfigs(settings, self._router), Redactor.from_settings(settings)
+            )
         return self._answerer
 
     async def generate(
@@ -73,7 +77,7 @@ class CouncilModelAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         question, history = conversation(input)
-        answerer = await self._get_answerer()
+        answerer = self._get_answerer()
         answer = await answerer.answer(
             self.spec, question, history, temperature=config.temperature, max_tokens=config.max_tokens
         )
@@ -86,10 +90,38 @@ class CouncilModelAPI(ModelAPI):
         return f"council/{self.model_name}"
 
     async def aclose(self) -> None:
-        if self._service is not None:
-            service, self._service = self._service, None
+        if self._router is not None:
+            router, self._router = self._router, None
             self._answerer = None
-            await service.aclose()
+            await router.aclose()
+
+
+class StandaloneConfigs:
+    """A mode's configuration as the admission builds it, read once per mode with the database
+    open only meanwhile."""
+
+    def __init__(self, settings: Settings, router: ProviderRouter) -> None:
+        self.settings = settings
+        self.router = router
+        self._configs: dict[str, CouncilConfig] = {}
+        self._lock = asyncio.Lock()
+
+    async def __call__(self, mode: str) -> CouncilConfig:
+        async with self._lock:
+            if mode not in self._configs:
+                from core.admission import Admission
+                from core.limits import ConcurrencyGate
+                from core.ownership import CouncilOwner
+                from core.storage.opening import open_configured_storage
+
+                async with await open_configured_storage(self.settings) as storage:
+                    gate = ConcurrencyGate(1, 0)
+                    admission = Admission(
+                        self.settings, storage, self.router, Redactor.from_settings(self.settings), gate,
+                        CouncilOwner(storage),
+                    )  # fmt: skip
+                    self._configs[mode] = await admission.operator_config(cast(CouncilMode, mode))
+            return self._configs[mode]
 
 
 def conversation(messages: list[ChatMessage]) -> tuple[str, list[ConversationTurn]]:

@@ -22,9 +22,10 @@ NUMERIC_REL_TOL = 1e-6
 ANSWER_INSTRUCTION = "End your reply with one last line of the form: ANSWER: <your final answer>"
 CHOICE_INSTRUCTION = "End your reply with one last line of the form: ANSWER: <letter>"
 
-_ANSWER_MARK = re.compile(r"(?im)^[\s>*_#`-]*(?:final\s+)?answer\s*[*_`]*\s*[:：]\s*(.*)$")
+_ANSWER_MARK = re.compile(r"(?im)^[\s>*_#`-]*(?:final\s+)?answer\s*[*_`]*\s*[:：][\s*_`]*(.*)$")
 _NUMBER = re.compile(r"[-−]?\$?\d[\d,]*(?:\.\d+)?|[-−]?\$?\.\d+")
-_PLAIN_NUMBER = re.compile(r"^[-+]?\$?\d[\d,]*(?:\.\d+)?$|^[-+]?\$?\.\d+$")
+# A number alone: thousands separators only in groups of three ("3,9,17" is a list, "1,000" a number)
+_PLAIN_NUMBER = re.compile(r"^[-+]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$|^[-+]?\$?\.\d+$")
 _LETTER = re.compile(r"\(?\b([A-Z])\b\)?")
 _MARKUP = str.maketrans("", "", "*`_\"'“”‘’")  # markdown emphasis and quotes around an answer
 
@@ -44,9 +45,8 @@ def normalise(text: str) -> str:
     (`1,000.50` and `1000.5` are equal)."""
     text = unicodedata.normalize("NFKC", text).translate(_MARKUP).strip().lower()
     text = re.sub(r"\s+", " ", text).strip(" .!;:")
-    text = re.sub(r"\s*,\s*", ", ", text)
-    number = parse_number(text) if _PLAIN_NUMBER.match(text.replace(" ", "")) else None
-    return _canonical(number) if number is not None else text
+    number = parse_number(text) if _PLAIN_NUMBER.match(text) else None
+    return _canonical(number) if number is not None else re.sub(r"\s*,\s*", ", ", text)
 
 
 def parse_number(text: str) -> Decimal | None:
@@ -67,7 +67,7 @@ def _canonical(number: Decimal) -> str:
 
 
 def is_number(text: str) -> bool:
-    return bool(_PLAIN_NUMBER.match(text.strip().replace(" ", "")))
+    return bool(_PLAIN_NUMBER.match(text.strip()))
 
 
 def default_scorer(items: Sequence[EvalItem]) -> ScorerName:
