@@ -29,7 +29,7 @@ rust-lint:
 	cargo clippy --manifest-path rust/Cargo.toml --workspace --all-targets -- -D warnings
 
 install-dev: llama-wheel
-	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres]'
+	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel]'
 
 # llama-cpp-python ships only source on PyPI; building it takes ~5 minutes on 2 cores, so the
 # wheel is built once and kept in a cache that later installs find.

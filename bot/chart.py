@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.eval.types import EvalReport
 from core.models import Leaderboard
+from core.models.eval import EvalReport
 
 
 def _pyplot() -> Any:

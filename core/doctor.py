@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
-from core import seats
+from core.engine.weights import require_known_weights
 from core.errors import ConfigurationError
+from core.models import seats
 from core.providers.base import ProviderError
 from core.storage import redact_url
-from core.weights import require_known_weights
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ async def _weights_check(service) -> Check:
 async def _database_check(service) -> Check:
     try:
         version = await service.storage.schema_version()
-        recent = await service.storage.list_councils(limit=1)
+        recent = await service.storage.councils.history(limit=1)
         return Check(
             "database",
             True,

@@ -7,8 +7,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
-from core.council import CouncilControl, run_council
-from core.limits import Ticket
+from core.admission.limits import Ticket
+from core.engine.council import CouncilControl, run_council
 from core.models import (
     CouncilCheckpoint,
     CouncilEvent,
@@ -24,6 +24,7 @@ from core.models import (
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.storage import Storage
+from core.telemetry.councils import CouncilTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class CouncilRun:
         self.ticket = ticket  # its admission (a slot, or a place in the queue)
         # Its place in the queue when admitted; None: ran at once.
         self.queued_position: int | None = ticket.position if ticket is not None else None
-        # Run once admitted, before stage 1 (core/reading.py: images, web search); returns notices.
+        # Run once admitted, before stage 1 (core/reading/reader.py: images, web search); returns notices.
         self.before_start: Callable[[], Awaitable[list[str]]] | None = None
         self.notices: list[str] = []  # about what the council read: put first in the result
         # A durable council (core/durable): what an earlier run completed, and where each
@@ -150,6 +151,18 @@ class CouncilRuns:
             await asyncio.wait(pending, timeout=timeout_s)
 
     async def _drive(self, run: CouncilRun, ticket: Ticket) -> None:
+        # This task is the council's: its calls' tasks inherit the telemetry's context (log
+        # fields, the council's span) from here.
+        resumed = run.checkpoint is not None and not run.checkpoint.empty
+        with CouncilTelemetry(run.request, resumed=resumed) as telemetry:
+            result = await self._run(run, ticket, telemetry)
+            telemetry.finished(result)
+        await run.publish(CouncilFinished(council_id=run.council_id, result=result))
+        # Keep finished runs briefly so that late listeners (buttons) can still attach.
+        asyncio.get_running_loop().call_later(_KEEP_FINISHED_S, self._runs.pop, run.council_id, None)
+
+    async def _run(self, run: CouncilRun, ticket: Ticket, telemetry: CouncilTelemetry) -> CouncilResult:
+        """The council's stored result, whatever happens to it."""
         result: CouncilResult | None = None
         try:
             if await ticket.wait() and not run.control.stopped:  # stopped while queued: it never starts
@@ -158,6 +171,7 @@ class CouncilRuns:
                     if run.journal is not None:
                         await run.journal.prepared(run.request)
                 async for event in run_council(run.request, self.router, run.control, run.checkpoint):
+                    telemetry.saw(event)
                     if isinstance(event, CouncilFinished):
                         result = event.result
                         break
@@ -182,9 +196,7 @@ class CouncilRuns:
         except Exception:
             log.exception("could not store council %s", run.council_id)
             result.notices.append("This council could not be saved to history.")
-        await run.publish(CouncilFinished(council_id=run.council_id, result=result))
-        # Keep finished runs briefly so that late listeners (buttons) can still attach.
-        asyncio.get_running_loop().call_later(_KEEP_FINISHED_S, self._runs.pop, run.council_id, None)
+        return result
 
 
 def _ended(run: CouncilRun, status: CouncilStatus, kind: ErrorKind, message: str) -> CouncilResult:

@@ -87,7 +87,7 @@ class Settings(BaseSettings):
     council_max_answer_tokens: int | None = Field(None, alias="COUNCIL_MAX_ANSWER_TOKENS")
     # Issue 12, ballots: how reviewers give their ranking (core/engine/ballots.py), and how much
     # each one's ballot weighs: a JSON object {"model id": weight} (others weigh 1) or `auto`
-    # (from each reviewer's stored agreement with the consensus, core/weights.py).
+    # (from each reviewer's stored agreement with the consensus, core/engine/weights.py).
     council_ballot_format: Literal["text", "json", "auto"] = Field("text", alias="COUNCIL_BALLOT_FORMAT")
     council_reviewer_weights: Annotated[dict[str, float] | Literal["auto"], NoDecode] = Field(
         default_factory=dict, alias="COUNCIL_REVIEWER_WEIGHTS"
@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     discord_shard_ids: Annotated[list[int], NoDecode] | None = Field(None, alias="DISCORD_SHARD_IDS")
 
     # ----------------------------------------------------------------- attachments and web search
-    # Issue 13, read by core/attachments (AttachmentLimits.from_settings) and core/search
+    # Issue 13, read by core/reading/attachments (AttachmentLimits.from_settings) and core/reading/search
     # (search_backend_from_settings). Kept apart from the blocks above on purpose.
     attachment_max_file_mb: float = Field(20.0, alias="COUNCIL_ATTACHMENT_MAX_FILE_MB", gt=0)
     attachment_max_total_mb: float = Field(50.0, alias="COUNCIL_ATTACHMENT_MAX_TOTAL_MB", gt=0)
@@ -176,6 +176,14 @@ class Settings(BaseSettings):
         return None if isinstance(value, str) and not value.strip() else value
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field("INFO", alias="LOG_LEVEL")
+    # ----------------------------------------------------------------- operating (core/telemetry)
+    # text, or json: one JSON object per line (time, level, logger, message, council id, ...).
+    log_format: Literal["text", "json"] = Field("text", alias="LOG_FORMAT")
+    # /metrics, /health and /ready on this port for the processes that serve no HTTP (worker,
+    # Socket Mode, Discord gateway); empty: none (`--metrics-port` overrides it).
+    metrics_port: int | None = Field(None, alias="COUNCIL_METRICS_PORT", ge=0, le=65535)
+    # Questions and answers in trace spans (OpenTelemetry, OTEL_* settings); off: ids, models, counts only.
+    trace_content: bool = Field(False, alias="COUNCIL_TRACE_CONTENT")
     # ----------------------------------------------------------------- OpenAI-compatible API and MCP (bot/api)
     # `name:key,name2:key2`; each name is the user its councils are stored, limited and budgeted under.
     api_keys: SecretStr | None = Field(None, alias="COUNCIL_API_KEYS")
@@ -191,7 +199,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(";") if part.strip()]
         return value
 
-    @field_validator("council_ballot_format", "council_mode", mode="before")
+    @field_validator("council_ballot_format", "council_mode", "log_format", mode="before")
     @classmethod
     def _lower_name(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value

@@ -16,15 +16,15 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-from core.eval.configs import mode_available  # noqa: E402
-from core.eval.dataset import bundled  # noqa: E402
-from core.eval.types import EvalPlan, EvalRequest, EvalSample  # noqa: E402
-from core.service import CouncilService  # noqa: E402
-from core.storage import Storage  # noqa: E402
-from tests.conftest import BACKENDS, make_settings  # noqa: E402
-from tests.council_process import CouncilProcess  # noqa: E402
-from tests.eval_fakes import quiz_member  # noqa: E402
-from tests.llm_server import Reply, ScriptedLLMServer, council_member  # noqa: E402
+from core.eval.configs import mode_available
+from core.eval.dataset import bundled
+from core.models.eval import EvalPlan, EvalRequest, EvalSample
+from core.service import CouncilService
+from core.storage import Storage
+from tests.conftest import BACKENDS, make_settings
+from tests.council_process import CouncilProcess
+from tests.eval_fakes import quiz_member
+from tests.llm_server import Reply, ScriptedLLMServer, council_member
 
 ROOT = Path(__file__).resolve().parent.parent
 ITEMS = bundled().items
@@ -81,7 +81,8 @@ from inspect_ai.scorer import match
 
 @task
 def sums():
-    return Task(dataset=[Sample(input="What is 2+2?", target="4"), Sample(input="And 1+3?", target="4")], scorer=match())
+    samples = [Sample(input="What is 2+2?", target="4"), Sample(input="And 1+3?", target="4")]
+    return Task(dataset=samples, scorer=match())
 """
 # inspect-ai's own `eval()` in its own process and event loop, the provider registered through
 # inspect's registration API first (the installed package's `inspect_ai` entry point does the same
@@ -113,7 +114,7 @@ async def test_an_inspect_task_runs_on_the_council_as_a_model(tmp_path):
                 str(tmp_path / model.replace("/", "_")),
                 env=env, cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
-            out, err = await asyncio.wait_for(process.communicate(), 240)
+            _, err = await asyncio.wait_for(process.communicate(), 240)
             assert process.returncode == 0, err.decode()[-3000:]
             [log_file] = (tmp_path / model.replace("/", "_")).glob("*.eval")
             logs[model] = read_eval_log(str(log_file))
@@ -151,7 +152,9 @@ async def test_self_consistency_matches_standard_s_calls_and_votes(tmp_path):
 async def test_the_judge_scorer_grades_free_text_with_the_judge_model(tmp_path):
     data = tmp_path / "capitals.jsonl"
     data.write_text(
-        "\n".join(json.dumps({"input": q, "target": t}) for q, t in [("Capital of France?", "Paris"), ("Of Italy?", "Rome")])
+        "\n".join(
+            json.dumps({"input": q, "target": t}) for q, t in [("Capital of France?", "Paris"), ("Of Italy?", "Rome")]
+        )
     )
 
     def grade(call) -> str:

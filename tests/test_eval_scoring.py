@@ -13,7 +13,7 @@ from core.errors import ConfigurationError
 from core.eval import configs, dataset, scoring, stats
 from core.eval.dataset import EvalItem
 from core.eval.report import build
-from core.eval.types import EvalSample
+from core.models.eval import EvalSample
 
 # --------------------------------------------------------------------------- the bundled set
 

@@ -14,9 +14,9 @@ import io
 import json
 import sys
 
-from bot.cli import EXIT_FAILED, EXIT_OK
+from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from core.errors import ConfigurationError
-from core.eval.types import EvalProgress, EvalReport, EvalRequest, EvalStart
+from core.models.eval import EvalProgress, EvalReport, EvalRequest, EvalStart
 from core.service import CouncilService
 
 CSV_COLUMNS = (

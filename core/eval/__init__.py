@@ -18,4 +18,6 @@ Modules (inspect-ai is imported only by `provider`, `tasks` and `session`, the `
     report     the per-configuration figures of a run
     estimate   calls and cost before a run starts
     session    a run: resume or start, each configuration in turn, the report (`CouncilEvals`)
+
+The values that cross into the CLI (requests, stored samples, the report) are core/models/eval.py.
 """

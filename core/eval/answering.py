@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import prompts, seats
-from core.council import run_council
+from core.engine import prompts
+from core.engine.council import run_council
 from core.eval.configs import ConfigSpec, require_mode
 from core.models import (
     ChatMessage,
@@ -27,6 +27,7 @@ from core.models import (
     Origin,
     Platform,
     Usage,
+    seats,
 )
 from core.providers.base import CallOptions, ProviderError, StreamItem
 from core.providers.router import ProviderRouter

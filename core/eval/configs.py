@@ -17,9 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from core import seats
 from core.errors import ConfigurationError
-from core.models import MODES
+from core.models import MODES, seats
 
 Kind = Literal["council", "member", "chairman", "self-consistency"]
 COUNCIL_MODES = ("standard", "quick", "auto")

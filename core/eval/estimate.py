@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core import seats
 from core.eval.configs import ConfigSpec
+from core.models import seats
 from core.settings import Settings
 
 ASSUMED_PROMPT_TOKENS = 800  # an answer's prompt is smaller, a review's larger

@@ -109,8 +109,8 @@ class StandaloneConfigs:
     async def __call__(self, mode: str) -> CouncilConfig:
         async with self._lock:
             if mode not in self._configs:
-                from core.admission import Admission
-                from core.limits import ConcurrencyGate
+                from core.admission.admit import Admission
+                from core.admission.limits import ConcurrencyGate
                 from core.ownership import CouncilOwner
                 from core.storage.opening import open_configured_storage
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from statistics import fmean
 
 from core.eval import stats
-from core.eval.types import ConfigReport, EvalReport, EvalSample
+from core.models.eval import ConfigReport, EvalReport, EvalSample
 
 
 def best_member(names: Sequence[str], by_config: dict[str, list[EvalSample]]) -> str | None:

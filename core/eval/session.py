@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from core import seats
 from core.errors import ConfigurationError, CouncilError
 from core.eval import configs, dataset, estimate, report, scoring
 from core.eval.answering import Answerer
 from core.eval.configs import ConfigSpec
-from core.eval.types import EvalPlan, EvalProgress, EvalReport, EvalRequest, EvalRunSummary, EvalSample, EvalStart
-from core.models import CouncilMode
+from core.models import CouncilMode, seats
+from core.models.eval import EvalPlan, EvalProgress, EvalReport, EvalRequest, EvalRunSummary, EvalSample, EvalStart
 from core.paths import APP_NAME
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
@@ -34,7 +33,7 @@ from core.storage import Storage
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-    from core.admission import Admission
+    from core.admission.admit import Admission
 
 Progress = Callable[[EvalProgress], None]
 

@@ -22,7 +22,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from core.eval import scoring
 from core.eval.dataset import EvalItem
 from core.eval.scoring import ScorerName
-from core.eval.types import EvalSample
+from core.models.eval import EvalSample
 
 SELF_CONSISTENCY_TEMPERATURE = 0.7  # samples of one model must differ for a vote to mean anything
 Sink = Callable[[EvalSample], Awaitable[None]]

@@ -8,7 +8,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from core.eval.types import EvalPlan, EvalRunSummary, EvalSample
+from core.models.eval import EvalPlan, EvalRunSummary, EvalSample
 from core.storage.database import Database
 
 

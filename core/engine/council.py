@@ -1,0 +1,128 @@
+"""The council engine: three stages as one async event stream.
+
+    run_council(request, router, control) -> AsyncIterator[CouncilEvent]
+
+Event sequence (each MemberStarted is followed by exactly one MemberFinished or MemberFailed):
+
+    CouncilStarted
+    StageStarted(1), MemberStarted x n, (MemberFinished | MemberFailed) x n  -- in arrival order
+    StageStarted(2), ReviewFinished x reviewers                            -- unless skipped
+    AggregateReady                                                         -- unless skipped
+    StageStarted(3), ChairmanToken x k, ChairmanFinished                   -- when any answer
+    CouncilFinished(result)                                                -- always, exactly once
+
+In quick mode (config.mode) stage 2 never runs: the chairman compares the two answers in its
+one call, and that comparison is the council's ballot. Stage 2 ends early once the pending
+reviews cannot change the first place; those go on while the chairman writes, and are recorded
+before CouncilFinished (`timings.total_s` is when the answer was complete).
+
+Stage 2 is skipped when the user asked to synthesize during stage 1 (and has no reviewers when
+no member could review anything); stages 2-3 are skipped when no member answered or the council
+was stopped. Answers in MemberFinished carry no label yet: labels (A, B, ... in member order,
+over the members that answered) exist once stage 1 is over, in AggregateReady.label_to_model
+and the result. During a fallback, ChairmanToken.model changes to the stand-in member: a
+renderer should restart the streamed text when it does. ChairmanFinished carries the final text.
+Calls cut short by stop()/synthesize_now() end as MemberFailed/ReviewFinished with an error of
+kind CANCELLED: skipped by the user, not counted as failures.
+
+Stages 1 and 2 run their calls in parallel with a quorum and grace deadline, so that one slow
+model never holds the council beyond `member_timeout_s` (and usually far less).
+
+This module is the driver; the stages, the stage runner and the texts live in core/engine/
+(see core/engine/__init__.py, and core/engine/runner.py for the runner's extension points).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+from core.engine.answers import run_answers
+from core.engine.control import CouncilControl
+from core.engine.result import council_result
+from core.engine.reviews import collect_late_reviews, run_reviews
+from core.engine.runner import Calls
+from core.engine.state import LABELS, CouncilState
+from core.engine.synthesis import BRIEF_PROMPT_ANSWERS, BRIEF_PROMPT_CONTEXT, run_synthesis
+from core.models import CouncilCheckpoint, CouncilEvent, CouncilFinished, CouncilRequest, CouncilStarted
+from core.telemetry.councils import stage_label
+from core.telemetry.tracing import StageTrace
+
+if TYPE_CHECKING:
+    from core.providers.router import ProviderRouter
+
+__all__ = ["BRIEF_PROMPT_ANSWERS", "BRIEF_PROMPT_CONTEXT", "LABELS", "CouncilControl", "run_council"]
+
+Stage = Callable[[CouncilState, Calls, "ProviderRouter"], AsyncGenerator[CouncilEvent, None]]
+_STAGES: tuple[tuple[str, Stage], ...] = (
+    ("stage1_s", run_answers),
+    ("stage2_s", run_reviews),
+    ("stage3_s", run_synthesis),
+)
+
+
+async def run_council(
+    request: CouncilRequest,
+    router: ProviderRouter,
+    control: CouncilControl | None = None,
+    checkpoint: CouncilCheckpoint | None = None,
+) -> AsyncGenerator[CouncilEvent, None]:
+    """Run one council; yields its events and ends with exactly one CouncilFinished.
+
+    `router` needs only `complete` and `stream` (a ProviderRouter, or a fake in benchmarks).
+    Closing the generator or cancelling its consumer cancels every call it started.
+    `checkpoint`: what an earlier run of this council completed (resuming after its process
+    stopped); those answers and reviews are replayed as events, not asked for again.
+    """
+    state = CouncilState.new(request, control or CouncilControl(), checkpoint)
+    calls = Calls(request.council_id, state.control)
+    try:
+        yield state.event(CouncilStarted, members=state.members, chairman=state.config.chairman)
+        # Stages are driven from here, not from a nested generator: every event passes through
+        # each generator level, which is measurable with hundreds of concurrent councils.
+        for name, stage in _STAGES:
+            if not _should_run(state, name):
+                continue
+            start = time.perf_counter()
+            # Its model calls' tasks run in the stage's context: their spans are the stage's
+            # children, their log lines name it. Not attached here, across yields, where it
+            # would leak into the consumer's context.
+            calls.stage = StageTrace(stage_label(name))
+            try:
+                async with aclosing(stage(state, calls, router)) as events:
+                    async for event in events:
+                        yield event
+            finally:
+                state.timings[name] = round(time.perf_counter() - start, 4)
+                calls.stage.end()
+        if state.late_reviews is not None:
+            await _record_late_reviews(state, calls)
+        yield state.event(CouncilFinished, result=council_result(state, calls.usage))
+    finally:
+        await calls.shutdown()
+
+
+async def _record_late_reviews(state: CouncilState, calls: Calls) -> None:
+    """The answer is complete (and shown); the reviews that no longer decided anything are
+    awaited before the result, so that they are stored with the council. (After a stop they
+    are recorded as stopped at once.)"""
+    answered = state.answered_at or time.perf_counter()
+    if state.answered_at is not None:
+        state.timings["total_s"] = round(answered - state.started, 4)
+    await collect_late_reviews(state, calls)
+    state.timings["late_reviews_s"] = round(time.perf_counter() - answered, 4)
+
+
+def _should_run(state: CouncilState, stage: str) -> bool:
+    if stage == "stage1_s":
+        return True
+    if not state.label_to_model or state.control.stopped:
+        return False
+    if stage == "stage2_s" and state.config.mode == "quick":
+        return False  # the chairman compares the two answers itself
+    if stage == "stage2_s" and state.control.synthesize_requested:
+        state.stage2_skipped_by_user = True  # synthesize-now arrived during stage 1
+        return False
+    return True
