@@ -2,7 +2,8 @@
 question (looked up in the dataset it is given) and gives it with a fixed probability, decided by a
 hash of (its name, the question, how many times it was asked it), so runs are reproducible and
 repeated samples of one model differ. Reviewers rank alphabetically; a chairman writes the answer
-most of the fenced responses share (ties: the first), and in quick mode names it PREFERRED.
+most of the fenced responses share (ties: the first), in quick mode names it PREFERRED, and in
+auto mode says whether the two answers' final lines agree.
 
     python -m tests.eval_fakes      # serves alpha/beta/gamma for the bundled set, prints its URL
 """
@@ -66,6 +67,10 @@ def majority_of(prompt: str) -> tuple[str | None, str]:
 
 
 def chair(call: RecordedRequest) -> str:
+    """The chairman: auto mode's agreement verdict when asked for one, else the majority answer."""
+    if "VERDICT: AGREE" in call.user:  # auto mode: do the two answers agree?
+        answers = {normalise(final_answer(text)) for _, text in _RESPONSE.findall(call.user)}
+        return "VERDICT: AGREE" if len(answers) == 1 else "They differ in the final answer.\nVERDICT: DISAGREE"
     label, answer = majority_of(call.user)
     verdict = f"PREFERRED: Response {label}\n" if "PREFERRED:" in call.user and label else ""
     return f"{verdict}The council agrees after weighing the answers.\nANSWER: {answer}"
