@@ -77,7 +77,9 @@ def chair(call: RecordedRequest) -> str:
 
 
 def quiz_member(name: str, items: Iterable[EvalItem], accuracy: float, **reply: float) -> ByStage:
-    return ByStage(Reply(QuizTaker(name, items, accuracy), **reply), Reply(ranking_review()), Reply(chair))
+    # auto mode's agreement check is a stage of its own where the server knows it (`judge`)
+    judge = {"judge": Reply(chair)} if "judge" in ByStage.__dataclass_fields__ else {}
+    return ByStage(Reply(QuizTaker(name, items, accuracy), **reply), Reply(ranking_review()), Reply(chair), **judge)
 
 
 async def _serve(size: int) -> None:
