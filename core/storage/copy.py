@@ -29,6 +29,7 @@ OTHER_TABLES: dict[str, str | None] = {
     "council_messages": "(platform, channel_id, message_id)",  # after the councils they name
     "eval_runs": "(id)",  # `council eval` runs, then their samples
     "eval_samples": "(run_id, config, item_id)",
+    "api_idempotency": "(scope, idem_key)",
 }
 _PAGE = 500
 

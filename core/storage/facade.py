@@ -20,6 +20,7 @@ from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
 from core.storage.evals import EvalRepository
 from core.storage.events import EventRepository
+from core.storage.idempotency import IdempotencyRepository
 from core.storage.jobs import JobRepository
 from core.storage.messages import MessageRepository
 from core.storage.owners import OwnerRepository
@@ -44,6 +45,7 @@ class Storage:
         self.slots = SlotRepository(db)
         self.messages = MessageRepository(db)  # the messages we post, by council (bot/history.py reads it)
         self.evals = EvalRepository(db)  # `council eval` runs and samples (core/eval/session.py)
+        self.idempotency = IdempotencyRepository(db)  # the API's Idempotency-Key header (core/records/idempotency.py)
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
