@@ -196,7 +196,4 @@ def escalated(result: CouncilResult) -> bool | None:
     """Whether an `auto` council escalated to the standard council (None for other modes)."""
     if result.request.config.mode != "auto":
         return None
-    flag = getattr(result, "escalated", None)
-    if isinstance(flag, bool):
-        return flag
-    return bool(result.reviews)  # a council that escalated ran stage 2
+    return result.escalated
