@@ -8,6 +8,7 @@ import argparse
 from collections.abc import Awaitable, Callable
 
 from bot.cli_commands.ask import cmd_ask
+from bot.cli_commands.eval import cmd_eval
 from bot.cli_commands.migrate import cmd_migrate_db
 from bot.cli_commands.records import (
     cmd_doctor,
@@ -68,4 +69,5 @@ COMMANDS: dict[str, Callable[[CouncilService, argparse.Namespace], Awaitable[int
     "worker": cmd_worker,
     "api": cmd_api,
     "mcp": cmd_mcp,
+    "eval": cmd_eval,
 }

@@ -16,6 +16,7 @@ concern is one attribute that adapters call directly, never through a forwarding
     service.channels     core/channels/admin.py         a channel's configuration; admin changes to it, audited
     service.permissions  core/admission/permissions.py  who may see or do what: every such rule
     service.durable      core/durable/service.py        durable councils: the worker, delivery claims
+    service.evals        core/eval/session.py           `council eval`: runs, their stored samples and reports
     service.direct       core/direct.py                 members as models: one member (or the chairman) alone
     service.tenants      core/tenants/service.py        many workspaces: Slack installations, tenants' own keys, budgets
 
@@ -45,6 +46,7 @@ from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.engine.tasks import FrontEndTasks
 from core.errors import NotFound
+from core.eval.session import CouncilEvals
 from core.models import (
     Actor,
     AnswerFormat,
@@ -130,6 +132,8 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        # `council eval` (core/eval): the operator's councils measured against their members.
+        self.evals = CouncilEvals(settings, storage, router, self.admission, self.redact)
         self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
         # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)

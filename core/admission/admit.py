@@ -121,6 +121,11 @@ class Admission:
     async def _plan(self, origin: Origin) -> TenantPlan:
         return await self.plans(origin) if self.plans is not None else TenantPlan(self.router)
 
+    async def operator_config(self, mode: CouncilMode) -> CouncilConfig:
+        """The configured council (no channel's overrides) in `mode`, as `admit` would build it:
+        the operator's own councils (`council eval`), which pass no channel or user limit."""
+        return await self._council_config(None, None, None, mode, TenantPlan(self.router))
+
     async def check(self, question: str, origin: Origin) -> str:
         """The checks of `admit` without their effects (no queue place, no rate-limit hit)."""
         question = self.clean_question(question)
