@@ -1,16 +1,37 @@
 # The two commands the README gives: `make demo` (a real council on the embedded defaults)
-# and `make test` (every test). Everything installs itself into the current Python.
-PYTHON ?= python3
+# and `make test` (every test).
+#
+# Everything installs into a virtual environment, .venv, created on first use with BASE_PYTHON
+# (python3): Debian 12 and Ubuntu 24.04 refuse `pip install` into their system Python (PEP 668).
+# `make demo PYTHON=/path/to/python` installs into that Python instead (a venv of your own, a
+# container's Python, CI's pyenv) and creates nothing.
+#
+# An install is recorded in a stamp under .make/ that depends on pyproject.toml and the Rust
+# sources, so that a second `make demo` with nothing changed goes straight to the council.
+BASE_PYTHON ?= python3
+VENV ?= .venv
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(VENV)/bin/python
+PYTHON_DEP := $(VENV)/bin/python
+else
+PYTHON_DEP :=
+endif
 WHEEL_CACHE ?= $(HOME)/.cache/llm-council/wheels
 PIP_INSTALL = $(PYTHON) -m pip install --find-links $(WHEEL_CACHE)
+# One stamp per Python installed into, so that PYTHON=... and .venv do not vouch for each other.
+STAMPS := .make/$(subst /,_,$(PYTHON))
+RUST_SOURCES := rust/Cargo.toml $(wildcard rust/Cargo.lock rust/*/Cargo.toml rust/*/src/*.rs rust/*/src/*/*.rs)
+INSTALL_INPUTS := pyproject.toml $(RUST_SOURCES)
 
-.PHONY: demo test check lint types rust-lint install install-dev llama-wheel rust-test py-test bench fuzz
+.PHONY: demo test check lint types rust-lint install install-dev llama-wheel prerequisites rust-test py-test bench fuzz
 
-demo: llama-wheel
-	$(PIP_INSTALL) -e '.[local]'
-	bash scripts/demo.sh
+demo: $(STAMPS)/local
+	@PYTHON='$(PYTHON)' bash scripts/demo.sh
 
 test: install-dev check rust-test py-test
+
+install: $(STAMPS)/local
+install-dev: $(STAMPS)/dev
 
 # Lint, formatting and types (configured in pyproject.toml and rust/rustfmt.toml); `make test` and
 # CI (.ci/run) run it first. --workspace: rust/Cargo.toml's default member is the pure crate only.
@@ -28,15 +49,39 @@ rust-lint:
 	cargo fmt --manifest-path rust/Cargo.toml --all --check
 	cargo clippy --manifest-path rust/Cargo.toml --workspace --all-targets -- -D warnings
 
-install-dev: llama-wheel
-	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres]'
+# What the build needs, one line each for what is missing, before anything long starts.
+prerequisites:
+	@PYTHON='$(if $(PYTHON_DEP),$(BASE_PYTHON),$(PYTHON))' WHEEL_CACHE='$(WHEEL_CACHE)' \
+		VENV='$(if $(PYTHON_DEP),$(VENV))' bash scripts/prerequisites.sh
 
-# llama-cpp-python ships only source on PyPI; building it takes ~5 minutes on 2 cores, so the
-# wheel is built once and kept in a cache that later installs find.
-llama-wheel:
+$(VENV)/bin/python: | prerequisites
+	@echo "» Creating the virtual environment $(VENV) with $(BASE_PYTHON) (give PYTHON=... to use another Python)"
+	$(BASE_PYTHON) -m venv $(VENV)
+	@$(VENV)/bin/python -m pip install --quiet --upgrade pip
+
+# pip resolves and maturin builds the Rust extension (core/_ranking) here: about a minute.
+$(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
+	@echo "» Installing the project with the [local] extra into $(PYTHON) (maturin builds the Rust ranking module)"
+	$(PIP_INSTALL) --quiet -e '.[local]'
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/dev: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
+	@echo "» Installing the project with its dev, local, server, charts, api and postgres extras into $(PYTHON)"
+	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres]'
+	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
+
+# llama-cpp-python ships only source on PyPI: its wheel is built once and kept in WHEEL_CACHE,
+# which every later install (and CI) finds.
+llama-wheel: prerequisites $(PYTHON_DEP)
 	@mkdir -p $(WHEEL_CACHE)
-	@ls $(WHEEL_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
-		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PYTHON) -m pip wheel --no-deps -w $(WHEEL_CACHE) 'llama-cpp-python>=0.3.2'
+	@if ! ls $(WHEEL_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
+		echo "» Building llama-cpp-python (llama.cpp, C++) into $(WHEEL_CACHE): the offline models run on it and PyPI"; \
+		echo "  has no wheel for it. This happens once and takes 5-10 minutes on 2 cores; later installs reuse it."; \
+		start=$$(date +%s); \
+		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PYTHON) -m pip wheel --no-deps --progress-bar off \
+			-w $(WHEEL_CACHE) 'llama-cpp-python>=0.3.2' || exit 1; \
+		echo "» llama-cpp-python built in $$(( $$(date +%s) - start )) s"; \
+	fi
 
 rust-test:
 	cargo test --manifest-path rust/Cargo.toml --release

@@ -19,6 +19,7 @@ from core.models import (
     Leaderboard,
     RateCheck,
     Review,
+    counted,
 )
 from core.text import clip as clip  # other renderers import it from here
 
@@ -157,7 +158,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     if progress.stage >= 2:
         lines.append(
             f"📝 reviews: {progress.reviews_done}/{progress.reviews_expected or answered} "
-            f"({progress.reviews_parsed} ballots read)"
+            f"({counted(progress.reviews_parsed, 'ballot')} read)"
         )
     if progress.stage >= 3:
         lines.append(f"🪑 {short_model(progress.chairman_model or progress.chairman or 'chairman')} is writing…")
@@ -240,8 +241,9 @@ def leaderboard_table(board: Leaderboard) -> str:
         rows.append(f"{'':>2}  {model[:30]:<30} {'-':>6} {'-':>13} {'-':>5} {'-':>5} {'-':>4} {'-':>5}" + votes(model))
     return (
         "```\n" + "\n".join(rows) + "\n```\n"
-        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap "
-        "95% intervals; 👍: readers' approval of the answers a model wrote as chairman and of the councils it won."
+        f"{counted(board.councils, 'council')}, {counted(board.ballots, 'ballot')} ({board.scope}); "
+        "Bradley-Terry ratings with bootstrap 95% intervals; 👍: readers' approval of the answers a model wrote "
+        "as chairman and of the councils it won."
         + "".join(f"\n{line}" for line in seat_lines(board))
         + ("\n\n" + bias_table(board) if board.bias else "")
     )

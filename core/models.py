@@ -25,6 +25,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """ "1 council", "2 councils": a count and its noun, as a reader expects it."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=False, extra="forbid", defer_build=True)
 

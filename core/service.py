@@ -257,8 +257,9 @@ class CouncilService:
         """True the first time a platform event id is seen (retries return False)."""
         return await self.storage.claim_event(platform, event_id)
 
-    async def get_result(self, council_id: str) -> CouncilResult:
-        return await self.queries.get_result(council_id)
+    async def get_result(self, council_id: str, *, by_prefix: bool = False) -> CouncilResult:
+        """A stored council; `by_prefix`: a unique start of its id will do (see CouncilQueries)."""
+        return await self.queries.get_result(council_id, by_prefix=by_prefix)
 
     async def history(
         self, origin: Origin | None = None, scope: HistoryScope = "channel", limit: int = 10

@@ -29,7 +29,7 @@ from bot.render_text import (
     split_text,
 )
 from core.material import file_summary
-from core.models import CouncilResult, CouncilStatus
+from core.models import CouncilResult, CouncilStatus, counted
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -209,7 +209,7 @@ def agreement_text(result: CouncilResult) -> str:
         return "n/a"
     w = agg.agreement_w
     word = "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
-    return f"Kendall's W = {w:.2f} ({word}); {agg.ballots_used} ballots, {agg.ballots_unparsed} unreadable"
+    return f"Kendall's W = {w:.2f} ({word}); {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
 
 
 def result_messages(result: CouncilResult) -> list[dict[str, Any]]:

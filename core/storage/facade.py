@@ -100,6 +100,9 @@ class Storage:
     async def get_result(self, council_id: str) -> CouncilResult | None:
         return await self.councils.get(council_id)
 
+    async def council_ids_starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        return await self.councils.ids_starting_with(prefix, limit)
+
     async def mark_interrupted(self, now: float | None = None) -> int:
         return await self.councils.mark_interrupted(now)
 
