@@ -262,7 +262,7 @@ def _rate_cell(check: RateCheck | None) -> str:
 
 def _correlation_cell(check: CorrelationCheck | None) -> str:
     if check is None or check.correlation is None:
-        return "-"
+        return f"- ({check.withheld})" if check is not None and check.withheld else "-"
     mark = " ⚑" if check.flagged else ""
     interval = f" [{check.low:+.2f}–{check.high:+.2f}]" if check.low is not None and check.high is not None else ""
     return f"r={check.correlation:+.2f}{interval}{mark}"
@@ -272,7 +272,7 @@ def bias_table(board: Leaderboard) -> str:
     """The reviewers' bias audit (core/bias.py) as a fixed-width table and its legend."""
     if not board.bias:
         return f"Reviewer bias: no ballots audited yet ({board.scope})."
-    header = f"{'reviewer':<30} {'n':>4}  {'ranks shown-first 1st':<30} {'own answer 1st':<30} {'length vs rank':<22}"
+    header = f"{'reviewer':<30} {'n':>4}  {'ranks shown-first 1st':<30} {'own answer 1st':<30} length vs rank"
     rows = [header, "-" * len(header)]
     for b in board.bias:
         position = _rate_cell(
@@ -287,16 +287,17 @@ def bias_table(board: Leaderboard) -> str:
         )
         rows.append(
             f"{b.reviewer[:30]:<30} {b.ballots:>4}  {position:<30} {_rate_cell(b.self_preference):<30} "
-            f"{_correlation_cell(b.length):<22}"
+            f"{_correlation_cell(b.length)}"
         )
     flagged = [b.reviewer for b in board.bias if b.flagged]
     verdict = f"position bias flagged: {', '.join(flagged)}" if flagged else "no position bias flagged"
     return (
-        "Reviewer bias\n```\n" + "\n".join(rows) + "\n```\n"
+        "Reviewer bias\n```\n" + "\n".join(row.rstrip() for row in rows) + "\n```\n"
         f"{verdict}. Rates with 95% Wilson intervals against a position-blind reviewer (mean of 1/n); "
         "length: correlation of an answer's length with its rank position (below 0: longer answers "
-        f"ranked higher), 95% Fisher interval; ⚑: the interval excludes the fair value (never below "
-        f"{MIN_BALLOTS} ballots)."
+        f"ranked higher), 95% Fisher interval, not given for (pairs): ballots of two answers, where it is "
+        f"±1 by construction, (few): under {MIN_BALLOTS} ballots, (equal): answers of one length; "
+        f"⚑: the interval excludes the fair value (never below {MIN_BALLOTS} ballots)."
     )
 
 

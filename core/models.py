@@ -517,8 +517,13 @@ class RateCheck(_Model):
     flagged: bool
 
 
+# Why a correlation is not given (core/bias.py): every ballot ranked two answers, fewer than ten
+# ballots, or answers of one length.
+Withheld = Literal["pairs", "few", "equal"]
+
+
 class CorrelationCheck(_Model):
-    """A correlation with its 95% Fisher-z interval (fair value 0)."""
+    """A correlation with its 95% Fisher-z interval (fair value 0), or None and why (`withheld`)."""
 
     correlation: float | None
     pairs: int
@@ -526,6 +531,7 @@ class CorrelationCheck(_Model):
     low: float | None
     high: float | None
     flagged: bool
+    withheld: Withheld | None = None
 
 
 class BiasEntry(_Model):

@@ -325,6 +325,11 @@ class ScriptedLLMServer:
     record: bool = True
     ssl_context: Any = None  # an ssl.SSLContext: serve HTTPS
     image_models: set[str] = field(default_factory=set)  # listed with "image" input, as OpenRouter does
+    # When set, requests must carry `Authorization: Bearer <api_key>` (else OpenAI's 401), except
+    # the model list when `models_public` (OpenRouter's is). GET /v1/key answers as OpenRouter's.
+    api_key: str | None = None
+    models_public: bool = False
+    key_checks: int = 0  # GET /v1/key requests received
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -346,6 +351,7 @@ class ScriptedLLMServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1/key", self._key)
         self._runner, self.port = await serve_on_loopback(app, self.host, backlog=1024, ssl_context=self.ssl_context)
         return self
 
@@ -353,7 +359,22 @@ class ScriptedLLMServer:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    def _refused(self, request: web.Request) -> web.Response | None:
+        """OpenAI's answer to a missing or wrong key, when this server wants one."""
+        if self.api_key is None or request.headers.get("Authorization") == f"Bearer {self.api_key}":
+            return None
+        error = {"message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key"}
+        return web.json_response({"error": error}, status=401)
+
+    async def _key(self, request: web.Request) -> web.Response:
+        self.key_checks += 1
+        if (refused := self._refused(request)) is not None:
+            return refused
+        return web.json_response({"data": {"label": "sk-or-v1-abc...xyz", "limit": None, "usage": 0.0}})
+
     async def _models(self, request: web.Request) -> web.Response:
+        if not self.models_public and (refused := self._refused(request)) is not None:
+            return refused
         data = [
             {
                 "id": name,
@@ -367,6 +388,8 @@ class ScriptedLLMServer:
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        if (refused := self._refused(request)) is not None:
+            return refused
         body = await request.json()
         call = RecordedRequest(
             model=body.get("model", ""),
