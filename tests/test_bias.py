@@ -61,7 +61,8 @@ def test_flags_need_an_interval_excluding_the_fair_value_and_ten_ballots():
 
 def _length_totals(ballots: list[list[float]]) -> ReviewerTotals:
     """Totals of ballots given as the lengths of their answers in ranked order, best first."""
-    t = ReviewerTotals(ballots=len(ballots), expected_sum=sum(1 / len(b) for b in ballots))
+    expected = sum(1 / len(b) for b in ballots)
+    t = ReviewerTotals(ballots=len(ballots), first_hits=round(expected), expected_sum=expected)  # position-fair
     for ballot in ballots:
         t.len_ballots += 1
         t.len_n += len(ballot)
@@ -79,7 +80,7 @@ def _length_totals(ballots: list[list[float]]) -> ReviewerTotals:
 
 def test_length_correlation_from_the_sums():
     # Three answers per ballot, longer ranked higher: r = -1 over 3 x 12 pairs, flagged.
-    [entry] = audit({"r": _length_totals([[100.0, 50.0, 10.0]] * 12)})
+    [entry] = audit({"r": _length_totals([[100.0, 55.0, 10.0]] * 12)})
     assert entry.length.correlation == pytest.approx(-1.0) and entry.length.flagged
     assert entry.length.withheld is None and entry.length.low < entry.length.high < 0
     assert not entry.flagged

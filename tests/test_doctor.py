@@ -3,6 +3,7 @@ the scripted server (which refuses a wrong key as OpenAI and OpenRouter do); the
 
 from __future__ import annotations
 
+from tests.conftest import MEMBERS
 from tests.llm_server import ScriptedLLMServer, council_member
 from tests.test_cli import council
 
@@ -11,7 +12,7 @@ REAL = "sk-or-real-0987654321"
 
 
 def _server(**kwargs) -> ScriptedLLMServer:
-    return ScriptedLLMServer({"alpha": council_member("a"), "beta": council_member("b")}, **kwargs)
+    return ScriptedLLMServer({name: council_member(name) for name in MEMBERS}, **kwargs)
 
 
 def _openrouter_env(server: ScriptedLLMServer, key: str) -> dict[str, str]:
