@@ -1,4 +1,4 @@
-"""How long reading attachments takes (core/attachments), to size COUNCIL_ATTACHMENT_MAX_PAGES.
+"""How long reading attachments takes (core/reading/attachments), to size COUNCIL_ATTACHMENT_MAX_PAGES.
 
 Files are generated in memory (tests/attachment_files.py): a PDF of N pages with ~600 characters
 of text each, a DOCX of N paragraphs plus a table, and a text file of the same size. Each is read
@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from core.attachments import AttachmentLimits, extract_file
+from core.reading.attachments import AttachmentLimits, extract_file
 from tests.attachment_files import make_docx, make_pdf
 
 LINE = "The council reads this page of the quarterly report and weighs each figure. "

@@ -32,7 +32,7 @@ from functools import partial
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from core.council import run_council
+from core.engine.council import run_council
 from core.models import Completion, CouncilConfig, CouncilFinished, CouncilRequest, CouncilStatus, Usage
 from core.providers.base import TextDelta
 

@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from core.engine.prompts import new_nonce
 from core.markers import MarkerFilter, strip_markers
-from core.prompts import new_nonce
 
 PROSE = (
     "The answer depends on the trade-offs. In short, Paris is the capital of France, and it has been "

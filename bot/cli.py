@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2  # refused: a configuration or input error
+from bot.cli_commands.exits import EXIT_FAILED, EXIT_REFUSED
 
 if TYPE_CHECKING:  # what `add_subparsers` returns (argparse has no public name for it)
     _Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -143,7 +143,7 @@ def _run(args: argparse.Namespace) -> int:
     import asyncio
 
     from bot import commands
-    from core.redact import Redactor, configure_logging
+    from core.service import Redactor, configure_logging
 
     settings = commands.settings_for(args)
     redactor = Redactor.from_settings(settings)

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from bot.cli_commands.ask import cmd_ask
 from bot.cli_commands.migrate import cmd_migrate_db
-from bot.cli_commands.reading import (
+from bot.cli_commands.records import (
     cmd_doctor,
     cmd_export,
     cmd_feedback,

@@ -6,7 +6,7 @@ of the writes, the answer and a long answer's file, and what happens when a writ
 Each platform supplies a small `Surface` (post, edit, delete, attach, render, and how it says
 "rate limited"); Slack's can also open a live display (its streamed message).
 
-Every write goes through `bot.surface.deliver` (paced per channel, rate limits waited out); any
+Every write goes through `bot.surface.paced_write` (paced per channel, rate limits waited out); any
 other refusal of the answer is logged with the council id and the status says where to get it.
 
 Started from stored data alone: a `Destination` (serialisable: platform, channel, thread, the
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from bot.councils import answer_file, is_long
 from bot.progress import CouncilProgress
 from bot.status import StatusUpdater
-from bot.surface import LiveDisplay, Message, StatusView, Surface, deliver
+from bot.surface import LiveDisplay, Message, StatusView, Surface, paced_write
 from bot.throttle import Priority
 from core.models import (
     CouncilEvent,
@@ -38,13 +38,11 @@ from core.models import (
     CouncilResult,
     Destination,
     MessageRole,
-    Platform,
+    RecordPost,
 )
 
 if TYPE_CHECKING:
-    from core.messages import CouncilMessages
-    from core.runs import CouncilRun
-    from core.service import CouncilService
+    from core.service import CouncilMessages, CouncilRun, CouncilService
 
 __all__ = ["CouncilFollower", "deliver_durable", "resume", "running_worker"]
 
@@ -88,7 +86,8 @@ class CouncilFollower:
         # Asked before the answer goes out: False when another process posts it (a durable
         # council: DurableCouncils.claim_delivery), so that it is posted once.
         self.claim = claim
-        self.recorder = _Recorder(messages, destination.platform, run.council_id)
+        # Maps each message posted to the council (thread history reads it: bot/history.py).
+        self.record_post = messages.for_council(destination.platform, run.council_id) if messages else _record_nothing
         self.progress = CouncilProgress(run.council_id)
         self.live: LiveDisplay | None = None
         self.updater: StatusUpdater | None = None
@@ -98,7 +97,7 @@ class CouncilFollower:
     async def _record_live(self, role: MessageRole) -> None:
         live = self.live
         if live is not None and live.ts is not None:
-            await self.recorder.record(live.channel, live.ts, role)
+            await self.record_post(live.channel, live.ts, role)
 
     def _status(self, progress: CouncilProgress | None, **kwargs: Any) -> Message:
         return self.surface.render.status_view(StatusView(self.run.request, progress, **kwargs))
@@ -107,14 +106,14 @@ class CouncilFollower:
         """The council's one status message (its queue place first, when it waits)."""
         destination = self.destination
         try:
-            posted = await deliver(
+            posted = await paced_write(
                 self.surface, destination.channel_id, Priority.START, lambda: self.surface.post(destination, message)
             )
         except Exception as exc:  # without a status message the council still answers
             log.warning("could not post the status message of %s: %s", self.run.council_id, exc)
             return
         self.destination = destination.model_copy(update={"status_id": posted, "status_channel_id": None})
-        await self.recorder.record(destination.channel_id, posted, "progress")
+        await self.record_post(destination.channel_id, posted, "progress")
         self.updater = StatusUpdater(self.surface, self.destination.status_channel, posted)
         if self.on_status is not None:
             await self.on_status(self.destination)
@@ -179,7 +178,7 @@ class CouncilFollower:
                 await self._record_live("answer")
         try:
             if not in_live:
-                await post_answer(self.surface, self.destination, result, self.recorder)
+                await post_answer(self.surface, self.destination, result, self.record_post)
             if is_long(result):
                 await attach_full_answer(self.surface, self.destination, result)
             final = self.surface.render.final_status(result)
@@ -212,7 +211,7 @@ class CouncilFollower:
         assert updater is not None
         await updater.finish_quietly()
         try:
-            await deliver(
+            await paced_write(
                 self.surface,
                 updater.channel,
                 Priority.ANSWER,
@@ -235,7 +234,7 @@ async def deliver_durable(
     if resumed:
         note = surface.render.resumed_note()
         try:
-            posted = await deliver(
+            posted = await paced_write(
                 surface, destination.channel_id, Priority.START, lambda: surface.post(destination, note)
             )
             await service.messages.record(destination.platform, destination.channel_id, posted, cid, "progress")
@@ -285,33 +284,27 @@ async def resume(
     return await stored.show(result)
 
 
-async def post_answer(surface: Surface, destination: Destination, result: CouncilResult, recorder: _Recorder) -> None:
+async def post_answer(
+    surface: Surface, destination: Destination, result: CouncilResult, record_post: RecordPost
+) -> None:
     """The answer's messages (the stage buttons under the last), each mapped to the council."""
     for message in surface.render.result_messages(result):
         post = functools.partial(surface.post, destination, message)
-        posted = await deliver(surface, destination.channel_id, Priority.ANSWER, post)
-        await recorder.record(destination.channel_id, posted, "answer")
+        posted = await paced_write(surface, destination.channel_id, Priority.ANSWER, post)
+        await record_post(destination.channel_id, posted, "answer")
 
 
 async def attach_full_answer(surface: Surface, destination: Destination, result: CouncilResult) -> None:
     """The full text of a long answer, as a Markdown file under it (the same on every platform)."""
     file = answer_file(result)
     caption = f"Full answer of council `{result.council_id}`"
-    await deliver(surface, destination.channel_id, Priority.ANSWER, lambda: surface.attach(destination, file, caption))
+    await paced_write(
+        surface, destination.channel_id, Priority.ANSWER, lambda: surface.attach(destination, file, caption)
+    )
 
 
-class _Recorder:
-    """Maps each message posted to the council (thread history reads it: bot/history.py)."""
-
-    def __init__(self, messages: CouncilMessages | None, platform: Platform, council_id: str):
-        self.messages = messages
-        self.platform = platform
-        self.council_id = council_id
-
-    async def record(self, channel_id: str, message_id: str, role: MessageRole) -> None:
-        """Never raises (CouncilMessages.record): a post must not fail for its map row."""
-        if self.messages is not None:
-            await self.messages.record(self.platform, channel_id, message_id, self.council_id, role)
+async def _record_nothing(channel_id: str, message_id: str, role: MessageRole) -> None:
+    """Where no message map is kept (the terminal), a post is recorded nowhere."""
 
 
 class _Stored:

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import seats
 from core.models import (
     AggregateReady,
     ChairmanFinished,
@@ -21,6 +20,7 @@ from core.models import (
     MemberStarted,
     ReviewFinished,
     StageStarted,
+    seats,
 )
 
 

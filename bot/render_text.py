@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 
 from bot.progress import CouncilProgress
-from core.bias import MIN_BALLOTS
-from core.engine.dissent import dissent_lines
 from core.models import (
+    MIN_BALLOTS,
     Aggregate,
     CorrelationCheck,
     CouncilResult,
@@ -21,7 +20,8 @@ from core.models import (
     Review,
     counted,
 )
-from core.text import clip as clip  # other renderers import it from here
+from core.models.lines import dissent_lines
+from core.models.text import clip as clip  # other renderers import it from here
 
 ZWSP = "\u200b"
 
@@ -269,7 +269,7 @@ def _correlation_cell(check: CorrelationCheck | None) -> str:
 
 
 def bias_table(board: Leaderboard) -> str:
-    """The reviewers' bias audit (core/bias.py) as a fixed-width table and its legend."""
+    """The reviewers' bias audit (core/records/bias.py) as a fixed-width table and its legend."""
     if not board.bias:
         return f"Reviewer bias: no ballots audited yet ({board.scope})."
     header = f"{'reviewer':<30} {'n':>4}  {'ranks shown-first 1st':<30} {'own answer 1st':<30} length vs rank"

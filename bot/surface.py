@@ -1,5 +1,5 @@
 """What a chat platform supplies to show a council (bot/following.py runs it): a `Surface` of
-single-try writes and a `Renderer` that draws; `deliver` paces and retries one write.
+single-try writes and a `Renderer` that draws; `paced_write` paces and retries one write.
 
 Every write waits for its channel's turn (`bot.throttle.ChannelPacer`, shared by every council
 in the channel): answers first, then first messages, then progress edits. A rate-limited write
@@ -118,7 +118,7 @@ class Surface(Protocol):
         ...
 
 
-async def deliver(surface: Surface, channel: str, priority: Priority, write: Callable[[], Awaitable[T]]) -> T:
+async def paced_write(surface: Surface, channel: str, priority: Priority, write: Callable[[], Awaitable[T]]) -> T:
     """One write to `channel` at its pace; rate limited, the channel waits out Retry-After and the
     write goes again until the platform takes it; any other refusal raises."""
     while True:

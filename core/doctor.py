@@ -6,11 +6,11 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
-from core import seats
+from core.engine.weights import require_known_weights
 from core.errors import ConfigurationError
+from core.models import seats
 from core.providers.base import AuthError, ProviderError
 from core.storage import redact_url
-from core.weights import require_known_weights
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The stage 2 and 3 prompts fence model-written text between markers such as
 ``<<<RESPONSE A 3f9c0d1e2b4a5968>>>`` and ``<<<END REVIEW 2 3f9c0d1e2b4a5968>>>`` (see
-core/prompts.py). Small models echo them, often mangled (``<<<RESPONSE 626abc6bbe532717>>``,
+core/engine/prompts.py). Small models echo them, often mangled (``<<<RESPONSE 626abc6bbe532717>>``,
 ``END RESPONSE A``, a bare nonce). What counts as a marker here:
 
 * an opening bracket run, then a fence kind (any case), optionally ``END``, a label and a nonce;
@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.prompts import FENCE_KINDS
+from core.engine.prompts import FENCE_KINDS
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
-from core.council import CouncilControl, run_council
-from core.limits import Ticket
+from core.admission.limits import Ticket
+from core.engine.council import CouncilControl, run_council
 from core.models import (
     CouncilCheckpoint,
     CouncilEvent,
@@ -50,7 +50,7 @@ class CouncilRun:
         self.ticket = ticket  # its admission (a slot, or a place in the queue)
         # Its place in the queue when admitted; None: ran at once.
         self.queued_position: int | None = ticket.position if ticket is not None else None
-        # Run once admitted, before stage 1 (core/reading.py: images, web search); returns notices.
+        # Run once admitted, before stage 1 (core/reading/reader.py: images, web search); returns notices.
         self.before_start: Callable[[], Awaitable[list[str]]] | None = None
         self.notices: list[str] = []  # about what the council read: put first in the result
         # A durable council (core/durable): what an earlier run completed, and where each

@@ -6,12 +6,17 @@ them through `CouncilRun.events()`.
 
 The service itself starts, stops and reads councils; every other concern is one attribute that
 adapters call directly (docs/dev/CONTRACTS.md lists them):
-    service.admission    core/admission.py      the question, the channel's configuration and every limit
-    service.runs         core/runs.py           running councils (CouncilRun) and storing their results
-    service.queries      core/queries.py        stored councils: results, history, exports, usage, pruning
-    service.channels     core/channel_admin.py  a channel's configuration; admin changes to it, audited
-    service.permissions  core/permissions.py    who may see or do what: every such rule
-    service.durable      core/durable/service.py  durable councils: the worker, delivery claims
+    service.admission    core/admission/admit.py        the question, the channel's configuration and every limit
+    service.runs         core/runs.py                   running councils (CouncilRun) and storing their results
+    service.queries      core/records/queries.py        stored councils: results, history, exports, usage, pruning
+    service.channels     core/channels/admin.py         a channel's configuration; admin changes to it, audited
+    service.permissions  core/admission/permissions.py  who may see or do what: every such rule
+    service.durable      core/durable/service.py        durable councils: the worker, delivery claims
+
+Besides the service, this module is the door for the few functions adapters call without one (the
+CLI's doctor, migrate-db, exports and logging set-up) and the handles they hold (`CouncilRun`,
+`CouncilMessages`): `__all__` lists them. Adapters import nothing else from core but the shared
+types (core.models, core.settings, core.errors, core.paths); tests/test_import_graph.py keeps it so.
 """
 
 from __future__ import annotations
@@ -21,16 +26,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Literal, TypeVar
 
-from core.admission import Admission
-from core.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
-from core.channel_admin import MAX_MEMBERS, ChannelAdmin
+from core.admission.admit import Admission
+from core.admission.limits import ConcurrencyGate
+from core.admission.permissions import PLATFORM_ADMINS, Permissions
+from core.admission.shared_cap import SharedCap
+from core.channels.admin import MAX_MEMBERS, ChannelAdmin
+from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
+from core.doctor import diagnose
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.errors import NotFound
-from core.feedback import CouncilFeedback
-from core.limits import ConcurrencyGate
-from core.messages import CouncilMessages
 from core.models import (
     Actor,
     ControlAction,
@@ -45,20 +51,35 @@ from core.models import (
     Platform,
 )
 from core.ownership import CouncilOwner
-from core.permissions import PLATFORM_ADMINS, Permissions
 from core.providers.router import ProviderRouter
-from core.queries import CouncilQueries, HistoryScope
-from core.reading import CouncilReading
-from core.redact import Redactor
-from core.retention import Retention
+from core.reading.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
+from core.reading.reader import CouncilReading
+from core.records.export import feedback_lines, leaderboard_document, to_json
+from core.records.feedback import CouncilFeedback
+from core.records.messages import CouncilMessages
+from core.records.queries import CouncilQueries, HistoryScope
+from core.records.retention import Retention
+from core.redact import Redactor, configure_logging
 from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
-from core.shared_cap import SharedCap
 from core.storage import Storage
+from core.storage.copy import migrate_database
 from core.storage.opening import open_configured_storage
-from core.workspace import WorkspaceChannels
 
 __all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
+
+__all__ = [
+    "CouncilMessages",
+    "CouncilRun",
+    "CouncilService",
+    "Redactor",
+    "configure_logging",
+    "diagnose",
+    "feedback_lines",
+    "leaderboard_document",
+    "migrate_database",
+    "to_json",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,7 +106,7 @@ class CouncilService:
         self.reading = CouncilReading(settings, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
         self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.config_for)
-        # Readers' votes and comments (core/feedback.py): the rule of who may vote lives there.
+        # Readers' votes and comments (core/records/feedback.py): the rule of who may vote lives there.
         self.feedback = CouncilFeedback(storage, self.redact, Permissions.visible_to, self.queries.get_result)
         self.workspace = WorkspaceChannels(storage, self.admission.config_for)  # channels with their own settings
         # Durable councils (core/durable): chat councils run as jobs that survive their process.

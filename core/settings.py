@@ -87,7 +87,7 @@ class Settings(BaseSettings):
     council_max_answer_tokens: int | None = Field(None, alias="COUNCIL_MAX_ANSWER_TOKENS")
     # Issue 12, ballots: how reviewers give their ranking (core/engine/ballots.py), and how much
     # each one's ballot weighs: a JSON object {"model id": weight} (others weigh 1) or `auto`
-    # (from each reviewer's stored agreement with the consensus, core/weights.py).
+    # (from each reviewer's stored agreement with the consensus, core/engine/weights.py).
     council_ballot_format: Literal["text", "json", "auto"] = Field("text", alias="COUNCIL_BALLOT_FORMAT")
     council_reviewer_weights: Annotated[dict[str, float] | Literal["auto"], NoDecode] = Field(
         default_factory=dict, alias="COUNCIL_REVIEWER_WEIGHTS"
@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     discord_shard_ids: Annotated[list[int], NoDecode] | None = Field(None, alias="DISCORD_SHARD_IDS")
 
     # ----------------------------------------------------------------- attachments and web search
-    # Issue 13, read by core/attachments (AttachmentLimits.from_settings) and core/search
+    # Issue 13, read by core/reading/attachments (AttachmentLimits.from_settings) and core/reading/search
     # (search_backend_from_settings). Kept apart from the blocks above on purpose.
     attachment_max_file_mb: float = Field(20.0, alias="COUNCIL_ATTACHMENT_MAX_FILE_MB", gt=0)
     attachment_max_total_mb: float = Field(50.0, alias="COUNCIL_ATTACHMENT_MAX_TOTAL_MB", gt=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from core.council import CouncilControl, run_council
+from core.engine.council import CouncilControl, run_council
 from core.models import (
     Aggregate,
     AggregateEntry,

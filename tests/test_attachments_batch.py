@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
-from core.attachments import AttachmentFetcher, AttachmentLimits, IncomingFile, prepare_attachments
+from core.reading.attachments import AttachmentFetcher, AttachmentLimits, IncomingFile, prepare_attachments
 from tests.attachment_files import PNG_1PX, make_docx, make_pdf
 from tests.file_host_fake import FileHostFake
 

@@ -7,8 +7,8 @@ import zipfile
 
 import pytest
 
-from core.attachments import AttachmentLimits, AttachmentRefused, extract_file, image_content_part
-from core.attachments.detect import DOCX_MEDIA_TYPE
+from core.reading.attachments import AttachmentLimits, AttachmentRefused, extract_file
+from core.reading.attachments.detect import DOCX_MEDIA_TYPE
 from core.settings import Settings
 from tests.attachment_files import GIF_HEAD, JPEG_HEAD, PNG_1PX, WEBP_HEAD, make_docx, make_pdf
 
@@ -245,16 +245,6 @@ def test_a_file_claiming_to_be_an_image_is_checked():
 def test_other_image_types_are_named_as_unsupported_images(name, declared_type):
     reason = refused(name, b"II*\x00" + b"\x00" * 64, declared_type=declared_type)
     assert reason == "is an image type that is not supported (PNG, JPEG, WebP and GIF are)"
-
-
-def test_image_content_part_is_the_openai_format():
-    attachment = extract_file("dot.png", PNG_1PX)
-    part = image_content_part(attachment)
-    assert part == {"type": "image_url", "image_url": {"url": attachment.data_url()}}
-    assert part["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
-    assert image_content_part(attachment, detail="low")["image_url"]["detail"] == "low"
-    with pytest.raises(ValueError):
-        image_content_part(extract_file("t.txt", b"text"))
 
 
 def test_stored_form_has_no_image_bytes():

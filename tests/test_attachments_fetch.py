@@ -7,7 +7,7 @@ import time
 import pytest
 from pydantic import SecretStr
 
-from core.attachments import (
+from core.reading.attachments import (
     DISCORD_FILE_HOSTS,
     SLACK_FILE_HOSTS,
     AttachmentFetcher,

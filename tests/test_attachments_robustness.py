@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.attachments import AttachmentLimits, AttachmentRefused, extract_file
+from core.reading.attachments import AttachmentLimits, AttachmentRefused, extract_file
 from tests.attachment_files import PNG_1PX, make_docx, make_pdf
 
 SEEDS = {

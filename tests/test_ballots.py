@@ -9,11 +9,12 @@ import pytest
 
 from bot.render_text import ranking_line
 from core.engine import ballots
-from core.engine.dissent import dissent_line, dissent_lines, reason
-from core.export import to_document, to_markdown
+from core.engine.dissent import reason
+from core.engine.weights import auto_weight
 from core.models import CouncilRequest, ParseStatus
+from core.models.lines import dissent_line, dissent_lines
+from core.records.export import to_document, to_markdown
 from core.service import CouncilService
-from core.weights import auto_weight
 from tests import test_council as engine
 from tests.conftest import MEMBERS as MEMBERS_3
 from tests.conftest import make_settings

@@ -1,4 +1,4 @@
-"""The reviewers' bias audit: statistics (core/bias.py), running totals on both backends
+"""The reviewers' bias audit: statistics (core/records/bias.py), running totals on both backends
 (core/storage/reviewer_totals.py), and the leaderboard views through the real service, CLI and
 scripted reviewers (always in shown order, position-fair by construction)."""
 
@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.render_text import bias_table, leaderboard_table
-from core.bias import MIN_BALLOTS, audit, fisher_interval, wilson
-from core.export import leaderboard_document
 from core.models import CouncilStatus, Leaderboard
+from core.records.bias import MIN_BALLOTS, audit, fisher_interval, wilson
+from core.records.export import leaderboard_document
 from core.service import CouncilService
 from core.storage import Storage
 from core.storage.reviewer_totals import ReviewerTotals, contribution

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from core.council import CouncilControl, run_council
+from core.engine.council import CouncilControl, run_council
 from core.models import (
     AggregateReady,
     ChairmanFinished,
@@ -452,7 +452,9 @@ async def test_exclude_self_hides_each_reviewers_own_answer(server, router):
     script(server, members())
     _, result = await run_council_to_end(router, CouncilRequest(question="q", config=config(exclude_self_review=True)))
     own = {m: a.label for m, a in ((a.model, a) for a in result.answers)}
-    for call in server.requests_for(stage=2):
+    calls = server.requests_for(stage=2)
+    assert sorted(c.model for c in calls) == sorted(own) and len(own) == 4  # every reviewer was asked
+    for call in calls:
         labels = shown_labels(call.user)
         assert own[call.model] not in labels and len(labels) == 3
         assert ANSWERS[call.model] not in call.user

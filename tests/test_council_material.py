@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from core.attachments import IncomingFile
 from core.models import Actor, ConversationTurn, Origin, Platform
+from core.reading.attachments import IncomingFile
 from core.service import CouncilService
 from tests.attachment_files import PNG_1PX, make_pdf
 from tests.conftest import MEMBERS, make_settings

@@ -16,8 +16,8 @@ import pytest
 from discord.gateway import DiscordWebSocket
 
 from bot.discord.client import CouncilBot, build_discord_client
+from core.admission.limits import validate_question
 from core.errors import InputRejected
-from core.limits import validate_question
 from core.models import Actor, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings

@@ -5,7 +5,7 @@ the buttons work after a restart, and 👎 asks "what was wrong?" in a modal."""
 # ruff: noqa: F811  (the `env` fixture is imported from the adapter tests and named as a parameter)
 from __future__ import annotations
 
-from core.feedback import Vote
+from core.models.feedback import Vote
 from tests.test_discord_adapter import (  # noqa: F401 (fixture)
     answer_messages,
     council_option,

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from core.council import run_council
+from core.engine.council import run_council
 from core.models import (
     ControlAction,
     CouncilCheckpoint,

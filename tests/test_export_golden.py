@@ -1,4 +1,4 @@
-"""Golden outputs of `core.export`: a rich council's Markdown and JSON document, byte for byte.
+"""Golden outputs of `core.records.export`: a rich council's Markdown and JSON document, byte for byte.
 
 The expected texts were produced by the exporter before it was split into small helpers (issue 11);
 they pin every section so that refactors of `to_markdown` / `to_document` cannot change a byte.
@@ -10,9 +10,6 @@ import json
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from core.attachments.models import ExtractedAttachment, TextSection
-from core.export import to_document, to_json, to_markdown
-from core.feedback import FeedbackVote, Vote
 from core.models import (
     Attempt,
     ConversationTurn,
@@ -23,7 +20,10 @@ from core.models import (
     ErrorKind,
     Review,
 )
-from core.search.models import SearchResult
+from core.models.feedback import FeedbackVote, Vote
+from core.models.files import ExtractedAttachment, TextSection
+from core.models.search import SearchResult
+from core.records.export import to_document, to_json, to_markdown
 from tests.factories import make_result
 
 ASKED = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from core.errors import InputRejected, NotFound
-from core.feedback import Vote
 from core.models import Origin, Platform
+from core.models.feedback import Vote
 from core.service import CouncilService
 from tests.conftest import BACKENDS, backend_url, make_settings
 

@@ -1,4 +1,4 @@
-"""Thread history from the message map (bot/history.py) and the map's core face (core/messages.py),
+"""Thread history from the message map (bot/history.py) and the map's core face (core/records/messages.py),
 on a real service and database: our mapped messages become the council's question and answer,
 progress is left out, an answer split over several messages is one turn, unmapped ones of ours
 are not context, people's messages are theirs."""
@@ -109,6 +109,6 @@ async def test_one_lookup_for_the_whole_thread_and_none_without_our_messages(ser
 
 async def test_recording_never_raises(service, caplog):
     await service.storage.close()  # every write now fails
-    with caplog.at_level(logging.WARNING, logger="core.messages"):
+    with caplog.at_level(logging.WARNING, logger="core.records.messages"):
         await service.messages.record(Platform.SLACK, "C1", "1.1", "cid", "answer")
     assert "could not map message 1.1" in caplog.text

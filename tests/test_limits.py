@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
+from core.admission.limits import ConcurrencyGate, RateLimiter, validate_question
 from core.errors import InputRejected, Overloaded, RateLimited
-from core.limits import ConcurrencyGate, RateLimiter, validate_question
 from core.storage import Storage
 
 

@@ -182,7 +182,7 @@ async def test_full_council_over_llama_cpp_server(llama_server):
     for review in result.reviews:
         assert bool(review.ballot_labels) == (review.parse_status is not ParseStatus.NONE)
     assert result.synthesis is not None and result.synthesis.text.strip()
-    # A 135M chairman may write a degenerate synthesis (core/synthesis_check.py): then a member's
+    # A 135M chairman may write a degenerate synthesis (core/engine/synthesis_check.py): then a member's
     # text stands in, and the result says why first.
     if result.synthesis.by_chairman:
         assert len(tokens) >= 3, "the chairman's answer streamed"

@@ -253,7 +253,7 @@ async def test_full_council_on_local_models(settings):
     assert [a.model for a in result.answers] == LOCAL_DEFAULT_MEMBERS
     assert all(a.ok for a in result.answers), [a.error for a in result.answers]
     assert result.synthesis is not None and result.synthesis.text.strip()
-    # A 135M chairman may write a degenerate synthesis (core/synthesis_check.py): then a member's
+    # A 135M chairman may write a degenerate synthesis (core/engine/synthesis_check.py): then a member's
     # text stands in, and the result says why first.
     if result.synthesis.by_chairman:  # streamed (an opening under 12 words comes whole, at the end)
         assert tokens and "".join(tokens) == result.synthesis.text

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.engine.prompts import Fence
 from core.markers import MAX_HELD, MarkerFilter, has_markers, strip_markers
-from core.prompts import Fence
 
 NONCE = "626abc6bbe532717"
 FENCE = Fence(NONCE)

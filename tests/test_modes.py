@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from core.admission import quick_seats
-from core.council import CouncilControl
+from core.admission.admit import quick_seats
+from core.engine.council import CouncilControl
 from core.models import (
     ChairmanFinished,
     ChairmanToken,
@@ -20,7 +20,7 @@ from core.models import (
     ReviewFinished,
     StageStarted,
 )
-from core.seats import clean_seat, fallback_note, seat_models
+from core.models.seats import clean_seat, fallback_note, seat_models
 from tests import test_council
 from tests.factories import run_council_to_end
 from tests.llm_server import (

@@ -1,4 +1,4 @@
-"""Property: no text that went through the answer neutraliser (core/prompts.py) holds a ballot
+"""Property: no text that went through the answer neutraliser (core/engine/prompts.py) holds a ballot
 header the ranking parser (rust/ranking/src/parse.rs, rule 2) would read.
 
 The probe puts a genuine header and inline ballot first and the neutralised text after it. The
@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from core.prompts import neutralise
+from core.engine.prompts import neutralise
 from core.ranking import parse_ranking
 
 LABELS = ["A", "B"]

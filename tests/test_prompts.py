@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from core import prompts
+from core.engine import prompts
+from core.engine.prompts import Fence, neutralise
 from core.models import AggregateEntry, ConversationTurn
-from core.prompts import Fence, neutralise
 
 MODEL_IDS = ["openai/gpt-5.1", "openrouter:anthropic/claude-sonnet-4.5", "local:smollm2", "x-ai/grok-4"]
 HEADER = re.compile(r"final[\W_]*ranking", re.IGNORECASE)

@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 from pydantic import SecretStr
 
-from core.search import (
+from core.reading.search import (
     BraveBackend,
     SearchAuthError,
     SearchBackend,

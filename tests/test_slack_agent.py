@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from core.feedback import Vote
+from core.models.feedback import Vote
 from tests.slack_fake import encode_form
 from tests.test_slack_adapter import SlackEnv, all_text, env, ephemeral_texts, results, stored_councils  # noqa: F401 (fixture)
 

@@ -1,4 +1,4 @@
-"""Text normalisation and secret redaction at the service boundary (core.text, core.redact)."""
+"""Text normalisation and secret redaction at the service boundary (core.models.text, core.redact)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import io
 import logging
 
 from core.models import ConversationTurn, Origin, Platform
+from core.models.text import clean_text
 from core.redact import MASK, RedactingFilter, Redactor
 from core.service import CouncilService
 from core.settings import Settings
-from core.text import clean_text
 from tests.conftest import make_settings
 from tests.llm_server import Fail
 

@@ -19,9 +19,9 @@ from bot.api import catalog
 from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
 from bot.api.openai_types import ApiError, ChatRequest, api_error_for, chunk_body, completion_body
 from bot.api.transcript import CouncilTranscript, Deltas
-from core.attachments import AttachmentBatch
 from core.errors import CouncilError
 from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
+from core.models.files import AttachmentBatch
 from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ import base64
 import binascii
 from typing import Any
 
-from core.attachments import IncomingFile
+from core.models.files import IncomingFile
 
 FILE_PARTS = {"image_url", "input_image", "file", "input_file"}
 

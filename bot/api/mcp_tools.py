@@ -18,7 +18,7 @@ from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Co
 from core.service import CouncilService
 
 if TYPE_CHECKING:
-    from core.runs import CouncilRun
+    from core.service import CouncilRun
 
 
 class RankedModel(BaseModel):

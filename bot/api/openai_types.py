@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from starlette.responses import JSONResponse
 
 from bot.api.content_files import FILE_PARTS, part_file
-from core.attachments import IncomingFile
 from core.errors import BudgetExceeded, CouncilError, InputRejected, NotFound, Overloaded, RateLimited, UnknownModels
 from core.models import ConversationTurn, Usage
+from core.models.files import IncomingFile
 
 _TEXT_PARTS = {"text", "input_text"}
 

@@ -7,13 +7,11 @@ import asyncio
 import sys
 from pathlib import Path
 
-from bot.cli import EXIT_FAILED, EXIT_OK
+from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from bot.cli_commands.output import Terminal, print_answer, print_event, print_result, same_terminal
-from core import seats
-from core.attachments import IncomingFile
-from core.export import to_json
-from core.models import ChairmanFinished, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
-from core.service import CouncilRun, CouncilService
+from core.models import ChairmanFinished, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform, seats
+from core.models.files import IncomingFile
+from core.service import CouncilRun, CouncilService, to_json
 from core.settings import LOCAL_DEFAULT_MEMBERS
 
 LOCAL_MODELS_NOTE = (

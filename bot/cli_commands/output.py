@@ -8,9 +8,6 @@ import sys
 
 from bot.cli_commands.invocation import council_command
 from bot.render_text import aggregate_table, ballot_line, result_header
-from core import seats
-from core.engine.dissent import dissent_lines
-from core.material import read_lines
 from core.models import (
     ChairmanToken,
     CouncilEvent,
@@ -22,7 +19,9 @@ from core.models import (
     ReviewFinished,
     StageStarted,
     Synthesis,
+    seats,
 )
+from core.models.lines import dissent_lines, read_lines
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 

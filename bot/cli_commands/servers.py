@@ -8,11 +8,10 @@ import functools
 from contextlib import AsyncExitStack
 from typing import Any
 
-from bot.cli import EXIT_OK
+from bot.cli_commands.exits import EXIT_OK
 from bot.cli_commands.startup import reporting
-from core import seats
 from core.errors import ConfigurationError
-from core.models import Platform
+from core.models import Platform, seats
 from core.service import CouncilService
 
 

@@ -18,7 +18,7 @@ from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
 from core.models import MODES, Actor, ChannelSettings, CouncilConfig, Origin
 
 if TYPE_CHECKING:
-    from bot.discord.client import CouncilBot
+    from bot.discord.host import CouncilHost
     from core.service import CouncilService
 
 
@@ -62,7 +62,7 @@ def _entry(entry: Any) -> str:
 TITLE = "Council for this channel"
 
 
-def build_admin_group(bot: CouncilBot) -> app_commands.Group:
+def build_admin_group(bot: CouncilHost) -> app_commands.Group:
     group = app_commands.Group(
         name="council-admin",
         description="Council settings for this channel (Manage Server)",

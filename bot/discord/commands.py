@@ -14,10 +14,10 @@ from bot.discord.interactions import NO_MENTIONS, actor_of, incoming_file, origi
 from bot.discord.questions import council_from_interaction
 from bot.render_text import history_lines, leaderboard_table
 from core.models import MODES
-from core.modes import parse_mode
+from core.models.keywords import parse_mode
 
 if TYPE_CHECKING:
-    from bot.discord.client import CouncilBot
+    from bot.discord.host import CouncilHost
 
 HELP = """**LLM Council** — several models answer, review each other anonymously, a chairman synthesizes.
 
@@ -32,13 +32,13 @@ While it runs: **Stop**, or **Synthesize now** with the answers that have arrive
 `/council-admin show|members|chairman|limits|search|mode|reset|audit` — per-channel settings (Manage Server)."""
 
 
-def register_commands(bot: CouncilBot) -> None:
+def register_commands(bot: CouncilHost) -> None:
     """Add the commands to the bot's tree, in the order Discord lists them."""
     for add in (_add_council, _add_help, _add_history, _add_leaderboard, _add_export):
         add(bot)
 
 
-def _add_council(bot: CouncilBot) -> None:
+def _add_council(bot: CouncilHost) -> None:
     @bot.tree.command(name="council", description="Ask the LLM council a question")
     @app_commands.describe(
         question="What should the council answer?",
@@ -61,13 +61,13 @@ def _add_council(bot: CouncilBot) -> None:
         await council_from_interaction(bot, interaction, question, files=files, search=search, mode=chosen)
 
 
-def _add_help(bot: CouncilBot) -> None:
+def _add_help(bot: CouncilHost) -> None:
     @bot.tree.command(name="council-help", description="How to use the LLM council")
     async def council_help(interaction: discord.Interaction) -> None:
         await reply(interaction, HELP.format(name=bot.user.name if bot.user else "bot"))
 
 
-def _add_history(bot: CouncilBot) -> None:
+def _add_history(bot: CouncilHost) -> None:
     @bot.tree.command(name="council-history", description="Recent councils")
     @app_commands.describe(scope="Whose councils", limit="How many (max 25)")
     @app_commands.guild_only()
@@ -84,7 +84,7 @@ def _add_history(bot: CouncilBot) -> None:
         await interaction.followup.send(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
 
-def _add_leaderboard(bot: CouncilBot) -> None:
+def _add_leaderboard(bot: CouncilHost) -> None:
     @bot.tree.command(name="council-leaderboard", description="Model ratings from the councils' peer reviews")
     @app_commands.describe(scope="Which councils to count")
     @app_commands.guild_only()
@@ -102,7 +102,7 @@ def _add_leaderboard(bot: CouncilBot) -> None:
         await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
 
 
-def _add_export(bot: CouncilBot) -> None:
+def _add_export(bot: CouncilHost) -> None:
     @bot.tree.command(name="council-export", description="Download a council as Markdown or JSON")
     @app_commands.describe(council_id="The council id (shown under each answer)", format="File format")
     @app_commands.rename(council_id="id")

@@ -16,7 +16,7 @@ import discord
 
 from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
 from core.errors import CouncilError
-from core.feedback import COMMENT_MAX_CHARS, Vote
+from core.models.feedback import COMMENT_MAX_CHARS, Vote
 
 log = logging.getLogger(__name__)
 

@@ -14,12 +14,12 @@ from bot.render_text import ZWSP
 from core.models import ConversationTurn, Platform
 
 if TYPE_CHECKING:
-    from bot.discord.client import CouncilBot
+    from bot.discord.host import CouncilHost
 
 HISTORY_LIMIT = 50  # thread messages read for a follow-up
 
 
-def thread_message(bot: CouncilBot, message: discord.Message) -> ThreadMessage | None:
+def thread_message(bot: CouncilHost, message: discord.Message) -> ThreadMessage | None:
     """A Discord message as history reads it (None: never context: other bots, system messages)."""
     if bot.user is not None and message.author.id == bot.user.id:
         return ThreadMessage(str(message.id), ours=True, author=None, text=_shown_text(message))
@@ -38,12 +38,12 @@ def _shown_text(message: discord.Message) -> str:
     return shown.replace(ZWSP, "").strip()
 
 
-async def _conversation(bot: CouncilBot, channel_id: int, messages: list[discord.Message]) -> list[ConversationTurn]:
+async def _conversation(bot: CouncilHost, channel_id: int, messages: list[discord.Message]) -> list[ConversationTurn]:
     read = [m for m in (thread_message(bot, message) for message in messages) if m is not None]
     return await conversation(bot.service, Platform.DISCORD, str(channel_id), read)
 
 
-async def reply_context(bot: CouncilBot, message: discord.Message) -> list[ConversationTurn]:
+async def reply_context(bot: CouncilHost, message: discord.Message) -> list[ConversationTurn]:
     """A reply to one of our messages outside a thread: that council's question and answer (while
     it is not stored, the message itself, as thread history reads it)."""
     refs = await bot.service.messages.lookup(Platform.DISCORD, str(message.channel.id), [str(message.id)])
@@ -61,7 +61,7 @@ async def reply_context(bot: CouncilBot, message: discord.Message) -> list[Conve
 
 
 async def thread_history(
-    bot: CouncilBot, thread: discord.Thread, before: discord.abc.Snowflake
+    bot: CouncilHost, thread: discord.Thread, before: discord.abc.Snowflake
 ) -> list[ConversationTurn]:
     """The thread's earlier messages, its starter first (a /council's status message, which the
     map keeps under the thread, the channel it opened)."""

@@ -12,9 +12,9 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from core.attachments import IncomingFile
 from core.errors import CouncilError
 from core.models import Actor, Origin, Platform
+from core.models.files import IncomingFile
 
 log = logging.getLogger(__name__)
 

@@ -13,17 +13,16 @@ from bot.discord import render
 from bot.discord.history import reply_context, thread_history
 from bot.discord.interactions import NO_MENTIONS, incoming_file, origin_of, strip_mention
 from bot.following import deliver_durable
-from bot.surface import deliver as paced_write  # `deliver` here is the council's deliverer
+from bot.surface import paced_write
 from bot.throttle import Priority
-from core.attachments import AttachmentBatch, IncomingFile
 from core.errors import CouncilError
-from core.material import files_notice
 from core.models import ConversationTurn, CouncilMode, Destination, Origin, Platform, new_council_id
-from core.modes import split_mode_keyword
-from core.research import split_search_keyword
+from core.models.files import AttachmentBatch, IncomingFile
+from core.models.keywords import split_mode_keyword, split_search_keyword
+from core.models.lines import files_notice
 
 if TYPE_CHECKING:
-    from bot.discord.client import CouncilBot
+    from bot.discord.host import CouncilHost
     from core.service import CouncilRun
 
 log = logging.getLogger(__name__)
@@ -43,7 +42,7 @@ def split_keywords(
 
 
 async def council_from_interaction(
-    bot: CouncilBot,
+    bot: CouncilHost,
     interaction: discord.Interaction,
     question: str,
     *,
@@ -79,7 +78,7 @@ async def council_from_interaction(
         await interaction.followup.send(exc.user_message, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
 
-async def on_message(bot: CouncilBot, message: discord.Message) -> None:
+async def on_message(bot: CouncilHost, message: discord.Message) -> None:
     """A message that mentions the bot or replies to one of its messages asks a council (once,
     whichever process sees the event first)."""
     if message.author.bot or message.guild is None or bot.user is None:
@@ -96,7 +95,7 @@ async def on_message(bot: CouncilBot, message: discord.Message) -> None:
 
 
 async def council_from_message(
-    bot: CouncilBot, message: discord.Message, guild_id: int, replied_to: discord.Message | None
+    bot: CouncilHost, message: discord.Message, guild_id: int, replied_to: discord.Message | None
 ) -> None:
     """`message`'s council; `replied_to`: the bot's message it replies to outside a thread, whose
     council is the context."""
@@ -120,7 +119,7 @@ async def council_from_message(
         await refuse_privately(bot, message, exc.user_message)
 
 
-async def _full_channel(bot: CouncilBot, message: discord.Message) -> Any:
+async def _full_channel(bot: CouncilHost, message: discord.Message) -> Any:
     """The message's channel as a thread or text channel (a partial one is fetched), when Discord lets us."""
     channel: Any = message.channel
     if not isinstance(channel, (discord.Thread, discord.TextChannel)):
@@ -131,7 +130,7 @@ async def _full_channel(bot: CouncilBot, message: discord.Message) -> Any:
     return channel
 
 
-async def open_thread(bot: CouncilBot, channel: Any, starter: discord.Message, question: str) -> Any:
+async def open_thread(bot: CouncilHost, channel: Any, starter: discord.Message, question: str) -> Any:
     """The council's thread: `channel` when it is one, else started from `starter` (the
     question, or a /council's status message); without the permission to, the channel."""
     if isinstance(channel, discord.Thread):
@@ -149,7 +148,7 @@ async def open_thread(bot: CouncilBot, channel: Any, starter: discord.Message, q
 
 
 async def submit(
-    bot: CouncilBot,
+    bot: CouncilHost,
     question: str,
     origin: Origin,
     history: list[ConversationTurn],
@@ -190,13 +189,13 @@ async def submit(
     )
 
 
-async def deliver(bot: CouncilBot, run: CouncilRun, destination: Destination, resumed: bool) -> None:
+async def deliver(bot: CouncilHost, run: CouncilRun, destination: Destination, resumed: bool) -> None:
     """A durable Discord council, wherever it was accepted, in its thread (the service's
     deliverer for Discord; bot/following.py)."""
     await deliver_durable(bot.service, bot.surface, run, destination, resumed)
 
 
-async def refuse_privately(bot: CouncilBot, message: discord.Message, text: str) -> None:
+async def refuse_privately(bot: CouncilHost, message: discord.Message, text: str) -> None:
     """A refusal only the asker sees: a direct message; where DMs are closed, a reply that
     deletes itself (a mention has no ephemeral reply)."""
     try:

@@ -28,8 +28,8 @@ from bot.render_text import (
     short_model,
     split_text,
 )
-from core.material import file_summary
 from core.models import CouncilResult, CouncilStatus, counted
+from core.models.lines import file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView

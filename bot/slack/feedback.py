@@ -16,8 +16,8 @@ from slack_sdk.errors import SlackApiError
 from bot.slack.errors import refusal
 from bot.slack.listeners import ListenerGroup
 from core.errors import CouncilError
-from core.feedback import COMMENT_MAX_CHARS, Vote
 from core.models import Origin, Platform
+from core.models.feedback import COMMENT_MAX_CHARS, Vote
 
 if TYPE_CHECKING:
     pass

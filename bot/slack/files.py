@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.attachments import IncomingFile
+from core.models.files import IncomingFile
 
 
 def incoming_files(event: dict[str, Any]) -> list[IncomingFile]:

@@ -11,7 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.history import ThreadMessage, conversation
 from bot.render_text import ZWSP
 from bot.slack.errors import error_code
-from bot.slack.questions import slack_unescape, strip_mention
+from bot.slack.mrkdwn import slack_unescape, strip_mention
 from core.models import ConversationTurn, Platform
 
 if TYPE_CHECKING:

@@ -98,3 +98,16 @@ def mrkdwn(text: str | None) -> str:
 def fallback(text: str) -> str:
     """The notification text of a message whose content is in its blocks."""
     return clip(" ".join(text.split()), FALLBACK_TEXT_MAX)
+
+
+def slack_unescape(text: str) -> str:
+    """Slack message/command text as the person typed it: entities decoded, links bare."""
+    text = re.sub(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>", r"\1", text or "")
+    text = re.sub(r"<#[A-Z0-9]+\|([^>]+)>", r"#\1", text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
+    return text.strip()

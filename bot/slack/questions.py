@@ -5,7 +5,6 @@ the earlier messages are context), and where a council's progress and answer are
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
@@ -15,15 +14,15 @@ from bot.following import deliver_durable
 from bot.slack import render
 from bot.slack.errors import error_code
 from bot.slack.files import incoming_files
+from bot.slack.mrkdwn import slack_unescape, strip_mention
 from bot.slack.people import Respond, SlackPeople, slack_origin
 from bot.slack.surface import SlackSurface
-from bot.surface import deliver
+from bot.surface import paced_write
 from bot.throttle import Priority
 from core.errors import CouncilError
-from core.material import files_notice
 from core.models import ConversationTurn, Destination, Origin, Platform, new_council_id
-from core.modes import split_mode_keyword
-from core.research import split_search_keyword
+from core.models.keywords import split_mode_keyword, split_search_keyword
+from core.models.lines import files_notice
 
 if TYPE_CHECKING:
     from bot.slack.agent import SlackAgent
@@ -38,19 +37,6 @@ CANNOT_POST = {
     "is_archived": "This channel is archived.",
     "restricted_action": "I'm not allowed to post in this channel.",
 }
-
-
-def slack_unescape(text: str) -> str:
-    """Slack message/command text as the person typed it: entities decoded, links bare."""
-    text = re.sub(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>", r"\1", text or "")
-    text = re.sub(r"<#[A-Z0-9]+\|([^>]+)>", r"#\1", text)
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-
-
-def strip_mention(text: str, bot_user_id: str | None) -> str:
-    if bot_user_id:
-        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
-    return text.strip()
 
 
 def destination(channel: str, thread_ts: str) -> Destination:
@@ -108,7 +94,7 @@ class SlackQuestions:
         user, channel = origin.user_id or "", origin.channel_id or ""
         question_message = render.question_message(asked, user, council_id)
         try:
-            posted = await deliver(
+            posted = await paced_write(
                 self.surface,
                 channel,
                 Priority.START,

@@ -32,7 +32,6 @@ from bot.render_text import (
 )
 from bot.slack.feedback import feedback_block
 from bot.slack.mrkdwn import escape_code, fallback, mrkdwn, plain
-from core.material import file_summary
 from core.models import (
     AuditEntry,
     ChannelSettings,
@@ -43,6 +42,7 @@ from core.models import (
     Leaderboard,
     counted,
 )
+from core.models.lines import file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView

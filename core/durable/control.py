@@ -22,7 +22,10 @@ CHANNEL = "council_control"
 _RECONNECT_S = 2.0
 
 
-class CouncilControls:
+class ControlRelay:
+    """Carries Stop / Synthesize now to whichever process runs a durable council (the engine's own
+    per-run switch is core/engine/control.py's CouncilControl)."""
+
     def __init__(self, storage: Storage, runs: CouncilRuns, conninfo: str | None = None) -> None:
         self.storage = storage
         self.runs = runs

@@ -21,8 +21,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from core.admission.limits import ConcurrencyGate, SharedSlots, Ticket
 from core.durable.worker import CouncilWorker
-from core.limits import ConcurrencyGate, SharedSlots, Ticket
 from core.models import Platform
 from core.storage import Storage
 

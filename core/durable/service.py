@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-from core.durable.control import CouncilControls
+from core.admission.limits import ConcurrencyGate, Ticket
+from core.durable.control import ControlRelay
 from core.durable.queue import CouncilQueue, InProcessQueue, ProcrastinateQueue
 from core.durable.worker import CouncilWorker
-from core.limits import ConcurrencyGate, Ticket
 from core.models import ControlAction, Destination, Platform
 from core.ownership import CouncilOwner
 from core.settings import Settings
@@ -27,7 +27,7 @@ class DurableCouncils:
         self.gate = gate
         self._queue: CouncilQueue | None = None
         self._opening = asyncio.Lock()
-        self.controls = CouncilControls(storage, worker.runs, self._conninfo())
+        self.controls = ControlRelay(storage, worker.runs, self._conninfo())
 
     @property
     def across_processes(self) -> bool:

@@ -7,8 +7,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
+from core.admission.limits import Ticket
 from core.durable.journal import StepJournal
-from core.limits import Ticket
 from core.models import (
     ControlAction,
     CouncilCheckpoint,

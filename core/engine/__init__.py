@@ -1,4 +1,4 @@
-"""The council engine behind `core.council.run_council`, one concern per module.
+"""The council engine behind `core.engine.council.run_council`, one concern per module.
 
 control.py    CouncilControl: Stop / Synthesize-now from outside
 runner.py     parallel calls: launching them (seats run their chains), measured, cancelled together

@@ -7,7 +7,8 @@ from collections.abc import AsyncGenerator, Awaitable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from core import markers, prompts, seats
+from core import markers
+from core.engine import prompts
 from core.engine.batch import Outcome, SeatCall
 from core.engine.runner import Calls
 from core.engine.state import LABELS, CouncilState
@@ -21,6 +22,7 @@ from core.models import (
     MemberFinished,
     MemberStarted,
     StageStarted,
+    seats,
 )
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core import prompts
+from core.engine import prompts
 from core.engine.state import CouncilState
 from core.models import ChatMessage
 from core.providers.base import ProviderError

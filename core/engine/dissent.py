@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable
 
 from core import ranking
+from core.engine.prompts import RANKING_HEADER
 from core.models import Aggregate, Dissent, Review
-from core.prompts import RANKING_HEADER
-from core.text import clip
+from core.models.text import clip
 
 REASON_CHARS = 220
 
@@ -72,15 +72,3 @@ def reason(evaluation: str, label: str | None) -> str:
         mention = re.compile(rf"\bresponse\s+{re.escape(label)}\b", re.IGNORECASE)
         chosen = next((s for s in sentences if mention.search(s)), chosen)
     return clip(" ".join(chosen.split()), REASON_CHARS)
-
-
-def dissent_line(d: Dissent, short: bool = False) -> str:
-    """The minority view as one plain line (renderers escape it for their platform)."""
-    place = f", placed {d.place} overall" if d.place is not None else ""
-    label = f"Response {d.preferred_label} ({d.preferred})" if d.preferred_label else d.preferred
-    why = f": “{d.reason}”" if d.reason else ""
-    return f"Minority view: {d.reviewer} preferred {label}{place}{why}"
-
-
-def dissent_lines(aggregate: Aggregate | None) -> list[str]:
-    return [dissent_line(d) for d in aggregate.dissent] if aggregate is not None else []

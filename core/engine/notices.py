@@ -6,8 +6,7 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING
 
-from core import seats
-from core.models import ErrorInfo, ErrorKind, MemberAnswer, ParseStatus
+from core.models import ErrorInfo, ErrorKind, MemberAnswer, ParseStatus, seats
 
 if TYPE_CHECKING:
     from core.engine.state import CouncilState

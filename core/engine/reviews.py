@@ -12,8 +12,8 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from core import markers, prompts, ranking
-from core.engine import ballots, dissent
+from core import markers, ranking
+from core.engine import ballots, dissent, prompts
 from core.engine.batch import Outcome
 from core.engine.decision import first_place_decided
 from core.engine.runner import Calls

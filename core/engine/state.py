@@ -11,10 +11,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from core import prompts, seats
+from core.engine import prompts
 from core.engine.batch import Batch, StagePolicy
 from core.engine.control import CouncilControl
-from core.material import CouncilMaterial
 from core.models import (
     Aggregate,
     CouncilCheckpoint,
@@ -25,8 +24,10 @@ from core.models import (
     MemberAnswer,
     Review,
     Synthesis,
+    seats,
 )
 from core.providers.base import CallOptions
+from core.reading.material import CouncilMaterial
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -54,7 +55,7 @@ class CouncilState:
     rng: random.Random = field(default_factory=lambda: random.Random(secrets.randbits(64)))  # review label orders
     review_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))
     chair_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))  # another nonce
-    # Files and sources go to every stage (core/material.py); members write stage 1 seeing only this nonce.
+    # Files and sources go to every stage (core/reading/material.py); members write stage 1 seeing only this nonce.
     material_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))
     material: CouncilMaterial = field(default_factory=CouncilMaterial)
     started: float = field(default_factory=time.perf_counter)

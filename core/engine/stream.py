@@ -22,10 +22,10 @@ from core.engine.batch import Outcome
 from core.engine.quick import Screen, VerdictScreen
 from core.engine.runner import Calls
 from core.engine.state import CouncilState
+from core.engine.synthesis_check import SynthesisJudge, SynthesisScreen
 from core.engine.waiting import Wakeup
 from core.models import ChairmanToken, ChatMessage, Completion
 from core.providers.base import TextDelta
-from core.synthesis_check import SynthesisJudge, SynthesisScreen
 
 if TYPE_CHECKING:
     from core.providers.router import ProviderRouter

@@ -10,12 +10,11 @@ import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core import seats
 from core.engine import notices
 from core.engine.chair_prompt import ranked_members
 from core.engine.state import CouncilState
 from core.engine.stream import StreamEnded
-from core.models import Attempt, ErrorInfo, Synthesis
+from core.models import Attempt, ErrorInfo, Synthesis, seats
 
 
 @dataclass(frozen=True)

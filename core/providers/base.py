@@ -6,7 +6,8 @@ Errors are typed so that the real cause (401, unknown model, timeout, ...) reach
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -100,3 +101,14 @@ class Provider(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@contextmanager
+def redacted_errors(redact: Callable[[str], str]) -> Iterator[None]:
+    """A ProviderError raised inside leaves with its message redacted."""
+    try:
+        yield
+    except ProviderError as exc:
+        exc.message = redact(exc.message)
+        exc.args = (exc.message,)
+        raise

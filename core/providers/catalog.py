@@ -6,8 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from core.providers.base import Provider, ProviderError
-from core.providers.redacted import redacted_errors
+from core.providers.base import Provider, ProviderError, redacted_errors
 from core.providers.resolver import ProviderResolver
 from core.settings import Settings
 

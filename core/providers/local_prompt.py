@@ -8,8 +8,8 @@ import functools
 import itertools
 from collections.abc import Sequence
 
+from core.engine.prompts import RANKING_HEADER
 from core.models import ChatMessage
-from core.prompts import RANKING_HEADER
 from core.providers.base import BadResponseError
 from core.providers.local_models import LocalModel
 

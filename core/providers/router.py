@@ -8,9 +8,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from core.models import ChatMessage, Completion
-from core.providers.base import CallOptions, Provider, ProviderError, ProviderTimeoutError, StreamItem
+from core.providers.base import CallOptions, Provider, ProviderError, ProviderTimeoutError, StreamItem, redacted_errors
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
-from core.providers.redacted import redacted_errors
 from core.providers.resolver import ProviderResolver
 from core.redact import Redactor
 from core.settings import Settings

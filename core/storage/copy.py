@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.errors import CouncilError
 from core.models import CouncilResult
 from core.storage import totals
-from core.storage.database import Transaction
+from core.storage.database import Transaction, redact_url
 from core.storage.facade import Storage
 from core.storage.values import insert_sql
 
@@ -38,9 +39,36 @@ class TargetNotEmpty(RuntimeError):
 class CopyReport:
     copied: dict[str, int] = field(default_factory=dict)
     skipped_councils: int = 0  # already in the target (merge)
+    source: str = ""  # both locations as they may be shown (no password)
+    target: str = ""
 
     def add(self, table: str, n: int) -> None:
         self.copied[table] = self.copied.get(table, 0) + n
+
+
+async def migrate_database(source_url: str, target_url: str, *, merge: bool = False) -> CopyReport:
+    """Opens both databases (migrating each to the newest schema), copies, closes; every failure is
+    one CouncilError naming the database without its password."""
+    source = await _open(source_url)
+    try:
+        target = await _open(target_url)
+        try:
+            report = await copy_history(source, target, merge=merge)
+        except TargetNotEmpty as exc:
+            raise CouncilError(str(exc)) from None
+        finally:
+            await target.close()
+    finally:
+        await source.close()
+    report.source, report.target = source.location, target.location
+    return report
+
+
+async def _open(url: str) -> Storage:
+    try:
+        return await Storage.open(url)
+    except Exception as exc:
+        raise CouncilError(f"Cannot open {redact_url(url)}: {exc}") from None
 
 
 async def is_empty(storage: Storage) -> bool:

@@ -27,8 +27,8 @@ from core.models import (
     Usage,
 )
 from core.storage import totals
+from core.storage.attachments_sources import with_material, write_material
 from core.storage.database import Database, Row, Transaction
-from core.storage.material import with_material, write_material
 from core.storage.values import dumps, filters, insert_sql, iso
 
 RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)

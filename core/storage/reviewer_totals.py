@@ -1,5 +1,5 @@
 """Running totals of each reviewer's ballots (migrations/0008_ballot_order.sql): what the bias audit
-(core/bias.py) and the `auto` reviewer weights (core/weights.py) read.
+(core/records/bias.py) and the `auto` reviewer weights (core/engine/weights.py) read.
 
 Added and subtracted with the council that holds the ballots, in its transaction (core/storage/totals.py
 calls `apply`). A review counts when it recorded its ballot format (written from schema 8 on) and

@@ -1,0 +1,177 @@
+"""Admission of a council: the question and its history cleaned (core/admission/question_cleaning.py), the
+channel's configuration, and every limit checked (input, budget and rate in core/admission/channel_limits.py,
+capacity) before it may start."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.admission.channel_limits import ChannelLimits
+from core.admission.limits import ConcurrencyGate, Ticket
+from core.admission.question_cleaning import QuestionCleaner
+from core.channels.admin import clean_members, require_known_models
+from core.engine.weights import reviewer_weights
+from core.models import (
+    ChannelSettings,
+    ConversationTurn,
+    CouncilConfig,
+    CouncilMode,
+    CouncilRequest,
+    ModelStats,
+    Origin,
+    new_council_id,
+    seats,
+)
+from core.ownership import CouncilOwner
+from core.providers.router import ProviderRouter
+from core.reading.attachments import ExtractedAttachment
+from core.reading.reader import FILES_ONLY_QUESTION
+from core.redact import Redactor
+from core.settings import Settings
+from core.storage import Storage
+
+
+class Admission:
+    def __init__(
+        self,
+        settings: Settings,
+        storage: Storage,
+        router: ProviderRouter,
+        redact: Redactor,
+        gate: ConcurrencyGate,
+        owner: CouncilOwner,
+    ) -> None:
+        self.settings = settings
+        self.storage = storage
+        self.router = router
+        self.cleaner = QuestionCleaner(settings, redact)
+        self.limits = ChannelLimits(settings, storage)
+        self.gate = gate
+        self.owner = owner
+
+    async def admit(
+        self,
+        question: str,
+        origin: Origin,
+        history: Sequence[ConversationTurn],
+        *,
+        council_id: str | None = None,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
+        attachments: Sequence[ExtractedAttachment] = (),
+        mode: CouncilMode | None = None,
+    ) -> tuple[CouncilRequest, Ticket]:
+        """The stored request and its ticket (a running slot or a place in the queue), atomically.
+        `members`/`chairman`/`mode` replace the channel's for this council only.
+
+        Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing
+        message; a refused question uses up none of the asker's rate limit.
+        """
+        if attachments and not question.strip():
+            question = FILES_ONLY_QUESTION  # files shared without a word: the council reads them
+        # Cleaned before anything is counted or stored: undecodable text must not cost a rate-limit hit.
+        question = self.clean_question(question)
+        turns = self.cleaner.history(history)
+        ticket = self.gate.admit()  # Overloaded here, before anything is recorded
+        try:
+            channel = await self.storage.get_channel_settings(origin.channel_key)
+            config = await self._council_config(channel, members, chairman, mode)
+            await self.limits.check(origin, channel, record=True)
+            await self.owner.start()
+            await ticket.take_shared_now()  # the cap across processes (PostgreSQL): queued if all busy
+            request = CouncilRequest(
+                council_id=council_id or new_council_id(),
+                question=question,
+                config=config,
+                history=turns,
+                origin=origin,
+                attachments=list(attachments),
+            )
+            await self.storage.save_council_started(request, self.owner.owner_id)
+        except BaseException:
+            ticket.release()
+            raise
+        return request, ticket
+
+    async def _council_config(
+        self,
+        channel: ChannelSettings | None,
+        members: Sequence[str] | None,
+        chairman: str | None,
+        mode: CouncilMode | None,
+    ) -> CouncilConfig:
+        """The channel's council with this request's replacements, its quick seats and reviewer weights."""
+        config = await self._with_overrides(self.config_for(channel), members, chairman)
+        if mode is not None:
+            config.mode = mode
+        if config.mode == "quick":
+            config.members = quick_seats(config.members, await self.storage.model_stats())
+        weights = await reviewer_weights(self.settings, self.storage, self.router, config.members)
+        return config.model_copy(update={"reviewer_weights": weights})
+
+    async def check(self, question: str, origin: Origin) -> str:
+        """The checks of `admit` without their effects (no queue place, no rate-limit hit)."""
+        question = self.clean_question(question)
+        self.gate.check_capacity()
+        channel = await self.storage.get_channel_settings(origin.channel_key)
+        await self.limits.check(origin, channel, record=False)
+        return question
+
+    def clean_question(self, question: str) -> str:
+        return self.cleaner.question(question)
+
+    def config_for(self, channel: ChannelSettings | None) -> CouncilConfig:
+        s = self.settings
+        members = (channel and channel.members) or s.default_members
+        chairman = (channel and channel.chairman) or s.default_chairman
+        return CouncilConfig(
+            members=list(members),
+            chairman=chairman,
+            mode=(channel and channel.mode) or s.council_mode,
+            exclude_self_review=s.council_exclude_self,
+            member_timeout_s=s.council_timeout_s,
+            quorum=s.council_quorum,
+            grace_s=s.council_grace_s,
+            grace_min_s=s.council_grace_min_s,
+            grace_factor=s.council_grace_factor,
+            max_reviewers=s.council_max_reviewers,
+            max_answer_tokens=s.council_max_answer_tokens,
+            ballot_format=s.council_ballot_format,
+        )
+
+    async def _with_overrides(
+        self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None
+    ) -> CouncilConfig:
+        chosen_members = clean_members(members) if members else None
+        chosen_chairman = seats.clean_seat(chairman) if chairman else None
+        named = [*(chosen_members or []), *([chosen_chairman] if chosen_chairman else [])]
+        if not named:
+            return config
+        await require_known_models(self.router, seats.all_models(named))
+        return config.model_copy(
+            update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
+        )
+
+
+QUICK_SEATS = 2
+RELIABLE_FAILURE_RATE = 0.2  # a seat whose primary failed more often than this is not picked first
+
+
+def quick_seats(members: Sequence[str], stats: dict[str, ModelStats]) -> list[str]:
+    """Quick mode's two seats: the fastest reliable ones by their primary's stored statistics
+    (mean latency, failure rate), then the others in configured order."""
+
+    def reliable_latency(seat: str) -> float | None:
+        entry = stats.get(seats.primary(seat))
+        if entry is None or not entry.councils or entry.average_latency_s is None:
+            return None
+        if entry.failures / entry.councils > RELIABLE_FAILURE_RATE:
+            return None
+        return entry.average_latency_s
+
+    measured = sorted(
+        (latency, index, seat) for index, seat in enumerate(members) if (latency := reliable_latency(seat)) is not None
+    )
+    chosen = [seat for _, _, seat in measured[:QUICK_SEATS]]
+    chosen += [seat for seat in members if seat not in chosen][: QUICK_SEATS - len(chosen)]
+    return chosen

@@ -1,0 +1,1 @@
+"""A channel's own council configuration and the admin operations on it."""

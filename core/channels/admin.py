@@ -1,0 +1,128 @@
+"""Admin operations on a channel's council: members, chairman, limits, reset, audit log.
+
+Each checks Permissions.require_admin first; every change is audited."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from core.admission.permissions import Permissions
+from core.errors import InputRejected, UnknownModels
+from core.models import Actor, AuditEntry, ChannelSettings, CouncilConfig, Origin, seats
+from core.models.keywords import parse_mode
+from core.providers.router import ProviderRouter
+from core.storage import Storage
+
+MAX_MEMBERS = 8
+
+
+class ChannelAdmin:
+    def __init__(
+        self,
+        storage: Storage,
+        router: ProviderRouter,
+        permissions: Permissions,
+        config_for: Callable[[ChannelSettings | None], CouncilConfig],
+    ) -> None:
+        self.storage = storage
+        self.router = router
+        self.permissions = permissions
+        self._config_for = config_for
+
+    async def effective_config(self, origin: Origin) -> CouncilConfig:
+        return self._config_for(await self.storage.get_channel_settings(origin.channel_key))
+
+    async def channel_settings(self, origin: Origin) -> ChannelSettings:
+        found = await self.storage.get_channel_settings(origin.channel_key)
+        return found or ChannelSettings(channel_key=origin.channel_key)
+
+    async def set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
+        self.permissions.require_admin(actor, origin.platform)
+        cleaned = clean_members(members)
+        await require_known_models(self.router, seats.all_models(cleaned))
+        await self._save_channel(actor, origin, {"members": cleaned}, "set_members")
+        return await self.effective_config(origin)
+
+    async def set_chairman(self, actor: Actor, origin: Origin, chairman: str) -> CouncilConfig:
+        self.permissions.require_admin(actor, origin.platform)
+        chairman = seats.clean_seat(chairman)
+        if not chairman:
+            raise InputRejected("Name the chairman's model id.")
+        await require_known_models(self.router, seats.seat_models(chairman))
+        await self._save_channel(actor, origin, {"chairman": chairman}, "set_chairman")
+        return await self.effective_config(origin)
+
+    async def set_limits(
+        self,
+        actor: Actor,
+        origin: Origin,
+        *,
+        user_per_hour: int | None = None,
+        channel_per_hour: int | None = None,
+        daily_budget_usd: float | None = None,
+    ) -> ChannelSettings:
+        self.permissions.require_admin(actor, origin.platform)
+        update: dict[str, object] = {}
+        for name, value in (
+            ("user_limit_per_hour", user_per_hour),
+            ("channel_limit_per_hour", channel_per_hour),
+            ("daily_budget_usd", daily_budget_usd),
+        ):
+            if value is None:
+                continue
+            if value < 0:
+                raise InputRejected(f"{name.replace('_', ' ')} cannot be negative.")
+            update[name] = value
+        if not update:
+            raise InputRejected("Give at least one of: user=N, channel=N (councils per hour), budget=USD (per day).")
+        return await self._save_channel(actor, origin, update, "set_limits")
+
+    async def set_search(self, actor: Actor, origin: Origin, enabled: bool) -> ChannelSettings:
+        """Turn web search before stage 1 on or off for the channel's councils."""
+        self.permissions.require_admin(actor, origin.platform)
+        return await self._save_channel(actor, origin, {"search": enabled}, "set_search")
+
+    async def set_mode(self, actor: Actor, origin: Origin, mode: str) -> ChannelSettings:
+        """The channel's default mode: standard (three stages) or quick (two answers compared)."""
+        self.permissions.require_admin(actor, origin.platform)
+        return await self._save_channel(actor, origin, {"mode": parse_mode(mode)}, "set_mode")
+
+    async def reset(self, actor: Actor, origin: Origin) -> None:
+        self.permissions.require_admin(actor, origin.platform)
+        await self.storage.delete_channel_settings(origin.channel_key, actor_id=actor.user_id)
+
+    async def audit_log(self, actor: Actor, origin: Origin, limit: int = 20) -> list[AuditEntry]:
+        self.permissions.require_admin(actor, origin.platform)
+        return await self.storage.audit_log(origin.channel_key, limit)
+
+    async def _save_channel(
+        self, actor: Actor, origin: Origin, changes: dict[str, Any], action: str
+    ) -> ChannelSettings:
+        """Apply `changes` to the channel's overrides and audit them, as one step in the database
+        (two admins changing different fields at once both keep their change)."""
+        return await self.storage.update_channel_settings(origin.channel_key, changes, actor.user_id, action)
+
+
+def clean_members(members: Sequence[str]) -> list[str]:
+    """Seats (`primary|fallback|...`), each written the one way, without blanks or repeats."""
+    cleaned = list(dict.fromkeys(s for s in map(seats.clean_seat, members) if s))
+    if len(cleaned) < 2:
+        raise InputRejected(
+            "A council needs at least 2 members (comma- or space-separated model ids; "
+            "a seat with fallbacks is `primary|fallback`)."
+        )
+    if len(cleaned) > MAX_MEMBERS:
+        raise InputRejected(f"At most {MAX_MEMBERS} members; you named {len(cleaned)}.")
+    return cleaned
+
+
+async def require_known_models(router: ProviderRouter, models: list[str]) -> None:
+    unknown = await router.unknown_models(models)
+    if unknown:
+        raise UnknownModels(
+            "Unknown model id(s): "
+            + ", ".join(f"`{m}`" for m in unknown)
+            + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
+            unknown,
+        )

@@ -1,0 +1,1 @@
+"""What a council reads besides the question: attached files and web search."""

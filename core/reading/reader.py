@@ -1,0 +1,100 @@
+"""What a council reads besides the question (issue 13): the asker's files and a web search.
+
+`CouncilReading.read_files` downloads (from the platform's own file hosts only) and reads one
+question's files; `prepare(request)` runs before stage 1: which models are shown the images, and
+the web search. Failures here are notices, never a failed council.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.models import ChannelSettings, CouncilRequest, Platform, seats
+from core.providers.router import ProviderRouter
+from core.reading.attachments import (
+    DISCORD_FILE_HOSTS,
+    SLACK_FILE_HOSTS,
+    AttachmentBatch,
+    AttachmentFetcher,
+    AttachmentLimits,
+    IncomingFile,
+    allowed_file_hosts,
+    prepare_attachments,
+)
+from core.reading.material import image_notice
+from core.reading.research import find_sources
+from core.reading.search import SearchBackend, SearchConfigError, search_backend_from_settings
+from core.redact import Redactor
+from core.settings import Settings
+
+FILES_ONLY_QUESTION = "Read the attached file(s) and tell me what matters in them."
+
+
+class CouncilReading:
+    def __init__(self, settings: Settings, router: ProviderRouter, redact: Redactor) -> None:
+        self.settings = settings
+        self.router = router
+        self.redact = redact
+        self._search_backend: SearchBackend | None = None
+
+    async def aclose(self) -> None:
+        if self._search_backend is not None:
+            await self._search_backend.aclose()
+
+    def wants_search(self, asked: bool | None, channel: ChannelSettings | None) -> bool:
+        """Per question (True/False), else the channel's `/council-admin search`, else the default."""
+        choices = (asked, channel.search if channel else None, self.settings.search_default)
+        return next((choice for choice in choices if choice is not None), False)
+
+    async def read_files(self, files: Sequence[IncomingFile], platform: Platform) -> AttachmentBatch:
+        """Never raises for a bad file: refusals and notices are in the batch, for the asker only."""
+        if not files:
+            return AttachmentBatch()
+        limits = AttachmentLimits.from_settings(self.settings)
+        fetcher = self._file_fetcher(platform, limits)
+        try:
+            return await prepare_attachments(files, limits=limits, fetcher=fetcher)
+        finally:
+            if fetcher is not None:
+                await fetcher.aclose()
+
+    def _file_fetcher(self, platform: Platform, limits: AttachmentLimits) -> AttachmentFetcher | None:
+        s = self.settings
+        if platform is Platform.SLACK:
+            hosts = allowed_file_hosts(SLACK_FILE_HOSTS, s.slack_api_url)
+            return AttachmentFetcher(
+                allowed_hosts=hosts, bearer_token=s.slack_bot_token, timeout_s=limits.fetch_timeout_s
+            )
+        if platform is Platform.DISCORD:
+            hosts = allowed_file_hosts(DISCORD_FILE_HOSTS, s.discord_api_url)
+            return AttachmentFetcher(allowed_hosts=hosts, timeout_s=limits.fetch_timeout_s)
+        return None  # the CLI and the API pass the bytes themselves
+
+    async def prepare(self, request: CouncilRequest, *, search: bool) -> list[str]:
+        """Before stage 1: which models see the images, and the web search. Returns the notices."""
+        notices: list[str] = []
+        if any(a.kind == "image" for a in request.attachments):
+            readers = seats.all_models([*request.config.members, request.config.chairman])
+            request.image_members = sorted(await self.router.image_models(readers))
+            notice = image_notice(request)
+            if notice:
+                notices.append(notice)
+        if not search:
+            return notices
+        backend = self._search()
+        if isinstance(backend, str):
+            return [*notices, backend]
+        outcome = await find_sources(backend, request, self.router, max_results=self.settings.search_results)
+        request.sources = outcome.sources
+        return [*notices, *(self.redact(notice) for notice in outcome.notices)]
+
+    def _search(self) -> SearchBackend | str:
+        """The configured backend (built once), or the notice saying why there is none."""
+        if self._search_backend is None:
+            try:
+                self._search_backend = search_backend_from_settings(self.settings)
+            except SearchConfigError as exc:
+                return f"Web search is not available: {exc.message}."
+            if self._search_backend is None:
+                return "Web search was asked for, but no search backend is configured (COUNCIL_SEARCH=off)."
+        return self._search_backend

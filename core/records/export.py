@@ -1,0 +1,307 @@
+"""A council as a JSON document (a superset of the classic llm-council response) or Markdown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from core.models import (
+    Attempt,
+    CouncilRequest,
+    CouncilResult,
+    ErrorInfo,
+    Leaderboard,
+    MemberAnswer,
+    Review,
+    Usage,
+)
+from core.models.lines import dissent_lines, file_summary, source_line
+from core.models.seats import fallback_note, short_cause
+
+if TYPE_CHECKING:
+    from core.models.feedback import FeedbackVote
+
+
+def _error(error: ErrorInfo | None) -> dict[str, Any] | None:
+    return error.model_dump(mode="json") if error else None
+
+
+def _attempts(attempts: Sequence[Attempt]) -> list[dict[str, str]]:
+    """The models of a seat that failed before the one that answered, each with its cause on one line."""
+    return [{"model": a.model, "error": short_cause(a.error.short())} for a in attempts]
+
+
+def _usage(usage: Usage) -> dict[str, Any]:
+    return usage.model_dump(mode="json")
+
+
+def _feedback(votes: Sequence[FeedbackVote]) -> dict[str, Any]:
+    return {
+        "good": sum(v.vote.value == "good" for v in votes),
+        "bad": sum(v.vote.value == "bad" for v in votes),
+        "votes": [v.model_dump(mode="json", exclude={"council_id"}) for v in votes],
+    }
+
+
+def _weights(result: CouncilResult) -> dict[str, float]:
+    """The weight each reviewer's ballot had (1 unless COUNCIL_REVIEWER_WEIGHTS said otherwise)."""
+    weights = result.request.config.reviewer_weights
+    return {r.reviewer: weights.get(r.reviewer, 1.0) for r in result.reviews} | dict(weights)
+
+
+def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> dict[str, Any]:
+    """The classic shape (`stage1`, `stage2`, `stage3`, `metadata`) plus everything we keep,
+    and the readers' feedback."""
+    return {
+        **_request_fields(result),
+        "stage1": [_answer_fields(a) for a in result.answers],
+        "stage2": [_review_fields(r) for r in result.reviews],
+        "stage3": _synthesis_fields(result),
+        "metadata": _metadata(result),
+        "error": _error(result.error),
+        "timings": result.timings,
+        "usage": _usage(result.usage),
+        "feedback": _feedback(votes),
+    }
+
+
+def _request_fields(result: CouncilResult) -> dict[str, Any]:
+    """Who asked what, when, with which configuration, and what the council read besides the question."""
+    request = result.request
+    return {
+        "id": result.council_id,
+        "question": request.question,
+        "status": result.status.value,
+        "created_at": request.created_at.isoformat(),
+        "finished_at": result.finished_at.isoformat(),
+        "origin": request.origin.model_dump(mode="json"),
+        "config": request.config.model_dump(mode="json"),
+        "history": [turn.model_dump(mode="json") for turn in request.history],
+        # What the council read besides the question (image bytes are never exported).
+        "attachments": [a.model_dump(mode="json") for a in request.attachments],
+        "sources": [{"number": i, **source.model_dump(mode="json")} for i, source in enumerate(request.sources, 1)],
+        "image_members": request.image_members,
+    }
+
+
+def _answer_fields(a: MemberAnswer) -> dict[str, Any]:
+    return {
+        "model": a.model,
+        "seat": a.seat or a.model,
+        "attempts": _attempts(a.attempts),
+        "response": a.text,
+        "label": f"Response {a.label}" if a.label else None,
+        "error": _error(a.error),
+        "latency_s": a.latency_s,
+        "usage": _usage(a.usage),
+    }
+
+
+def _review_fields(r: Review) -> dict[str, Any]:
+    return {
+        "model": r.reviewer,
+        "ranking": r.text,
+        "parsed_ranking": [f"Response {label}" for label in r.ballot_labels],
+        "parsed_ranking_models": r.ballot_models,
+        "parse_status": r.parse_status.value,
+        "format": r.format,
+        "shown_labels": [f"Response {label}" for label in r.shown_labels],
+        "error": _error(r.error),
+        "latency_s": r.latency_s,
+        "usage": _usage(r.usage),
+    }
+
+
+def _synthesis_fields(result: CouncilResult) -> dict[str, Any]:
+    synthesis = result.synthesis
+    if synthesis is None:
+        return {"model": result.request.config.chairman, "response": None, "error": _error(result.error)}
+    return {
+        "model": synthesis.model,
+        "response": synthesis.text,
+        "by_chairman": synthesis.by_chairman,
+        "note": synthesis.note,
+        "attempts": _attempts(synthesis.attempts),
+        "latency_s": synthesis.latency_s,
+        "usage": _usage(synthesis.usage),
+    }
+
+
+def _metadata(result: CouncilResult) -> dict[str, Any]:
+    """The classic `metadata` (label map, aggregate ranking) plus the aggregate's counts and dissent."""
+    aggregate = result.aggregate
+    return {
+        "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
+        "aggregate_rankings": [entry.model_dump(mode="json") for entry in (aggregate.entries if aggregate else [])],
+        "agreement_w": aggregate.agreement_w if aggregate else None,
+        "ballots_used": aggregate.ballots_used if aggregate else 0,
+        "ballots_unparsed": aggregate.ballots_unparsed if aggregate else 0,
+        "ballots_late": aggregate.ballots_late if aggregate else 0,
+        "aggregation": aggregate.method if aggregate else None,
+        "reviewer_weights": _weights(result),
+        "dissent": [
+            d.model_dump(mode="json", include={"reviewer", "preferred", "reason"})
+            for d in (aggregate.dissent if aggregate else [])
+        ],
+        "notices": result.notices,
+    }
+
+
+def to_json(result: CouncilResult, votes: Sequence[FeedbackVote] = (), *, indent: int | None = 2) -> str:
+    return json.dumps(to_document(result, votes), indent=indent, ensure_ascii=False)
+
+
+def leaderboard_document(board: Leaderboard) -> dict[str, Any]:
+    """`council leaderboard --json`: {"ratings": [...], "bias": [...]} and what they cover."""
+    return {
+        "scope": board.scope,
+        "councils": board.councils,
+        "ballots": board.ballots,
+        "ratings": [row.model_dump(mode="json") for row in board.rows],
+        "bias": [entry.model_dump(mode="json") for entry in board.bias],
+        "approval": [a.model_dump(mode="json") for a in board.approval],
+    }
+
+
+def _fmt_seconds(value: float | None) -> str:
+    return f"{value:.1f} s" if value is not None else "–"
+
+
+def feedback_lines(votes: Sequence[FeedbackVote]) -> list[str]:
+    """The readers' votes as Markdown lines (also `council show`)."""
+    if not votes:
+        return ["*(no votes yet)*"]
+    good = sum(v.vote.value == "good" for v in votes)
+    out = [f"👍 {good} · 👎 {len(votes) - good}", ""]
+    for v in votes:
+        mark = "👍" if v.vote.value == "good" else "👎"
+        who = v.user_name or v.user_id
+        out.append(f"- {mark} {who} ({v.updated_at:%Y-%m-%d %H:%M} UTC)" + (f": {v.comment}" if v.comment else ""))
+    return out
+
+
+def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> str:
+    """Everything a reader needs to audit a council: answers, reviews, ballots, aggregate, metadata."""
+    out: list[str] = [
+        *_md_header(result),
+        *_md_final_answer(result),
+        *_md_material(result.request),
+        *_md_aggregate(result),
+        *_md_answers(result),
+        *_md_reviews(result),
+        "## Readers' feedback",
+        "",
+        *feedback_lines(votes),
+        "",
+    ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md_header(result: CouncilResult) -> list[str]:
+    """Title, question, the facts list, then the notices and the failure (if any) as quotes."""
+    request = result.request
+    out: list[str] = [f"# Council {result.council_id}", ""]
+    out += [f"**Question:** {request.question}", ""]
+    out += [
+        f"- Status: {result.status.value}",
+        f"- Asked: {request.created_at:%Y-%m-%d %H:%M:%S} UTC via {request.origin.platform.value}"
+        + (f" by {request.origin.user_name or request.origin.user_id}" if request.origin.user_id else ""),
+        f"- Mode: {request.config.mode}",
+        f"- Members: {', '.join(request.config.members)}",
+        f"- Chairman: {request.config.chairman}",
+        f"- Duration: {_fmt_seconds(result.timings.get('total_s'))}; "
+        f"tokens: {result.usage.prompt_tokens} in / {result.usage.completion_tokens} out"
+        + (f"; cost: ${result.usage.cost_usd:.4f}" if result.usage.cost_usd is not None else ""),
+        "",
+    ]
+    for notice in result.notices:
+        out.append(f"> {notice}")
+    if result.notices:
+        out.append("")
+    if result.error is not None:
+        out += [f"> **Failed:** {result.error.short()}", ""]
+    return out
+
+
+def _md_final_answer(result: CouncilResult) -> list[str]:
+    out = ["## Final answer", ""]
+    if result.synthesis is not None:
+        who = "chairman" if result.synthesis.by_chairman else "fallback synthesizer"
+        out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
+    else:
+        out += ["*(no synthesis)*", ""]
+    return out
+
+
+def _md_material(request: CouncilRequest) -> list[str]:
+    """The web sources and the files the council read (text files in full, fences defused)."""
+    out: list[str] = []
+    if request.sources:
+        out += ["## Sources", ""]
+        out += [f"- {source_line(i, s)}" for i, s in enumerate(request.sources, 1)]
+        out.append("")
+    if request.attachments:
+        out += ["## Files read", ""]
+        for attachment in request.attachments:
+            out += [f"### {file_summary(attachment)}", "", f"sha256 `{attachment.sha256}`", ""]
+            if attachment.kind == "text":
+                out += ["```text", attachment.text.replace("```", "`\u200b``"), "```", ""]
+    return out
+
+
+def _md_aggregate(result: CouncilResult) -> list[str]:
+    out = ["## Aggregate ranking", ""]
+    aggregate = result.aggregate
+    if not (aggregate and aggregate.entries):
+        return [*out, "*(no ranking)*", ""]
+    out += [
+        "| # | model | label | mean rank | votes | Borda | Copeland | 1st places |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for e in aggregate.entries:
+        mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "–"
+        out.append(
+            f"| {e.position} | {e.model} | {e.label or '–'} | {mean} | {e.rankings_count} | "
+            f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
+        )
+    w = aggregate.agreement_w
+    out += ["", f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a", ""]
+    if any(weight != 1 for weight in result.request.config.reviewer_weights.values()):
+        weights = ", ".join(f"{m} ×{w:g}" for m, w in _weights(result).items())
+        out += [f"Weighted ballots: {weights}", ""]
+    out += [f"> {line}" for line in dissent_lines(aggregate)]
+    out += [""] if aggregate.dissent else []
+    return out
+
+
+def _md_answers(result: CouncilResult) -> list[str]:
+    out = ["## Stage 1: answers", ""]
+    for a in result.answers:
+        label = f"Response {a.label} — " if a.label else ""
+        out += [f"### {label}{a.model}", ""]
+        if a.error is not None:
+            out += [f"*Failed: {a.error.short()}*", ""]
+            continue
+        fallback = fallback_note(a.model, a.attempts)
+        if fallback:
+            out += [f"*Seat {a.seat}: {fallback}*", ""]
+        out += [f"*{_fmt_seconds(a.latency_s)}, {a.usage.completion_tokens} tokens*", "", a.text or "", ""]
+    return out
+
+
+def _md_reviews(result: CouncilResult) -> list[str]:
+    out = ["## Stage 2: reviews", ""]
+    if result.label_to_model:
+        out += ["Labels: " + ", ".join(f"Response {k} = {v}" for k, v in sorted(result.label_to_model.items())), ""]
+    for r in result.reviews:
+        out += [f"### Review by {r.reviewer}", ""]
+        if r.error is not None:
+            out += [f"*Failed: {r.error.short()}*", ""]
+            continue
+        shown = ", ".join(f"Response {x}" for x in r.shown_labels)
+        out += [f"*Shown, in this order: {shown}*", "", r.text or "", ""]
+        ballot = " > ".join(f"{label} ({model})" for label, model in zip(r.ballot_labels, r.ballot_models))
+        source = f" — {r.format} ballot" if r.format else ""
+        out += [f"**Extracted ballot ({r.parse_status.value}):** {ballot or 'none'}{source}", ""]
+    return out

@@ -1,0 +1,118 @@
+"""The design's import rules, read from the source (every import, also inside functions and
+TYPE_CHECKING blocks): `bot/` reaches `core/` only through its door, `core/` never imports `bot/` or a
+chat platform's library, and no module imports itself back through others."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOOR = ("core.service", "core.models", "core.settings", "core.errors", "core.paths")
+PLATFORM_LIBRARIES = ("bot", "slack_bolt", "slack_sdk", "discord")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports; `from pkg import mod` counts as pkg.mod alone when mod is a module."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = {f"{node.module}.{a.name}" for a in node.names} & _MODULES
+            found |= modules or {node.module}
+    return found
+
+
+def _is_module(dotted: str) -> bool:
+    base = ROOT.joinpath(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+_MODULES = {_module_name(p) for package in ("core", "bot") for p in (ROOT / package).rglob("*.py")}
+
+
+def _sources(package: str) -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def test_bot_reaches_core_only_through_its_door():
+    outside = {
+        f"{name} imports {imported}"
+        for name, path in _sources("bot").items()
+        for imported in _imports(path)
+        if _within(imported, ("core",)) and not _within(imported, DOOR)
+    }
+    assert _sources("bot"), "no bot modules found"
+    assert sorted(outside) == []
+
+
+def test_core_knows_no_adapter_nor_platform_library():
+    leaks = {
+        f"{name} imports {imported}"
+        for name, path in _sources("core").items()
+        for imported in _imports(path)
+        if _within(imported, PLATFORM_LIBRARIES)
+    }
+    assert _sources("core"), "no core modules found"
+    assert sorted(leaks) == []
+
+
+def test_no_import_cycles_between_modules():
+    graph: dict[str, set[str]] = {}
+    for package in ("core", "bot"):
+        for name, path in _sources(package).items():
+            graph[name] = {m for m in _imports(path) if m != name and _within(m, ("core", "bot")) and _is_module(m)}
+    cycles = _cycles(graph)
+    assert cycles == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_core_root_keeps_at_most_fifteen_modules():
+    root_modules = [p.name for p in (ROOT / "core").glob("*.py") if p.name != "__init__.py"]
+    assert 0 < len(root_modules) <= 15, root_modules
