@@ -245,6 +245,8 @@ def _copy_at(text: str, start: int, limit: int, nonce: str, *, ends_text: bool) 
     does (`start` when there is none). `ends_text`: `limit` is the end of the whole text (a digit
     added after the nonce must end a word: the text after it decides)."""
     size = len(nonce)
+    if start < limit and text[start] != nonce[0] and (size < NEAR_COPY_MIN or text[start] != nonce[1]):
+        return None, start  # the usual case: no copy starts here (see _Rule's `firsts`)
     same = _agreeing(text, start, limit, nonce, 0)
     whole = start + size if same == size else None
     at = start + same
