@@ -12,7 +12,8 @@ core/engine/prompts.py). Small models echo them, often mangled (``<<<RESPONSE 62
   it, one character dropped, or split in two by one space (``3d07824f 9b5c16eb``). A digit added
   before it is not (the nonce goes, that one digit stays): holding back every hex digit that
   starts a word, in case a nonce follows, cost streamed text 60-75% more CPU than before near
-  copies, against 0-40% without it (bench/bench_markers.py, fixed nonces). Nonces shorter than `NEAR_COPY_MIN` are matched exactly only.
+  copies, against 0-40% without it (bench/bench_markers.py, fixed nonces). Nonces shorter than
+  `NEAR_COPY_MIN` are matched exactly only.
 
 Plain words stay: "the response", "END of the REVIEW", "RESPONSES" and Python's ``>>>`` prompt
 are ordinary text. A marker is removed with the blanks after it and the end of its line. Its
