@@ -22,6 +22,8 @@ PIP_INSTALL = $(PYTHON) -m pip install --find-links $(WHEEL_CACHE)
 STAMPS := .make/$(subst /,_,$(PYTHON))
 RUST_SOURCES := rust/Cargo.toml $(wildcard rust/Cargo.lock rust/*/Cargo.toml rust/*/src/*.rs rust/*/src/*/*.rs)
 INSTALL_INPUTS := pyproject.toml $(RUST_SOURCES)
+# What the Python targets need first: the dev install into .venv (nothing when PYTHON is given).
+DEV_READY := $(if $(PYTHON_DEP),$(STAMPS)/dev)
 
 .PHONY: demo test check lint types rust-lint install install-dev llama-wheel prerequisites rust-test py-test bench fuzz
 
@@ -38,11 +40,11 @@ install-dev: $(STAMPS)/dev
 # `make -k check` reports every part.
 check: lint types rust-lint
 
-lint:
+lint: $(DEV_READY)
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 
-types:
+types: $(DEV_READY)
 	$(PYTHON) -m mypy core bot
 
 rust-lint:
@@ -86,17 +88,17 @@ llama-wheel: prerequisites $(PYTHON_DEP)
 rust-test:
 	cargo test --manifest-path rust/Cargo.toml --release
 
-py-test:
+py-test: $(DEV_READY)
 	$(PYTHON) -m pytest -q
 
-bench:
+bench: $(DEV_READY)
 	$(PYTHON) bench/bench_ranking.py
 	$(PYTHON) bench/bench_engine.py
 	$(PYTHON) bench/bench_leaderboard.py
 	$(PYTHON) bench/bench_attachments.py
 	$(PYTHON) bench/bench_markers.py
 
-fuzz:
+fuzz: $(DEV_READY)
 	$(PYTHON) -m pip install atheris
 	$(PYTHON) tests/fuzz/fuzz_parse.py -max_total_time=60
 	$(PYTHON) tests/fuzz/fuzz_ranking.py -max_total_time=60
