@@ -16,7 +16,7 @@ COPY rust ./rust
 COPY core ./core
 COPY bot ./bot
 COPY migrations ./migrations
-RUN pip wheel --find-links /wheels -w /wheels '.[local,api,postgres]'
+RUN pip wheel --find-links /wheels -w /wheels '.[local,api,postgres,otel]'
 
 FROM python:3.11-slim-bookworm AS runtime
 RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 \
@@ -24,7 +24,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 \
     && useradd --create-home --uid 10001 council \
     && mkdir /data && chown council:council /data
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links /wheels 'llm-council-bot[local,api,postgres]' && rm -rf /wheels
+RUN pip install --no-cache-dir --no-index --find-links /wheels 'llm-council-bot[local,api,postgres,otel]' && rm -rf /wheels
 USER council
 WORKDIR /home/council
 ENV DATABASE_URL=sqlite:////data/council.db \

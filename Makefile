@@ -68,8 +68,8 @@ $(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/dev: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
-	@echo "» Installing the project with its dev, local, server, charts, api and postgres extras into $(PYTHON)"
-	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres]'
+	@echo "» Installing the project with its dev, local, server, charts, api, postgres and otel extras into $(PYTHON)"
+	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel]'
 	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
 
 # llama-cpp-python ships only source on PyPI: its wheel is built once and kept in WHEEL_CACHE,

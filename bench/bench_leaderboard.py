@@ -81,10 +81,10 @@ async def split(service: CouncilService, rounds: int) -> None:
     from core.ranking import leaderboard, leaderboard_counted
 
     started = time.perf_counter()
-    counted = await service.storage.ballot_counts()
+    counted = await service.storage.stats.ballot_counts()
     read_s = time.perf_counter() - started
     started = time.perf_counter()
-    await service.storage.model_stats()
+    await service.storage.stats.model_stats()
     stats_s = time.perf_counter() - started
     started = time.perf_counter()
     new = leaderboard_counted(counted.orders, counted.counts, rounds=rounds, seed=0)
@@ -92,7 +92,7 @@ async def split(service: CouncilService, rounds: int) -> None:
     print(f"  split: ballot counts read {read_s:.3f} s, model stats {stats_s:.3f} s, fit + bootstrap {fit_s:.3f} s")
 
     started = time.perf_counter()
-    orders = (await service.storage.ballot_orders()).orders
+    orders = (await service.storage.stats.ballot_orders()).orders
     old_read_s = time.perf_counter() - started
     started = time.perf_counter()
     old = leaderboard(orders, rounds=rounds, seed=0)

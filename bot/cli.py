@@ -126,7 +126,13 @@ def _add_server_commands(sub: _Subparsers) -> None:
             action="store_true",
             help="accept questions only; `council worker` processes run the councils (PostgreSQL)",
         )
-    sub.add_parser("worker", help="run councils accepted by the bots (PostgreSQL; no intake)")
+    worker = sub.add_parser("worker", help="run councils accepted by the bots (PostgreSQL; no intake)")
+    for process in (slack, discord, serve, worker):
+        process.add_argument(
+            "--metrics-port",
+            type=int,
+            help="serve /metrics, /health and /ready on this port (default COUNCIL_METRICS_PORT; none if unset)",
+        )
     api = sub.add_parser("api", help="serve the council as an OpenAI-compatible model (and MCP over HTTP at /mcp)")
     api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
     api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")
@@ -134,9 +140,11 @@ def _add_server_commands(sub: _Subparsers) -> None:
 
 
 class _Redact:
-    """The redactor once settings are loaded; until then there is no secret to hide."""
+    """The redactor once settings are loaded; until then there is no secret to hide. With
+    LOG_FORMAT=json the error line is a log line too (every line of the process is JSON)."""
 
     apply = staticmethod(lambda text: text)
+    json_lines = False
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -148,17 +156,33 @@ def _run(args: argparse.Namespace) -> int:
     settings = commands.settings_for(args)
     redactor = Redactor.from_settings(settings)
     _Redact.apply = staticmethod(redactor)
-    configure_logging("DEBUG" if args.verbose else settings.log_level, redactor)
+    configure_logging("DEBUG" if args.verbose else settings.log_level, redactor, settings.log_format)
+    _Redact.json_lines = settings.log_format == "json"
     return asyncio.run(commands.run(args, settings))
 
 
 def _fail(message: str, args: argparse.Namespace, code: int) -> int:
+    if _Redact.json_lines or os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
+        _json_error(message, args.verbose)
+        return code
     if args.verbose:
         import traceback
 
         print(_Redact.apply(traceback.format_exc()), file=sys.stderr, end="")
     print(f"council: {_Redact.apply(message)}", file=sys.stderr)
     return code
+
+
+def _json_error(message: str, verbose: bool) -> None:
+    """The error line as a JSON log line (LOG_FORMAT=json), also when the settings could not be
+    read (then no secret is known, and a settings error never quotes one)."""
+    import logging
+
+    if not _Redact.json_lines:
+        from core.service import Redactor, configure_logging
+
+        configure_logging("INFO", Redactor([]), "json")
+    logging.getLogger("council").error(message, exc_info=verbose)  # redacted by the handler
 
 
 def main(argv: Sequence[str] | None = None) -> int:

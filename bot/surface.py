@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from bot.throttle import ChannelPacer, Priority
 from core.models import CouncilRequest, CouncilResult, Destination
+from core.service import count_platform_write
 
 if TYPE_CHECKING:
     from bot.councils import AnswerFile
@@ -121,13 +122,18 @@ class Surface(Protocol):
 async def paced_write(surface: Surface, channel: str, priority: Priority, write: Callable[[], Awaitable[T]]) -> T:
     """One write to `channel` at its pace; rate limited, the channel waits out Retry-After and the
     write goes again until the platform takes it; any other refusal raises."""
+    platform = surface.pacer.pace.platform
     while True:
         await surface.pacer.turn(channel, priority)
         try:
-            return await write()
+            written = await write()
         except Exception as exc:
             delay = surface.retry_after(exc)
+            count_platform_write(platform, "error" if delay is None else "rate_limited")
             if delay is None:
                 raise
             surface.pacer.retry_after(channel, delay)
             log.info("write to channel %s rate limited; trying again in %.1f s", channel, delay)
+            continue
+        count_platform_write(platform, "ok")
+        return written

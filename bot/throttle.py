@@ -27,13 +27,14 @@ class Pace:
 
     per_s: float
     burst: int
+    platform: str = "chat"  # whose allowance: the `platform` label of the writes counted (bot/surface.py)
 
 
 # Slack: ~1 message per second per channel, short bursts tolerated.
-SLACK_PACE = Pace(per_s=1.0, burst=2)
+SLACK_PACE = Pace(per_s=1.0, burst=2, platform="slack")
 # Discord: 5 per 5 s per channel. A bucket lets through at most burst + per_s * 5 s in any 5 s:
 # 2 + 2.75 stays under 5 with room for network jitter.
-DISCORD_PACE = Pace(per_s=0.55, burst=2)
+DISCORD_PACE = Pace(per_s=0.55, burst=2, platform="discord")
 
 
 class Priority(IntEnum):

@@ -96,7 +96,7 @@ async def _weights_check(service) -> Check:
 async def _database_check(service) -> Check:
     try:
         version = await service.storage.schema_version()
-        recent = await service.storage.list_councils(limit=1)
+        recent = await service.storage.councils.history(limit=1)
         return Check(
             "database",
             True,

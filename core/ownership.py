@@ -51,10 +51,10 @@ class CouncilOwner:
             self._renewer = asyncio.create_task(self._renew_forever(), name=f"council-owner-{self.owner_id}")
 
     async def _renew(self) -> None:
-        await self.storage.renew_owner(self.owner_id, self.lease_s, host=socket.gethostname(), pid=os.getpid())
+        await self.storage.owners.renew(self.owner_id, self.lease_s, host=socket.gethostname(), pid=os.getpid())
 
     async def reap(self) -> int:
-        marked = await self.storage.mark_interrupted()
+        marked = await self.storage.councils.mark_interrupted()
         if marked:
             log.warning("marked %d council(s) as interrupted: the process running them stopped renewing", marked)
         for hook in self.after_renew:
@@ -80,6 +80,6 @@ class CouncilOwner:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         try:
-            await self.storage.drop_owner(self.owner_id)
+            await self.storage.owners.drop(self.owner_id)
         except Exception as exc:
             log.warning("could not give up the council lease: %s", exc)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, SecretStr
 
 if TYPE_CHECKING:
     from core.settings import Settings
+    from core.telemetry.logs import LogFormat
 
 MASK = "[redacted]"
 # Shorter values are not secrets anyone could mistake for real ones, and masking them would
@@ -86,13 +87,17 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def configure_logging(level: str | int, redactor: Redactor) -> None:
-    """Root logging on stderr at `level`, every line passed through the redactor."""
+def configure_logging(level: str | int, redactor: Redactor, fmt: LogFormat = "text") -> None:
+    """Root logging on stderr at `level`, as text or JSON lines (core/telemetry/logs.py), every
+    line passed through the redactor first."""
+    from core.telemetry import logs
+
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
+    logs.set_format(fmt)
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(logs.formatter(fmt))
     handler.addFilter(RedactingFilter(redactor))
     root.addHandler(handler)
     root.setLevel(level)

@@ -24,6 +24,7 @@ from core.models import (
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.storage import Storage
+from core.telemetry.councils import CouncilTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +151,18 @@ class CouncilRuns:
             await asyncio.wait(pending, timeout=timeout_s)
 
     async def _drive(self, run: CouncilRun, ticket: Ticket) -> None:
+        # This task is the council's: its calls' tasks inherit the telemetry's context (log
+        # fields, the council's span) from here.
+        resumed = run.checkpoint is not None and not run.checkpoint.empty
+        with CouncilTelemetry(run.request, resumed=resumed) as telemetry:
+            result = await self._run(run, ticket, telemetry)
+            telemetry.finished(result)
+        await run.publish(CouncilFinished(council_id=run.council_id, result=result))
+        # Keep finished runs briefly so that late listeners (buttons) can still attach.
+        asyncio.get_running_loop().call_later(_KEEP_FINISHED_S, self._runs.pop, run.council_id, None)
+
+    async def _run(self, run: CouncilRun, ticket: Ticket, telemetry: CouncilTelemetry) -> CouncilResult:
+        """The council's stored result, whatever happens to it."""
         result: CouncilResult | None = None
         try:
             if await ticket.wait() and not run.control.stopped:  # stopped while queued: it never starts
@@ -158,6 +171,7 @@ class CouncilRuns:
                     if run.journal is not None:
                         await run.journal.prepared(run.request)
                 async for event in run_council(run.request, self.router, run.control, run.checkpoint):
+                    telemetry.saw(event)
                     if isinstance(event, CouncilFinished):
                         result = event.result
                         break
@@ -182,9 +196,7 @@ class CouncilRuns:
         except Exception:
             log.exception("could not store council %s", run.council_id)
             result.notices.append("This council could not be saved to history.")
-        await run.publish(CouncilFinished(council_id=run.council_id, result=result))
-        # Keep finished runs briefly so that late listeners (buttons) can still attach.
-        asyncio.get_running_loop().call_later(_KEEP_FINISHED_S, self._runs.pop, run.council_id, None)
+        return result
 
 
 def _ended(run: CouncilRun, status: CouncilStatus, kind: ErrorKind, message: str) -> CouncilResult:

@@ -28,9 +28,9 @@ from typing import Literal, TypeVar
 
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
-from core.admission.permissions import PLATFORM_ADMINS, Permissions
+from core.admission.permissions import Permissions
 from core.admission.shared_cap import SharedCap
-from core.channels.admin import MAX_MEMBERS, ChannelAdmin
+from core.channels.admin import ChannelAdmin
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
 from core.doctor import diagnose
@@ -50,6 +50,7 @@ from core.models import (
     Origin,
     Platform,
 )
+from core.models.seats import all_models
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
 from core.reading.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
@@ -65,8 +66,10 @@ from core.settings import Settings, load_settings
 from core.storage import Storage
 from core.storage.copy import migrate_database
 from core.storage.opening import open_configured_storage
-
-__all__ = ["MAX_MEMBERS", "PLATFORM_ADMINS", "CouncilRun", "CouncilService", "HistoryScope"]
+from core.telemetry import metrics, tracing
+from core.telemetry.health import ProcessHealth
+from core.telemetry.metrics import count_platform_write
+from core.telemetry.tracing import continued, submitted
 
 __all__ = [
     "CouncilMessages",
@@ -74,6 +77,8 @@ __all__ = [
     "CouncilService",
     "Redactor",
     "configure_logging",
+    "continued",
+    "count_platform_write",
     "diagnose",
     "feedback_lines",
     "leaderboard_document",
@@ -114,6 +119,10 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
+        self.telemetry = ProcessHealth(storage, self.durable, self.redact)
+        metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
+        tracing.record_content(settings.trace_content)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -190,7 +199,7 @@ class CouncilService:
             attachments=attachments,
             mode=mode,
         )
-        channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
+        channel = await self.storage.channels.get(origin.channel_key) if search is None else None
         wants_search = self.reading.wants_search(search, channel)
 
         async def before_start() -> list[str]:
@@ -220,10 +229,11 @@ class CouncilService:
         request, ticket = await self.admission.admit(
             question, origin, history, council_id=council_id, attachments=attachments, mode=mode
         )
+        request.trace = submitted(request)  # whichever worker runs it continues this trace
         try:
             if not isinstance(destination, Destination):
                 destination = await destination()
-            channel = await self.storage.get_channel_settings(origin.channel_key) if search is None else None
+            channel = await self.storage.channels.get(origin.channel_key) if search is None else None
             await self.storage.jobs.save(request, destination, search=self.reading.wants_search(search, channel))
             with self.worker.accepting(request):
                 await self.durable.enqueue(request.council_id, destination.platform, ticket)
@@ -276,7 +286,7 @@ class CouncilService:
 
     async def claim_event(self, platform: str, event_id: str) -> bool:
         """True the first time a platform event id is seen (retries return False)."""
-        return await self.storage.claim_event(platform, event_id)
+        return await self.storage.events.claim(platform, event_id)
 
     async def get_result(self, council_id: str, *, by_prefix: bool = False) -> CouncilResult:
         """A stored council; `by_prefix`: a unique start of its id will do (see CouncilQueries)."""

@@ -176,6 +176,14 @@ class Settings(BaseSettings):
         return None if isinstance(value, str) and not value.strip() else value
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field("INFO", alias="LOG_LEVEL")
+    # ----------------------------------------------------------------- operating (core/telemetry)
+    # text, or json: one JSON object per line (time, level, logger, message, council id, ...).
+    log_format: Literal["text", "json"] = Field("text", alias="LOG_FORMAT")
+    # /metrics, /health and /ready on this port for the processes that serve no HTTP (worker,
+    # Socket Mode, Discord gateway); empty: none (`--metrics-port` overrides it).
+    metrics_port: int | None = Field(None, alias="COUNCIL_METRICS_PORT", ge=0, le=65535)
+    # Questions and answers in trace spans (OpenTelemetry, OTEL_* settings); off: ids, models, counts only.
+    trace_content: bool = Field(False, alias="COUNCIL_TRACE_CONTENT")
     # ----------------------------------------------------------------- OpenAI-compatible API and MCP (bot/api)
     # `name:key,name2:key2`; each name is the user its councils are stored, limited and budgeted under.
     api_keys: SecretStr | None = Field(None, alias="COUNCIL_API_KEYS")
@@ -191,7 +199,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(";") if part.strip()]
         return value
 
-    @field_validator("council_ballot_format", "council_mode", mode="before")
+    @field_validator("council_ballot_format", "council_mode", "log_format", mode="before")
     @classmethod
     def _lower_name(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value

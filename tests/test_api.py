@@ -63,7 +63,7 @@ async def until(condition, within_s: float = 10.0) -> None:
 async def stored(api, council_id: str):
     storage = await Storage.open(str(api.database))
     try:
-        return await storage.get_result(council_id)
+        return await storage.councils.get(council_id)
     finally:
         await storage.close()
 
@@ -225,7 +225,7 @@ async def _wait_until_stored_as(api, status: CouncilStatus, council_id: str, wit
 async def _latest_council_id(api) -> str:
     storage = await Storage.open(str(api.database))
     try:
-        return (await storage.list_councils(limit=1))[0].council_id
+        return (await storage.councils.history(limit=1))[0].council_id
     finally:
         await storage.close()
 

@@ -30,7 +30,11 @@ def test_postgres_two_bot_replicas_and_workers_each_with_a_health_check():
         assert service["environment"]["DATABASE_URL"].startswith("postgresql://"), name
     for name in bots:
         assert "--no-worker" in COUNCIL[name]["command"]  # intake and work scale separately
-        assert "/health" in " ".join(COUNCIL[name]["healthcheck"]["test"])
+    for name, service in COUNCIL.items():  # ready: database and queue reachable (issue 25)
+        check = " ".join(service["healthcheck"]["test"])
+        port = "3000" if name in bots else "9100"
+        assert f"127.0.0.1:{port}/ready" in check, name
+        assert name in bots or service["command"][-2:] == ["--metrics-port", port], name
     balancer = " ".join(SERVICES["lb"]["command"])
     assert all(f"{name}:3000" in balancer for name in bots)
 

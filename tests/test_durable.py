@@ -67,11 +67,11 @@ async def test_job_store_claims_controls_and_orphans(database_url):
         request = CouncilRequest(question=QUESTION, config=_config(), origin=slack_origin())
         cid = request.council_id
         destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id="1.0")
-        await storage.save_council_started(request, "dead-owner")
+        await storage.councils.save_started(request, "dead-owner")
         await storage.jobs.save(request, destination, search=True)
-        assert await storage.mark_interrupted() == 0  # a council with a job is resumed, never marked
+        assert await storage.councils.mark_interrupted() == 0  # a council with a job is resumed, never marked
         assert await storage.jobs.orphans() == [cid]  # its owner holds no lease
-        await storage.renew_owner("live", 30)
+        await storage.owners.renew("live", 30)
         assert await storage.jobs.adopt(cid, "live") and not await storage.jobs.adopt(cid, "other")
         assert await storage.jobs.orphans() == []
 
@@ -121,7 +121,7 @@ async def test_a_dead_process_council_is_resumed_and_delivered_once(llm, tmp_pat
     # What a process killed in stage 2 leaves: a running council with a job and its stage-1 answers.
     async with await Storage.open(database_url) as storage:
         request = CouncilRequest(question=QUESTION, config=_config(), origin=slack_origin())
-        await storage.save_council_started(request, "killed-process")
+        await storage.councils.save_started(request, "killed-process")
         await storage.jobs.save(request, Destination(platform=Platform.SLACK, channel_id="C1", thread_id="1.0"))
         for answer in checkpoint.answers:
             await storage.jobs.save_answer(request.council_id, answer)

@@ -61,7 +61,7 @@ async def test_refused_requests_are_not_counted(tmp_path):
                 await limiter.check_and_record(
                     user_key="u", channel_key="c", user_limit_per_hour=1, channel_limit_per_hour=0, now=10.0
                 )
-        assert len(await storage.hits_since("user:u", -1)) == 1
+        assert len(await storage.rate_limits.hits_since("user:u", -1)) == 1
 
 
 async def test_gate_is_fifo_reports_positions_and_refuses_overflow():
@@ -159,7 +159,10 @@ async def test_zero_means_unlimited_but_hits_are_still_recorded(tmp_path):
             await limiter.check_and_record(
                 user_key="u", channel_key="c", user_limit_per_hour=0, channel_limit_per_hour=0, now=100.0 + i
             )
-        assert len(await storage.hits_since("user:u", 0)) == 30 and len(await storage.hits_since("channel:c", 0)) == 30
+        assert (
+            len(await storage.rate_limits.hits_since("user:u", 0)) == 30
+            and len(await storage.rate_limits.hits_since("channel:c", 0)) == 30
+        )
         with pytest.raises(RateLimited, match=r"You have asked 30 councils .*\(limit 10\)"):
             await limiter.check_and_record(
                 user_key="u", channel_key="c", user_limit_per_hour=10, channel_limit_per_hour=0, now=200.0

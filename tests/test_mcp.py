@@ -112,7 +112,7 @@ async def test_a_cancelled_tool_call_stops_its_council(llm, tmp_path):
         storage = await Storage.open(str(tmp_path / "api.db"))
         try:
             while True:
-                summaries = await storage.list_councils(limit=1)
+                summaries = await storage.councils.history(limit=1)
                 if summaries and summaries[0].status is CouncilStatus.CANCELLED:
                     break
                 assert time.perf_counter() - cancelled_at < 2.0, "council still running 2 s after the cancel"

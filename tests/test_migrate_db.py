@@ -17,10 +17,10 @@ async def fill(url: str) -> list:
     async with await Storage.open(url) as s:
         for result in results:
             await s.save_result(result)
-        await s.update_channel_settings("slack:T1:C1", {"members": ["m-a", "m-b"]}, "U1", "set_members")
-        await s.update_channel_settings("slack:T1:C1", {"chairman": "m-b"}, "U2", "set_chairman")
-        await s.claim_event("slack", "Ev1")
-        await s.record_hits(["user:slack:T1:U1"], 100.0)
+        await s.channels.update("slack:T1:C1", {"members": ["m-a", "m-b"]}, "U1", "set_members")
+        await s.channels.update("slack:T1:C1", {"chairman": "m-b"}, "U2", "set_chairman")
+        await s.events.claim("slack", "Ev1")
+        await s.rate_limits.record(["user:slack:T1:U1"], 100.0)
         await s.messages.record("slack", "C1", "1.1", results[0].council_id, "question")
         await s.messages.record("slack", "C1", "1.2", results[0].council_id, "answer")
     return results
@@ -43,18 +43,18 @@ async def test_history_moves_from_sqlite_to_postgresql_and_back(tmp_path, llm, p
     assert "2 council_messages" in out
     async with await Storage.open(target) as s:
         for result in results:
-            assert await s.get_result(result.council_id) == result
-        assert await s.get_channel_settings("slack:T1:C1") == ChannelSettings(
+            assert await s.councils.get(result.council_id) == result
+        assert await s.channels.get("slack:T1:C1") == ChannelSettings(
             channel_key="slack:T1:C1", members=["m-a", "m-b"], chairman="m-b"
         )
-        assert [e.action for e in await s.audit_log()] == ["set_chairman", "set_members"]
-        assert await s.claim_event("slack", "Ev1") is False  # a retry after the move still starts nothing
-        assert await s.hits_since("user:slack:T1:U1", 0) == [100.0]
+        assert [e.action for e in await s.channels.audit_log()] == ["set_chairman", "set_members"]
+        assert await s.events.claim("slack", "Ev1") is False  # a retry after the move still starts nothing
+        assert await s.rate_limits.hits_since("user:slack:T1:U1", 0) == [100.0]
         assert await mapped(s) == MAPPED
         # The copy goes on as history: new councils and audit entries join it.
         await s.save_result(make_result(council_id="after-the-move"))
-        await s.audit("slack:T1:C1", "U3", "reset", {})
-        assert (await s.audit_log(limit=1))[0].actor_id == "U3"
+        await s.channels.audit("slack:T1:C1", "U3", "reset", {})
+        assert (await s.channels.audit_log(limit=1))[0].actor_id == "U3"
 
     code, _, err = await council(tmp_path, llm, "migrate-db", "--from", source, "--to", target)
     assert code == 2 and "--merge" in err and "Traceback" not in err
@@ -68,15 +68,15 @@ async def test_history_moves_from_sqlite_to_postgresql_and_back(tmp_path, llm, p
     assert "0 audit_log" in out and "0 rate_hits" in out and "0 channel_settings" in out
     assert "0 council_messages" in out
     async with await Storage.open(target) as s:
-        assert await s.get_result("only-in-sqlite") == extra
-        assert len(await s.list_councils(limit=100)) == 5
+        assert await s.councils.get("only-in-sqlite") == extra
+        assert len(await s.councils.history(limit=100)) == 5
 
     back = f"sqlite:///{tmp_path}/back.db"
     code, out, err = await council(tmp_path, llm, "migrate-db", "--from", target, "--to", back)
     assert code == 0, err
     async with await Storage.open(back) as s:
-        assert await s.get_result(results[0].council_id) == results[0]
-        assert len(await s.audit_log()) == 3
+        assert await s.councils.get(results[0].council_id) == results[0]
+        assert len(await s.channels.audit_log()) == 3
         assert await mapped(s) == MAPPED
 
 

@@ -73,7 +73,7 @@ async def test_markers_stored_by_an_older_version_are_never_shown(service):
         await service.export(result.council_id, "json"),
     ]:
         assert "RESPONSE" not in export and "626abc6bbe532717" not in export and "Paris" in export
-    assert await service.storage.get_result(result.council_id) == result  # the database keeps what was stored
+    assert await service.storage.councils.get(result.council_id) == result  # the database keeps what was stored
 
 
 async def test_export_is_visible_only_inside_the_councils_workspace(service, llm):
@@ -359,11 +359,11 @@ async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tm
         done = await other.ask("another question?", ORIGIN.model_copy(update={"user_id": "U2"}))
         assert done.status in (CouncilStatus.OK, CouncilStatus.DEGRADED)
         await asyncio.sleep(1.5)  # `other` is an owner now and reaps every third of a lease
-        assert not run.done and await other.storage.get_result(run.council_id) is None
+        assert not run.done and await other.storage.councils.get(run.council_id) is None
 
         # The bot dies without a word (its lease is no longer renewed): the live owner marks its council.
         bot.owner._renewer.cancel()
-        await other.storage.renew_owner(bot.owner.owner_id, -1.0)  # as if the lease had run out
+        await other.storage.owners.renew(bot.owner.owner_id, -1.0)  # as if the lease had run out
         await other.owner.reap()
         stored = await other.get_result(run.council_id)
         assert stored.status is CouncilStatus.FAILED and "stopped" in stored.error.message
@@ -380,11 +380,11 @@ async def test_read_only_opening_marks_nothing_even_for_dead_owners(llm, tmp_pat
     reader = await CouncilService.open(settings)
     try:
         running = make_result(council_id="orphan").request
-        await reader.storage.save_council_started(running, "dead-owner")
+        await reader.storage.councils.save_started(running, "dead-owner")
         await reader.aclose()
         reader = await CouncilService.open(settings)  # `council history` after a crash: looks, touches nothing
         await reader.history()
-        assert await reader.storage.get_result("orphan") is None
+        assert await reader.storage.councils.get("orphan") is None
         await reader.start_lease()  # a bot starting up marks what the dead process left running
         assert (await reader.get_result("orphan")).status is CouncilStatus.FAILED
     finally:
@@ -418,7 +418,7 @@ async def test_admission_is_atomic_under_a_burst(llm, tmp_path, database_url):
         results = [await run.wait() for run in runs]
         assert all(r.status is CouncilStatus.OK for r in results)  # no admitted council fails as overloaded
         for i, outcome in enumerate(outcomes):
-            hits = len(await svc.storage.hits_since(f"user:{origins[i].user_key}", 0))
+            hits = len(await svc.storage.rate_limits.hits_since(f"user:{origins[i].user_key}", 0))
             assert hits == (0 if isinstance(outcome, BaseException) else 1)
     finally:
         await svc.aclose()
@@ -480,12 +480,12 @@ async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_
         other = await CouncilService.open(settings, lease_s=1.0)
         await other.start_lease()  # a second bot process on the same database
         await asyncio.sleep(2.5)  # several of its reaping rounds while the owner lives
-        assert await other.storage.get_result(council_id) is None  # still running, untouched
+        assert await other.storage.councils.get(council_id) is None  # still running, untouched
         owner.kill()
         await owner.wait()
         killed = time.monotonic()
         # Another process writes the mark: nothing here could set an Event, so poll the database.
-        while await other.storage.get_result(council_id) is None and time.monotonic() - killed < 10:  # noqa: ASYNC110
+        while await other.storage.councils.get(council_id) is None and time.monotonic() - killed < 10:  # noqa: ASYNC110
             await asyncio.sleep(0.1)
         marked_after = time.monotonic() - killed
         stored = await other.get_result(council_id)

@@ -175,7 +175,7 @@ class SlackEnv:
 
 async def start_env(fake: FakeSlack, settings, service: CouncilService) -> SlackEnv:
     bot = build_slack_bot(service, settings)
-    runner, port = await serve_on_loopback(build_web_app(bot.app))
+    runner, port = await serve_on_loopback(build_web_app(bot.app, bot.service))
     return SlackEnv(
         fake,
         service,
@@ -703,8 +703,8 @@ async def test_command_where_the_bot_cannot_post(env, llm):
     await env.settle()
     assert any("Invite me" in t for t in ephemeral_texts(fake))
     assert await env.service.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9")) == []
-    assert await env.service.storage.hits_since("user:slack:T1:U1", 0) == []
-    assert await env.service.storage.hits_since("channel:slack:T1:C9", 0) == []
+    assert await env.service.storage.rate_limits.hits_since("user:slack:T1:U1", 0) == []
+    assert await env.service.storage.rate_limits.hits_since("channel:slack:T1:C9", 0) == []
     assert stage1_requests(llm) == 0 and await stored_councils(env, "C9") == 0
 
 

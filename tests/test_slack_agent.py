@@ -229,7 +229,7 @@ async def test_home_tab_shows_councils_leaderboard_configurations_and_admin_sett
     await env.settle()
     home = json.dumps(fake.home_views["UADMIN"], ensure_ascii=False)
     assert "<#C2>: members, limits saved." in home and "<#C2>: members alpha, beta" in home and "3/h per user" in home
-    [entry, *_] = await env.service.storage.audit_log("slack:T1:C2")
+    [entry, *_] = await env.service.storage.channels.audit_log("slack:T1:C2")
     assert entry.actor_id == "UADMIN" and entry.action == "set_limits"
 
     # The same form from someone who is no admin changes nothing: the service refuses.

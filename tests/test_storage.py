@@ -34,11 +34,11 @@ async def rows(storage, sql):
 
 async def test_result_round_trips_exactly(storage):
     result = make_result()
-    await storage.save_council_started(result.request)
+    await storage.councils.save_started(result.request)
     await storage.save_result(result)
     await storage.save_result(result)  # idempotent
-    assert await storage.get_result(result.council_id) == result
-    assert await storage.get_result("missing") is None
+    assert await storage.councils.get(result.council_id) == result
+    assert await storage.councils.get("missing") is None
 
 
 async def test_normalised_rows_hold_ballots_labels_and_errors(storage):
@@ -92,11 +92,11 @@ async def test_history_filters_and_order(storage):
                 created_at=now - timedelta(minutes=i),
             )
         )
-    everything = await storage.list_councils(limit=10)
+    everything = await storage.councils.history(limit=10)
     assert [s.council_id for s in everything] == [f"id{i}" for i in range(6)]
-    assert {s.council_id for s in await storage.list_councils(channel_id="C1")} == {"id1", "id3", "id5"}
-    assert {s.council_id for s in await storage.list_councils(user_id="U0")} == {"id0", "id3"}
-    assert await storage.list_councils(platform="discord") == []
+    assert {s.council_id for s in await storage.councils.history(channel_id="C1")} == {"id1", "id3", "id5"}
+    assert {s.council_id for s in await storage.councils.history(user_id="U0")} == {"id0", "id3"}
+    assert await storage.councils.history(platform="discord") == []
     summary = everything[0]
     assert summary.winner == "m-a" and summary.agreement_w == 0.75 and summary.status is CouncilStatus.DEGRADED
 
@@ -104,13 +104,13 @@ async def test_history_filters_and_order(storage):
 async def test_ballots_and_model_stats(storage):
     await storage.save_result(make_result(council_id="a1"))
     await storage.save_result(make_result(council_id="a2", order=("m-b", "m-a", "m-c")))
-    ballots = await storage.ballot_orders()
+    ballots = await storage.stats.ballot_orders()
     assert ballots.councils == 2 and len(ballots.orders) == 6 and all(len(order) == 2 for order in ballots.orders)
-    stats = await storage.model_stats()
+    stats = await storage.stats.model_stats()
     assert stats["m-a"].councils == 2 and stats["m-a"].first_places == 1
     assert stats["m-down"].failures == 2 and stats["m-down"].councils == 2
     assert stats["m-a"].mean_average_rank == pytest.approx(1.5)
-    assert (await storage.ballot_orders(platform=Platform.DISCORD.value)).orders == []
+    assert (await storage.stats.ballot_orders(platform=Platform.DISCORD.value)).orders == []
 
 
 async def test_prune_cascades(storage):
@@ -119,7 +119,7 @@ async def test_prune_cascades(storage):
     await storage.save_result(make_result(council_id="new"))
     assert await storage.prune(datetime.now(UTC) - timedelta(days=90)) == 1
     assert await rows(storage, "SELECT COUNT(*) FROM answers WHERE council_id = 'old'") == [(0,)]
-    assert await storage.get_result("new") is not None
+    assert await storage.councils.get("new") is not None
 
 
 async def test_message_map_records_and_looks_up_a_batch(storage):
@@ -140,7 +140,7 @@ async def test_message_map_records_and_looks_up_a_batch(storage):
 
 async def test_prune_removes_the_message_map_of_pruned_councils_only(storage):
     old = datetime.now(UTC) - timedelta(days=100)
-    await storage.save_council_started(make_result(council_id="old", created_at=old).request)
+    await storage.councils.save_started(make_result(council_id="old", created_at=old).request)
     await storage.messages.record("slack", "C1", "1.1", "old", "progress")
     await storage.save_result(make_result(council_id="old", created_at=old))  # replaces the council's row
     await storage.messages.record("slack", "C1", "2.1", "new", "answer")
@@ -154,39 +154,39 @@ async def test_prune_removes_the_message_map_of_pruned_councils_only(storage):
 
 async def test_interrupted_councils_are_marked_failed(storage):
     result = make_result()
-    await storage.save_council_started(result.request)
-    assert await storage.mark_interrupted() == 1
-    stored = await storage.get_result(result.council_id)
+    await storage.councils.save_started(result.request)
+    assert await storage.councils.mark_interrupted() == 1
+    stored = await storage.councils.get(result.council_id)
     assert stored.status is CouncilStatus.FAILED and "restarted" in stored.error.message
-    assert await storage.mark_interrupted() == 0
+    assert await storage.councils.mark_interrupted() == 0
 
 
 async def test_channel_settings_and_audit(storage):
     key = "slack:T1:C1"
-    assert await storage.get_channel_settings(key) is None
+    assert await storage.channels.get(key) is None
     cs = ChannelSettings(channel_key=key, members=["a", "b"], chairman="a", user_limit_per_hour=0)
-    await storage.put_channel_settings(cs, "U1")
-    assert await storage.get_channel_settings(key) == cs
-    await storage.audit(key, "U1", "set_members", {"members": ["a", "b"]})
-    await storage.delete_channel_settings(key)
-    assert await storage.get_channel_settings(key) is None
-    log = await storage.audit_log(key)
+    await storage.channels.put(cs, "U1")
+    assert await storage.channels.get(key) == cs
+    await storage.channels.audit(key, "U1", "set_members", {"members": ["a", "b"]})
+    await storage.channels.delete(key)
+    assert await storage.channels.get(key) is None
+    log = await storage.channels.audit_log(key)
     assert log[0].action == "set_members" and log[0].detail == {"members": ["a", "b"]}
 
 
 async def test_claim_event_only_once(storage):
-    assert await storage.claim_event("slack", "Ev1") is True
-    assert await storage.claim_event("slack", "Ev1") is False
-    assert await storage.claim_event("discord", "Ev1") is True
+    assert await storage.events.claim("slack", "Ev1") is True
+    assert await storage.events.claim("slack", "Ev1") is False
+    assert await storage.events.claim("discord", "Ev1") is True
 
 
 async def test_spend_and_usage_by_day(storage):
     await storage.save_result(make_result(council_id="x1", cost=0.25))
     await storage.save_result(make_result(council_id="x2", cost=0.5, channel_id="C9"))
     day = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    assert await storage.spent_since("slack:T1:C1", day) == pytest.approx(0.25)
-    assert await storage.spent_since(None, day) == pytest.approx(0.75)
-    usage = await storage.usage_by_day()
+    assert await storage.councils.spent_since("slack:T1:C1", day) == pytest.approx(0.25)
+    assert await storage.councils.spent_since(None, day) == pytest.approx(0.75)
+    usage = await storage.councils.usage_by_day()
     assert usage[-1].councils == 2 and usage[-1].cost_usd == pytest.approx(0.75)
 
 
@@ -210,7 +210,7 @@ async def test_memory_database_is_supported():
     async with await Storage.open(":memory:") as s:
         result = make_result()
         await s.save_result(result)
-        assert await s.get_result(result.council_id) == result
+        assert await s.councils.get(result.council_id) == result
         assert await s.schema_version() == migration_files()[-1][0]
 
 
@@ -299,7 +299,7 @@ async def test_readers_never_see_a_half_written_result():
         async def reader():
             nonlocal misses
             for _ in range(60):
-                misses += await s.get_result(result.council_id) is None
+                misses += await s.councils.get(result.council_id) is None
                 await asyncio.sleep(0)
 
         async def writer():
@@ -313,15 +313,15 @@ async def test_readers_never_see_a_half_written_result():
 async def test_running_councils_are_not_history_and_are_not_clobbered(storage):
     result = make_result(council_id="done")
     await storage.save_result(result)
-    await storage.save_council_started(result.request)  # a late duplicate start changes nothing
-    assert await storage.get_result("done") == result
+    await storage.councils.save_started(result.request)  # a late duplicate start changes nothing
+    assert await storage.councils.get("done") == result
     running = make_result(council_id="busy").request
-    await storage.save_council_started(running)
-    assert await storage.get_result("busy") is None
-    assert [s.council_id for s in await storage.list_councils()] == ["done"]
+    await storage.councils.save_started(running)
+    assert await storage.councils.get("busy") is None
+    assert [s.council_id for s in await storage.councils.history()] == ["done"]
     assert await storage.prune(datetime.now(UTC) + timedelta(days=1)) == 1  # running ones are kept
-    assert await storage.mark_interrupted() == 1
-    interrupted = await storage.get_result("busy")
+    assert await storage.councils.mark_interrupted() == 1
+    interrupted = await storage.councils.get("busy")
     assert interrupted.request == running and interrupted.notices and interrupted.error.kind.value == "cancelled"
 
 
@@ -329,33 +329,37 @@ async def test_history_pagination(storage):
     now = datetime.now(UTC)
     for i in range(5):
         await storage.save_result(make_result(council_id=f"p{i}", created_at=now - timedelta(hours=i)))
-    page1 = await storage.list_councils(limit=2)
-    page2 = await storage.list_councils(limit=2, offset=2)
-    page3 = await storage.list_councils(limit=2, offset=4)
+    page1 = await storage.councils.history(limit=2)
+    page2 = await storage.councils.history(limit=2, offset=2)
+    page3 = await storage.councils.history(limit=2, offset=4)
     assert [s.council_id for s in page1 + page2 + page3] == ["p0", "p1", "p2", "p3", "p4"]
     assert page1[0].origin.channel_key == "slack:T1:C1" and page1[0].duration_s == 4.5
-    assert await storage.list_councils(workspace_id="T1", platform=Platform.SLACK) != []
-    assert await storage.list_councils(workspace_id="T2") == []
+    assert await storage.councils.history(workspace_id="T1", platform=Platform.SLACK) != []
+    assert await storage.councils.history(workspace_id="T2") == []
 
 
 async def test_ballots_are_ordered_and_stats_count_every_call(storage):
     now = datetime.now(UTC)
     await storage.save_result(make_result(council_id="late", created_at=now, cost=1.0))
     await storage.save_result(make_result(council_id="early", created_at=now - timedelta(hours=1), cost=1.0))
-    ballots = await storage.ballot_orders()
+    ballots = await storage.stats.ballot_orders()
 
     async def stored(council_id):  # that council's ballots in review order
-        return [r.ballot_models for r in (await storage.get_result(council_id)).reviews if r.ballot_models]
+        return [r.ballot_models for r in (await storage.councils.get(council_id)).reviews if r.ballot_models]
 
     assert ballots.orders == await stored("early") + await stored("late")
-    assert [r.reviewer for r in (await storage.get_result("early")).reviews if r.ballot_models] == ["m-a", "m-b", "m-c"]
-    stats = await storage.model_stats(channel_id="C1")
+    assert [r.reviewer for r in (await storage.councils.get("early")).reviews if r.ballot_models] == [
+        "m-a",
+        "m-b",
+        "m-c",
+    ]
+    stats = await storage.stats.model_stats(channel_id="C1")
     # m-b per council: answer 0.1 + review 0.1 (its synthesis has no cost) -> 0.4 over two councils.
     assert stats["m-b"].cost_usd == pytest.approx(0.4)
     assert stats["m-a"].average_latency_s == pytest.approx(2.0)
     assert stats["m-down"].cost_usd is None and stats["m-down"].average_latency_s is None
     assert stats["m-c"].first_places == 0 and stats["m-c"].mean_average_rank == pytest.approx(3.0)
-    assert await storage.model_stats(channel_id="nowhere") == {}
+    assert await storage.stats.model_stats(channel_id="nowhere") == {}
 
 
 # --------------------------------------------------------------------------- events, hits, audit
@@ -363,51 +367,51 @@ async def test_ballots_are_ordered_and_stats_count_every_call(storage):
 
 async def test_rate_hits(storage):
     for at in (10.0, 20.0, 30.0):
-        await storage.record_hits(["user:u"], at)
-    await storage.record_hits(["user:v"], 15.0)
-    assert await storage.hits_since("user:u", 15.0) == [20.0, 30.0]
-    assert await storage.hits_since("user:u", 31.0) == []
-    assert await storage.hits_since("user:u", 0) == [10.0, 20.0, 30.0]
+        await storage.rate_limits.record(["user:u"], at)
+    await storage.rate_limits.record(["user:v"], 15.0)
+    assert await storage.rate_limits.hits_since("user:u", 15.0) == [20.0, 30.0]
+    assert await storage.rate_limits.hits_since("user:u", 31.0) == []
+    assert await storage.rate_limits.hits_since("user:u", 0) == [10.0, 20.0, 30.0]
 
 
 async def test_admit_hits_records_only_when_every_window_has_room(storage):
     windows = [("user:u", 2), ("channel:c", 3)]
-    assert await storage.admit_hits(windows, 10.0, 0.0, forget_before=0.0) is None
-    assert await storage.admit_hits(windows, 11.0, 0.0, forget_before=0.0) is None
-    full = await storage.admit_hits(windows, 12.0, 0.0, forget_before=0.0)
+    assert await storage.rate_limits.admit(windows, 10.0, 0.0, forget_before=0.0) is None
+    assert await storage.rate_limits.admit(windows, 11.0, 0.0, forget_before=0.0) is None
+    full = await storage.rate_limits.admit(windows, 12.0, 0.0, forget_before=0.0)
     assert (full.key, full.limit, full.hits) == ("user:u", 2, [10.0, 11.0])
-    assert await storage.hits_since("channel:c", 0) == [10.0, 11.0]  # the refusal recorded nothing
-    assert await storage.admit_hits([("user:w", 0)], 13.0, 0.0, forget_before=11.5) is None  # 0: unlimited
-    assert await storage.hits_since("user:u", 0) == []  # older than forget_before: dropped
+    assert await storage.rate_limits.hits_since("channel:c", 0) == [10.0, 11.0]  # the refusal recorded nothing
+    assert await storage.rate_limits.admit([("user:w", 0)], 13.0, 0.0, forget_before=11.5) is None  # 0: unlimited
+    assert await storage.rate_limits.hits_since("user:u", 0) == []  # older than forget_before: dropped
 
 
 async def test_old_event_ids_are_forgotten_at_start_up(tmp_path):
     path = str(tmp_path / "e.db")
     async with await Storage.open(path) as s:
-        assert await s.claim_event("slack", "new")
+        assert await s.events.claim("slack", "new")
     db = sqlite3.connect(path)
     db.execute("INSERT INTO processed_events VALUES ('slack', 'old', ?)", (time.time() - 2 * 86400,))
     db.commit()
     db.close()
     async with await Storage.open(path) as s:
-        assert await s.claim_event("slack", "old") is True  # forgotten, so claimable again
-        assert await s.claim_event("slack", "new") is False
+        assert await s.events.claim("slack", "old") is True  # forgotten, so claimable again
+        assert await s.events.claim("slack", "new") is False
 
 
 async def test_audit_log_newest_first_with_limit_and_filter(storage):
     for i in range(4):
-        await storage.audit("slack:T1:C1" if i % 2 == 0 else "slack:T1:C2", "U1", f"action{i}", {"i": i})
-    assert [e.action for e in await storage.audit_log()] == ["action3", "action2", "action1", "action0"]
-    assert [e.action for e in await storage.audit_log("slack:T1:C1", limit=1)] == ["action2"]
-    entry = (await storage.audit_log(limit=1))[0]
+        await storage.channels.audit("slack:T1:C1" if i % 2 == 0 else "slack:T1:C2", "U1", f"action{i}", {"i": i})
+    assert [e.action for e in await storage.channels.audit_log()] == ["action3", "action2", "action1", "action0"]
+    assert [e.action for e in await storage.channels.audit_log("slack:T1:C1", limit=1)] == ["action2"]
+    entry = (await storage.channels.audit_log(limit=1))[0]
     assert entry.at.tzinfo is not None and entry.actor_id == "U1" and entry.detail == {"i": 3}
 
 
 async def test_channel_settings_replace_and_none_members(storage):
     key = "discord:G1:C1"
-    await storage.put_channel_settings(ChannelSettings(channel_key=key, members=["a"], daily_budget_usd=2.5), "U1")
-    await storage.put_channel_settings(ChannelSettings(channel_key=key, chairman="b"), "U2")
-    assert await storage.get_channel_settings(key) == ChannelSettings(channel_key=key, chairman="b")
+    await storage.channels.put(ChannelSettings(channel_key=key, members=["a"], daily_budget_usd=2.5), "U1")
+    await storage.channels.put(ChannelSettings(channel_key=key, chairman="b"), "U2")
+    assert await storage.channels.get(key) == ChannelSettings(channel_key=key, chairman="b")
 
 
 async def test_a_version_1_database_upgrades_in_place(tmp_path):
@@ -431,10 +435,10 @@ async def test_a_version_1_database_upgrades_in_place(tmp_path):
     db.close()
     async with await Storage.open(path) as s:
         assert await s.schema_version() == LATEST
-        assert (await s.ballot_orders()).orders == [["x", "y"], ["y", "x"]]  # r1's, then r2's
+        assert (await s.stats.ballot_orders()).orders == [["x", "y"], ["y", "x"]]  # r1's, then r2's
         result = make_result()
         await s.save_result(result)
-        assert await s.get_result(result.council_id) == result
+        assert await s.councils.get(result.council_id) == result
 
 
 # --------------------------------------------------------------------------- leaderboard totals
@@ -454,8 +458,8 @@ async def test_running_totals_equal_a_rebuild_from_the_rows(storage):
         )
     await storage.save_result(make_result(council_id="t1", created_at=now, cost=9.0))  # replaced, counted once
     running = make_result(council_id="busy").request
-    await storage.save_council_started(running)
-    await storage.mark_interrupted()
+    await storage.councils.save_started(running)
+    await storage.councils.mark_interrupted()
     await storage.prune(now - timedelta(days=50))  # t2, t5 (80 days old) leave the totals
     incremental = await snapshot_totals(storage)
     # Rebuild with the migration's own SQL (what an upgraded database starts from): same totals.
@@ -477,11 +481,11 @@ async def test_running_totals_equal_a_rebuild_from_the_rows(storage):
 async def test_ballot_counts_are_the_stored_ballots_counted(storage):
     for i in range(4):
         await storage.save_result(make_result(council_id=f"b{i}"))
-    orders = (await storage.ballot_orders()).orders
-    counted = await storage.ballot_counts()
+    orders = (await storage.stats.ballot_orders()).orders
+    counted = await storage.stats.ballot_counts()
     assert sorted(zip(map(tuple, counted.orders), counted.counts)) == sorted(Counter(map(tuple, orders)).items())
-    assert counted.councils == 4 == (await storage.ballot_orders()).councils
-    assert (await storage.ballot_counts(channel_id="elsewhere")).counts == []
+    assert counted.councils == 4 == (await storage.stats.ballot_orders()).councils
+    assert (await storage.stats.ballot_counts(channel_id="elsewhere")).counts == []
 
 
 async def test_both_dialects_end_with_the_same_tables_and_columns(tmp_path, pg_server):

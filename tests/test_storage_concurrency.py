@@ -70,7 +70,7 @@ async def test_rate_limit_admits_exactly_the_limit_across_replicas(replicas):
 
     admitted = await asyncio.gather(*(attempt(svc) for svc in replicas for _ in range(attempts)))
     assert sum(admitted) == limit
-    hits = await replicas[0].storage.hits_since("user:slack:T1:U1", 0)
+    hits = await replicas[0].storage.rate_limits.hits_since("user:slack:T1:U1", 0)
     assert len(hits) == limit  # refused attempts recorded nothing, admitted ones once each
 
 
@@ -111,7 +111,7 @@ async def test_concurrent_spending_is_summed_whole_and_then_refused(replicas):
     per_council = results[0].usage.cost_usd or 0.0
     assert per_council > 0
     for svc in replicas:
-        spent = await svc.storage.spent_since("slack:T1:C1", day_start)
+        spent = await svc.storage.councils.spent_since("slack:T1:C1", day_start)
         assert spent == pytest.approx(per_council * len(results))
     await replicas[0].channels.set_limits(ADMIN, ORIGIN, daily_budget_usd=per_council * len(results))
     with pytest.raises(BudgetExceeded):
@@ -124,15 +124,19 @@ async def test_slots_are_taken_up_to_the_limit_and_given_back(replicas):
         await owner.start()
     slots = replicas[0].storage.slots
     taken = await asyncio.gather(
-        *(svc.storage.take_slot(f"s{i}-{j}", svc.owner.owner_id, 3) for i, svc in enumerate(replicas) for j in range(3))
+        *(
+            svc.storage.slots.take(f"s{i}-{j}", svc.owner.owner_id, 3)
+            for i, svc in enumerate(replicas)
+            for j in range(3)
+        )
     )
     assert sum(taken) == 3 and await slots.taken() == 3
-    assert await replicas[0].storage.take_slot("late", owners[0].owner_id, 3) is False
+    assert await replicas[0].storage.slots.take("late", owners[0].owner_id, 3) is False
     held = [f"s{i}-{j}" for i in range(INSTANCES) for j in range(3)]
-    await replicas[1].storage.give_back_slot(next(h for h, ok in zip(held, taken, strict=True) if ok))
-    assert await replicas[2].storage.take_slot("late", owners[2].owner_id, 3) is True
+    await replicas[1].storage.slots.give_back(next(h for h, ok in zip(held, taken, strict=True) if ok))
+    assert await replicas[2].storage.slots.take("late", owners[2].owner_id, 3) is True
     # A slot already held is still ours when asked again, even at the limit.
-    assert await replicas[2].storage.take_slot("late", owners[2].owner_id, 3) is True
+    assert await replicas[2].storage.slots.take("late", owners[2].owner_id, 3) is True
 
 
 # --------------------------------------------------------------------------- the cap across processes
@@ -191,9 +195,9 @@ HOLDER = textwrap.dedent(
 
     async def main(url, lease_s, slots):
         storage = await Storage.open(url)
-        await storage.renew_owner("doomed", float(lease_s))
+        await storage.owners.renew("doomed", float(lease_s))
         for i in range(int(slots)):
-            assert await storage.take_slot(f"doomed-{i}", "doomed", int(slots))
+            assert await storage.slots.take(f"doomed-{i}", "doomed", int(slots))
         print("held", flush=True)
         await asyncio.sleep(3600)
 

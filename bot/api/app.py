@@ -22,12 +22,29 @@ from bot.api.transcript import CouncilTranscript, Deltas
 from core.errors import CouncilError
 from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
 from core.models.files import AttachmentBatch
-from core.service import CouncilRun, CouncilService
+from core.service import CouncilRun, CouncilService, continued
 
 log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 ORIGIN_KEY = "council.origin"
+OPEN_PATHS = frozenset({"/health", "/ready", "/metrics"})  # for probes and Prometheus: no key
+
+
+class TraceContext:
+    """A request's `traceparent` makes its council a child of the caller's span (pure ASGI, so
+    the context holds for the whole response, streamed or not)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        with continued(headers):
+            await self.app(scope, receive, send)
 
 
 class BearerAuth:
@@ -41,7 +58,7 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         name = LOCAL_USER
-        if self.keys.enabled:
+        if self.keys.enabled and scope["path"] not in OPEN_PATHS:
             headers = dict(scope["headers"])
             found = self.keys.name_for(headers.get(b"authorization", b"").decode("latin-1"))
             if found is None:
@@ -214,9 +231,23 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
             raise api_error_for(exc) from None
         return CouncilResponse(service, run, choice.id, stream=bool(chat.stream))
 
+    async def health(request: Request) -> Response:
+        return Response("ok", media_type="text/plain")
+
+    async def ready(request: Request) -> Response:
+        readiness = await service.telemetry.ready()
+        return Response(readiness.body(), status_code=readiness.status, media_type="application/json")
+
+    async def metrics(request: Request) -> Response:
+        body, content_type = await service.telemetry.metrics()
+        return Response(body, headers={"Content-Type": content_type})
+
     routes: list[Any] = [
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/ready", ready, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
     ]
     if mcp_app is not None:
         routes.append(Route(MCP_PATH, mcp_app, methods=["GET", "POST", "DELETE"]))
@@ -225,4 +256,4 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
         exception_handlers={ApiError: _api_error, HTTPException: _http_error},
         lifespan=lifespan,
     )
-    return BearerAuth(app, keys)
+    return TraceContext(BearerAuth(app, keys))

@@ -19,6 +19,8 @@ from core.errors import CouncilError
 from core.service import CouncilService
 
 log = logging.getLogger(__name__)
+_address_log = logging.getLogger("council.address")
+_address_log.setLevel(logging.INFO)
 
 
 def build_asgi(service: CouncilService, host: str) -> Any:
@@ -40,12 +42,24 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
     host = host or service.settings.api_host
     port = service.settings.api_port if port is None else port
     app = build_asgi(service, host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    # log_config=None: uvicorn's lines go through our root handler (text or JSON, redacted).
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on", log_config=None
+    )
     server = uvicorn.Server(config)
     listener = _bind(host, port)  # bound here so that the real port is known, also for port 0
     bound = listener.getsockname()[1]
-    print(f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH})", file=sys.stderr)
+    _announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH})")
     await server.serve(sockets=[listener])
+
+
+def _announce(service: CouncilService, line: str) -> None:
+    """The address, shown whatever LOG_LEVEL says: as it is, or with LOG_FORMAT=json as a log line
+    (every line of the process is then one JSON object)."""
+    if service.settings.log_format == "json":
+        _address_log.info(line)
+    else:
+        print(line, file=sys.stderr)
 
 
 def _bind(host: str, port: int) -> socket.socket:

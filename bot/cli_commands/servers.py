@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+from collections.abc import Coroutine
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -44,6 +45,7 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         raise ConfigurationError(
             "Nothing to serve: set SLACK_BOT_TOKEN, DISCORD_TOKEN and/or COUNCIL_API_KEYS (see README)."
         )
+    tasks.extend(_metrics_server(service, args))
     service.router.warm_up(seats.all_models([*settings.default_members, settings.default_chairman]))
     await asyncio.gather(*tasks)
     return EXIT_OK
@@ -82,8 +84,14 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
             service.register_deliverer(Platform.DISCORD, functools.partial(deliver_durable, service, surface))
             platforms.append(("Discord", settings.discord_api_url))
         service.router.warm_up([*settings.default_members, settings.default_chairman])
-        await reporting(*platforms[0], service.durable.work())
+        await asyncio.gather(reporting(*platforms[0], service.durable.work()), *_metrics_server(service, args))
     return EXIT_OK
+
+
+def _metrics_server(service: CouncilService, args: argparse.Namespace) -> list[Coroutine[Any, Any, None]]:
+    """/metrics, /health and /ready on --metrics-port (or COUNCIL_METRICS_PORT), when one is given."""
+    port = args.metrics_port if args.metrics_port is not None else service.settings.metrics_port
+    return [] if port is None else [service.telemetry.serve(port)]
 
 
 def _api_server() -> Any:

@@ -50,6 +50,7 @@ from bot.slack.surface import SlackSurface, api_base_url, build_client
 from bot.slack.tasks import BackgroundTasks
 from bot.throttle import SLACK_PACE, ChannelPacer, Pace
 from core.models import Platform
+from core.service import continued
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -211,19 +212,18 @@ def build_slack_bot(service: CouncilService, settings: Settings, **options: Any)
     return SlackCouncilBot(service, settings, build_client(settings), **options)
 
 
-def build_web_app(app: AsyncApp, path: str = EVENTS_PATH) -> web.Application:
-    """An aiohttp application serving the Events API (events, commands, interactivity) at `path`."""
+def build_web_app(app: AsyncApp, service: CouncilService, path: str = EVENTS_PATH) -> web.Application:
+    """An aiohttp application serving the Events API (events, commands, interactivity) at `path`,
+    and /health, /ready and /metrics (core/telemetry/health.py)."""
 
     async def events(request: web.Request) -> web.Response:
-        bolt_response = await app.async_dispatch(await to_bolt_request(request))
+        with continued(request.headers):  # a proxy's traceparent: the councils it starts are in its trace
+            bolt_response = await app.async_dispatch(await to_bolt_request(request))
         return await to_aiohttp_response(bolt_response)
-
-    async def health(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
 
     web_app = web.Application()
     web_app.router.add_post(path, events)
-    web_app.router.add_get("/health", health)
+    service.telemetry.add_routes(web_app)
     return web_app
 
 
@@ -264,7 +264,7 @@ async def _serve(bot: SlackCouncilBot, settings: Settings, *, http: bool, port: 
             "SLACK_SIGNING_SECRET is not set: the HTTP Events API needs it to verify requests "
             "(or set SLACK_APP_TOKEN to use Socket Mode)."
         )
-    runner = web.AppRunner(build_web_app(bot.app), access_log=None)
+    runner = web.AppRunner(build_web_app(bot.app, bot.service), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -74,7 +74,7 @@ class Admission:
         turns = self.cleaner.history(history)
         ticket = self.gate.admit()  # Overloaded here, before anything is recorded
         try:
-            channel = await self.storage.get_channel_settings(origin.channel_key)
+            channel = await self.storage.channels.get(origin.channel_key)
             config = await self._council_config(channel, members, chairman, mode)
             await self.limits.check(origin, channel, record=True)
             await self.owner.start()
@@ -87,7 +87,7 @@ class Admission:
                 origin=origin,
                 attachments=list(attachments),
             )
-            await self.storage.save_council_started(request, self.owner.owner_id)
+            await self.storage.councils.save_started(request, self.owner.owner_id)
         except BaseException:
             ticket.release()
             raise
@@ -105,7 +105,7 @@ class Admission:
         if mode is not None:
             config.mode = mode
         if config.mode == "quick":
-            config.members = quick_seats(config.members, await self.storage.model_stats())
+            config.members = quick_seats(config.members, await self.storage.stats.model_stats())
         weights = await reviewer_weights(self.settings, self.storage, self.router, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
 
@@ -113,7 +113,7 @@ class Admission:
         """The checks of `admit` without their effects (no queue place, no rate-limit hit)."""
         question = self.clean_question(question)
         self.gate.check_capacity()
-        channel = await self.storage.get_channel_settings(origin.channel_key)
+        channel = await self.storage.channels.get(origin.channel_key)
         await self.limits.check(origin, channel, record=False)
         return question
 

@@ -45,7 +45,7 @@ class ChannelLimits:
         if not budget:
             return
         day_start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        spent = await self.storage.spent_since(origin.channel_key, day_start)
+        spent = await self.storage.councils.spent_since(origin.channel_key, day_start)
         if spent >= budget:
             raise BudgetExceeded(
                 f"This channel's daily budget of ${budget:.2f} is spent (${spent:.2f} today). "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from core.errors import InputRejected, Overloaded, RateLimited
 from core.models import counted
+from core.telemetry import metrics
 
 if TYPE_CHECKING:
     from core.storage import Storage
@@ -67,7 +68,7 @@ class RateLimiter:
         now = time.time() if now is None else now
         users, channels = f"user:{user_key}", f"channel:{channel_key}"
         # Check and record are one transaction in storage: replicas on one database count each hit once.
-        full = await self.storage.admit_hits(
+        full = await self.storage.rate_limits.admit(
             [(users, user_limit_per_hour), (channels, channel_limit_per_hour)],
             now,
             now - self.window_s,
@@ -169,6 +170,7 @@ class Ticket:
             waiter.cancel()
             if waiter in self._gate._waiters:
                 self._gate._waiters.remove(waiter)
+                self._gate.report()
 
 
 class ConcurrencyGate:
@@ -187,6 +189,7 @@ class ConcurrencyGate:
         self.shared = shared  # the cap across processes (PostgreSQL), on top of this process's
         self._running = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
+        self._reported = (0, 0)  # (running, waiting) as last added to this process's gauges
 
     @property
     def running(self) -> int:
@@ -211,11 +214,24 @@ class ConcurrencyGate:
         """A slot now, a place in the queue, or Overloaded; synchronous, hence atomic."""
         if self._running < self.max_concurrent and not self._waiters:
             self._running += 1
+            self.report()
             return Ticket(self, None, None)
         self.check_capacity()
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
+        self.report()
         return Ticket(self, waiter, len(self._waiters))
+
+    def report(self) -> None:
+        """This gate's change since the last report, added to the process's gauges (several gates
+        add up: the service's and a worker's queue)."""
+        running, waiting = self._running, len(self._waiters)
+        before_running, before_waiting = self._reported
+        if running != before_running:
+            metrics.SLOTS_IN_USE.inc(running - before_running)
+        if waiting != before_waiting:
+            metrics.ADMISSION_WAITING.inc(waiting - before_waiting)
+        self._reported = (running, waiting)
 
     @asynccontextmanager
     async def slot(self, on_queued: Callable[[int], Awaitable[None]] | None = None) -> AsyncIterator[None]:
@@ -232,9 +248,12 @@ class ConcurrencyGate:
             ticket.release()
 
     def _release(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
-        self._running -= 1
+        try:
+            while self._waiters:
+                waiter = self._waiters.popleft()
+                if not waiter.done():
+                    waiter.set_result(None)
+                    return
+            self._running -= 1
+        finally:
+            self.report()

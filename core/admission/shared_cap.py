@@ -37,7 +37,7 @@ class SharedCap:
         if self._giving_back:
             await asyncio.gather(*self._giving_back, return_exceptions=True)
         await self.owner.start()  # a slot counts only under a live lease
-        return await self.storage.take_slot(slot_id, self.owner.owner_id, self.limit)
+        return await self.storage.slots.take(slot_id, self.owner.owner_id, self.limit)
 
     def give_back(self, slot_id: str) -> None:
         task = asyncio.get_running_loop().create_task(self._give_back(slot_id), name=f"slot-{slot_id}")
@@ -46,7 +46,7 @@ class SharedCap:
 
     async def _give_back(self, slot_id: str) -> None:
         try:
-            await self.storage.give_back_slot(slot_id)
+            await self.storage.slots.give_back(slot_id)
         except Exception as exc:  # the lease frees it: a slot of a stopped owner does not count
             log.warning("could not give a council slot back (freed when this process's lease ends): %s", exc)
 

@@ -31,10 +31,10 @@ class ChannelAdmin:
         self._config_for = config_for
 
     async def effective_config(self, origin: Origin) -> CouncilConfig:
-        return self._config_for(await self.storage.get_channel_settings(origin.channel_key))
+        return self._config_for(await self.storage.channels.get(origin.channel_key))
 
     async def channel_settings(self, origin: Origin) -> ChannelSettings:
-        found = await self.storage.get_channel_settings(origin.channel_key)
+        found = await self.storage.channels.get(origin.channel_key)
         return found or ChannelSettings(channel_key=origin.channel_key)
 
     async def set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
@@ -90,18 +90,18 @@ class ChannelAdmin:
 
     async def reset(self, actor: Actor, origin: Origin) -> None:
         self.permissions.require_admin(actor, origin.platform)
-        await self.storage.delete_channel_settings(origin.channel_key, actor_id=actor.user_id)
+        await self.storage.channels.delete(origin.channel_key, actor_id=actor.user_id)
 
     async def audit_log(self, actor: Actor, origin: Origin, limit: int = 20) -> list[AuditEntry]:
         self.permissions.require_admin(actor, origin.platform)
-        return await self.storage.audit_log(origin.channel_key, limit)
+        return await self.storage.channels.audit_log(origin.channel_key, limit)
 
     async def _save_channel(
         self, actor: Actor, origin: Origin, changes: dict[str, Any], action: str
     ) -> ChannelSettings:
         """Apply `changes` to the channel's overrides and audit them, as one step in the database
         (two admins changing different fields at once both keep their change)."""
-        return await self.storage.update_channel_settings(origin.channel_key, changes, actor.user_id, action)
+        return await self.storage.channels.update(origin.channel_key, changes, actor.user_id, action)
 
 
 def clean_members(members: Sequence[str]) -> list[str]:

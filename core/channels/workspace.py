@@ -39,7 +39,7 @@ class WorkspaceChannels:
         )
         found = []
         for row in rows:
-            settings = await self.storage.get_channel_settings(row[0])
+            settings = await self.storage.channels.get(row[0])
             if settings is not None:
                 found.append(
                     ChannelConfig(

@@ -122,7 +122,7 @@ class CouncilWorker:
         if await self.storage.jobs.delivered(council_id):
             return
         job = await self.storage.jobs.get(council_id)
-        result = await self.storage.get_result(council_id)
+        result = await self.storage.councils.get(council_id)
         if job is None or result is None:
             return
         run = CouncilRun(result.request)

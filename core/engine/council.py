@@ -47,6 +47,8 @@ from core.engine.runner import Calls
 from core.engine.state import LABELS, CouncilState
 from core.engine.synthesis import BRIEF_PROMPT_ANSWERS, BRIEF_PROMPT_CONTEXT, run_synthesis
 from core.models import CouncilCheckpoint, CouncilEvent, CouncilFinished, CouncilRequest, CouncilStarted
+from core.telemetry.councils import stage_label
+from core.telemetry.tracing import StageTrace
 
 if TYPE_CHECKING:
     from core.providers.router import ProviderRouter
@@ -84,12 +86,17 @@ async def run_council(
             if not _should_run(state, name):
                 continue
             start = time.perf_counter()
+            # Its model calls' tasks run in the stage's context: their spans are the stage's
+            # children, their log lines name it. Not attached here, across yields, where it
+            # would leak into the consumer's context.
+            calls.stage = StageTrace(stage_label(name))
             try:
                 async with aclosing(stage(state, calls, router)) as events:
                     async for event in events:
                         yield event
             finally:
                 state.timings[name] = round(time.perf_counter() - start, 4)
+                calls.stage.end()
         if state.late_reviews is not None:
             await _record_late_reviews(state, calls)
         yield state.event(CouncilFinished, result=council_result(state, calls.usage))

@@ -43,6 +43,7 @@ from core.engine.batch import Batch, Call, Outcome, SeatCall, StagePolicy
 from core.engine.control import CouncilControl
 from core.models import Attempt, ErrorInfo, ErrorKind, Usage
 from core.providers.base import ProviderError
+from core.telemetry.tracing import StageTrace
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +58,13 @@ class Calls:
         self.control = control
         self.usage = Usage()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.stage: StageTrace | None = None  # the stage whose calls are being launched (run_council sets it)
 
     def spawn(self, coro: Coroutine[Any, Any, Outcome], what: str) -> asyncio.Task[Outcome]:
         # Named after the council so that a leak would be easy to attribute (tests check it).
-        task = asyncio.create_task(coro, name=f"council-{self.council_id}-{what}")
+        # A late review keeps the context of the stage that launched it.
+        context = self.stage.context() if self.stage is not None else None
+        task = asyncio.create_task(coro, name=f"council-{self.council_id}-{what}", context=context)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

@@ -200,6 +200,10 @@ class CouncilRequest(_Model):
     attachments: list[ExtractedAttachment] = Field(default_factory=list)
     sources: list[SearchResult] = Field(default_factory=list)
     image_members: list[str] = Field(default_factory=list)
+    # The W3C trace context (traceparent, tracestate) of its submission when traces are on
+    # (core/telemetry/tracing.py): stored with a durable council, so that the worker that
+    # resumes it continues the same trace. Empty when not tracing.
+    trace: dict[str, str] = Field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- stages

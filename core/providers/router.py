@@ -13,6 +13,7 @@ from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
 from core.redact import Redactor
 from core.settings import Settings
+from core.telemetry.calls import ModelCall
 
 if TYPE_CHECKING:
     import httpx
@@ -42,17 +43,36 @@ class ProviderRouter:
 
     async def complete(self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
         provider, model = self.resolve(model_id)
-        with redacted_errors(self._redact):
-            completion = await provider.complete(model, messages, options)
-        return completion.model_copy(update={"model": model_id})
+        # Measured here, where every call passes (late reviews too): core/telemetry/calls.py.
+        call = _measured(model_id, provider, messages, options, streaming=False)
+        try:
+            with redacted_errors(self._redact):
+                completion = await provider.complete(model, messages, options)
+        except BaseException as exc:
+            call.failed(exc)
+            raise
+        completion = completion.model_copy(update={"model": model_id})
+        call.finished(completion)
+        return completion
 
     async def stream(
         self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions
     ) -> AsyncIterator[StreamItem]:
         provider, model = self.resolve(model_id)
-        with redacted_errors(self._redact):
-            async for item in provider.stream(model, messages, options):
-                yield item.model_copy(update={"model": model_id}) if isinstance(item, Completion) else item
+        call = _measured(model_id, provider, messages, options, streaming=True)
+        completion: Completion | None = None
+        try:
+            with redacted_errors(self._redact):
+                async for item in provider.stream(model, messages, options):
+                    if isinstance(item, Completion):
+                        completion = item = item.model_copy(update={"model": model_id})
+                    elif item.text:
+                        call.first_token()
+                    yield item
+        except BaseException as exc:
+            call.failed(exc)
+            raise
+        call.finished(completion or Completion(model=model_id, text=""))
 
     def context_window(self, model_id: str) -> int | None:
         """The context window of `model_id` when its provider knows it (local models), else None."""
@@ -86,3 +106,16 @@ class ProviderRouter:
 
     async def aclose(self) -> None:
         await self._resolver.aclose()
+
+
+def _measured(
+    model_id: str, provider: Provider, messages: Sequence[ChatMessage], options: CallOptions, *, streaming: bool
+) -> ModelCall:
+    return ModelCall(
+        model_id,
+        provider.name,
+        messages,
+        max_tokens=options.max_tokens,
+        temperature=options.temperature,
+        streaming=streaming,
+    )

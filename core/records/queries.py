@@ -63,9 +63,9 @@ class CouncilQueries:
         """A stored council; `by_prefix`: a unique start of its id will do, as with git (the CLI,
         which owns the database: chat users get exact ids from buttons and links)."""
         wanted = council_id.strip()
-        result = await self.storage.get_result(wanted)
+        result = await self.storage.councils.get(wanted)
         if result is None and by_prefix:
-            result = await self.storage.get_result(await self._unique_id(wanted))
+            result = await self.storage.councils.get(await self._unique_id(wanted))
         if result is None:
             raise NotFound(f"No council with id `{council_id}`.")
         return without_markers(result)
@@ -76,7 +76,7 @@ class CouncilQueries:
             raise NotFound(
                 f"No council with id `{prefix}` (a start of an id needs {MIN_ID_PREFIX} or more hex digits)."
             )
-        ids = await self.storage.council_ids_starting_with(prefix, limit=2)
+        ids = await self.storage.councils.ids_starting_with(prefix, limit=2)
         if not ids:
             raise NotFound(f"No council with id `{prefix}`.")
         if len(ids) > 1:
@@ -89,7 +89,7 @@ class CouncilQueries:
         filters: HistoryFilters = {**_place_filters(origin, scope)}
         if origin is not None and scope == "user":
             filters["user_id"] = origin.user_id
-        summaries = await self.storage.list_councils(limit=max(1, min(limit, 100)), **filters)
+        summaries = await self.storage.councils.history(limit=max(1, min(limit, 100)), **filters)
         tallies = await self.feedback.tallies(s.council_id for s in summaries)
         for summary in summaries:
             summary.votes_good, summary.votes_bad = tallies.get(summary.council_id, (0, 0))
@@ -129,7 +129,7 @@ class CouncilQueries:
 
         filters = _place_filters(origin, scope)  # a user's leaderboard: the workspace's ballots
         started = time.perf_counter()
-        ballots = await self.storage.ballot_counts(**filters)
+        ballots = await self.storage.stats.ballot_counts(**filters)
         shapes = [(order, n) for order, n in zip(ballots.orders, ballots.counts) if len(order) >= 2]
         orders, counts = [order for order, _ in shapes], [n for _, n in shapes]
 
@@ -138,7 +138,7 @@ class CouncilQueries:
 
         # The fit runs in a thread without the GIL while the database gathers the per-model statistics.
         ratings, stats, reviewers = await asyncio.gather(
-            fit(), self.storage.model_stats(**filters), self.storage.reviewer_totals(**filters)
+            fit(), self.storage.stats.model_stats(**filters), self.storage.reviewer_totals(**filters)
         )
         rows = [_leaderboard_row(rating, stats.get(rating.model)) for rating in ratings]
         return Leaderboard(
@@ -154,7 +154,7 @@ class CouncilQueries:
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
         """Councils, tokens and cost per UTC day, for one channel or everything."""
-        return await self.storage.usage_by_day(origin.channel_key if origin else None, days)
+        return await self.storage.councils.usage_by_day(origin.channel_key if origin else None, days)
 
     async def prune(self, older_than: timedelta) -> int:
         return await self.storage.prune(datetime.now(UTC) - older_than)
