@@ -17,6 +17,10 @@ else
 PYTHON_DEP :=
 endif
 WHEEL_CACHE ?= $(HOME)/.cache/llm-council/wheels
+# llama.cpp built for this machine's own CPU (GGML_NATIVE, its default) crashed (SIGSEGV) on any
+# prompt of more than one token with llama-cpp-python 0.3.36 on an AVX-512 machine; the portable
+# build of the same version answers. Give CMAKE_ARGS=... to build otherwise.
+CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 PIP_INSTALL = $(PYTHON) -m pip install --find-links $(WHEEL_CACHE)
 # One stamp per Python installed into, so that PYTHON=... and .venv do not vouch for each other.
 STAMPS := .make/$(subst /,_,$(PYTHON))
@@ -80,7 +84,7 @@ llama-wheel: prerequisites $(PYTHON_DEP)
 		echo "» Building llama-cpp-python (llama.cpp, C++) into $(WHEEL_CACHE): the offline models run on it and PyPI"; \
 		echo "  has no wheel for it. This happens once and takes 5-10 minutes on 2 cores; later installs reuse it."; \
 		start=$$(date +%s); \
-		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PYTHON) -m pip wheel --no-deps --progress-bar off \
+		CMAKE_ARGS='$(CMAKE_ARGS)' CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PYTHON) -m pip wheel --no-deps --progress-bar off \
 			-w $(WHEEL_CACHE) 'llama-cpp-python>=0.3.2' || exit 1; \
 		echo "» llama-cpp-python built in $$(( $$(date +%s) - start )) s"; \
 	fi
