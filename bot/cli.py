@@ -58,8 +58,9 @@ def _add_ask(sub: _Subparsers) -> None:
     ask.add_argument("--chairman", help="chairman model id or seat primary|fallback (overrides COUNCIL_CHAIRMAN)")
     ask.add_argument(
         "--mode",
-        choices=["standard", "quick"],
-        help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them",
+        choices=["standard", "quick", "auto"],
+        help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them; "
+        "auto: two members answer, and the whole council deliberates only if they disagree",
     )
     ask.add_argument(
         "--file",
@@ -97,6 +98,7 @@ def _add_history_commands(sub: _Subparsers) -> None:
 
     usage = sub.add_parser("usage", help="councils, tokens and cost per day")
     usage.add_argument("--days", type=int, default=30)
+    usage.add_argument("--tenant", help="one workspace or server: slack:T…, discord:<guild id>, T… or a guild id")
 
 
 def _add_admin_commands(sub: _Subparsers) -> None:
@@ -105,6 +107,16 @@ def _add_admin_commands(sub: _Subparsers) -> None:
     prune.add_argument("--older-than", required=True, help="e.g. 90d, 12h, 4w")
 
     sub.add_parser("doctor", help="check keys, model ids and the database (and show where it is)")
+
+    purge = sub.add_parser("purge", help="delete everything of one Slack workspace or Discord server")
+    which = purge.add_mutually_exclusive_group(required=True)
+    which.add_argument("--workspace", help="Slack team id (T…) or organisation id (E…)")
+    which.add_argument("--guild", help="Discord server id")
+    purge.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    sub.add_parser("rotate-secret", help="re-encrypt stored tokens and keys under the first COUNCIL_SECRET_KEY")
+    budget = sub.add_parser("budget", help="a workspace's or server's daily budget (USD; `none` removes it)")
+    budget.add_argument("--tenant", required=True, help="slack:T…, discord:<guild id>, T… or a guild id")
+    budget.add_argument("usd", help="USD per day, or none")
 
     migrate = sub.add_parser("migrate-db", help="copy every council and setting into another database")
     migrate.add_argument("--from", dest="source", required=True, help="e.g. sqlite:///data/council.db")

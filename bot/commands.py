@@ -21,6 +21,7 @@ from bot.cli_commands.records import (
 )
 from bot.cli_commands.servers import cmd_api, cmd_bots, cmd_mcp, cmd_worker
 from bot.cli_commands.startup import check_bot_settings
+from bot.cli_commands.tenants import cmd_budget, cmd_purge, cmd_rotate_secret
 from core.service import CouncilService
 from core.settings import Settings, load_settings
 
@@ -57,6 +58,9 @@ COMMANDS: dict[str, Callable[[CouncilService, argparse.Namespace], Awaitable[int
     "feedback": cmd_feedback,
     "usage": cmd_usage,
     "prune": cmd_prune,
+    "purge": cmd_purge,
+    "rotate-secret": cmd_rotate_secret,
+    "budget": cmd_budget,
     "doctor": cmd_doctor,
     "slack": cmd_bots,
     "discord": cmd_bots,

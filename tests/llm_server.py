@@ -67,12 +67,18 @@ def text_of(content: Any) -> str:
     return content or ""
 
 
+JUDGEMENT = 4  # auto mode's judgement of whether the first two answers agree (not a council stage)
+
+
 def stage_of(messages: Sequence[dict[str, Any]]) -> int:
-    """Which council stage a prompt belongs to, from the engine's prompt texts."""
+    """Which council stage a prompt belongs to, from the engine's prompt texts (JUDGEMENT: auto
+    mode's agreement check)."""
     system = "\n".join(text_of(m["content"]) for m in messages if m["role"] == "system").lower()
+    last_user = next((text_of(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
+    if "VERDICT: DISAGREE" in last_user:
+        return JUDGEMENT
     if "chairman" in system:
         return 3
-    last_user = next((text_of(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
     if "FINAL RANKING:" in last_user:
         return 2
     return 1
@@ -211,14 +217,17 @@ def flaky(times: int, first: Behaviour, then: Behaviour) -> Sequence_:
 
 @dataclass
 class ByStage(Behaviour):
-    """Different behaviour per council stage (1 answer, 2 review, 3 synthesis)."""
+    """Different behaviour per council stage (1 answer, 2 review, 3 synthesis; `judge`: auto mode's
+    agreement check, which agrees unless told otherwise)."""
 
     stage1: Behaviour
     stage2: Behaviour
     stage3: Behaviour
+    judge: Behaviour = field(default_factory=lambda: Reply("Both reach the same conclusion.\nVERDICT: AGREE"))
 
     async def respond(self, request, call, server):
-        return await {1: self.stage1, 2: self.stage2, 3: self.stage3}[call.stage].respond(request, call, server)
+        behaviour = {1: self.stage1, 2: self.stage2, 3: self.stage3, JUDGEMENT: self.judge}[call.stage]
+        return await behaviour.respond(request, call, server)
 
 
 def in_shown_order(labels: list[str]) -> list[str]:
@@ -325,11 +334,13 @@ class ScriptedLLMServer:
     record: bool = True
     ssl_context: Any = None  # an ssl.SSLContext: serve HTTPS
     image_models: set[str] = field(default_factory=set)  # listed with "image" input, as OpenRouter does
-    # When set, requests must carry `Authorization: Bearer <api_key>` (else OpenAI's 401), except
-    # the model list when `models_public` (OpenRouter's is). GET /v1/key answers as OpenRouter's.
-    api_key: str | None = None
-    models_public: bool = False
-    key_checks: int = 0  # GET /v1/key requests received
+    unlisted: set[str] = field(default_factory=set)  # served but left out of /v1/models, as many proxies do
+    model_list_requests: int = 0  # GET /v1/models received
+    # When set, only these bearer keys are accepted (else OpenAI's 401 invalid_api_key), on every route.
+    api_keys: set[str] | None = None
+    model_list_headers: list[dict[str, str]] = field(default_factory=list)  # headers of each GET /models
+    models_public: bool = False  # /v1/models needs no key even with `api_keys` (OpenRouter's does not)
+    key_checks: int = 0  # GET /v1/key received (OpenRouter's "current API key")
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -360,11 +371,20 @@ class ScriptedLLMServer:
             await self._runner.cleanup()
 
     def _refused(self, request: web.Request) -> web.Response | None:
-        """OpenAI's answer to a missing or wrong key, when this server wants one."""
-        if self.api_key is None or request.headers.get("Authorization") == f"Bearer {self.api_key}":
+        """OpenAI's answer to a missing or wrong key, when this server checks keys."""
+        if self.api_keys is None:
             return None
-        error = {"message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key"}
-        return web.json_response({"error": error}, status=401)
+        auth = request.headers.get("Authorization", "")
+        if auth.startswith("Bearer ") and auth[7:] in self.api_keys:
+            return None
+        body = {
+            "error": {
+                "message": "Incorrect API key provided. You can find your API key in your account settings.",
+                "type": "invalid_request_error",
+                "code": "invalid_api_key",
+            }
+        }
+        return web.json_response(body, status=401)
 
     async def _key(self, request: web.Request) -> web.Response:
         self.key_checks += 1
@@ -373,7 +393,10 @@ class ScriptedLLMServer:
         return web.json_response({"data": {"label": "sk-or-v1-abc...xyz", "limit": None, "usage": 0.0}})
 
     async def _models(self, request: web.Request) -> web.Response:
-        if not self.models_public and (refused := self._refused(request)) is not None:
+        self.model_list_requests += 1
+        self.model_list_headers.append(dict(request.headers))
+        refused = self._refused(request)
+        if refused is not None and not self.models_public:
             return refused
         data = [
             {
@@ -384,12 +407,11 @@ class ScriptedLLMServer:
                 "architecture": {"input_modalities": ["text", "image"] if name in self.image_models else ["text"]},
             }
             for name in self.models
+            if name not in self.unlisted
         ]
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
-        if (refused := self._refused(request)) is not None:
-            return refused
         body = await request.json()
         call = RecordedRequest(
             model=body.get("model", ""),
@@ -400,6 +422,9 @@ class ScriptedLLMServer:
         )
         if self.record:
             self.requests.append(call)
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
         behaviour = self.models.get(call.model)
         if behaviour is None:
             return web.json_response(

@@ -28,7 +28,7 @@ def _openrouter_env(server: ScriptedLLMServer, key: str) -> dict[str, str]:
 
 async def test_a_fake_openrouter_key_is_reported_as_rejected_without_showing_it(tmp_path):
     # OpenRouter's model list needs no key, so listing models cannot tell a fake key: GET /key can.
-    async with _server(api_key=REAL, models_public=True) as server:
+    async with _server(api_keys={REAL}, models_public=True) as server:
         code, out, err = await council(tmp_path, server, "doctor", extra_env=_openrouter_env(server, FAKE))
     assert code == 1, out + err
     line = next(line for line in out.splitlines() if "api key" in line)
@@ -38,7 +38,7 @@ async def test_a_fake_openrouter_key_is_reported_as_rejected_without_showing_it(
 
 
 async def test_a_good_openrouter_key_is_accepted(tmp_path):
-    async with _server(api_key=REAL, models_public=True) as server:
+    async with _server(api_keys={REAL}, models_public=True) as server:
         code, out, err = await council(tmp_path, server, "doctor", extra_env=_openrouter_env(server, REAL))
     assert code == 0, out + err
     assert "✓ api key       openrouter accepted the key" in out
@@ -46,7 +46,7 @@ async def test_a_good_openrouter_key_is_accepted(tmp_path):
 
 
 async def test_the_llm_base_url_key_is_checked_against_its_model_list(tmp_path):
-    async with _server(api_key=REAL) as server:
+    async with _server(api_keys={REAL}) as server:
         code, out, _ = await council(tmp_path, server, "doctor", extra_env={"LLM_API_KEY": FAKE})
         assert code == 1 and "✗ api key       LLM_BASE_URL endpoint: auth 401" in out, out
         assert "Incorrect API key provided" in out and FAKE not in out
@@ -55,13 +55,13 @@ async def test_the_llm_base_url_key_is_checked_against_its_model_list(tmp_path):
 
 
 async def test_an_endpoint_that_wants_a_key_and_has_none_says_which_setting(tmp_path):
-    async with _server(api_key=REAL) as server:
+    async with _server(api_keys={REAL}) as server:
         code, out, _ = await council(tmp_path, server, "doctor", extra_env={"LLM_API_KEY": ""})
     assert code == 1 and "(set LLM_API_KEY)" in out, out
 
 
 async def test_each_configured_endpoint_is_checked(tmp_path):
-    async with _server(api_key=REAL) as local, _server(api_key=REAL, models_public=True) as openrouter:
+    async with _server(api_keys={REAL}) as local, _server(api_keys={REAL}, models_public=True) as openrouter:
         env = {"LLM_API_KEY": REAL, "OPENROUTER_API_KEY": FAKE, "OPENROUTER_BASE_URL": openrouter.base_url}
         code, out, _ = await council(tmp_path, local, "doctor", extra_env=env)
     keys = [line for line in out.splitlines() if "api key" in line]

@@ -42,7 +42,7 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
 async def _start(service: CouncilService, args: argparse.Namespace) -> CouncilRun:
     """The council on the question and the readable `--file`s (the others are named on stderr)."""
     origin = Origin(platform=Platform.CLI, channel_id="terminal", user_id=args.user)
-    batch = await service.read_files(await _files_from_paths(args.file or []), Platform.CLI)
+    batch = await service.reading.read_files(await _files_from_paths(args.file or []), Platform.CLI)
     for line in batch.user_notices():
         print(f"File notice: {line}", file=sys.stderr)
     search = True if args.search else None
@@ -53,6 +53,7 @@ async def _start(service: CouncilService, args: argparse.Namespace) -> CouncilRu
 
 def _introduce(term: Terminal, run: CouncilRun) -> None:
     config = run.request.config
+    term.chairman = seats.seat_models(config.chairman)
     if set(config.members) <= set(LOCAL_DEFAULT_MEMBERS):
         term.note(LOCAL_MODELS_NOTE)
     term.note(f"Council {run.council_id} ({config.mode}): {', '.join(config.members)} · chairman {config.chairman}")

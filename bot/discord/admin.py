@@ -15,6 +15,7 @@ from discord import app_commands
 
 from bot.discord import render
 from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
+from bot.discord.tenant_key import add_key_command
 from core.models import MODES, Actor, ChannelSettings, CouncilConfig, Origin
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def build_admin_group(bot: CouncilHost) -> app_commands.Group:
     )
     for add in (_add_show, _add_members, _add_chairman, _add_limits, _add_search, _add_mode, _add_reset, _add_audit):
         add(group, bot.service)
+    add_key_command(group)
     return group
 
 
@@ -153,7 +155,7 @@ def _add_search(group: app_commands.Group, service: CouncilService) -> None:
 def _add_mode(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="mode", description="This channel's default mode")
     @app_commands.describe(
-        mode="standard: answers, peer reviews, synthesis; quick: two answers compared by the chairman"
+        mode="standard: all three stages; quick: two answers compared; auto: two answers, all if they disagree"
     )
     @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
     async def mode(interaction: discord.Interaction, mode: app_commands.Choice[str]) -> None:

@@ -25,7 +25,8 @@ HELP = """**LLM Council** — several models answer, review each other anonymous
 `@{name} question` — the same from a message; inside a council thread it continues the conversation.
 Attach files (PDF, Word, text, CSV, code, images) to the message or the `attachment:` option: the council reads them.
 Start a question with `search:` (or set the `search:` option) to search the web first, and with
-`quick:` (or set the `mode:` option) for a quick council: two members answer, the chairman compares them.
+`quick:` (or set the `mode:` option) for a quick council: two members answer, the chairman compares them;
+`auto:` asks two members and convenes the whole council only if they disagree.
 Buttons under the answer show each stage: **Answers**, **Reviews** (with the extracted ballot), **Ranking**.
 While it runs: **Stop**, or **Synthesize now** with the answers that have arrived.
 `/council-history` · `/council-leaderboard` · `/council-export id:`
@@ -44,7 +45,7 @@ def _add_council(bot: CouncilHost) -> None:
         question="What should the council answer?",
         attachment="A file for the council to read (PDF, Word, text, CSV, code, or an image)",
         search="Search the web first (default: this channel's setting)",
-        mode="standard: answers, peer reviews, synthesis; quick: two answers compared (default: the channel's)",
+        mode="standard: all three stages; quick: two answers compared; auto: two answers, all if they disagree",
     )
     @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
     @app_commands.guild_only()
@@ -78,7 +79,7 @@ def _add_history(bot: CouncilHost) -> None:
     ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-        summaries = await bot.service.history(origin, HISTORY_SCOPES[scope], limit)
+        summaries = await bot.service.queries.history(origin, HISTORY_SCOPES[scope], limit)
         text = render.safe("\n".join(history_lines(summaries)))
         embeds = render.pack(render.text_embeds(text, title=f"Councils ({scope})"))[0]
         await interaction.followup.send(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
@@ -112,7 +113,8 @@ def _add_export(bot: CouncilHost) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
         text = await bot.service.as_viewer(
-            lambda admin: bot.service.export(council_id, format, viewer=viewer, admin=admin), actor_of(interaction)
+            lambda admin: bot.service.queries.export(council_id, format, viewer=viewer, admin=admin),
+            actor_of(interaction),
         )
         ext = "md" if format == "markdown" else "json"
         file = render.markdown_file(text, f"council-{council_id.strip()}.{ext}")

@@ -10,7 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.history import ThreadMessage, conversation
 from bot.render_text import ZWSP
-from bot.slack.errors import error_code
+from bot.slack.errors import refusal
 from bot.slack.mrkdwn import slack_unescape, strip_mention
 from core.models import ConversationTurn, Platform
 
@@ -31,9 +31,10 @@ class SlackThreadHistory:
         self.client = client
 
     async def thread_history(
-        self, channel: str, thread_ts: str, before_ts: str, context: Any
+        self, channel: str, thread_ts: str, before_ts: str, context: Any, *, through: bool = False
     ) -> list[ConversationTurn]:
-        """The thread's earlier messages as conversation turns: our answers as the assistant."""
+        """The thread's earlier messages as conversation turns: our answers as the assistant.
+        `through`: the message at `before_ts` too (a message shortcut asks about it)."""
         messages: list[dict[str, Any]] = []
         cursor = None
         try:
@@ -46,10 +47,14 @@ class SlackThreadHistory:
                 if not cursor or not page.get("has_more", True):
                     break
         except SlackApiError as exc:
-            log.warning("conversations.replies failed: %s", error_code(exc))
+            log.warning("conversations.replies failed: %s", refusal(exc))
             return []
         earlier = sorted(
-            (m for m in {m["ts"]: m for m in messages}.values() if float(m["ts"]) < float(before_ts)),
+            (
+                m
+                for m in {m["ts"]: m for m in messages}.values()
+                if float(m["ts"]) < float(before_ts) or (through and m["ts"] == before_ts)
+            ),
             key=lambda m: float(m["ts"]),
         )
         thread = [read for m in earlier if (read := thread_message(m, context)) is not None]

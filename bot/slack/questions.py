@@ -12,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.following import deliver_durable
 from bot.slack import render
-from bot.slack.errors import error_code
+from bot.slack.errors import error_code, refusal
 from bot.slack.files import incoming_files
 from bot.slack.mrkdwn import slack_unescape, strip_mention
 from bot.slack.people import Respond, SlackPeople, slack_origin
@@ -68,7 +68,7 @@ class SlackQuestions:
         channel = origin.channel_id or ""
         question, mode = split_mode_keyword(slack_unescape(question))
         question, searched = split_search_keyword(question)
-        asked = await self.service.check_admission(question, origin)  # refusals -> caller
+        asked = await self.service.admission.check(question, origin)  # refusals -> caller
         council_id = new_council_id()
         thread_ts = await self._post_question(asked, origin, council_id, respond, context)
         if thread_ts is None:
@@ -105,7 +105,7 @@ class SlackQuestions:
         except SlackApiError as exc:
             code = error_code(exc)
             bot = f"<@{context.bot_user_id}>" if context.bot_user_id else "the bot"
-            message = CANNOT_POST.get(code, f"I could not post in this channel ({code or 'error'}).")
+            message = CANNOT_POST.get(code, f"I could not post in this channel ({refusal(exc)}).")
             await self.people.ephemeral(
                 channel,
                 user,
@@ -142,7 +142,8 @@ class SlackQuestions:
         origin = slack_origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
         question, mode = split_mode_keyword(question)
         question, searched = split_search_keyword(question)
-        batch = await self.service.read_files(incoming_files(event), Platform.SLACK)
+        # The serving team's token (OAuth distribution: not SLACK_BOT_TOKEN) downloads its files.
+        batch = await self.service.reading.read_files(incoming_files(event), Platform.SLACK, self.client.token)
         if batch.user_notices():
             await self.people.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread_ts)
         try:

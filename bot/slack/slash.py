@@ -8,12 +8,14 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import HISTORY_SCOPES
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
+from bot.slack.errors import refusal
 from bot.slack.people import Respond, SlackPeople, slack_origin
 from core.errors import CouncilError
 from core.models import Actor, Origin
@@ -65,7 +67,7 @@ class SlashCommands:
     ) -> None:
         user, channel = command["user_id"], command.get("channel_id")
         trigger = command.get("trigger_id")
-        if trigger and not await self.service.claim_event("slack", f"command:{trigger}"):
+        if trigger and not await self.service.events.claim("slack", f"command:{trigger}"):
             return
         origin = slack_origin(
             command.get("team_id") or context.team_id, channel, user, user_name=command.get("user_name")
@@ -78,6 +80,9 @@ class SlashCommands:
             await self._run(kind, argument, origin, tell, respond, context)
         except CouncilError as exc:
             await tell(exc.user_message)
+        except SlackApiError as exc:  # a call of ours failed (an export's DM or upload): not our bug
+            log.warning("/council %s: a Slack call failed: %s", kind, refusal(exc))
+            await tell(f"Slack did not take it ({refusal(exc)}). Try again in a moment.")
         except Exception as exc:
             log.exception("/council %s failed", kind)
             await tell(f"Something went wrong: {type(exc).__name__}. The logs have the details.")
@@ -100,7 +105,7 @@ class SlashCommands:
         match = _HISTORY_ARGS.fullmatch(argument)
         scope_word = (match.group(1) or "channel").lower() if match else "channel"
         limit = int(match.group(2)) if match and match.group(2) else 10
-        summaries = await self.service.history(origin, HISTORY_SCOPES[scope_word], min(limit, 50))
+        summaries = await self.service.queries.history(origin, HISTORY_SCOPES[scope_word], min(limit, 50))
         message = render.history_message(summaries, scope_word)
         await tell(message["text"], message["blocks"])
 
@@ -118,7 +123,7 @@ class SlashCommands:
         fmt = "json" if fmt == "json" else "markdown"
         text = await self.people.as_viewer(
             origin,
-            lambda admin: self.service.export(council_id, fmt, viewer=origin, admin=admin),  # type: ignore[arg-type]
+            lambda admin: self.service.queries.export(council_id, fmt, viewer=origin, admin=admin),  # type: ignore[arg-type]
         )
         channel = origin.channel_id
         if not channel or not channel.startswith("D"):

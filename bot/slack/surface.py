@@ -25,8 +25,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import AnswerFile
 from bot.slack import render
-from bot.slack.errors import error_code
-from bot.slack.stream import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, ProgressStream, retry_after_of
+from bot.slack.errors import error_code, refusal, retry_after_of
+from bot.slack.stream import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, ProgressStream
 from bot.surface import Renderer
 from bot.throttle import SLACK_PACE, ChannelPacer
 from core.models import CouncilRequest, Destination, Platform
@@ -61,8 +61,12 @@ class UnpacedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
 
 
 def build_client(settings: Settings) -> AsyncWebClient:
+    """The bot's Web API client: SLACK_BOT_TOKEN's, or in OAuth mode the token of the team being
+    served (bot/slack/oauth.py)."""
+    from bot.slack.oauth import TeamClient
+
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    return AsyncWebClient(
+    return TeamClient(
         token=token,
         base_url=api_base_url(settings),
         retry_handlers=[
@@ -155,7 +159,7 @@ class SlackSurface:
             return stream
         except SlackApiError as exc:
             code = error_code(exc)
-            log.info("chat.startStream refused (%s): council %s shows progress with chat.update", code or exc, cid)
+            log.info("chat.startStream refused (%s): council %s shows progress with chat.update", refusal(exc), cid)
             self.stream_refused(code)
         except Exception as exc:
             log.warning("chat.startStream failed (%s): council %s shows progress with chat.update", exc, cid)
