@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.models import Leaderboard
+from core.models import Leaderboard, counted
 from core.models.eval import EvalReport
 
 
@@ -30,7 +30,7 @@ def leaderboard_png(board: Leaderboard, path: str) -> None:
     ax.errorbar(ratings, list(ys), xerr=errors, fmt="o", capsize=4)
     ax.set_yticks(list(ys), [r.model for r in rows])
     ax.set_xlabel("Bradley-Terry rating (95% bootstrap interval)")
-    ax.set_title(f"Council leaderboard: {board.councils} councils, {board.ballots} ballots")
+    ax.set_title(f"Council leaderboard: {counted(board.councils, 'council')}, {counted(board.ballots, 'ballot')}")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -8,6 +8,7 @@ import pytest
 
 from core.service import CouncilService
 from core.settings import Settings
+from tests import figures
 from tests.llm_server import ScriptedLLMServer, council_member
 from tests.optional import REQUIRE_ALL
 from tests.pg_server import PostgresServer, missing_reason
@@ -33,6 +34,10 @@ for _name in list(os.environ):
         del os.environ[_name]
 
 MEMBERS = ["alpha", "beta", "gamma"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    figures.configure(config)
 
 
 def make_settings(server: ScriptedLLMServer, tmp_path, **overrides) -> Settings:

@@ -22,6 +22,7 @@ from core.models import Actor, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.discord_fake import BASIC_PERMISSIONS, MANAGE_GUILD, FakeDiscord
+from tests.figures import show
 from tests.llm_server import ByStage, Reply, council_member
 from tests.logged import errors_logged
 
@@ -605,14 +606,14 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         channels = {int(c.path.split("/")[2]) for c in fake.calls if c.path.startswith("/channels/")}
         peaks = {ch: fake.peak_writes(ch) for ch in channels}
         limited = [c for c in fake.calls if c.status == 429]
-        with capsys.disabled():
-            print(
-                f"\n[discord burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
-                f"({len(delivered)} answer messages), {len(dms)} refusals by DM; "
-                f"{len(fake.channel_writes(fake.channel_id))} writes to the channel, peak per 5 s "
-                f"{peaks.get(fake.channel_id, 0)} there and {max(peaks.values())} in any channel, "
-                f"{len(limited)} answered 429, {elapsed:.1f} s"
-            )
+        show(
+            capsys,
+            f"\n[discord burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
+            f"({len(delivered)} answer messages), {len(dms)} refusals by DM; "
+            f"{len(fake.channel_writes(fake.channel_id))} writes to the channel, peak per 5 s "
+            f"{peaks.get(fake.channel_id, 0)} there and {max(peaks.values())} in any channel, "
+            f"{len(limited)} answered 429, {elapsed:.1f} s",
+        )
         assert len(accepted) == 6 and len(dms) == 34
         assert sorted(delivered) == sorted(accepted)  # every accepted answer, exactly once
         assert all("try again" in m["content"] for m in dms)

@@ -20,6 +20,7 @@ from bot.slack.slash import parse_command
 from core.models import Actor, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
+from tests.figures import show
 from tests.llm_server import ByStage, Hang, Reply, council_member, ranking_review
 from tests.logged import errors_logged
 from tests.loopback_app import serve_on_loopback
@@ -323,11 +324,11 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
     assert refused.response["error"] == "unknown_method" and refused.at <= status_call.at
 
     calls = [c for c in fake.calls if c.method != "auth.test"]
-    with capsys.disabled():
-        print(
-            f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council (chat.update "
-            f"fallback): {len(calls)} ({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})"
-        )
+    show(
+        capsys,
+        f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council (chat.update "
+        f"fallback): {len(calls)} ({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})",
+    )
     assert len(calls) <= 12
 
 
@@ -817,11 +818,11 @@ async def test_streamed_council(env, capsys):
 
     calls = [c for c in fake.calls if c.method != "auth.test"]
     appends = fake.calls_to("chat.appendStream")
-    with capsys.disabled():
-        print(
-            f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one streamed council: {len(calls)} "
-            f"({', '.join(sorted({c.method for c in calls}))}; chat.appendStream x{len(appends)})"
-        )
+    show(
+        capsys,
+        f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one streamed council: {len(calls)} "
+        f"({', '.join(sorted({c.method for c in calls}))}; chat.appendStream x{len(appends)})",
+    )
     assert len(calls) <= 12
 
 
@@ -864,12 +865,12 @@ async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
     assert "".join(pieces) == synthesis == message["text"]
     assert all(p.endswith(" ") for p in pieces[:-1])  # cut between words
     calls = [c for c in fake.calls if c.method != "auth.test"]
-    with capsys.disabled():
-        print(
-            f"\n[slack] slower streamed council (~5 s): {len(calls)} Web API calls, "
-            f"chat.appendStream x{len(fake.calls_to('chat.appendStream'))} (one 429 retried), "
-            f"{len(pieces)} text batches for {len(synthesis.split())} tokens"
-        )
+    show(
+        capsys,
+        f"\n[slack] slower streamed council (~5 s): {len(calls)} Web API calls, "
+        f"chat.appendStream x{len(fake.calls_to('chat.appendStream'))} (one 429 retried), "
+        f"{len(pieces)} text batches for {len(synthesis.split())} tokens",
+    )
 
 
 @pytest.mark.parametrize("env", STREAMING, indirect=True)
@@ -1035,12 +1036,12 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         writes = fake.channel_writes("C1")
         limited = [c for c in writes if c.status == 429]
         refusals = [e for e in fake.ephemerals if e["channel"] == "C1"]
-        with capsys.disabled():
-            print(
-                f"\n[slack burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
-                f"({len(delivered)} answer posts), {len(refusals)} private refusals; {len(writes)} channel writes "
-                f"in {elapsed:.1f} s, peak {fake.peak_writes('C1')} in 1 s, {len(limited)} answered 429"
-            )
+        show(
+            capsys,
+            f"\n[slack burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
+            f"({len(delivered)} answer posts), {len(refusals)} private refusals; {len(writes)} channel writes "
+            f"in {elapsed:.1f} s, peak {fake.peak_writes('C1')} in 1 s, {len(limited)} answered 429",
+        )
         assert len(accepted) == 6 and len(refusals) == 34
         assert sorted(delivered) == sorted(accepted)  # every accepted answer, exactly once
         for cid in accepted:

@@ -14,6 +14,7 @@ from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from bot.cli_commands.output import print_result
 from bot.render_text import ballot_line, bias_table, history_lines, leaderboard_table
 from core.errors import CouncilError, InputRejected
+from core.models import counted
 from core.models.lines import read_lines
 from core.service import CouncilService, diagnose, feedback_lines, leaderboard_document, to_json
 
@@ -28,7 +29,7 @@ async def cmd_history(service: CouncilService, args: argparse.Namespace) -> int:
 
 
 async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
-    result = await service.queries.get_result(args.council_id)
+    result = await service.queries.get_result(args.council_id, by_prefix=True)
     votes = await service.feedback.votes(result.council_id)
     if args.json:
         print(to_json(result, votes))
@@ -46,7 +47,7 @@ async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
         print(f"── review by {review.reviewer} ──")
         print((review.text or "").strip())
         print(ballot_line(review) + "\n")
-    print_result(result)
+    print_result(result, details=False)
     print("\nReaders' feedback: " + "\n".join(feedback_lines(votes)).replace("*", ""))
     return EXIT_OK
 
@@ -114,7 +115,7 @@ async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
         tokens = f"{row.prompt_tokens:>10}  {row.completion_tokens:>10}"
         print(f"{row.day:<10}  {row.councils:>8}  {tokens}  ${row.cost_usd:>9.4f}")
     total = sum(r.cost_usd for r in rows)
-    print(f"total: {sum(r.councils for r in rows)} councils, ${total:.4f}")
+    print(f"total: {counted(sum(r.councils for r in rows), 'council')}, ${total:.4f}")
     return EXIT_OK
 
 

@@ -26,6 +26,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """ "1 council", "2 councils": a count and its noun, as a reader expects it."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=False, extra="forbid", defer_build=True)
 
@@ -601,8 +606,13 @@ class RateCheck(_Model):
     flagged: bool
 
 
+# Why a correlation is not given (core/bias.py): every ballot ranked two answers, fewer than ten
+# ballots, or answers of one length.
+Withheld = Literal["pairs", "few", "equal"]
+
+
 class CorrelationCheck(_Model):
-    """A correlation with its 95% Fisher-z interval (fair value 0)."""
+    """A correlation with its 95% Fisher-z interval (fair value 0), or None and why (`withheld`)."""
 
     correlation: float | None
     pairs: int
@@ -610,6 +620,7 @@ class CorrelationCheck(_Model):
     low: float | None
     high: float | None
     flagged: bool
+    withheld: Withheld | None = None
 
 
 # Fewer ballots than this and the bias audit flags nothing: its intervals are too wide to mean anything.

@@ -8,7 +8,7 @@ is built once, on first use, and shares one pooled HTTP client.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from core.providers.base import Provider, ProviderConfigError
 from core.settings import Settings
@@ -16,6 +16,8 @@ from core.settings import Settings
 if TYPE_CHECKING:
     import httpx
     from pydantic import SecretStr
+
+    from core.providers.openai_compat import OpenAICompatProvider
 
 _OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-Title": "LLM Council"}
 
@@ -50,6 +52,13 @@ class ProviderResolver:
             f"no provider is configured for `{model_id}`: set OPENROUTER_API_KEY, or LLM_BASE_URL "
             "(and LLM_API_KEY) for another OpenAI-compatible endpoint, or use local: models"
         )
+
+    def endpoints(self) -> list[OpenAICompatProvider]:
+        """The HTTP endpoints the settings configure: LLM_BASE_URL's, and OpenRouter when it has a key."""
+        keys = (["default"] if self.settings.llm_base_url else []) + (
+            ["openrouter"] if self.settings.openrouter_api_key else []
+        )
+        return [cast("OpenAICompatProvider", self._provider(key)) for key in keys]
 
     def _provider(self, key: str) -> Provider:
         if key == "local" and self._parent is not None:
@@ -86,12 +95,20 @@ class ProviderResolver:
         if key == "openrouter":
             if s.openrouter_api_key is None:
                 raise ProviderConfigError("openrouter: models need OPENROUTER_API_KEY")
-            return self._endpoint("openrouter", s.openrouter_base_url, s.openrouter_api_key, _OPENROUTER_HEADERS)
+            # OpenRouter's model list is public: its key is checked against GET /key.
+            return self._endpoint(
+                "openrouter", s.openrouter_base_url, s.openrouter_api_key, _OPENROUTER_HEADERS, key_path="key"
+            )
         assert s.llm_base_url is not None
         return self._endpoint("LLM_BASE_URL endpoint", s.llm_base_url, s.llm_api_key)
 
     def _endpoint(
-        self, name: str, base_url: str, api_key: SecretStr | None, headers: Mapping[str, str] | None = None
+        self,
+        name: str,
+        base_url: str,
+        api_key: SecretStr | None,
+        headers: Mapping[str, str] | None = None,
+        key_path: str = "models",
     ) -> Provider:
         from core.providers.openai_compat import OpenAICompatProvider
 
@@ -106,6 +123,7 @@ class ProviderResolver:
             retry_max_s=s.llm_retry_max_s,
             extra_headers=headers,
             prices=s.model_prices,
+            key_path=key_path,
         )
 
     async def aclose(self) -> None:

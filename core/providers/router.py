@@ -3,11 +3,12 @@ answers what the model lists say (core/providers/catalog.py), with secrets maske
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from core.models import ChatMessage, Completion
-from core.providers.base import CallOptions, Provider, ProviderError, StreamItem, redacted_errors
+from core.providers.base import CallOptions, Provider, ProviderError, ProviderTimeoutError, StreamItem, redacted_errors
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
 from core.redact import Redactor
@@ -109,6 +110,23 @@ class ProviderRouter:
     async def unknown_models(self, model_ids: Sequence[str]) -> list[str]:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
         return await self._catalog.unknown_models(model_ids)
+
+    async def check_keys(self, timeout_s: float = 15.0) -> list[tuple[str, ProviderError | None]]:
+        """Each configured endpoint's name and what one authenticated request to it said (None: the
+        key was accepted). Errors are redacted like every other."""
+        outcomes: list[tuple[str, ProviderError | None]] = []
+        for endpoint in self._resolver.endpoints():
+            try:
+                with redacted_errors(self._redact):
+                    async with asyncio.timeout(timeout_s):
+                        await endpoint.check_key()
+            except TimeoutError:
+                outcomes.append((endpoint.name, ProviderTimeoutError(f"no answer within {timeout_s:g} s")))
+            except ProviderError as exc:
+                outcomes.append((endpoint.name, exc))
+            else:
+                outcomes.append((endpoint.name, None))
+        return outcomes
 
     async def image_models(self, model_ids: Sequence[str]) -> set[str]:
         """The ids among `model_ids` whose models take images (see ModelCatalog.image_models)."""
