@@ -336,6 +336,9 @@ class ScriptedLLMServer:
     image_models: set[str] = field(default_factory=set)  # listed with "image" input, as OpenRouter does
     unlisted: set[str] = field(default_factory=set)  # served but left out of /v1/models, as many proxies do
     model_list_requests: int = 0  # GET /v1/models received
+    # When set, only these bearer keys are accepted (else OpenAI's 401 invalid_api_key), on every route.
+    api_keys: set[str] | None = None
+    model_list_headers: list[dict[str, str]] = field(default_factory=list)  # headers of each GET /models
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -364,8 +367,28 @@ class ScriptedLLMServer:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    def _refused(self, request: web.Request) -> web.Response | None:
+        """OpenAI's answer to a missing or wrong key, when this server checks keys."""
+        if self.api_keys is None:
+            return None
+        auth = request.headers.get("Authorization", "")
+        if auth.startswith("Bearer ") and auth[7:] in self.api_keys:
+            return None
+        body = {
+            "error": {
+                "message": "Incorrect API key provided. You can find your API key in your account settings.",
+                "type": "invalid_request_error",
+                "code": "invalid_api_key",
+            }
+        }
+        return web.json_response(body, status=401)
+
     async def _models(self, request: web.Request) -> web.Response:
         self.model_list_requests += 1
+        self.model_list_headers.append(dict(request.headers))
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
         data = [
             {
                 "id": name,
@@ -390,6 +413,9 @@ class ScriptedLLMServer:
         )
         if self.record:
             self.requests.append(call)
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
         behaviour = self.models.get(call.model)
         if behaviour is None:
             return web.json_response(

@@ -174,6 +174,7 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
         "mode",
         "reset",
         "audit",
+        "key",  # the server's own provider key, in a modal (tests/test_discord_tenant_key.py)
     }
     council = {o["name"]: o for o in names["council"]["options"]}
     assert council["attachment"]["type"] == 11 and council["search"]["type"] == 5  # both optional
@@ -352,7 +353,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     await fake.wait_for(lambda: ephemeral_replies(fake, asker.token), 5)
     await wait_finished(fake, within_s=6)
     assert time.monotonic() - started < 6, "synthesize-now did not wait for the slow member"
-    result = await env.service.get_result(council_id)
+    result = await env.service.queries.get_result(council_id)
     assert result.synthesis is not None
     assert {a.model for a in result.answers if a.ok} >= {"alpha", "beta"}
 
@@ -597,7 +598,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         await asyncio.sleep(1.0)  # anything late would show up now
         elapsed = time.monotonic() - started
 
-        accepted = {s.council_id for s in await service.history(limit=100)}
+        accepted = {s.council_id for s in await service.queries.history(limit=100)}
         footers = [(e.get("footer") or {}).get("text", "") for m in answer_messages(fake) for e in m["embeds"][-1:]]
         delivered = [re.match(r"Council ([0-9a-f]+)", f).group(1) for f in footers]
         dms = [m for m in fake.messages.values() if fake.channels.get(int(m["channel_id"]), {}).get("type") == 1]

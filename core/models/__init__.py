@@ -703,3 +703,40 @@ class DailyUsage(_Model):
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+
+
+# --------------------------------------------------------------------------- tenants (core/tenants)
+
+
+class TenantKeyInfo(_Model):
+    """What may be shown of a tenant's own provider key: never the key, only its last 4 characters."""
+
+    tenant: str  # slack:<team id> or discord:<guild id>
+    key_tail: str
+    base_url: str | None = None  # None: the default endpoint (OpenRouter)
+    members: list[str] | None = None  # None: the operator's line-up
+    chairman: str | None = None
+    updated_at: datetime
+    updated_by: str
+
+    @property
+    def masked(self) -> str:
+        return f"…{self.key_tail}"
+
+
+class TenantSpend(_Model):
+    """A tenant's spend today against its daily budget (None: no budget)."""
+
+    tenant: str
+    spent_today_usd: float
+    daily_budget_usd: float | None = None
+
+
+class PurgeCounts(_Model):
+    """What `council purge` deleted of one tenant."""
+
+    tenant: str
+    councils: int = 0
+    channel_settings: int = 0
+    keys: int = 0
+    installations: int = 0

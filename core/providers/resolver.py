@@ -21,11 +21,20 @@ _OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-
 
 
 class ProviderResolver:
-    def __init__(self, settings: Settings, http_client: httpx.AsyncClient | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        http_client: httpx.AsyncClient | None = None,
+        *,
+        parent: ProviderResolver | None = None,
+    ):
         self.settings = settings
-        self._owns_http = http_client is None
+        self._owns_http = http_client is None and parent is None
         self._http_client = http_client
         self._providers: dict[str, Provider] = {}
+        # A tenant's resolver (ProviderRouter.for_endpoint) borrows its parent's pooled HTTP client
+        # and in-process models: one connection pool, and a GGUF file loaded once per process.
+        self._parent = parent
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         prefix, _, rest = model_id.partition(":")
@@ -43,6 +52,8 @@ class ProviderResolver:
         )
 
     def _provider(self, key: str) -> Provider:
+        if key == "local" and self._parent is not None:
+            return self._parent._provider(key)
         if key not in self._providers:
             self._providers[key] = self._build(key)
         return self._providers[key]
@@ -51,6 +62,8 @@ class ProviderResolver:
     def _http(self) -> httpx.AsyncClient:
         """The pooled client, built on first use: httpx and aiohttp cost a third of a second to import,
         which the CLI would otherwise pay before its first line of output."""
+        if self._http_client is None and self._parent is not None:
+            self._http_client = self._parent._http
         if self._http_client is None:
             import httpx
 
@@ -96,7 +109,9 @@ class ProviderResolver:
         )
 
     async def aclose(self) -> None:
-        for provider in self._providers.values():
+        for key, provider in self._providers.items():
+            if key == "local" and self._parent is not None:
+                continue
             await provider.aclose()
         if self._owns_http and self._http_client is not None:
             await self._http_client.aclose()
