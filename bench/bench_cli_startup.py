@@ -1,4 +1,7 @@
-"""Benchmark of the `council` command's start-up: `--help`, and the first progress line of `ask`.
+"""Benchmark of the `council` command's start-up and of a whole `council ask` against the classic
+llm-council algorithm (bench/classic_council.py): `--help`, `history`, the first progress line of
+`ask`, and a whole `ask --json` process next to the classic script, both asking 4 members and a
+chairman on the scripted LLM server at 0.5 s a call (median of alternating runs).
 
 Each figure is a fresh interpreter (`python -m bot.cli ...`), measured N times; the median and
 the minimum of wall time and of the child's CPU time (user + system) are printed. CPU time is the
@@ -7,8 +10,8 @@ against the scripted LLM server of the tests (loopback, no model latency) with a
 per run, and the clock stops at the first line the command writes to stderr (the first progress
 line), where the command is killed.
 
-    python bench/bench_cli_startup.py            # 15 runs of each
-    python bench/bench_cli_startup.py --runs 30
+    python bench/bench_cli_startup.py            # 15 runs of each, 5 whole councils of each
+    python bench/bench_cli_startup.py --runs 30 --councils 9
 
 For the per-module view: python -X importtime -m bot.cli --help 2>&1 | sort -t'|' -k2 -n | tail
 """
@@ -45,14 +48,55 @@ def _cpu_of(process: subprocess.Popen) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_command(argv: list[str], runs: int) -> tuple[list[float], list[float]]:
+def time_command(argv: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[list[float], list[float]]:
     wall, cpu = [], []
     for _ in range(runs):
         start = time.perf_counter()
-        process = subprocess.Popen([sys.executable, *argv], env=_env({}), stdout=subprocess.DEVNULL)
+        process = subprocess.Popen([sys.executable, *argv], env=_env(env or {}), stdout=subprocess.DEVNULL)
         cpu.append(_cpu_of(process))
         wall.append(time.perf_counter() - start)
     return wall, cpu
+
+
+def _council_env(base_url: str, tmp: str, members: str = "alpha,beta,gamma", chairman: str = "beta") -> dict[str, str]:
+    return _env(
+        {
+            "LLM_BASE_URL": base_url,
+            "LLM_API_KEY": "bench-key",
+            "COUNCIL_MODELS": members,
+            "COUNCIL_CHAIRMAN": chairman,
+            "DATABASE_URL": f"sqlite:///{tmp}/bench.db",
+        }
+    )
+
+
+def time_whole_councils(councils: int, base_url: str) -> tuple[list[float], list[float]]:
+    """Wall seconds of whole processes: `council ask --json` and the classic script, alternating."""
+    ours, classic = [], []
+    question = "Why is the sky blue?"
+    for _ in range(councils):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = _council_env(base_url, tmp, members=",".join(FIVE[:4]), chairman=FIVE[4])
+            for argv, series in (
+                (["-m", "bot.cli", "ask", "--json", question], ours),
+                (
+                    [
+                        str(ROOT / "bench" / "classic_council.py"),
+                        "--base-url",
+                        base_url,
+                        "--members",
+                        ",".join(FIVE[:4]),
+                        "--chairman",
+                        FIVE[4],
+                        question,
+                    ],
+                    classic,
+                ),
+            ):
+                start = time.perf_counter()
+                subprocess.run([sys.executable, *argv], env=env, cwd=tmp, check=True, capture_output=True)
+                series.append(time.perf_counter() - start)
+    return ours, classic
 
 
 def time_first_progress_line(runs: int, base_url: str) -> tuple[list[float], list[float]]:
@@ -60,15 +104,7 @@ def time_first_progress_line(runs: int, base_url: str) -> tuple[list[float], lis
     times, cpu = [], []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
-            env = _env(
-                {
-                    "LLM_BASE_URL": base_url,
-                    "LLM_API_KEY": "bench-key",
-                    "COUNCIL_MODELS": "alpha,beta,gamma",
-                    "COUNCIL_CHAIRMAN": "beta",
-                    "DATABASE_URL": f"sqlite:///{tmp}/bench.db",
-                }
-            )
+            env = _council_env(base_url, tmp)
             start = time.perf_counter()
             process = subprocess.Popen(
                 [sys.executable, "-m", "bot.cli", "ask", "Why is the sky blue?"],
@@ -94,15 +130,24 @@ def _report(name: str, measured: tuple[list[float], list[float]]) -> None:
     )
 
 
+FIVE = ("alpha", "beta", "gamma", "delta", "epsilon")
+CALL_S = 0.5  # each scripted model call takes this long, as in the issue's measurement
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--councils", type=int, default=5)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     # The floor: an interpreter that imports nothing of ours (site-packages' .pth files included).
     _report("python -c pass", time_command(["-c", "pass"], args.runs))
     _report("council --help", time_command(["-m", "bot.cli", "--help"], args.runs))
+    with tempfile.TemporaryDirectory() as tmp:
+        history = time_command(["-m", "bot.cli", "history"], args.runs, {"DATABASE_URL": f"sqlite:///{tmp}/h.db"})
+        _report("council history", history)
     server = ScriptedLLMServer({name: council_member(f"{name}: 42.") for name in ("alpha", "beta", "gamma")})
+    slow = ScriptedLLMServer({name: council_member(f"{name}: 42.", latency_s=CALL_S) for name in FIVE})
     ready = threading.Event()
     base_url: list[str] = []
 
@@ -110,8 +155,8 @@ def main() -> None:
         import asyncio
 
         async def run() -> None:
-            async with server:
-                base_url.append(server.base_url)
+            async with server, slow:
+                base_url.extend([server.base_url, slow.base_url])
                 ready.set()
                 await asyncio.Event().wait()
 
@@ -120,6 +165,12 @@ def main() -> None:
     threading.Thread(target=serve, daemon=True).start()
     ready.wait(10)
     _report("council ask: first line", time_first_progress_line(args.runs, base_url[0]))
+    ours, classic = (sorted(series) for series in time_whole_councils(args.councils, base_url[1]))
+    ours_s, classic_s = statistics.median(ours), statistics.median(classic)
+    print(
+        f"whole ask --json           {ours_s:5.2f} s   classic script {classic_s:5.2f} s   "
+        f"ratio {ours_s / classic_s:4.2f}x   (medians of {args.councils} alternating runs, {CALL_S} s a call)"
+    )
 
 
 if __name__ == "__main__":

@@ -237,6 +237,21 @@ def statuses(fake: FakeSlack, channel: str = "C1"):
     ]
 
 
+def deliveries(fake: FakeSlack, channel: str = "C1", *, refused_too: bool = False) -> int:
+    """How many councils' deliveries have ended: the deliverer's last write is finishing the
+    status message (an edit without buttons) or deleting it (the live display holds the answer).
+    `submit_council` returns once the council is queued, so a test waits for this moment.
+    `refused_too`: a final edit that Slack refused counts (a test of failing edits)."""
+    deleted = {c.args["ts"] for c in fake.calls_to("chat.delete") if c.ok}
+    count = 0
+    for status in statuses(fake, channel):
+        ts = status.response["ts"]
+        edits = [c for c in fake.calls_to("chat.update") if (c.ok or refused_too) and c.args.get("ts") == ts]
+        if ts in deleted or (edits and not any(b["type"] == "actions" for b in edits[-1].args["blocks"])):
+            count += 1
+    return count
+
+
 async def stored_councils(env: SlackEnv, channel: str = "C1") -> int:
     origin = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id=channel)
     return len(await env.service.queries.history(origin, "channel", 100))
@@ -281,7 +296,7 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
     ack_s = env.ack_times[-1]
     assert status == 200 and body == ""
     assert ack_s < 3.0
-    await fake.wait_for(lambda: results(fake))
+    await fake.wait_for(lambda: deliveries(fake))
     await env.settle()
 
     question = posted(fake)[0]
@@ -343,7 +358,7 @@ async def test_progress_is_throttled_and_streams_the_chairman(env, llm):
     llm.script("gamma", council_member("gamma says 42.", latency_s=2.5))
     fake.ratelimit("chat.update", times=1, retry_after=1)
     await env.command("Slow question?")
-    await fake.wait_for(lambda: results(fake), timeout=60)
+    await fake.wait_for(lambda: deliveries(fake), timeout=60)
     await env.settle()
     [status_call] = statuses(fake)
     updates = [c for c in fake.calls_to("chat.update") if c.args.get("ts") == status_call.response["ts"]]
@@ -414,7 +429,7 @@ async def test_mention_in_thread_passes_history(env, llm):
     fake = env.fake
     first = env.mention("<@UBOT> What is the capital of France?")
     await env.event(first)
-    await fake.wait_for(lambda: results(fake))
+    await fake.wait_for(lambda: deliveries(fake))  # the answer posted and mapped to the council
     await env.settle()
     fake.add_message("C1", "I think it used to be somewhere else in 1940.", user="U2", thread_ts=first["ts"])
     follow_up = env.mention("<@UBOT> And what was it then?", user="U1", thread_ts=first["ts"])
@@ -485,7 +500,7 @@ async def test_model_text_cannot_ping(env, llm):
 async def test_stage_buttons_open_modals_after_restart(env, llm, tmp_path):
     fake = env.fake
     await env.command("What is six times seven?")
-    await fake.wait_for(lambda: results(fake))
+    await fake.wait_for(lambda: deliveries(fake))  # restarted once delivered, not during
     await env.settle()
     [answer] = results(fake)
     council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
@@ -631,7 +646,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     assert all(e["thread_ts"] == thread_ts for e in fake.ephemerals)
     await fake.wait_for(lambda: llm.requests_for("alpha", stage=1))
     await env.action("council_synthesize", council_id, user="UADMIN", thread_ts=thread_ts)  # an admin may
-    await fake.wait_for(lambda: results(fake), timeout=30)
+    await fake.wait_for(lambda: deliveries(fake) == 1, timeout=30)
     await env.settle()
     stored = await env.service.queries.get_result(council_id)
     assert stored.synthesis is not None and stored.synthesis.text == "Final answer by alpha: 42."
@@ -646,7 +661,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     second = statuses(fake)[1]
     second_id = second.args["blocks"][0]["block_id"].split("-")[2]
     await env.action("council_stop", second_id, user="U1", thread_ts=second.args["thread_ts"])
-    await fake.wait_for(lambda: len(results(fake)) == 2, timeout=30)
+    await fake.wait_for(lambda: deliveries(fake) == 2, timeout=30)
     await env.settle()
     assert (await env.service.queries.get_result(second_id)).status is CouncilStatus.CANCELLED
     last = [c for c in fake.calls_to("chat.update") if c.args["ts"] == second.response["ts"]][-1]
@@ -786,7 +801,7 @@ async def test_streamed_council(env, capsys):
     status, body = await env.command("What is six times seven?")
     ack_s = env.ack_times[-1]
     assert status == 200 and body == "" and ack_s < 3.0
-    await fake.wait_for(lambda: streamed(fake))
+    await fake.wait_for(lambda: deliveries(fake))
     await env.settle()
 
     question = posted(fake)[0]
@@ -899,7 +914,7 @@ async def test_stream_refused_falls_back_to_chat_update(env, llm):
     # A passing error: this council uses chat.update, the next one streams again.
     fake.fail("chat.startStream", "internal_error")
     await env.command("What is six times seven?")
-    await fake.wait_for(lambda: results(fake))
+    await fake.wait_for(lambda: deliveries(fake))
     await env.settle()
     [status_call] = statuses(fake)
     assert status_call.args["blocks"][0]["text"]["text"].startswith(":hourglass_flowing_sand: Convening")
@@ -909,7 +924,7 @@ async def test_stream_refused_falls_back_to_chat_update(env, llm):
     assert not fake.calls_to("chat.appendStream", "chat.stopStream")
 
     await env.command("And again?")
-    await fake.wait_for(lambda: streamed(fake))
+    await fake.wait_for(lambda: deliveries(fake) == 2)
     await env.settle()
     assert len(results(fake)) == 1
 
@@ -917,7 +932,7 @@ async def test_stream_refused_falls_back_to_chat_update(env, llm):
     fake.fail("chat.startStream", "feature_not_enabled")
     for done, question in enumerate(("Third?", "Fourth?"), start=3):
         await env.command(question)
-        await fake.wait_for(lambda n=done: len(results(fake)) + len(streamed(fake)) == n)
+        await fake.wait_for(lambda n=done: deliveries(fake) == n)
         await env.settle()
     assert len(fake.calls_to("chat.startStream")) == 3 and len(results(fake)) == 3
     assert env.bot.stream_now() is False
@@ -936,7 +951,7 @@ async def test_stream_that_breaks_hands_over_to_the_status_message(env, llm):
         )
     fake.fail("chat.appendStream", "message_not_in_streaming_state")
     await env.command("What is six times seven?")
-    await fake.wait_for(lambda: results(fake), timeout=30)
+    await fake.wait_for(lambda: deliveries(fake), timeout=30)
     await env.settle()
     [status_call] = statuses(fake)
     assert status_call.args["blocks"][0]["text"]["text"] == render_note()
@@ -963,7 +978,7 @@ async def test_streamed_stop_and_synthesize(env, llm):
     [control] = statuses(fake)
     council_id = control.args["blocks"][0]["block_id"].split("-")[2]
     await env.action("council_synthesize", council_id, user="U1", thread_ts=control.args["thread_ts"])
-    await fake.wait_for(lambda: streamed(fake), timeout=30)
+    await fake.wait_for(lambda: deliveries(fake) == 1, timeout=30)
     await env.settle()
     [(_start, _stop, message)] = streamed(fake)
     assert message["text"] == "Final answer by alpha: 42."
@@ -979,7 +994,7 @@ async def test_streamed_stop_and_synthesize(env, llm):
     second = statuses(fake)[1]
     second_id = second.args["blocks"][0]["block_id"].split("-")[2]
     await env.action("council_stop", second_id, user="U1", thread_ts=second.args["thread_ts"])
-    await fake.wait_for(lambda: results(fake), timeout=30)
+    await fake.wait_for(lambda: deliveries(fake) == 2, timeout=30)
     await env.settle()
     assert (await env.service.queries.get_result(second_id)).status is CouncilStatus.CANCELLED
     last = [c for c in fake.calls_to("chat.update") if c.args["ts"] == second.response["ts"]][-1]
@@ -1029,6 +1044,8 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         started = time.monotonic()
         await asyncio.gather(*(env.event(m) for m in mentions))
         await env.settle(timeout=180)
+        admitted = len(mentions) - len([e for e in fake.ephemerals if e["channel"] == "C1"])
+        await fake.wait_for(lambda: deliveries(fake) >= admitted, timeout=180)
         elapsed = time.monotonic() - started
 
         accepted = {s.council_id for s in await service.queries.history(limit=100)}

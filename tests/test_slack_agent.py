@@ -15,7 +15,15 @@ import pytest
 
 from core.models.feedback import Vote
 from tests.slack_fake import encode_form
-from tests.test_slack_adapter import SlackEnv, all_text, env, ephemeral_texts, results, stored_councils  # noqa: F401 (fixture)
+from tests.test_slack_adapter import (  # noqa: F401 (fixture)
+    SlackEnv,
+    all_text,
+    deliveries,
+    env,
+    ephemeral_texts,
+    results,
+    stored_councils,
+)
 
 
 def dm_event(env: SlackEnv, text: str, *, thread_ts: str | None = None, user: str = "U1") -> dict[str, Any]:
@@ -127,7 +135,7 @@ async def test_a_top_level_dm_is_a_conversation_with_title_status_and_feedback(e
     fake = env.fake
     first = dm_event(env, "What   is six\ntimes seven?")
     await env.event(first)
-    await fake.wait_for(lambda: results(fake, "D1") or fake.stream("D1", fake.thread("D1", first["ts"])[-1]["ts"]))
+    await fake.wait_for(lambda: deliveries(fake, "D1"))
     await env.settle()
     assert fake.thread_titles[("D1", first["ts"])] == "What is six times seven?"
     shown = [s["status"] for s in fake.thread_status if s["thread_ts"] == first["ts"]]
@@ -142,6 +150,7 @@ async def test_a_top_level_dm_is_a_conversation_with_title_status_and_feedback(e
     llm.requests.clear()
     reply = dm_event(env, "And times eight?", thread_ts=first["ts"])
     await env.event(reply)
+    await fake.wait_for(lambda: deliveries(fake, "D1") == 2)
     await env.settle()
     prompts = [json.dumps(r.messages) for r in llm.requests_for(stage=1)]
     assert prompts and all("six" in p and "times seven" in p for p in prompts)

@@ -15,7 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.errors import error_code, http_status, refusal, retry_after_of
 from tests.slack_fake import OUTAGE_BODIES, FakeSlack
-from tests.test_slack_adapter import SlackEnv, env, ephemeral_texts, results  # noqa: F401 (fixture)
+from tests.test_slack_adapter import SlackEnv, deliveries, env, ephemeral_texts, results  # noqa: F401 (fixture)
 
 KINDS = list(OUTAGE_BODIES)
 NOT_JSON = "HTTP 503, not a Web API answer"
@@ -109,7 +109,7 @@ async def test_a_council_survives_its_status_edits_failing(env: SlackEnv, kind, 
     caplog.set_level(logging.INFO)
     env.fake.outage("chat.update", kind, times=50)
     await env.event(env.mention("<@UBOT> What is six times seven?"))
-    await env.fake.wait_for(lambda: results(env.fake))
+    await env.fake.wait_for(lambda: deliveries(env.fake, refused_too=True))
     await env.settle()
     assert any(c.status == 503 for c in env.fake.calls_to("chat.update"))
     assert [r for r in results(env.fake)] and failures_in(caplog.records) == []

@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
+from contextlib import nullcontext
 from typing import Any, Protocol
 
 from core.admission.limits import ConcurrencyGate, SharedSlots, Ticket
 from core.durable.worker import CouncilWorker
-from core.models import Platform
+from core.models import CouncilRequest, Platform
 from core.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -60,18 +61,20 @@ class InProcessQueue:
         self.worker.owner.after_renew.append(self.adopt_orphans)
 
     async def enqueue(self, council_id: str, platform: Platform, ticket: Ticket) -> None:
-        """Runs the council here and returns once it is delivered: the caller's task is the
-        council's, as for any council this process runs."""
-        await self.worker.run(council_id, ticket)
+        """Starts the council in this process and returns at once, as the PostgreSQL queue does:
+        submitting means admitted and queued on both backends. The request as it was accepted
+        (with its image bytes, which are not stored) goes with the task."""
+        self._adopt(council_id, ticket, self.worker.accepted(council_id))
 
-    def _adopt(self, council_id: str, ticket: Ticket) -> None:
-        task = asyncio.create_task(self._run(council_id, ticket), name=f"council-job-{council_id}")
+    def _adopt(self, council_id: str, ticket: Ticket, accepted: CouncilRequest | None = None) -> None:
+        task = asyncio.create_task(self._run(council_id, ticket, accepted), name=f"council-job-{council_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, council_id: str, ticket: Ticket) -> None:
+    async def _run(self, council_id: str, ticket: Ticket, accepted: CouncilRequest | None) -> None:
         try:
-            await self.worker.run(council_id, ticket)
+            with self.worker.accepting(accepted) if accepted is not None else nullcontext():
+                await self.worker.run(council_id, ticket)
         except Exception:
             log.exception("council %s could not run", council_id)
 

@@ -55,6 +55,10 @@ class CouncilWorker:
         finally:
             self._accepted.pop(request.council_id, None)
 
+    def accepted(self, council_id: str) -> CouncilRequest | None:
+        """The request as this process accepted it, while `accepting` holds it."""
+        return self._accepted.get(council_id)
+
     def register(self, platform: Platform, deliver: Deliver) -> None:
         self.deliverers[platform] = deliver
 
