@@ -354,14 +354,14 @@ class ReapRounds:
     async def wait(self, rounds: int, within_s: float = 60.0) -> None:
         target = len(self.times) + rounds
         deadline = time.monotonic() + within_s
-        while len(self.times) < target:  # noqa: ASYNC110 - the hook runs in the owner's task; a poll is simplest
+        while len(self.times) < target:
             assert time.monotonic() < deadline, f"{target - len(self.times)} reaping round(s) missing"
             await asyncio.sleep(0.02)
 
     async def first_after(self, moment: float, within_s: float = 60.0) -> None:
         """Until a round has finished at or after `moment`, then one more: that one began after it."""
         deadline = time.monotonic() + within_s
-        while not self.times or self.times[-1] < moment:  # noqa: ASYNC110
+        while not self.times or self.times[-1] < moment:
             assert time.monotonic() < deadline, "no reaping round after the moment"
             await asyncio.sleep(0.02)
         await self.wait(1, within_s)
