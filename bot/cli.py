@@ -58,8 +58,9 @@ def _add_ask(sub: _Subparsers) -> None:
     ask.add_argument("--chairman", help="chairman model id or seat primary|fallback (overrides COUNCIL_CHAIRMAN)")
     ask.add_argument(
         "--mode",
-        choices=["standard", "quick"],
-        help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them",
+        choices=["standard", "quick", "auto"],
+        help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them; "
+        "auto: two members answer, and the whole council deliberates only if they disagree",
     )
     ask.add_argument(
         "--file",

@@ -8,6 +8,9 @@ from typing import Any
 
 from core.models import (
     AggregateReady,
+    AgreementCheck,
+    AgreementChecked,
+    AgreementStarted,
     ChairmanFinished,
     ChairmanToken,
     CouncilEvent,
@@ -45,6 +48,9 @@ class CouncilProgress:
     chairman_text: str = ""
     chairman_model: str | None = None
     result: CouncilResult | None = None
+    # Auto mode: the judge comparing the first two answers, then what was decided.
+    judging: str | None = None
+    agreement: AgreementCheck | None = None
 
     def apply(self, event: CouncilEvent) -> None:
         """Update from one event. Unknown event kinds are ignored on purpose (forward-compatible).
@@ -91,6 +97,13 @@ class CouncilProgress:
         if event.review.ballot_labels:
             self.reviews_parsed += 1
 
+    def _judging(self, event: AgreementStarted) -> None:
+        self.judging = event.judge
+
+    def _agreement(self, event: AgreementChecked) -> None:
+        self.judging = None
+        self.agreement = event.check
+
     def _aggregated(self, event: AggregateReady) -> None:
         self.stage = max(self.stage, 2)
 
@@ -128,6 +141,8 @@ _UPDATES: dict[type, Callable[[CouncilProgress, Any], None]] = {
     MemberFinished: CouncilProgress._answered,
     MemberFailed: CouncilProgress._member_failed,
     ReviewFinished: CouncilProgress._reviewed,
+    AgreementStarted: CouncilProgress._judging,
+    AgreementChecked: CouncilProgress._agreement,
     AggregateReady: CouncilProgress._aggregated,
     ChairmanToken: CouncilProgress._token,
     ChairmanFinished: CouncilProgress._synthesized,

@@ -7,6 +7,7 @@ or embeds. Everything here is plain text with light markdown.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from bot.progress import CouncilProgress
 from core.models import (
@@ -18,6 +19,7 @@ from core.models import (
     Leaderboard,
     RateCheck,
     Review,
+    UnfinishedCouncil,
 )
 from core.models.lines import dissent_lines
 from core.models.text import clip as clip  # other renderers import it from here
@@ -154,6 +156,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
         if member.detail:
             extra = f" — {member.detail}"
         lines.append(f"{icon} {short_model(member.model)}{extra}")
+    lines += agreement_lines(progress)
     if progress.stage >= 2:
         lines.append(
             f"📝 reviews: {progress.reviews_done}/{progress.reviews_expected or answered} "
@@ -164,16 +167,29 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     return lines
 
 
-def result_header(result: CouncilResult) -> str:
-    """First line(s) of a result: degradation said before the answer, never after."""
+def agreement_lines(progress: CouncilProgress) -> list[str]:
+    """Auto mode's check of the first two answers, while it runs and once decided."""
+    if progress.judging is not None:
+        return [f"⚖️ {short_model(progress.judging)} checks whether the first two answers agree…"]
+    check = progress.agreement
+    if check is None:
+        return []
+    if check.escalated:
+        return [f"↗️ Escalated: {check.reason}; the whole council deliberates."]
+    return [f"🤝 {check.reason[0].upper()}{check.reason[1:]}."]
+
+
+def result_header(result: CouncilResult, *, stand_in: bool = True) -> str:
+    """First line(s) of a result: degradation said before the answer, never after. `stand_in`:
+    with the note of a failed chairman (False: the caller puts it under the answer's heading)."""
     if result.status.value == "failed":
         cause = result.error.message if result.error else "unknown cause"
         return f":warning: The council failed: {cause}"
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
     lines = []
-    stood_in = result.synthesis is not None and not result.synthesis.by_chairman
-    if result.synthesis is not None and stood_in:
+    stood_in = result.synthesis is not None and result.synthesis.stood_in
+    if result.synthesis is not None and stood_in and stand_in:
         lines.append(f":warning: {result.synthesis.note or 'The chairman failed; a member synthesized this answer.'}")
     # A chairman seat's fallback note (by_chairman) is one of the notices like the members' ones.
     others = [n for n in result.notices if not stood_in or result.synthesis is None or n != result.synthesis.note]
@@ -182,30 +198,48 @@ def result_header(result: CouncilResult) -> str:
     return "\n".join(lines)
 
 
-def history_lines(summaries: list[CouncilSummary]) -> list[str]:
-    if not summaries:
+def history_lines(summaries: list[CouncilSummary], unfinished: Sequence[UnfinishedCouncil] = ()) -> list[str]:
+    """One line per council, newest first; `unfinished` ones say "running" or "interrupted"."""
+    if not summaries and not unfinished:
         return ["No councils yet."]
-    out = []
-    for s in summaries:
-        winner = short_model(s.winner) if s.winner else "—"
-        agreement = f"W={s.agreement_w:.2f}" if s.agreement_w is not None else "W=–"
-        cost = f"${s.cost_usd:.4f}" if s.cost_usd else "$0"
-        duration = f"{s.duration_s:.0f}s" if s.duration_s is not None else "–"
-        question = s.question.replace("\n", " ")
-        question = question[:80] + ("…" if len(question) > 80 else "")
-        votes = f" · 👍 {s.votes_good} 👎 {s.votes_bad}" if s.votes_good or s.votes_bad else ""
-        read = ""
-        if s.files:
-            names = ", ".join(name.replace("`", "'") for name in s.files)
-            read += f" · read {names[:120]}"
-        if s.sources:
-            read += f" · {s.sources} web source(s)"
-        mode = " · quick" if s.mode == "quick" else ""
-        out.append(
-            f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value}{mode} · winner {winner} · "
-            f"{agreement} · {cost} · {duration}{read}{votes} — {question}"
-        )
-    return out
+    lines = [(s.created_at, _summary_line(s)) for s in summaries]
+    lines += [(u.created_at, _unfinished_line(u)) for u in unfinished]
+    return [line for _, line in sorted(lines, key=lambda pair: pair[0], reverse=True)]
+
+
+def _question_cell(question: str) -> str:
+    question = question.replace("\n", " ")
+    return question[:80] + ("…" if len(question) > 80 else "")
+
+
+def _mode_cell(mode: str) -> str:
+    return f" · {mode}" if mode != "standard" else ""
+
+
+def _unfinished_line(u: UnfinishedCouncil) -> str:
+    state = "interrupted (its process stopped)" if u.interrupted else "running"
+    return (
+        f"`{u.council_id}` {u.created_at:%Y-%m-%d %H:%M} · {state}{_mode_cell(u.mode)} — {_question_cell(u.question)}"
+    )
+
+
+def _summary_line(s: CouncilSummary) -> str:
+    winner = short_model(s.winner) if s.winner else "—"
+    agreement = f"W={s.agreement_w:.2f}" if s.agreement_w is not None else "W=–"
+    cost = f"${s.cost_usd:.4f}" if s.cost_usd else "$0"
+    duration = f"{s.duration_s:.0f}s" if s.duration_s is not None else "–"
+    question = _question_cell(s.question)
+    votes = f" · 👍 {s.votes_good} 👎 {s.votes_bad}" if s.votes_good or s.votes_bad else ""
+    read = ""
+    if s.files:
+        names = ", ".join(name.replace("`", "'") for name in s.files)
+        read += f" · read {names[:120]}"
+    if s.sources:
+        read += f" · {s.sources} web source(s)"
+    return (
+        f"`{s.council_id}` {s.created_at:%Y-%m-%d %H:%M} · {s.status.value}{_mode_cell(s.mode)} · winner {winner} · "
+        f"{agreement} · {cost} · {duration}{read}{votes} — {question}"
+    )
 
 
 def approval_cell(good: int, bad: int) -> str:

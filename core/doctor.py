@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
-from core.engine.weights import require_known_weights
+from core.engine.weights import require_member_weights
 from core.errors import ConfigurationError
 from core.models import seats
 from core.providers.base import ProviderError
@@ -25,7 +25,7 @@ async def diagnose(service) -> list[Check]:
     checks = _provider_checks(s)
     checks.append(await _model_check(service))
     if isinstance(s.council_reviewer_weights, dict) and s.council_reviewer_weights:
-        checks.append(await _weights_check(service))
+        checks.append(_weights_check(service))
     checks.append(await _database_check(service))
     checks += _bot_checks(s)
     return checks
@@ -74,13 +74,12 @@ async def _model_check(service) -> Check:
     )
 
 
-async def _weights_check(service) -> Check:
+def _weights_check(service) -> Check:
     try:
-        await require_known_weights(service.settings, service.router)
-    except (ConfigurationError, ProviderError) as exc:
-        message = exc.user_message if isinstance(exc, ConfigurationError) else exc.info().short()
-        return Check("reviewer weights", False, message)
-    return Check("reviewer weights", True, "every weighted id is known to the provider")
+        require_member_weights(service.settings)
+    except ConfigurationError as exc:
+        return Check("reviewer weights", False, exc.user_message)
+    return Check("reviewer weights", True, "every weighted id is a member's")
 
 
 async def _database_check(service) -> Check:

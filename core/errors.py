@@ -53,3 +53,13 @@ class ConfigurationError(CouncilError):
 
 class Unreachable(CouncilError):
     """A service the bot depends on (a platform API, the database) could not be reached at run time."""
+
+
+class ModelFailed(CouncilError):
+    """A single model call the service made outside a council failed (a front end's task, a member
+    answering alone); `kind` is its ErrorKind's value (auth, timeout, ...) and the message its cause,
+    safe to show."""
+
+    def __init__(self, user_message: str, kind: str):
+        super().__init__(user_message)
+        self.kind = kind

@@ -8,6 +8,8 @@ are documented there and mirrored by the pure-Python reference in tests/ranking_
 - parse_ranking: the ballot in a reviewer's text. The format (what a header is, which list forms
   count, the fallback without a header) is defined in one place, the module comment of
   rust/ranking/src/parse.rs; it is not restated here.
+- parse_verdict: a judge's `VERDICT: AGREE` / `VERDICT: DISAGREE` on two answers (auto mode); the
+  format is the module comment of rust/ranking/src/verdict.rs.
 - aggregate / aggregate_models: mean rank, partial-ballot Borda (a candidate at 1-based position p
   on a ballot of length m gets m - p points, unranked get 0, summed over ballots), Copeland from
   pairwise majorities over the ballots ranking both (win 1, tie 0.5, never compared 0),
@@ -44,9 +46,11 @@ __all__ = [
     "kendall_w",
     "leaderboard",
     "parse_ranking",
+    "parse_verdict",
 ]
 
 ParseStatus = Literal["complete", "partial", "none"]
+Verdict = Literal["agree", "disagree", "none"]
 _U64 = 1 << 64
 
 
@@ -108,6 +112,13 @@ def parse_ranking(text: str, labels: Sequence[str]) -> ParsedRanking:
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     return _ranking.parse_ranking(text, _seq(labels, "labels"), ParsedRanking)
+
+
+def parse_verdict(text: str) -> Verdict:
+    """A judge's verdict on whether two answers agree; "none" when it cannot be read."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return _ranking.parse_verdict(text)
 
 
 _native_aggregate = _ranking.aggregate

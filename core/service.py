@@ -12,6 +12,7 @@ adapters call directly (docs/dev/CONTRACTS.md lists them):
     service.channels     core/channels/admin.py         a channel's configuration; admin changes to it, audited
     service.permissions  core/admission/permissions.py  who may see or do what: every such rule
     service.durable      core/durable/service.py        durable councils: the worker, delivery claims
+    service.direct       core/direct.py                 members as models: one member (or the chairman) alone
 
 Besides the service, this module is the door for the few functions adapters call without one (the
 CLI's doctor, migrate-db, exports and logging set-up) and the handles they hold (`CouncilRun`,
@@ -33,12 +34,15 @@ from core.admission.shared_cap import SharedCap
 from core.channels.admin import ChannelAdmin
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
+from core.direct import DirectModels
 from core.doctor import diagnose
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
+from core.engine.tasks import FrontEndTasks
 from core.errors import NotFound
 from core.models import (
     Actor,
+    AnswerFormat,
     ControlAction,
     ConversationTurn,
     CouncilMode,
@@ -57,6 +61,7 @@ from core.reading.attachments import AttachmentBatch, ExtractedAttachment, Incom
 from core.reading.reader import CouncilReading
 from core.records.export import feedback_lines, leaderboard_document, to_json
 from core.records.feedback import CouncilFeedback
+from core.records.idempotency import IdempotencyKeys
 from core.records.messages import CouncilMessages
 from core.records.queries import CouncilQueries, HistoryScope
 from core.records.retention import Retention
@@ -119,6 +124,13 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
+        # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
+        self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
+        # Members as models (the API's /v1/models): one member or the chairman answering alone.
+        self.direct = DirectModels(
+            storage, router, self.admission.limits, self.channels.effective_config, settings.council_timeout_s
+        )
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
@@ -176,6 +188,7 @@ class CouncilService:
         search: bool | None = None,
         notices: Sequence[str] = (),
         mode: CouncilMode | None = None,
+        answer_format: AnswerFormat | None = None,
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
@@ -183,6 +196,7 @@ class CouncilService:
         search for this question, None follows the channel (`/council-admin search`); `mode`
         likewise (`quick` or `standard`; None: the channel's, `/council-admin mode`). `notices` go
         into the result (the API's files it could not read: it has no private channel).
+        `answer_format`: the synthesizer writes the answer as JSON (the API's `response_format`).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
@@ -199,6 +213,7 @@ class CouncilService:
             attachments=attachments,
             mode=mode,
         )
+        request.answer_format = answer_format
         channel = await self.storage.channels.get(origin.channel_key) if search is None else None
         wants_search = self.reading.wants_search(search, channel)
 

@@ -81,8 +81,9 @@ class Settings(BaseSettings):
     council_grace_factor: float = Field(2.0, alias="COUNCIL_GRACE_FACTOR", ge=0)
     # Reviewers per answer with many seats (N·k reviews instead of N·(N-1)); empty: every other member.
     council_max_reviewers: int | None = Field(None, alias="COUNCIL_MAX_REVIEWERS", ge=2)
-    # The default mode of channels that set none: standard (three stages) or quick (two answers compared).
-    council_mode: Literal["standard", "quick"] = Field("standard", alias="COUNCIL_MODE")
+    # The default mode of channels that set none: standard (three stages), quick (two answers
+    # compared) or auto (two answers; the whole council only when they disagree).
+    council_mode: Literal["standard", "quick", "auto"] = Field("standard", alias="COUNCIL_MODE")
     council_exclude_self: bool = Field(True, alias="COUNCIL_EXCLUDE_SELF")
     council_max_answer_tokens: int | None = Field(None, alias="COUNCIL_MAX_ANSWER_TOKENS")
     # Issue 12, ballots: how reviewers give their ranking (core/engine/ballots.py), and how much
@@ -150,6 +151,11 @@ class Settings(BaseSettings):
     attachment_max_chars: int = Field(100_000, alias="COUNCIL_ATTACHMENT_MAX_CHARS", ge=1)
     attachment_max_pages: int = Field(200, alias="COUNCIL_ATTACHMENT_MAX_PAGES", ge=1)
     attachment_fetch_timeout_s: float = Field(30.0, alias="COUNCIL_ATTACHMENT_FETCH_TIMEOUT_S", gt=0)
+    # Issue 28: every file is read in a worker process killed at this deadline, whose address space
+    # is capped at this size (core/reading/attachments/readers.py); at most this many read at once per process.
+    attachment_read_s: float = Field(10.0, alias="COUNCIL_ATTACHMENT_READ_S", gt=0)
+    attachment_read_mb: int = Field(256, alias="COUNCIL_ATTACHMENT_READ_MB", ge=128)
+    attachment_readers: int = Field(2, alias="COUNCIL_ATTACHMENT_READERS", ge=1)
 
     search_backend: Literal["off", "searxng", "brave", "tavily"] = Field("off", alias="COUNCIL_SEARCH")
     searxng_url: str | None = Field(None, alias="SEARXNG_URL")
@@ -189,8 +195,27 @@ class Settings(BaseSettings):
     api_keys: SecretStr | None = Field(None, alias="COUNCIL_API_KEYS")
     api_host: str = Field("127.0.0.1", alias="COUNCIL_API_HOST")
     api_port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535)
+    # The Host names the API answers to (DNS rebinding). Empty: the loopback names when it listens
+    # on loopback, any name otherwise (the keys guard it then).
+    api_allowed_hosts: CsvList = Field(default_factory=list, alias="COUNCIL_API_ALLOWED_HOSTS")
+    # Browser origins (`https://chat.example.com`) allowed to call the API; any other Origin is refused.
+    api_cors_origins: CsvList = Field(default_factory=list, alias="COUNCIL_API_CORS_ORIGINS")
+    # Names from COUNCIL_API_KEYS of trusted front ends (Open WebUI) that may name their end user
+    # (the request's `user`, or X-OpenWebUI-User-Id): limits and history are then per end user.
+    api_trusted_keys: CsvList = Field(default_factory=list, alias="COUNCIL_API_TRUSTED_KEYS")
+    # The model that answers a chat front end's background tasks (titles, tags, follow-ups) alone,
+    # instead of a council. Empty: the member with the lowest stored latency (else the first).
+    api_task_model: str | None = Field(None, alias="COUNCIL_API_TASK_MODEL")
 
-    _split = field_validator("council_models", "admin_users", "vision_models", mode="before")(_split_csv)
+    _split = field_validator(
+        "council_models",
+        "admin_users",
+        "vision_models",
+        "api_allowed_hosts",
+        "api_cors_origins",
+        "api_trusted_keys",
+        mode="before",
+    )(_split_csv)
 
     @field_validator("slack_suggested_prompts", mode="before")
     @classmethod
@@ -294,7 +319,13 @@ class Settings(BaseSettings):
         return default_database_url() if isinstance(value, str) and not value.strip() else value
 
     @field_validator(
-        "council_chairman", "council_max_reviewers", "llm_base_url", "slack_api_url", "discord_api_url", mode="before"
+        "council_chairman",
+        "council_max_reviewers",
+        "llm_base_url",
+        "slack_api_url",
+        "discord_api_url",
+        "api_task_model",
+        mode="before",
     )
     @classmethod
     def _blank_is_none(cls, value: Any) -> Any:

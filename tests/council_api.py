@@ -8,7 +8,7 @@ import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.conftest import MEMBERS
@@ -46,6 +46,7 @@ class RunningApi:
     process: asyncio.subprocess.Process
     base_url: str  # http://127.0.0.1:PORT/v1
     database: Path
+    log: list[str] = field(default_factory=list)  # the server's stderr lines so far
 
     @property
     def root(self) -> str:
@@ -63,17 +64,23 @@ async def council_api(
         cwd=tmp_path, env=env, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stderr is not None
-    drain: asyncio.Task[bytes] | None = None
+    drain: asyncio.Task[None] | None = None
     try:
         line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
         match = re.search(r"(http://\S+/v1)", line)
         assert match, f"no address from `council api`: {line!r} {(await process.stderr.read()).decode()!r}"
-        # Keep draining stderr so that the server never blocks on a full pipe.
-        drain = asyncio.create_task(process.stderr.read())
-        yield RunningApi(process, match.group(1), tmp_path / "api.db")
+        running = RunningApi(process, match.group(1), tmp_path / "api.db")
+        # Keep draining stderr (the server must never block on a full pipe), line by line for the tests.
+        drain = asyncio.create_task(_collect(process.stderr, running.log))
+        yield running
     finally:
         if process.returncode is None:
             process.terminate()
             await asyncio.wait_for(process.wait(), 10)
         if drain is not None:
             drain.cancel()
+
+
+async def _collect(stream: asyncio.StreamReader, lines: list[str]) -> None:
+    while line := await stream.readline():
+        lines.append(line.decode(errors="replace").rstrip("\n"))

@@ -67,12 +67,18 @@ def text_of(content: Any) -> str:
     return content or ""
 
 
+JUDGEMENT = 4  # auto mode's judgement of whether the first two answers agree (not a council stage)
+
+
 def stage_of(messages: Sequence[dict[str, Any]]) -> int:
-    """Which council stage a prompt belongs to, from the engine's prompt texts."""
+    """Which council stage a prompt belongs to, from the engine's prompt texts (JUDGEMENT: auto
+    mode's agreement check)."""
     system = "\n".join(text_of(m["content"]) for m in messages if m["role"] == "system").lower()
+    last_user = next((text_of(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
+    if "VERDICT: DISAGREE" in last_user:
+        return JUDGEMENT
     if "chairman" in system:
         return 3
-    last_user = next((text_of(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
     if "FINAL RANKING:" in last_user:
         return 2
     return 1
@@ -211,14 +217,17 @@ def flaky(times: int, first: Behaviour, then: Behaviour) -> Sequence_:
 
 @dataclass
 class ByStage(Behaviour):
-    """Different behaviour per council stage (1 answer, 2 review, 3 synthesis)."""
+    """Different behaviour per council stage (1 answer, 2 review, 3 synthesis; `judge`: auto mode's
+    agreement check, which agrees unless told otherwise)."""
 
     stage1: Behaviour
     stage2: Behaviour
     stage3: Behaviour
+    judge: Behaviour = field(default_factory=lambda: Reply("Both reach the same conclusion.\nVERDICT: AGREE"))
 
     async def respond(self, request, call, server):
-        return await {1: self.stage1, 2: self.stage2, 3: self.stage3}[call.stage].respond(request, call, server)
+        behaviour = {1: self.stage1, 2: self.stage2, 3: self.stage3, JUDGEMENT: self.judge}[call.stage]
+        return await behaviour.respond(request, call, server)
 
 
 def in_shown_order(labels: list[str]) -> list[str]:
@@ -325,6 +334,8 @@ class ScriptedLLMServer:
     record: bool = True
     ssl_context: Any = None  # an ssl.SSLContext: serve HTTPS
     image_models: set[str] = field(default_factory=set)  # listed with "image" input, as OpenRouter does
+    unlisted: set[str] = field(default_factory=set)  # served but left out of /v1/models, as many proxies do
+    model_list_requests: int = 0  # GET /v1/models received
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -362,6 +373,7 @@ class ScriptedLLMServer:
             await self._runner.cleanup()
 
     async def _models(self, request: web.Request) -> web.Response:
+        self.model_list_requests += 1
         data = [
             {
                 "id": name,
@@ -371,6 +383,7 @@ class ScriptedLLMServer:
                 "architecture": {"input_modalities": ["text", "image"] if name in self.image_models else ["text"]},
             }
             for name in self.models
+            if name not in self.unlisted
         ]
         return web.json_response({"object": "list", "data": data})
 

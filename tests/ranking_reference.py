@@ -9,10 +9,11 @@ results compare with ==.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from core.ranking import CandidateScore, ParsedRanking, Rating
+from core.ranking import CandidateScore, ParsedRanking, Rating, Verdict
 
 # --------------------------------------------------------------------------------------- parsing
 
@@ -372,6 +373,60 @@ def parse_ranking(text: str, labels: Sequence[str]) -> ParsedRanking:
             order.append(c)
     status = "none" if not order else "complete" if len(order) == len(labels) else "partial"
     return ParsedRanking(order, status)
+
+
+# -------------------------------------------------------------------------------------- verdicts
+# The format: the module comment of rust/ranking/src/verdict.rs. Written with regular expressions
+# (ASCII case folding only), independently of the Rust scanner.
+
+_VERDICT_HEADER = re.compile(r"(?<![A-Za-z0-9])verdict(?![A-Za-z0-9])", re.IGNORECASE | re.ASCII)
+_VERDICT_WORD = re.compile(r"(disagree|agree)[sd]?(?![A-Za-z0-9])", re.IGNORECASE | re.ASCII)
+_MARKS = CLOSERS | OPENERS | frozenset(WS)
+
+
+def _verdict_header(line: str) -> int | None:
+    found = None
+    for match in _VERDICT_HEADER.finditer(line):
+        p = _skip(line, match.end(), CLOSERS | frozenset(WS))
+        if p < len(line) and line[p] == ":":
+            found = p + 1
+        elif p == len(line) and all(c in HEADER_PREFIX for c in line[: match.start()]):
+            found = p
+    return found
+
+
+def _verdict_word(line: str, p: int) -> tuple[Verdict, int] | None:
+    match = _VERDICT_WORD.match(line, p)
+    if match is None:
+        return None
+    return ("disagree" if match.group(1).lower() == "disagree" else "agree"), match.end()
+
+
+def _only_marks(line: str) -> bool:
+    return all(c in _MARKS for c in line)
+
+
+def parse_verdict(text: str) -> Verdict:
+    lines = normalize(text.removeprefix("\ufeff")).split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        rest = _verdict_header(lines[i])
+        if rest is None:
+            continue
+        if _only_marks(lines[i][rest:]):
+            following = [line for line in lines[i + 1 :] if not _only_marks(line)]
+            found = _verdict_word(following[0], _skip(following[0], 0, HEADER_PREFIX)) if following else None
+        else:
+            found = _verdict_word(lines[i], _skip(lines[i], rest, OPENERS | frozenset(WS)))
+        return found[0] if found else "none"
+    filled = [line for line in lines if not _only_marks(line)]
+    if not filled:
+        return "none"
+    last = filled[-1]
+    found = _verdict_word(last, _skip(last, 0, HEADER_PREFIX))
+    if found and _skip(last, found[1], CLOSERS | frozenset(WS + ".!")) == len(last):
+        return found[0]
+    found = _verdict_word(filled[0], _skip(filled[0], 0, HEADER_PREFIX))
+    return found[0] if found else "none"
 
 
 # ----------------------------------------------------------------------------------- aggregation

@@ -14,6 +14,8 @@ an oversized message fails like production would. Rate limits can be scripted pe
 (HTTP 429, `Retry-After`, `{"ok": false, "error": "ratelimited"}`), and `channel_limit` enforces
 Slack's per-channel message limit (about one message per second per channel, short bursts
 tolerated; beyond it HTTP 429 with Retry-After, as Slack documents) on every message write.
+`outage(method, kind)` answers HTTP 503 the way Slack's edge does while Slack is down: plain text,
+an HTML page, an HTML page labelled application/json, or an empty body (OUTAGE_BODIES).
 
     fake = await FakeSlack().start()
     Settings(SLACK_API_URL=fake.api_url, SLACK_BOT_TOKEN="xoxb-test", ...)
@@ -68,6 +70,18 @@ class ChannelLimit:
             return (1.0 - tokens) / self.per_s
         self._buckets[channel] = (tokens - 1.0, now)
         return 0.0
+
+
+# What Slack's edge answers during an outage, instead of the Web API's JSON: `outage(method, kind)`.
+OUTAGE_PAGE = (
+    "<html><head><title>503 Service Unavailable</title></head><body><h1>Service Unavailable</h1></body></html>"
+)
+OUTAGE_BODIES: dict[str, tuple[str, str | None]] = {  # kind -> (body, Content-Type)
+    "text/plain": ("upstream connect error or disconnect/reset before headers", "text/plain"),
+    "text/html": (OUTAGE_PAGE, "text/html"),
+    "html-as-json": (OUTAGE_PAGE, "application/json"),  # a proxy's page mislabelled as JSON
+    "empty": ("", None),
+}
 
 
 @dataclass
@@ -197,6 +211,7 @@ class FakeSlack:
         self.no_access: set[str] = set()  # channels where posting fails with channel_not_found
         self._ratelimits: dict[str, list[int]] = {}
         self._failures: dict[str, list[str]] = {}
+        self._outages: dict[str, list[str]] = {}
         self._clock = itertools.count(1)
         self._files = itertools.count(1)
         self._runner: web.AppRunner | None = None
@@ -286,6 +301,12 @@ class FakeSlack:
     def fail(self, method: str, error: str, times: int = 1) -> None:
         self._failures.setdefault(method, []).extend([error] * times)
 
+    def outage(self, method: str, kind: str, times: int = 1) -> None:
+        """The next `times` calls of `method` get HTTP 503 with a body that is not the Web API's JSON
+        (`kind`, a key of OUTAGE_BODIES), as Slack's edge answers while Slack is down."""
+        assert kind in OUTAGE_BODIES, kind
+        self._outages.setdefault(method, []).extend([kind] * times)
+
     def next_ts(self) -> str:
         return f"{1700000000 + next(self._clock)}.{next(self._clock):06d}"
 
@@ -371,6 +392,12 @@ class FakeSlack:
         args = await self._arguments(request)
         call = ApiCall(method, args, dict(request.headers), time.monotonic())
         self.calls.append(call)
+        outages = self._outages.get(method)
+        if outages:  # the edge answers before the API sees the call: no token check
+            body, content_type = OUTAGE_BODIES[outages.pop(0)]
+            call.status = 503
+            headers = {"Content-Type": content_type} if content_type else {}
+            return web.Response(status=503, body=body.encode(), headers=headers)
         auth = request.headers.get("Authorization", "")
         token = auth[7:] if auth.startswith("Bearer ") else args.get("token")
         if not token:

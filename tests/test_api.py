@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import sys
 import time
 
@@ -120,8 +121,11 @@ async def test_completion_answers_with_history_and_is_stored_as_api(client, api,
 
 
 async def test_stream_sends_progress_as_reasoning_then_the_answer_then_usage(client, api):
-    stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
+    stream = await client.chat.completions.create(
+        model="llm-council", messages=QUESTION, stream=True, stream_options={"include_usage": True}
+    )
     chunks = [chunk async for chunk in stream]
+    usage_chunk = chunks.pop()
     reasoning = "".join((c.choices[0].delta.model_extra or {}).get("reasoning_content") or "" for c in chunks)
     content = "".join(c.choices[0].delta.content or "" for c in chunks)
     assert content == "Final answer by alpha: 42."
@@ -129,14 +133,15 @@ async def test_stream_sends_progress_as_reasoning_then_the_answer_then_usage(cli
     first_content = next(i for i, c in enumerate(chunks) if c.choices[0].delta.content)
     assert all(not (c.choices[0].delta.model_extra or {}).get("reasoning_content") for c in chunks[first_content:])
     last = chunks[-1]
-    assert last.choices[0].finish_reason == "stop" and last.usage is not None and last.usage.total_tokens > 0
-    assert all(c.object == "chat.completion.chunk" and c.id == last.id for c in chunks)
+    assert last.choices[0].finish_reason == "stop" and last.usage is None
+    assert usage_chunk.choices == [] and usage_chunk.usage is not None and usage_chunk.usage.total_tokens > 0
+    assert all(c.object == "chat.completion.chunk" and c.id == usage_chunk.id for c in chunks)
     assert (
         await stored(api, last.id.removeprefix("chatcmpl-"))
-    ).usage.completion_tokens == last.usage.completion_tokens
+    ).usage.completion_tokens == usage_chunk.usage.completion_tokens
 
 
-async def test_raw_stream_ends_with_the_usage_chunk_then_done(api):
+async def test_raw_stream_ends_with_the_finish_chunk_then_done(api):
     async with (
         httpx.AsyncClient(timeout=30) as http,
         http.stream(
@@ -148,8 +153,8 @@ async def test_raw_stream_ends_with_the_usage_chunk_then_done(api):
         events = [line.removeprefix("data: ") async for line in response.aiter_lines() if line]
     assert events[-1] == "[DONE]"
     final = json.loads(events[-2])
-    assert final["choices"][0]["finish_reason"] == "stop" and final["usage"]["total_tokens"] > 0
-    assert all("usage" not in json.loads(e) for e in events[:-2])
+    assert final["choices"][0]["finish_reason"] == "stop"
+    assert all("usage" not in json.loads(e) for e in events[:-1]), "usage only when stream_options asks"
 
 
 @pytest.mark.parametrize(
@@ -344,16 +349,16 @@ async def test_serves_without_keys_on_loopback_as_the_local_user(llm_for_api, tm
     assert result.request.origin.user_id == "local"
 
 
-async def test_a_failed_council_is_a_502_or_a_said_failure_in_the_stream(client, llm_for_api):
+async def test_a_failed_council_is_a_502_or_an_error_event_in_the_stream(client, llm_for_api):
     for name in MEMBERS:
         llm_for_api.script(name, Fail(503, "upstream overloaded"))
     with pytest.raises(openai.APIStatusError) as refused:
         await client.chat.completions.create(model="llm-council", messages=QUESTION)
     assert refused.value.status_code == 502 and "The council failed" in refused.value.message
     stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
-    chunks = [chunk async for chunk in stream]
-    assert "".join(c.choices[0].delta.content or "" for c in chunks).startswith("The council failed")
-    assert chunks[-1].choices[0].finish_reason == "stop"
+    with pytest.raises(openai.APIError) as raised:
+        _ = [chunk async for chunk in stream]
+    assert raised.value.message.startswith("The council failed")
 
 
 async def test_a_chairman_fallback_is_announced_in_the_answer(client, llm_for_api):
@@ -412,3 +417,80 @@ async def test_the_quick_model_runs_a_quick_council(client, api, llm_for_api):
     result = await stored(api, completion.id.removeprefix("chatcmpl-"))
     assert result.request.config.mode == "quick" and len(result.answers) == 2
     assert not llm_for_api.requests_for(stage=2)
+
+
+async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api, llm_for_api):
+    assert "llm-council-auto" in [m.id for m in (await client.models.list()).data]
+    completion = await client.chat.completions.create(model="llm-council-auto", messages=QUESTION)
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert result.request.config.mode == "auto" and result.escalated is True  # "alpha says: 42." vs "beta says: 42."
+    assert len(llm_for_api.requests) == 7 and len(llm_for_api.requests_for(stage=1)) == 3
+    assert "Escalated: the first two answers disagreed" in completion.choices[0].message.reasoning_content
+    assert completion.metadata == {"council_id": result.council_id, "status": "ok", "mode": "auto", "escalated": True}
+
+
+async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_for_api):
+    for name in MEMBERS:  # whichever two admission picks (the fastest by stored latency) agree
+        llm_for_api.script(name, council_member("42."))
+    completion = await client.chat.completions.create(model="llm-council-auto", messages=QUESTION)
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert result.escalated is False and len(llm_for_api.requests) == 2
+    assert completion.choices[0].message.content == "42."
+    stream = await client.chat.completions.create(model="llm-council-auto", messages=QUESTION, stream=True)
+    last = [chunk async for chunk in stream][-1]
+    assert last.metadata["mode"] == "auto" and last.metadata["escalated"] is False
+
+
+# --------------------------------------------------------------------------- members as models
+
+
+async def test_models_lists_each_member_and_the_chairman_once(client):
+    ids = [m.id for m in (await client.models.list()).data]
+    assert ids == ["llm-council", "llm-council-quick", "llm-council-auto", *MEMBERS]  # alpha chairs: listed once
+
+
+def councils_stored(api) -> int:
+    with sqlite3.connect(api.database) as db:
+        return db.execute("SELECT COUNT(*) FROM councils").fetchone()[0]
+
+
+async def test_a_member_answers_alone(client, api, llm_for_api):
+    before = councils_stored(api)
+    completion = await client.chat.completions.create(
+        model="beta",
+        messages=[{"role": "system", "content": "Answer with a number."}, *QUESTION],
+        temperature=0.0,
+        max_tokens=5,
+    )
+    assert completion.model == "beta" and completion.choices[0].message.content == "beta says: 42."
+    assert completion.choices[0].finish_reason == "stop" and completion.usage.completion_tokens == 3
+    [call] = llm_for_api.requests  # beta alone: no council, no other model
+    assert call.model == "beta" and call.body["temperature"] == 0.0 and call.body["max_tokens"] == 5
+    assert [m["role"] for m in call.messages] == ["system", "user"]
+    assert call.messages[0]["content"] == "Answer with a number." and call.user == QUESTION[0]["content"]
+    assert councils_stored(api) == before  # no council
+
+
+async def test_a_member_streams_alone_and_the_chairman_answers_too(client, llm_for_api):
+    stream = await client.chat.completions.create(
+        model="gamma", messages=QUESTION, stream=True, stream_options={"include_usage": True}
+    )
+    pieces, usage = [], None
+    async for chunk in stream:
+        pieces += [c.delta.content or "" for c in chunk.choices]
+        usage = chunk.usage or usage
+    assert "".join(pieces) == "gamma says: 42." and usage is not None and usage.completion_tokens == 3
+    completion = await client.chat.completions.create(model="alpha", messages=QUESTION)
+    assert completion.choices[0].message.content == "alpha says: 42."
+    assert [r.model for r in llm_for_api.requests] == ["gamma", "alpha"]
+
+
+async def test_a_model_that_is_no_member_is_404_and_a_failing_member_is_502(client, llm_for_api):
+    with pytest.raises(openai.NotFoundError) as missing:
+        await client.chat.completions.create(model="delta", messages=QUESTION)
+    assert "alpha, beta, gamma" in str(missing.value)
+    llm_for_api.script("beta", Fail(401, "invalid api key"))
+    with pytest.raises(openai.InternalServerError) as failed:
+        await client.chat.completions.create(model="beta", messages=QUESTION)
+    assert failed.value.status_code == 502 and "auth 401" in str(failed.value)
+    assert "api-test-upstream-key" not in str(failed.value)

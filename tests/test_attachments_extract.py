@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import zipfile
 
 import pytest
@@ -196,11 +197,41 @@ def test_text_cut_at_the_budget_says_how_much_was_left_out():
     assert f"{500 - len(attachment.text):,} characters of it left out" in notice
 
 
-def test_docx_cut_counts_the_later_sections_left_out():
+def test_docx_reading_stops_at_the_budget_and_says_the_rest_was_not_read():
     data = make_docx([("One", 1), "a" * 40, ("Two", 1), "b" * 40, ("Three", 1), "c" * 40])
     attachment = extract_file("d.docx", data, limits=AttachmentLimits(max_chars=30))
-    (notice,) = attachment.notices
-    assert "in One;" in notice and "2 later sections (90 characters) left out" in notice
+    assert [(s.label, s.text) for s in attachment.sections] == [("One", "One")]  # cut at the last whitespace
+    assert attachment.notices == (
+        "d.docx: text cut at the 30-character limit for one question in One; the rest of the document was not read",
+    )
+
+
+def test_a_large_text_file_is_read_only_up_to_the_budget():
+    data = ("word " * 100_000).encode()  # 500,000 characters, read in chunks
+    attachment = extract_file("big.log", data, limits=AttachmentLimits(max_chars=1000))
+    assert attachment.char_count <= 1000 and attachment.text.startswith("word word")
+    assert attachment.notices == (
+        "big.log: text cut at the 1,000-character limit for one question; the rest of the file was not read",
+    )
+
+
+def test_text_newlines_split_across_chunks_are_one_newline():
+    data = b"a" * (64 * 1024 - 1) + b"\r\n" + b"b"
+    assert extract_file("crlf.txt", data).text == "a" * (64 * 1024 - 1) + "\nb"
+
+
+def test_docx_damaged_after_some_text_keeps_that_text_with_a_notice():
+    words = random.Random(7).choices(["alpha", "beta", "gamma", "delta", "omega"], k=12_000)
+    data = bytearray(make_docx([" ".join(words[n : n + 100]) for n in range(0, len(words), 100)]))
+    # Damage the compressed document far from its start: the first paragraphs still inflate.
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        info = archive.getinfo("word/document.xml")
+    assert info.compress_size > 6_000
+    start = info.header_offset + 30 + len(info.filename) + 5_000
+    data[start : start + 64] = b"\x00" * 64
+    attachment = extract_file("half.docx", bytes(data))
+    assert attachment.text.startswith(" ".join(words[:100]))
+    assert attachment.notices == ("half.docx: the rest of it could not be read (damaged or incomplete)",)
 
 
 def test_no_budget_left_refuses_text_but_not_images():

@@ -208,7 +208,7 @@ def test_reason_picks_the_sentence_naming_the_preferred_answer():
 @pytest.mark.parametrize(
     ("weights", "says"),
     [
-        ('{"nope/model": 2}', "unknown model id(s): `nope/model`"),
+        ('{"nope/model": 2}', "names `nope/model`, which is no member's; the members are `alpha`, `beta`, `gamma`."),
         ("{bad json", "COUNCIL_REVIEWER_WEIGHTS: must be `auto` or a JSON object"),
         ('{"alpha": 0}', "COUNCIL_REVIEWER_WEIGHTS: weights must be positive numbers; not for alpha"),
     ],
@@ -216,6 +216,30 @@ def test_reason_picks_the_sentence_naming_the_preferred_answer():
 async def test_bad_weights_are_a_one_line_configuration_error(tmp_path, llm, weights, says):
     code, _, err = await council(tmp_path, llm, "ask", "Q?", extra_env={"COUNCIL_REVIEWER_WEIGHTS": weights})
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+async def test_weights_of_a_member_its_endpoint_does_not_list_are_used_without_asking_it(tmp_path, llm):
+    """Issue 22, item 2: many proxies list fewer models than they serve. A weighted member is a
+    member: no model list is fetched for the weights, and nothing refuses it."""
+    llm.unlisted.add("alpha")
+    code, out, err = await council(
+        tmp_path, llm, "ask", "--json", "Q?", extra_env={"COUNCIL_REVIEWER_WEIGHTS": '{"alpha": 3}'}
+    )
+    assert code == 0, err
+    assert json.loads(out)["metadata"]["reviewer_weights"] == {"alpha": 3.0, "beta": 1.0, "gamma": 1.0}
+    assert llm.model_list_requests == 0
+
+
+async def test_weights_naming_no_member_are_refused_without_asking_the_endpoint(tmp_path, llm):
+    code, out, err = await council(
+        tmp_path, llm, "ask", "Q?", extra_env={"COUNCIL_REVIEWER_WEIGHTS": '{"alpha": 2, "delta": 3}'}
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "council: COUNCIL_REVIEWER_WEIGHTS names `delta`, which is no member's; "
+        "the members are `alpha`, `beta`, `gamma`.\n"
+    )
+    assert llm.model_list_requests == 0 and llm.requests == []  # refused before any model was called
 
 
 async def test_configured_weights_reach_the_json(tmp_path, llm):

@@ -63,3 +63,30 @@ async def test_leaderboard_shows_each_seats_models(tmp_path, llm):
     assert code == 0, err
     line = next(line for line in out.splitlines() if line.startswith("Seat broken|gamma:"))
     assert "broken - s, 100% failed of 1 → gamma" in line and "0% failed of 1" in line
+
+
+async def test_ask_auto_mode_escalates_when_the_first_two_answers_differ(tmp_path, llm):
+    # "alpha says: …" and "beta says: …" are short and differ: the whole council deliberates.
+    code, out, err = await council(tmp_path, llm, "ask", "--json", "--mode", "auto", "Six times seven?")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["config"]["mode"] == "auto" and document["metadata"]["escalated"] is True
+    assert len(document["stage1"]) == 3 and len(document["stage2"]) == 3
+    assert len(llm.requests) == 7  # 3 answers (the first two asked once), 3 reviews, 1 synthesis
+    assert [len(llm.requests_for(m, stage=1)) for m in ("alpha", "beta", "gamma")] == [1, 1, 1]
+    assert any("escalated: the first two answers disagreed" in n for n in document["metadata"]["notices"])
+
+
+async def test_ask_auto_mode_stops_at_two_answers_that_agree(tmp_path, llm):
+    for name in ("alpha", "beta"):
+        llm.script(name, council_member("42."))
+    code, out, err = await council(tmp_path, llm, "ask", "--json", "--mode", "auto", "Six times seven?")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["metadata"]["escalated"] is False and document["stage3"]["response"] == "42."
+    assert document["status"] == "ok" and len(llm.requests) == 2
+    code, out, _ = await council(tmp_path, llm, "history")
+    assert code == 0 and "auto" in out
+    code, out, err = await council(tmp_path, llm, "ask", "Six times seven?", extra_env={"COUNCIL_MODE": "auto"})
+    assert code == 0, err
+    assert "the first two answers were the same" in out and len(llm.requests) == 4

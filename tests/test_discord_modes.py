@@ -1,4 +1,5 @@
-"""Issue 12 on Discord: the `mode` option of /council, `/council-admin mode`, a seat's fallback shown."""
+"""Issues 12 and 23 on Discord: the `mode` option of /council (quick, auto) and the `auto:`
+keyword, `/council-admin mode`, a seat's fallback shown."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import json
 from core.models import Origin, Platform
 from tests import test_discord_adapter
 from tests.discord_fake import FakeDiscord
-from tests.llm_server import Fail
+from tests.llm_server import Fail, council_member
 from tests.test_discord_adapter import (
     BASIC_PERMISSIONS,
     MANAGE_GUILD,
+    answer_messages,
     council_option,
     ephemeral_replies,
     subcommand,
@@ -70,3 +72,24 @@ async def test_a_seats_fallback_is_shown_with_the_answer(env, llm):
     await wait_finished(fake)
     shown = json.dumps([c.json for c in fake.calls if c.method in ("POST", "PATCH") and isinstance(c.json, dict)])
     assert "answered by the fallback gamma (broken failed: auth 401" in shown
+
+
+async def test_auto_mode_option_and_keyword(env, llm):
+    fake = env.fake
+    for name in ("alpha", "beta"):
+        llm.script(name, council_member("42."))
+    await fake.push_command(
+        "council", [*council_option("What is 6 x 7?"), {"name": "mode", "type": 3, "value": "auto"}]
+    )
+    await wait_finished(fake)
+    [summary] = await env.service.history(origin_of(fake), "channel")
+    assert summary.mode == "auto" and len(llm.requests) == 2
+    shown = json.dumps([m["embeds"] for m in answer_messages(fake)])
+    assert "the first two answers were the same" in shown and "Fallback" not in shown
+    llm.script("alpha", council_member("alpha says 42."))  # the first two now differ: escalation
+    await fake.push_command("council", council_option("auto: What is 6 x 7 again?"))
+    await wait_finished(fake, 2)
+    newest = (await env.service.history(origin_of(fake), "channel"))[0]
+    assert newest.mode == "auto" and newest.question == "What is 6 x 7 again?"
+    result = await env.service.get_result(newest.council_id)
+    assert result.escalated and len(llm.requests_for(stage=2)) == 3

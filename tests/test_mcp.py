@@ -4,6 +4,7 @@ subprocess, and streamable HTTP under `council api`."""
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import sys
 import time
 
@@ -52,6 +53,8 @@ async def test_stdio_server_consults_the_council(llm, tmp_path):
         command=sys.executable, args=["-m", "bot.cli", "mcp"], env=council_env(llm, tmp_path), cwd=str(ROOT)
     )
     async with Client(params) as client:
+        assert client.server_info is not None and client.server_info.name == "llm-council"
+        assert client.server_info.version == importlib.metadata.version("llm-council-bot")
         await _consult_and_browse(client)
         refused = await client.call_tool("consult_council", {"question": "Hi?", "members": ["alpha", "no-such-model"]})
         assert refused.is_error and "no-such-model" in refused.content[0].text
@@ -77,6 +80,7 @@ async def test_streamable_http_under_the_api_needs_a_key_and_scopes_history(llm,
         url = f"{api.root}/mcp"
         alice = create_mcp_http_client(headers={"Authorization": f"Bearer {API_KEY}"})
         async with alice, Client(streamable_http_client(url, http_client=alice)) as client:
+            assert client.server_info is not None and client.server_info.version
             council_id = await _consult_and_browse(client)
 
         bob = create_mcp_http_client(headers={"Authorization": f"Bearer {OTHER_KEY}"})
@@ -120,3 +124,15 @@ async def test_a_cancelled_tool_call_stops_its_council(llm, tmp_path):
         finally:
             await storage.close()
     assert len(llm.requests) == len(MEMBERS)
+
+
+async def test_auto_mode_over_stdio_says_whether_it_escalated(llm, tmp_path):
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "bot.cli", "mcp"], env=council_env(llm, tmp_path), cwd=str(ROOT)
+    )
+    async with Client(params) as client:
+        result = await client.call_tool("consult_council", {"question": "Six times seven?", "mode": "auto"})
+    answer = result.structured_content
+    assert not result.is_error and answer["escalated"] is True  # "alpha says: …" and "beta says: …" differ
+    assert any("escalated: the first two answers disagreed" in n for n in answer["notices"])
+    assert len(llm.requests) == 7

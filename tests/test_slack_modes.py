@@ -1,15 +1,22 @@
-"""Issue 12 on Slack: the `quick:` keyword, `/council-admin mode`, and a seat's fallback shown."""
+"""Issues 12 and 23 on Slack: the `quick:` and `auto:` keywords, `/council-admin mode`, and a seat's
+fallback shown."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from core.models import Origin, Platform
 from tests import test_slack_adapter
-from tests.llm_server import Fail
+from tests.llm_server import Fail, council_member
 from tests.test_slack_adapter import (
+    all_text,
     ephemeral_texts,
     results,
     section_texts,
     stage1_requests,
+    streamed,
 )
 
 env = test_slack_adapter.env  # the fixture
@@ -54,3 +61,47 @@ async def test_a_seats_fallback_is_shown_with_the_answer(env, llm):
     await env.settle()
     [answer] = results(env.fake)
     assert "answered by the fallback gamma (broken failed: auth 401" in section_texts(answer.args["blocks"])
+
+
+async def test_auto_keyword_stops_at_two_answers_that_agree(env, llm):
+    for name in ("alpha", "beta"):
+        llm.script(name, council_member("42."))
+    await env.command("auto: What is six times seven?")
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.settle()
+    [answer] = results(env.fake)
+    council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
+    stored = await env.service.get_result(council_id)
+    assert stored.request.config.mode == "auto" and stored.request.question == "What is six times seven?"
+    assert stored.escalated is False and stored.synthesis.text == "42."
+    assert len(llm.requests) == 2  # the two answers, nothing else
+    shown = all_text(answer)
+    assert "the first two answers were the same" in shown and ":warning:" not in shown
+
+
+async def test_auto_mode_channel_default_escalates_and_says_so(env, llm):
+    await env.command("mode auto", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert (await env.service.channels.effective_config(ORIGIN)).mode == "auto"
+    await env.command("What is six times seven?")  # "alpha says: …" and "beta says: …" differ
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.settle()
+    [answer] = results(env.fake)
+    assert "escalated: the first two answers disagreed" in all_text(answer)
+    assert stage1_requests(llm) == 3 and len(llm.requests_for(stage=2)) == 3
+
+
+@pytest.mark.parametrize("env", [{"streaming": True}], indirect=True)
+async def test_a_streamed_auto_council_shows_the_check_and_the_answer_as_written(env, llm):
+    for name in ("alpha", "beta"):
+        llm.script(name, council_member("42."))
+    await env.command("auto: What is six times seven?")
+    await env.fake.wait_for(lambda: streamed(env.fake))
+    await env.settle()
+    [(_, stop, message)] = streamed(env.fake)
+    assert message["text"] == "42." and not message["streaming"]
+    tasks = message["tasks"]
+    assert tasks["agreement"]["status"] == "complete" and tasks["agreement"]["output"].startswith("Yes")
+    assert tasks["chairman"]["output"] == "Not needed: the first two answers were the same"
+    assert "the first two answers were the same" in json.dumps(stop.args["blocks"])
+    assert len(llm.requests) == 2

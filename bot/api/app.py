@@ -1,33 +1,43 @@
-"""The ASGI application: `/v1/models`, `/v1/chat/completions`, and the MCP endpoint at `/mcp`."""
+"""The ASGI application: `/v1/models`, `/v1/chat/completions`, and the MCP endpoint at `/mcp`.
+
+A model id is a council (bot/api/catalog.py) or one of the council's members or its chairman,
+which answers alone (bot/api/direct.py)."""
 
 from __future__ import annotations
 
-import contextlib
+import hashlib
 import json
 import logging
+import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bot.api import catalog
-from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
-from bot.api.openai_types import ApiError, ChatRequest, api_error_for, chunk_body, completion_body
-from bot.api.transcript import CouncilTranscript, Deltas
+from bot.api import catalog, json_answer
+from bot.api.completion import CouncilResponse, StoredAnswer
+from bot.api.direct import direct_answer
+from bot.api.front_end_tasks import is_front_end_task
+from bot.api.guard import CrossSiteGuard
+from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin
+from bot.api.openai_types import ApiError, ChatRequest, api_error_for, completion_body
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform
+from core.models import AnswerFormat, KeyClaim, Origin, Platform
 from core.models.files import AttachmentBatch
-from core.service import CouncilRun, CouncilService, continued
+from core.service import CouncilService, continued
 
 log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
-ORIGIN_KEY = "council.origin"
+KEY_NAME = "council.key_name"  # the scope entry BearerAuth leaves for the endpoints
+MAX_JSON_DEPTH = 64  # a chat request nests a few levels; deeper is no request of ours
+MAX_IDEMPOTENCY_KEY = 255
 OPEN_PATHS = frozenset({"/health", "/ready", "/metrics"})  # for probes and Prometheus: no key
 
 
@@ -71,119 +81,54 @@ class BearerAuth:
                 await error.response()(scope, receive, send)
                 return
             name = found
-        scope[ORIGIN_KEY] = origin_for(name)
+        scope[KEY_NAME] = name
         await self.app(scope, receive, send)
-
-
-class CouncilResponse(Response):
-    """Follows one council to its client. A client that goes away, streaming or not, stops the
-    council at once: nobody would read the rest, and it would keep spending."""
-
-    def __init__(self, service: CouncilService, run: CouncilRun, model: str, stream: bool):
-        self.service, self.run, self.model, self.stream = service, run, model, stream
-        self.completion_id = f"chatcmpl-{run.council_id}"
-        self.transcript = CouncilTranscript()
-        self.background = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        delivered = False
-        try:
-            async with anyio.create_task_group() as group:
-
-                async def hang_up_watch() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
-
-                group.start_soon(hang_up_watch)
-                with contextlib.suppress(OSError):  # the client went away while we wrote
-                    await (self._stream(send) if self.stream else self._complete(scope, receive, send))
-                    delivered = True
-                group.cancel_scope.cancel()
-        finally:
-            if not delivered and not self.run.done:
-                with anyio.CancelScope(shield=True):
-                    origin = self.run.request.origin
-                    await self.service.stop(self.run.council_id, Actor(user_id=origin.user_id or LOCAL_USER))
-                log.info("client disconnected: stopped council %s", self.run.council_id)
-
-    async def _follow(self, on_deltas: Any = None) -> CouncilResult:
-        async for event in self.run.events():
-            if isinstance(event, CouncilFinished):
-                result = event.result
-                break
-            deltas = self.transcript.on_event(event)
-            if on_deltas is not None:
-                await on_deltas(deltas)
-        else:  # pragma: no cover - events() always ends with CouncilFinished
-            raise RuntimeError("council events ended without a result")
-        if on_deltas is not None:
-            await on_deltas(self.transcript.finish(result))
-        else:
-            self.transcript.finish(result)
-        return result
-
-    async def _complete(self, scope: Scope, receive: Receive, send: Send) -> None:
-        result = await self._follow()
-        if result.status is CouncilStatus.FAILED:
-            response: Response = ApiError(502, self.transcript.content, "server_error", "council_failed").response()
-        else:
-            body = completion_body(
-                self.completion_id,
-                self.model,
-                self.transcript.content,
-                self.transcript.reasoning,
-                "stop",
-                result.usage,
-            )
-            response = JSONResponse(body, headers={"x-council-id": self.run.council_id})
-        await response(scope, receive, send)
-
-    async def _stream(self, send: Send) -> None:
-        async def event(body: dict[str, Any] | str) -> None:
-            data = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-            await send({"type": "http.response.body", "body": f"data: {data}\n\n".encode(), "more_body": True})
-
-        async def deltas(found: Deltas) -> None:
-            if found.reasoning:
-                await event(chunk_body(self.completion_id, self.model, {"reasoning_content": found.reasoning}))
-            if found.content:
-                await event(chunk_body(self.completion_id, self.model, {"content": found.content}))
-
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"text/event-stream; charset=utf-8"),
-                    (b"cache-control", b"no-cache"),
-                    (b"x-accel-buffering", b"no"),
-                    (b"x-council-id", self.run.council_id.encode()),
-                ],
-            }
-        )
-        await event(chunk_body(self.completion_id, self.model, {"role": "assistant", "content": ""}))
-        result = await self._follow(deltas)
-        await event(chunk_body(self.completion_id, self.model, {}, finish_reason="stop", usage=result.usage))
-        await event("[DONE]")
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _json_body(request: Request) -> Any:
     try:
-        return json.loads(await request.body() or b"null")
-    except (ValueError, UnicodeDecodeError):
+        raw = await request.body()
+    except ClientDisconnect:
+        log.info("client disconnected before sending its whole request to %s", request.url.path)
+        raise _Gone() from None
+    try:
+        body = json.loads(raw or b"null")
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ApiError(400, "The request body is not valid JSON.", "invalid_request_error", "invalid_json") from None
-
-
-def _choice_for(model: str) -> catalog.CouncilChoice:
-    choice = catalog.resolve(model)
-    if choice is None:
-        known = ", ".join(c.id for c in catalog.CHOICES)
+    if _depth_exceeds(body, MAX_JSON_DEPTH):
         raise ApiError(
-            404, f"The model `{model}` does not exist; use one of: {known}.", "invalid_request_error", "model_not_found"
+            400, f"The request body nests deeper than {MAX_JSON_DEPTH} levels.", "invalid_request_error", "invalid_json"
         )
-    return choice
+    return body
+
+
+class _Gone(Exception):
+    """The client went away while sending its request: nobody is left to answer."""
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    level: list[Any] = [value]
+    for _ in range(limit):
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, dict | list) for item in level)
+
+
+def _unknown_model(model: str, direct: list[str]) -> ApiError:
+    known = ", ".join([*(c.id for c in catalog.CHOICES), *direct])
+    return ApiError(
+        404,
+        f"The model `{model}` does not exist; use one of: {known}.",
+        "invalid_request_error",
+        "model_not_found",
+        param="model",
+    )
 
 
 async def _readable_files(service: CouncilService, chat: ChatRequest) -> AttachmentBatch:
@@ -195,9 +140,28 @@ async def _readable_files(service: CouncilService, chat: ChatRequest) -> Attachm
     return batch
 
 
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return None
+    key = key.strip()
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY:
+        raise ApiError(
+            400,
+            f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} characters.",
+            "invalid_request_error",
+            "invalid_idempotency_key",
+        )
+    return key
+
+
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
     return exc.response()
+
+
+async def _gone(request: Request, exc: Exception) -> Response:
+    return Response(status_code=400)  # never read: the client is gone
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -206,30 +170,134 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return ApiError(exc.status_code, str(exc.detail), "invalid_request_error", code).response()
 
 
-def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | None = None, lifespan=None) -> ASGIApp:
-    async def models(request: Request) -> Response:
-        return JSONResponse(catalog.model_list())
+@dataclass(frozen=True)
+class _KeyHold:
+    """An Idempotency-Key this request claimed, until its council runs."""
 
-    async def chat_completions(request: Request) -> Response:
-        origin: Origin = request.scope[ORIGIN_KEY]
-        chat = ChatRequest.from_json(await _json_body(request))
-        choice = _choice_for(chat.model)
+    service: CouncilService
+    claim: KeyClaim
+    scope: str
+    key: str
+
+    async def release(self) -> None:
+        await self.service.idempotency.release(self.claim, self.scope, self.key)
+
+
+class ChatCompletions:
+    """`POST /v1/chat/completions`: a front end's background task, an idempotent retry, a member
+    answering alone (its model id), or a council."""
+
+    def __init__(self, service: CouncilService, keys: ApiKeys):
+        self.service, self.keys = service, keys
+
+    async def handle(self, request: Request) -> Response:
+        body = await _json_body(request)
+        chat = ChatRequest.from_json(body)
+        origin = caller_origin(self.keys, request.scope[KEY_NAME], request.headers, chat.user)
+        choice = catalog.resolve(chat.model)
+        if choice is None:
+            direct = await self.service.direct.available(origin)
+            if chat.model not in direct:
+                raise _unknown_model(chat.model, direct)
+            return await direct_answer(self.service, origin, chat)
+        answer_format = json_answer.requested_format(chat.response_format)
+        if is_front_end_task(chat):
+            return await self._task(chat, choice, origin)
         question, history = chat.question_and_history()
-        batch = await _readable_files(service, chat)
+        key = _idempotency_key(request)
+        hold = None
+        if key is not None:
+            fingerprint = _fingerprint(body)
+            claim = await self.service.idempotency.claim(origin.user_key, key, fingerprint)
+            if not claim.fresh:
+                return await self._again(claim, fingerprint, chat, choice, answer_format)
+            hold = _KeyHold(self.service, claim, origin.user_key, key)
         try:
-            run = await service.start_council(
+            batch = await _readable_files(self.service, chat)
+            run = await self.service.start_council(
                 question,
                 origin,
                 history,
+                council_id=hold.claim.council_id if hold else None,
                 members=choice.members,
                 chairman=choice.chairman,
                 attachments=batch.attachments,
                 notices=batch.user_notices(),
                 mode=choice.mode,
+                answer_format=answer_format,
             )
+        except BaseException as exc:
+            if hold is not None:  # nothing started: the key is free for a retry
+                with anyio.CancelScope(shield=True):
+                    await hold.release()
+            if isinstance(exc, CouncilError):
+                raise api_error_for(exc) from None
+            raise
+        on_hang_up = hold.release if hold else None  # the council is stopped: a retry must start another
+        return CouncilResponse(self.service, run, choice.id, chat, answer_format, starter=True, on_hang_up=on_hang_up)
+
+    async def _task(self, chat: ChatRequest, choice: catalog.CouncilChoice, origin: Origin) -> Response:
+        try:
+            completion = await self.service.tasks.answer(chat.messages[-1].text, origin, max_tokens=chat.max_tokens)
         except CouncilError as exc:
             raise api_error_for(exc) from None
-        return CouncilResponse(service, run, choice.id, stream=bool(chat.stream))
+        log.info("front-end task answered by %s for %s", completion.model, origin.user_id)
+        task_id = f"chatcmpl-task-{uuid.uuid4().hex[:16]}"
+        body = completion_body(task_id, choice.id, completion.text, "", "stop", completion.usage)
+        return JSONResponse(body, headers={"x-council-task-model": completion.model})
+
+    async def _again(
+        self,
+        claim: KeyClaim,
+        fingerprint: str,
+        chat: ChatRequest,
+        choice: catalog.CouncilChoice,
+        answer_format: AnswerFormat | None,
+    ) -> Response:
+        """A request that repeats an Idempotency-Key: the key's council, never a second one."""
+        if claim.fingerprint != fingerprint:
+            raise ApiError(
+                422,
+                "This Idempotency-Key was used with a different request in the last 24 hours; use a new key.",
+                "invalid_request_error",
+                "idempotency_key_reused",
+            )
+        run = self.service.get_run(claim.council_id)
+        if run is not None:  # still running here (or just finished): follow it from its start
+            return CouncilResponse(self.service, run, choice.id, chat, answer_format, starter=False)
+        try:
+            result = await self.service.get_result(claim.council_id)
+        except CouncilError:
+            raise ApiError(
+                409,
+                "The council of this Idempotency-Key has not finished yet (another process runs it); retry shortly.",
+                "invalid_request_error",
+                "idempotency_key_in_use",
+                retry_after_s=5,
+            ) from None
+        return StoredAnswer(result, choice.id, chat, answer_format)
+
+
+def _fingerprint(body: dict[str, Any]) -> str:
+    """What must match for a repeated Idempotency-Key: the request, whether streamed or not."""
+    asked = {key: value for key, value in body.items() if key not in ("stream", "stream_options")}
+    return hashlib.sha256(json.dumps(asked, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def create_app(
+    service: CouncilService,
+    keys: ApiKeys,
+    *,
+    hosts: frozenset[str] | None = None,
+    mcp_app: ASGIApp | None = None,
+    lifespan=None,
+) -> ASGIApp:
+    """`hosts`: the Host names served (None: any; guard.allowed_hosts); browser origins are
+    COUNCIL_API_CORS_ORIGINS."""
+
+    async def models(request: Request) -> Response:
+        origin = caller_origin(keys, request.scope[KEY_NAME], request.headers, None)
+        return JSONResponse(catalog.model_list(await service.direct.available(origin)))
 
     async def health(request: Request) -> Response:
         return Response("ok", media_type="text/plain")
@@ -244,7 +312,7 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
 
     routes: list[Any] = [
         Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/chat/completions", ChatCompletions(service, keys).handle, methods=["POST"]),
         Route("/health", health, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
@@ -253,7 +321,7 @@ def create_app(service: CouncilService, keys: ApiKeys, *, mcp_app: ASGIApp | Non
         routes.append(Route(MCP_PATH, mcp_app, methods=["GET", "POST", "DELETE"]))
     app = Starlette(
         routes=routes,
-        exception_handlers={ApiError: _api_error, HTTPException: _http_error},
+        exception_handlers={ApiError: _api_error, HTTPException: _http_error, _Gone: _gone},
         lifespan=lifespan,
     )
-    return TraceContext(BearerAuth(app, keys))
+    return CrossSiteGuard(TraceContext(BearerAuth(app, keys)), hosts, service.settings.api_cors_origins)

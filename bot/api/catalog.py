@@ -1,8 +1,10 @@
 """The model ids the API offers, and what each asks of the council.
 
 `llm-council`: the council as configured (its mode is COUNCIL_MODE); `llm-council-quick`: quick
-mode (two members answer, the chairman compares them and writes the answer: three model calls).
-Named channel presets would become more entries (`llm-council-<preset>`).
+mode (two members answer, the chairman compares them and writes the answer: three model calls);
+`llm-council-auto`: auto mode (two members answer; the whole council only when they disagree).
+Named channel presets would become more entries (`llm-council-<preset>`). Each configured member and
+the chairman are listed too, under their primary model id (`model_list`): those answer alone.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ CHOICES = (
         "Quick council: two members answer, the chairman compares them and writes the answer (3 model calls).",
         mode="quick",
     ),
+    CouncilChoice(
+        f"{COUNCIL_MODEL}-auto",
+        "Auto council: two members answer; if they agree that stands (2 to 4 model calls), "
+        "else the whole council deliberates.",
+        mode="auto",
+    ),
 )
 
 
@@ -38,19 +46,26 @@ def resolve(model_id: str) -> CouncilChoice | None:
     return next((choice for choice in CHOICES if choice.id == model_id), None)
 
 
-def model_list() -> dict:
+DIRECT_DESCRIPTION = "A member of the council (or its chairman) answering alone, without a council."
+
+
+def model_list(direct: list[str]) -> dict:
+    """The councils, then each member and the chairman under its primary model id (`direct`: the
+    caller's, from service.direct.available) answering alone."""
+    councils = [(c.id, c.description) for c in CHOICES]
+    members = [(model, DIRECT_DESCRIPTION) for model in direct if resolve(model) is None]
     return {
         "object": "list",
         "data": [
-            {"id": c.id, "object": "model", "created": CREATED, "owned_by": "llm-council", "description": c.description}
-            for c in CHOICES
+            {"id": id_, "object": "model", "created": CREATED, "owned_by": "llm-council", "description": description}
+            for id_, description in councils + members
         ],
     }
 
 
 def resolve_mode(mode: str | None) -> CouncilChoice | None:
     """The MCP tool's `mode` argument: `standard` (the default) is `llm-council`, `quick` is
-    `llm-council-quick`."""
+    `llm-council-quick`, `auto` is `llm-council-auto`."""
     name = (mode or "standard").strip().lower()
     return resolve(COUNCIL_MODEL if name == "standard" else f"{COUNCIL_MODEL}-{name}")
 

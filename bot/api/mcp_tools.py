@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from bot.api import catalog
-from bot.api.keys import LOCAL_USER, ApiKeys, origin_for
+from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
 from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Origin
@@ -19,6 +20,9 @@ from core.service import CouncilService
 
 if TYPE_CHECKING:
     from core.service import CouncilRun
+
+
+PACKAGE = "llm-council-bot"
 
 
 class RankedModel(BaseModel):
@@ -37,6 +41,7 @@ class CouncilAnswer(BaseModel):
     ranking: list[RankedModel]
     agreement_w: float | None
     notices: list[str]
+    escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
 
 
 class PastCouncil(BaseModel):
@@ -64,7 +69,7 @@ def _caller(ctx: Context, keys: ApiKeys) -> Caller:
         return Caller(origin_for(LOCAL_USER), owns_database=True)
     # Over HTTP the bearer middleware has already checked this very request's key.
     name = keys.name_for(headers.get("authorization")) if keys.enabled else LOCAL_USER
-    return Caller(origin_for(name or LOCAL_USER), owns_database=False)
+    return Caller(caller_origin(keys, name or LOCAL_USER, headers), owns_database=False)
 
 
 def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
@@ -81,12 +86,22 @@ def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
         ],
         agreement_w=aggregate.agreement_w if aggregate else None,
         notices=result.notices,
+        escalated=result.escalated,
     )
+
+
+def package_version() -> str:
+    """The installed package's version (MCP's serverInfo.version)."""
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:  # a checkout run without installing it
+        return "0+unknown"
 
 
 def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
     server: MCPServer = MCPServer(
         "llm-council",
+        version=package_version(),
         instructions="Ask a council of LLMs: they answer, rank each other anonymously, and a chairman answers.",
         log_level="WARNING",
     )
@@ -101,13 +116,15 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         chairman: str | None = None,
     ) -> CouncilAnswer:
         """Ask the council a question. Returns the final answer, the aggregate ranking of the
-        members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default);
+        members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default), quick
+        (two members, compared by the chairman) or auto (two members; the whole council only if they
+        disagree);
         `members`/`chairman`: model ids replacing the configured council for this question."""
         caller = _caller(ctx, keys)
         run = await _start(service, caller, question, mode, members, chairman)
         transcript, result = await _follow(service, caller, run, ctx)
         if result.status is CouncilStatus.FAILED:
-            raise ToolError(transcript.content)
+            raise ToolError(transcript.failure or "The council failed.")
         return _answer(result, transcript.content)
 
     @server.tool()

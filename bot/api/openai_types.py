@@ -10,32 +10,65 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from starlette.responses import JSONResponse
 
 from bot.api.content_files import FILE_PARTS, part_file
-from core.errors import BudgetExceeded, CouncilError, InputRejected, NotFound, Overloaded, RateLimited, UnknownModels
-from core.models import ConversationTurn, Usage
+from core.errors import (
+    BudgetExceeded,
+    CouncilError,
+    InputRejected,
+    ModelFailed,
+    NotFound,
+    Overloaded,
+    RateLimited,
+    UnknownModels,
+)
+from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage
 from core.models.files import IncomingFile
 
 _TEXT_PARTS = {"text", "input_text"}
+# The longest Retry-After the openai SDKs wait out; past it they retry at once, to no purpose.
+SDK_LONGEST_WAIT_S = 60
+OVERLOADED_RETRY_S = 10  # a full queue drains in seconds: worth a retry
 
 
 class ApiError(Exception):
-    """A refusal rendered as `{"error": {"message", "type", "code"}}` with an HTTP status."""
+    """A refusal rendered as `{"error": {"message", "type", "code", "param"}}` with an HTTP status.
+
+    `x-should-retry` tells the openai SDKs (which retry 408, 409, 429 and 5xx by default) whether a
+    retry can help: never for a request we refused or a council that ran and failed (each retry
+    would run and pay for another), and not for a wait longer than the SDKs would sit out."""
 
     def __init__(
-        self, status: int, message: str, type_: str, code: str | None = None, retry_after_s: float | None = None
+        self,
+        status: int,
+        message: str,
+        type_: str,
+        code: str | None = None,
+        retry_after_s: float | None = None,
+        *,
+        param: str | None = None,
+        retry: bool | None = None,
     ):
         super().__init__(message)
-        self.status, self.message, self.type, self.code, self.retry_after_s = (
-            status,
-            message,
-            type_,
-            code,
-            retry_after_s,
-        )
+        self.status, self.message, self.type, self.code = status, message, type_, code
+        self.retry_after_s, self.param = retry_after_s, param
+        self.retry = _retry_helps(status, retry_after_s) if retry is None else retry
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "code": self.code, "param": self.param}}
+
+    def headers(self) -> dict[str, str]:
+        headers = {"x-should-retry": "true" if self.retry else "false"}
+        if self.retry_after_s:
+            headers["Retry-After"] = str(max(1, math.ceil(self.retry_after_s)))
+        return headers
 
     def response(self) -> JSONResponse:
-        headers = {"Retry-After": str(max(1, math.ceil(self.retry_after_s)))} if self.retry_after_s else None
-        body = {"error": {"message": self.message, "type": self.type, "code": self.code, "param": None}}
-        return JSONResponse(body, status_code=self.status, headers=headers)
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers())
+
+
+def _retry_helps(status: int, retry_after_s: float | None) -> bool:
+    if status == 429:
+        return retry_after_s is None or retry_after_s <= SDK_LONGEST_WAIT_S
+    return status >= 500 or status in (408, 409)
 
 
 def api_error_for(exc: CouncilError) -> ApiError:
@@ -45,13 +78,15 @@ def api_error_for(exc: CouncilError) -> ApiError:
     if isinstance(exc, BudgetExceeded):
         return ApiError(429, exc.user_message, "insufficient_quota", "daily_budget_exceeded", exc.retry_after_s)
     if isinstance(exc, Overloaded):
-        return ApiError(503, exc.user_message, "server_error", "overloaded", 10)
+        return ApiError(503, exc.user_message, "server_error", "overloaded", OVERLOADED_RETRY_S)
     if isinstance(exc, UnknownModels):
         return ApiError(400, exc.user_message, "invalid_request_error", "model_not_found")
     if isinstance(exc, InputRejected):
         return ApiError(400, exc.user_message, "invalid_request_error", "invalid_request")
     if isinstance(exc, NotFound):
         return ApiError(404, exc.user_message, "invalid_request_error", "not_found")
+    if isinstance(exc, ModelFailed):
+        return ApiError(502, exc.user_message, "server_error", exc.kind)
     return ApiError(403, exc.user_message, "permission_error", "forbidden")
 
 
@@ -97,8 +132,9 @@ class StreamOptions(BaseModel):
 
 
 class ChatRequest(BaseModel):
-    """Fields the council cannot honour (temperature, tools, n, ...) are ignored, as OpenAI-compatible
-    servers do."""
+    """Sampling fields the council cannot honour (top_p, seed, ...) are ignored, as OpenAI-compatible
+    servers do; what a client relies on (`n` > 1, a forced tool call) is refused with a 400 naming the
+    parameter (`refuse_unsupported`). A member asked directly honours `temperature` and `max_tokens`."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -106,18 +142,70 @@ class ChatRequest(BaseModel):
     messages: list[RequestMessage] = Field(min_length=1)
     stream: bool | None = False
     stream_options: StreamOptions | None = None
+    n: int | None = None
+    tools: list[Any] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+    # Heeded by a front end's task and a member asked directly (one model), not by a council.
+    max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)  # the newer name of max_tokens
+    # The end user, heeded for keys in COUNCIL_API_TRUSTED_KEYS only: a string (OpenAI), or the
+    # object Open WebUI sends to pipelines ({"id", "name", ...}).
+    user: str | dict[str, Any] | None = None
+
+    def chat_messages(self) -> list[ChatMessage]:
+        """The conversation as a member answering alone reads it: its text (files are read only
+        by councils), `developer` as `system`, tool messages left out."""
+        roles = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+        return [
+            ChatMessage(role=roles[m.role], content=m.text)  # type: ignore[arg-type]
+            for m in self.messages
+            if m.role in roles and m.text.strip()
+        ]
 
     @classmethod
     def from_json(cls, body: Any) -> ChatRequest:
         if not isinstance(body, dict):
             raise ApiError(400, "The request body must be a JSON object.", "invalid_request_error", "invalid_json")
         try:
-            return cls.model_validate(body)
+            chat = cls.model_validate(body)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "body"
             message = str(first["msg"]).removeprefix("Value error, ")
-            raise ApiError(400, f"{where}: {message}", "invalid_request_error", "invalid_request") from None
+            raise ApiError(
+                400, f"{where}: {message}", "invalid_request_error", "invalid_request", param=where
+            ) from None
+        chat.refuse_unsupported()
+        return chat
+
+    def refuse_unsupported(self) -> None:
+        """A council writes one answer and calls no tools: a request that needs either would get
+        free text it cannot use."""
+        if self.n is not None and self.n != 1:
+            raise ApiError(
+                400,
+                f"n: the council writes one answer per request; n={self.n} is not supported "
+                "(send n=1 or leave it out).",
+                "invalid_request_error",
+                "unsupported_parameter",
+                param="n",
+            )
+        forced = self.tool_choice == "required" or isinstance(self.tool_choice, dict)
+        if self.tools and forced:
+            raise ApiError(
+                400,
+                "tool_choice: the council calls no tools, so it cannot be made to call one "
+                '(leave tool_choice out, or "auto" / "none").',
+                "invalid_request_error",
+                "unsupported_parameter",
+                param="tool_choice",
+            )
+
+    @property
+    def include_usage(self) -> bool:
+        return bool(self.stream_options and self.stream_options.include_usage)
 
     def question_and_history(self) -> tuple[str, list[ConversationTurn]]:
         """The last user message is the question; earlier user/assistant turns are the history.
@@ -150,16 +238,34 @@ def usage_body(usage: Usage) -> dict[str, Any]:
 
 
 def completion_body(
-    completion_id: str, model: str, content: str, reasoning: str, finish_reason: str, usage: Usage
+    completion_id: str,
+    model: str,
+    content: str,
+    reasoning: str,
+    finish_reason: str,
+    usage: Usage,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     message = {"role": "assistant", "content": content, "reasoning_content": reasoning}
-    return {
+    body = {
         "id": completion_id,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
         "usage": usage_body(usage),
+    }
+    return body | ({"metadata": metadata} if metadata is not None else {})
+
+
+def council_metadata(result: CouncilResult) -> dict[str, Any]:
+    """What a council's completion says about it besides the answer (`metadata`, as in the export)."""
+    config = result.request.config
+    return {
+        "council_id": result.council_id,
+        "status": result.status.value,
+        "mode": config.mode,
+        "escalated": result.escalated,
     }
 
 
@@ -168,7 +274,7 @@ def chunk_body(
     model: str,
     delta: dict[str, Any],
     finish_reason: str | None = None,
-    usage: Usage | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": completion_id,
@@ -177,6 +283,19 @@ def chunk_body(
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
     }
-    if usage is not None:
-        body["usage"] = usage_body(usage)
+    if metadata is not None:
+        body["metadata"] = metadata
     return body
+
+
+def usage_chunk(completion_id: str, model: str, usage: Usage) -> dict[str, Any]:
+    """The last chunk of a stream whose request set `stream_options.include_usage`, as OpenAI
+    sends it: no choices, the whole council's usage."""
+    return {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [],
+        "usage": usage_body(usage),
+    }

@@ -10,9 +10,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from bot.api.app import MCP_PATH, create_app
+from bot.api.guard import allowed_hosts
 from bot.api.keys import ApiKeys, check_exposure
 from bot.api.mcp_tools import build_mcp
 from core.errors import CouncilError
@@ -21,13 +23,21 @@ from core.service import CouncilService
 log = logging.getLogger(__name__)
 _address_log = logging.getLogger("council.address")
 _address_log.setLevel(logging.INFO)
+# On SIGTERM, requests still running after this are cancelled (their councils are stopped and
+# their file readers killed), so that the process ends within 10 s whatever they were doing
+# (Docker's default before SIGKILL); the rest of the 10 s is for closing the service.
+_SHUTDOWN_GRACE_S = 3
 
 
 def build_asgi(service: CouncilService, host: str) -> Any:
-    keys = ApiKeys.parse(service.settings.api_keys)
+    settings = service.settings
+    keys = ApiKeys.parse(settings.api_keys, settings.api_trusted_keys)
     check_exposure(keys, host)
     mcp = build_mcp(service, keys)
-    mcp_app = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    # Host and Origin are checked for every path, /mcp too, by bot/api/guard.py (with the names
+    # COUNCIL_API_ALLOWED_HOSTS adds): the SDK's own check would refuse those names.
+    unguarded = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_app = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=unguarded)
     endpoint = next(route.endpoint for route in mcp_app.routes if isinstance(route, Route) and route.path == MCP_PATH)
 
     @contextlib.asynccontextmanager
@@ -35,7 +45,8 @@ def build_asgi(service: CouncilService, host: str) -> Any:
         async with mcp.session_manager.run():
             yield
 
-    return create_app(service, keys, mcp_app=endpoint, lifespan=lifespan)
+    hosts = allowed_hosts(settings.api_allowed_hosts, host)
+    return create_app(service, keys, hosts=hosts, mcp_app=endpoint, lifespan=lifespan)
 
 
 async def serve_api(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
@@ -44,7 +55,14 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
     app = build_asgi(service, host)
     # log_config=None: uvicorn's lines go through our root handler (text or JSON, redacted).
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on", log_config=None
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        log_config=None,
+        timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
     )
     server = uvicorn.Server(config)
     listener = _bind(host, port)  # bound here so that the real port is known, also for port 0
@@ -77,4 +95,5 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 async def serve_mcp_stdio(service: CouncilService) -> None:
-    await build_mcp(service, ApiKeys.parse(service.settings.api_keys)).run_stdio_async()
+    settings = service.settings
+    await build_mcp(service, ApiKeys.parse(settings.api_keys, settings.api_trusted_keys)).run_stdio_async()

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from bot.render_text import ballot_line, ranking_line, short_model
 from core.models import (
     AggregateReady,
+    AgreementChecked,
+    AgreementStarted,
     ChairmanFinished,
     ChairmanToken,
     CouncilEvent,
@@ -38,6 +40,7 @@ class CouncilTranscript:
     def __init__(self) -> None:
         self.reasoning = ""
         self.content = ""
+        self.failure: str | None = None  # why a failed council has no answer (never content)
         self._chairman: str | None = None
         self._writer: str | None = None  # the model whose tokens are being streamed
         self._written = ""  # what that model has written so far
@@ -46,11 +49,16 @@ class CouncilTranscript:
         return self._grow(self._describe(event))
 
     def finish(self, result: CouncilResult) -> Deltas:
-        """What is still missing once the council ended (an unstreamed answer, a failure)."""
+        """What is still missing once the council ended (an unstreamed answer). A failure is no
+        content: it is kept in `failure`, for the adapter to send as an error."""
+        if result.status is CouncilStatus.FAILED:
+            cause = result.error.message if result.error else "unknown cause"
+            self.failure = f"The council failed: {cause}"
+            return Deltas()
         if result.synthesis is not None and self._writer is None:
             return self._grow(Deltas(content=_fallback_note(result) + result.synthesis.text))
         if result.synthesis is None:
-            return self._grow(Deltas(content=_no_answer(result)))
+            return self._grow(Deltas(content="The council was stopped before it answered."))
         return Deltas()
 
     def _grow(self, deltas: Deltas) -> Deltas:
@@ -62,7 +70,7 @@ class CouncilTranscript:
         if isinstance(event, ChairmanToken):
             return Deltas(content=self._token(event))
         if isinstance(event, ChairmanFinished):
-            why = event.synthesis.note if not event.synthesis.by_chairman else None
+            why = event.synthesis.note if event.synthesis.stood_in else None
             return Deltas(reasoning=f"- {why}\n" if why else "", content=self._finished_text(event))
         return Deltas(reasoning=self._progress_line(event))
 
@@ -84,7 +92,7 @@ class CouncilTranscript:
         synthesis = event.synthesis
         if self._writer is None:
             self._writer, self._written = synthesis.model, synthesis.text
-            note = f"⚠️ {synthesis.note}\n\n" if not synthesis.by_chairman and synthesis.note else ""
+            note = f"⚠️ {synthesis.note}\n\n" if synthesis.stood_in and synthesis.note else ""
             return note + synthesis.text
         if synthesis.model == self._writer and synthesis.text.startswith(self._written):
             rest = synthesis.text[len(self._written) :]
@@ -113,16 +121,14 @@ class CouncilTranscript:
             return f"- {short_model(event.review.reviewer)}: {ballot_line(event.review)}\n"
         if isinstance(event, AggregateReady):
             return f"\nAggregate ranking: {ranking_line(event.aggregate)}\n"
+        if isinstance(event, AgreementStarted):
+            return f"- {short_model(event.judge)} checks whether the first two answers agree\n"
+        if isinstance(event, AgreementChecked):
+            check = event.check
+            return f"- Escalated: {check.reason}.\n" if check.escalated else f"- {check.reason.capitalize()}.\n"
         return ""
 
 
 def _fallback_note(result: CouncilResult) -> str:
     synthesis = result.synthesis
-    return f"⚠️ {synthesis.note}\n\n" if synthesis and not synthesis.by_chairman and synthesis.note else ""
-
-
-def _no_answer(result: CouncilResult) -> str:
-    if result.status is CouncilStatus.CANCELLED:
-        return "The council was stopped before it answered."
-    cause = result.error.message if result.error else "unknown cause"
-    return f"The council failed: {cause}"
+    return f"⚠️ {synthesis.note}\n\n" if synthesis and synthesis.stood_in and synthesis.note else ""

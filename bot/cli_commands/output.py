@@ -8,6 +8,8 @@ import sys
 
 from bot.render_text import aggregate_table, ballot_line, result_header
 from core.models import (
+    AgreementChecked,
+    AgreementStarted,
     ChairmanToken,
     CouncilEvent,
     CouncilQueued,
@@ -40,6 +42,7 @@ class Terminal:
         self.quiet = quiet
         self.streaming_model: str | None = None
         self.streamed: dict[str, str] = {}  # model -> text shown live
+        self.chairman: list[str] = []  # the chairman seat's models: any other synthesizer stands in
 
     def was_shown(self, model: str, text: str) -> bool:
         """Whether exactly this text by this model is on screen already (streamed live)."""
@@ -55,7 +58,8 @@ class Terminal:
             return
         if self.streaming_model != model:
             self._end_stream()
-            print(f"\n── {model} ──", file=sys.stderr, flush=True)
+            stand_in = ", standing in for the chairman" if self.chairman and model not in self.chairman else ""
+            print(f"\n── {model}{stand_in} ──", file=sys.stderr, flush=True)
             self.streaming_model = model
             self.streamed[model] = ""
         self.streamed[model] += delta
@@ -69,7 +73,12 @@ class Terminal:
 
 
 def print_event(term: Terminal, event: CouncilEvent) -> None:
-    if isinstance(event, CouncilQueued):
+    if isinstance(event, AgreementStarted):
+        term.note(f"\n⚖ {event.judge} checks whether the first two answers agree")
+    elif isinstance(event, AgreementChecked):
+        check = event.check
+        term.note(f"  ↗ escalated: {check.reason}" if check.escalated else f"  ✓ {check.reason}")
+    elif isinstance(event, CouncilQueued):
         term.note(f"⏳ waiting for a free slot (position {event.position})")
     elif isinstance(event, StageStarted):
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
@@ -94,11 +103,16 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
 def print_result(result: CouncilResult, *, answer_shown: bool = False, answer_printed: bool = False) -> None:
     """The result on stdout; `answer_shown`: the final answer is on the same screen already;
     `answer_printed`: `print_answer` printed it as soon as it was complete."""
-    header = result_header(result)
+    synthesis = result.synthesis
+    # A stand-in's answer comes first: its heading names the stand-in and the chairman's failure.
+    stood_in = synthesis is not None and not synthesis.by_chairman
+    if synthesis is not None and stood_in and not answer_printed:
+        print_answer(synthesis, answer_shown=answer_shown)
+    header = result_header(result, stand_in=False)  # the stand-in's note is print_answer's
     if header:
         print(_plain(header) + "\n")
-    if result.synthesis is not None and not answer_printed:
-        print_answer(result.synthesis, answer_shown=answer_shown)
+    if synthesis is not None and not stood_in and not answer_printed:
+        print_answer(synthesis, answer_shown=answer_shown)
     read = read_lines(result.request)
     if read:
         print("━━ What the council read ━━")
@@ -119,11 +133,19 @@ def print_result(result: CouncilResult, *, answer_shown: bool = False, answer_pr
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:
-    who = "Chairman" if synthesis.by_chairman else "Fallback synthesizer"
-    if answer_shown:
-        print(f"━━ Final answer ({who}: {synthesis.model}): shown above ━━\n", flush=True)
+    """The final answer under a heading naming who wrote it. When the chairman failed, the heading
+    names the stand-in and the note saying why comes next, before the answer (as in the chat apps)."""
+    if synthesis.by_chairman:
+        title = f"Final answer (Chairman: {synthesis.model})"
+    elif synthesis.agreed:
+        title = f"Final answer (as written by {synthesis.model})"
     else:
-        print(f"━━ Final answer ({who}: {synthesis.model}) ━━\n", flush=True)
+        title = f"Final answer by {synthesis.model}, standing in for the chairman"
+    print(f"━━ {title}{': shown above' if answer_shown else ''} ━━", flush=True)
+    if synthesis.stood_in:
+        print(f"⚠ {synthesis.note or 'The chairman failed; a member synthesized this answer.'}", flush=True)
+    print(flush=True)
+    if not answer_shown:
         print(synthesis.text.strip() + "\n", flush=True)
 
 

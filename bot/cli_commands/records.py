@@ -20,7 +20,9 @@ from core.service import CouncilService, diagnose, feedback_lines, leaderboard_d
 
 async def cmd_history(service: CouncilService, args: argparse.Namespace) -> int:
     summaries = await service.history(None, "all", limit=args.limit)
-    for line in history_lines(summaries):
+    # Running and interrupted councils too, read as they are: this command writes nothing.
+    unfinished = await service.queries.unfinished(None, "all", limit=args.limit)
+    for line in history_lines(summaries, unfinished)[: max(1, args.limit)]:
         print(line.replace("`", ""))
     return EXIT_OK
 

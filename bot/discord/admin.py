@@ -153,7 +153,7 @@ def _add_search(group: app_commands.Group, service: CouncilService) -> None:
 def _add_mode(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="mode", description="This channel's default mode")
     @app_commands.describe(
-        mode="standard: answers, peer reviews, synthesis; quick: two answers compared by the chairman"
+        mode="standard: all three stages; quick: two answers compared; auto: two answers, all if they disagree"
     )
     @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
     async def mode(interaction: discord.Interaction, mode: app_commands.Choice[str]) -> None:

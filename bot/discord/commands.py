@@ -25,7 +25,8 @@ HELP = """**LLM Council** — several models answer, review each other anonymous
 `@{name} question` — the same from a message; inside a council thread it continues the conversation.
 Attach files (PDF, Word, text, CSV, code, images) to the message or the `attachment:` option: the council reads them.
 Start a question with `search:` (or set the `search:` option) to search the web first, and with
-`quick:` (or set the `mode:` option) for a quick council: two members answer, the chairman compares them.
+`quick:` (or set the `mode:` option) for a quick council: two members answer, the chairman compares them;
+`auto:` asks two members and convenes the whole council only if they disagree.
 Buttons under the answer show each stage: **Answers**, **Reviews** (with the extracted ballot), **Ranking**.
 While it runs: **Stop**, or **Synthesize now** with the answers that have arrived.
 `/council-history` · `/council-leaderboard` · `/council-export id:`
@@ -44,7 +45,7 @@ def _add_council(bot: CouncilHost) -> None:
         question="What should the council answer?",
         attachment="A file for the council to read (PDF, Word, text, CSV, code, or an image)",
         search="Search the web first (default: this channel's setting)",
-        mode="standard: answers, peer reviews, synthesis; quick: two answers compared (default: the channel's)",
+        mode="standard: all three stages; quick: two answers compared; auto: two answers, all if they disagree",
     )
     @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
     @app_commands.guild_only()

@@ -32,7 +32,7 @@ REFUSAL_VISIBLE_S = 60.0  # a refusal that could not go by DM is deleted from th
 def split_keywords(
     question: str, *, search: bool | None = None, mode: CouncilMode | None = None
 ) -> tuple[str, bool | None, CouncilMode | None]:
-    """The question without its leading `quick:` / `search:` keywords; a keyword sets the mode
+    """The question without its leading `quick:`/`auto:`/`standard:` / `search:` keywords; a keyword sets the mode
     or the search only where the asker did not choose them already."""
     question, keyword_mode = split_mode_keyword(question)
     question, searched = split_search_keyword(question)

@@ -220,7 +220,9 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
     synthesis = result.synthesis
     if synthesis is not None:
         title = f"Council answer — {short_model(synthesis.model)}"
-        if not synthesis.by_chairman:
+        if synthesis.agreed:
+            title = f"Council answer — {short_model(synthesis.model)} (the first two answers agreed)"
+        elif not synthesis.by_chairman:
             title = f"⚠️ Fallback answer by {short_model(synthesis.model)} (not the chairman)"
         answer = safe(synthesis.text)
     else:

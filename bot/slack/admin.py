@@ -25,8 +25,8 @@ USAGE = """*Council admin* (this channel; workspace admins and owners, or `COUNC
 • `/council-admin members model-a, model-b|fallback-b` — this channel's members (2 to 8 seats; \
 in a seat `a|b`, b answers when a fails)
 • `/council-admin chairman model-x` — this channel's chairman (also `model-x|fallback`)
-• `/council-admin mode quick|standard` — this channel's default mode (a question can also start \
-with `quick:` or `standard:`)
+• `/council-admin mode quick|auto|standard` — this channel's default mode (a question can also start \
+with `quick:`, `auto:` or `standard:`)
 • `/council-admin limits user=N channel=N budget=USD` — councils per user/channel per hour, daily budget
 • `/council-admin search on|off` — search the web before each council here (a question can also start with `search:`)
 • `/council-admin reset` — back to the defaults
@@ -80,7 +80,7 @@ def parse_admin(text: str) -> AdminCommand:
         return AdminCommand(op, search=rest.lower() == "on")
     if op == "mode":
         if not rest:
-            raise InputRejected("Say `/council-admin mode quick` or `/council-admin mode standard`.")
+            raise InputRejected("Say `/council-admin mode quick`, `auto` or `standard`.")
         return AdminCommand(op, mode=rest)
     if op == "audit":
         if not rest:

@@ -28,6 +28,7 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 from bot.slack.errors import refusal
 from core.models import (
     AggregateReady,
+    AgreementStarted,
     ChairmanToken,
     CouncilEvent,
     CouncilFinished,
@@ -72,6 +73,7 @@ STAGE_STATUS: dict[str, tuple[str, list[str]]] = {
     "answers": ("is thinking…", ["Asking every council member…", "Members are answering independently…"]),
     "reviews": ("is reviewing…", ["Members review each other's answers anonymously…", "Reading the ballots…"]),
     "ranking": ("is ranking…", ["Counting the votes…"]),
+    "agreement": ("is comparing…", ["The chairman checks whether the first two answers agree…"]),
     "chairman": ("is writing…", ["The chairman is writing the final answer…"]),
 }
 
@@ -105,6 +107,8 @@ def stage_of(event: CouncilEvent) -> str | None:
         return {1: "answers", 2: "reviews", 3: "chairman"}[event.stage]
     if isinstance(event, ReviewFinished):
         return "reviews"
+    if isinstance(event, AgreementStarted):
+        return "agreement"
     if isinstance(event, AggregateReady):
         return "ranking"
     if isinstance(event, ChairmanToken):

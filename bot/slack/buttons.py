@@ -11,7 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import control_reply
 from bot.slack import modals, render
-from bot.slack.errors import error_code
+from bot.slack.errors import refusal
 from bot.slack.people import Respond, SlackPeople, slack_origin
 from core.errors import CouncilError, PermissionDenied
 from core.models import Actor
@@ -63,11 +63,11 @@ class SlackButtons:
         except CouncilError as exc:
             await self.people.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts, respond=respond)
         except SlackApiError as exc:
-            log.warning("views.open failed: %s", error_code(exc))
+            log.warning("views.open failed: %s", refusal(exc))
             await self.people.ephemeral(
                 channel,
                 user,
-                f"Could not open the details ({error_code(exc)}). Try again.",
+                f"Could not open the details ({refusal(exc)}). Try again.",
                 thread_ts=thread_ts,
                 respond=respond,
             )

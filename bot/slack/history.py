@@ -10,7 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.history import ThreadMessage, conversation
 from bot.render_text import ZWSP
-from bot.slack.errors import error_code
+from bot.slack.errors import refusal
 from bot.slack.mrkdwn import slack_unescape, strip_mention
 from core.models import ConversationTurn, Platform
 
@@ -46,7 +46,7 @@ class SlackThreadHistory:
                 if not cursor or not page.get("has_more", True):
                     break
         except SlackApiError as exc:
-            log.warning("conversations.replies failed: %s", error_code(exc))
+            log.warning("conversations.replies failed: %s", refusal(exc))
             return []
         earlier = sorted(
             (m for m in {m["ts"]: m for m in messages}.values() if float(m["ts"]) < float(before_ts)),

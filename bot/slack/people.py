@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.errors import error_code
+from bot.slack.errors import refusal
 from core.models import Actor, Origin, Platform
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class SlackPeople:
             user = info.get("user") or {}
             is_admin = bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
         except SlackApiError as exc:
-            log.warning("users.info failed for %s: %s", user_id, error_code(exc))
+            log.warning("users.info failed for %s: %s", user_id, refusal(exc))
         self._admins[user_id] = (time.monotonic(), is_admin)
         return Actor(user_id=user_id, is_platform_admin=is_admin)
 
@@ -95,7 +95,7 @@ class SlackPeople:
                 await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, **payload)
                 return
             except SlackApiError as exc:
-                log.info("chat.postEphemeral failed (%s)", error_code(exc))
+                log.info("chat.postEphemeral failed (%s)", refusal(exc))
         if not prefer_respond:
             await _by_response_url(respond, payload)
 

@@ -12,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.following import deliver_durable
 from bot.slack import render
-from bot.slack.errors import error_code
+from bot.slack.errors import error_code, refusal
 from bot.slack.files import incoming_files
 from bot.slack.mrkdwn import slack_unescape, strip_mention
 from bot.slack.people import Respond, SlackPeople, slack_origin
@@ -105,7 +105,7 @@ class SlackQuestions:
         except SlackApiError as exc:
             code = error_code(exc)
             bot = f"<@{context.bot_user_id}>" if context.bot_user_id else "the bot"
-            message = CANNOT_POST.get(code, f"I could not post in this channel ({code or 'error'}).")
+            message = CANNOT_POST.get(code, f"I could not post in this channel ({refusal(exc)}).")
             await self.people.ephemeral(
                 channel,
                 user,

@@ -248,7 +248,8 @@ def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
 def result_footer(result: CouncilResult) -> str:
     parts = [f"Council `{result.council_id}`"]
     if result.synthesis is not None:
-        role = "chairman" if result.synthesis.by_chairman else "synthesized by"
+        synthesis = result.synthesis
+        role = "chairman" if synthesis.by_chairman else "as written by" if synthesis.agreed else "synthesized by"
         parts.append(f"{role}: {short_model(result.synthesis.model)}")
     answered = sum(1 for a in result.answers if a.ok)
     if result.answers:
@@ -359,10 +360,11 @@ HELP = "\n".join(
         "`/council export <id> [json]`",
         "• Attach files (PDF, Word, text, CSV, code, images) to the message that asks: the council reads them. "
         "Start the question with `search:` to search the web first.",
-        "• Start it with `quick:` for a quick council: two members answer and the chairman compares them "
+        "• Start it with `quick:` for a quick council: two members answer and the chairman compares them; "
+        "with `auto:`, two members answer and the whole council deliberates only if they disagree "
         "(`standard:` for the full three stages).",
         "• `/council-admin show|members a,b|c|chairman X|limits user=N channel=N budget=USD|search on|off|"
-        "mode quick|standard|reset|audit` "
+        "mode quick|auto|standard|reset|audit` "
         "(also `/council admin …`) — this channel's council (workspace admins and owners).",
     )
 )

@@ -8,12 +8,14 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import HISTORY_SCOPES
 from bot.slack import render
 from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
+from bot.slack.errors import refusal
 from bot.slack.people import Respond, SlackPeople, slack_origin
 from core.errors import CouncilError
 from core.models import Actor, Origin
@@ -78,6 +80,9 @@ class SlashCommands:
             await self._run(kind, argument, origin, tell, respond, context)
         except CouncilError as exc:
             await tell(exc.user_message)
+        except SlackApiError as exc:  # a call of ours failed (an export's DM or upload): not our bug
+            log.warning("/council %s: a Slack call failed: %s", kind, refusal(exc))
+            await tell(f"Slack did not take it ({refusal(exc)}). Try again in a moment.")
         except Exception as exc:
             log.exception("/council %s failed", kind)
             await tell(f"Something went wrong: {type(exc).__name__}. The logs have the details.")

@@ -22,7 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.councils import LONG_ANSWER_CHARS, is_long
 from bot.progress import CouncilProgress
 from bot.slack import stream_render
-from bot.slack.errors import refusal
+from bot.slack.errors import refusal, retry_after_of
 from bot.slack.stream_render import Chunk
 from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
 from core.models import CouncilResult
@@ -44,21 +44,6 @@ STREAM_UNSUPPORTED = frozenset(
         "invalid_auth_type",
     }
 )
-
-
-def retry_after_of(exc: SlackApiError, default: float = 1.0) -> float | None:
-    """Seconds to wait when Slack said `ratelimited`, else None."""
-    response = exc.response
-    if response is None or (response.status_code != 429 and response.get("error") != "ratelimited"):
-        return None
-    headers = {k.lower(): v for k, v in (response.headers or {}).items()}
-    value = headers.get("retry-after")
-    if isinstance(value, list):
-        value = value[0] if value else None
-    try:
-        return max(0.0, float(value)) if value is not None else default
-    except ValueError:
-        return default
 
 
 def _cut(text: str, limit: int, final: bool) -> int:

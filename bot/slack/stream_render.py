@@ -63,6 +63,9 @@ def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None)
         _member_task(f"member-{index + 1}", member, answers.get(member.model), progress, result)
         for index, member in enumerate(members)
     ]
+    agreement = _agreement_task(progress, result)
+    if agreement is not None:
+        tasks.append(agreement)
     tasks.append(_reviews_task(progress, members, result))
     tasks.append(_chairman_task(progress, result))
     return tasks
@@ -92,6 +95,19 @@ def _member_task(
     return _task(task_id, title, "in_progress" if progress.stage >= 1 else "pending")
 
 
+def _agreement_task(progress: CouncilProgress, result: CouncilResult | None) -> Chunk | None:
+    """Auto mode: the check of the first two answers (None for other modes, or before it starts)."""
+    check = result.agreement if result is not None else progress.agreement
+    title = "Do the first two answers agree?"
+    if check is not None:
+        if check.escalated:
+            return _task("agreement", title, "complete", output=f"No: {check.reason}; the whole council deliberates")
+        return _task("agreement", title, "complete", output=f"Yes: {check.reason}")
+    if progress.judging is not None:
+        return _task("agreement", title, "in_progress", details=f"{short_model(progress.judging)} is comparing them")
+    return None
+
+
 def _reviews_task(progress: CouncilProgress, members: list[MemberState], result: CouncilResult | None) -> Chunk:
     title = "Anonymous peer review"
     if result is not None:
@@ -117,6 +133,8 @@ def _chairman_task(progress: CouncilProgress, result: CouncilResult | None) -> C
         synthesis = result.synthesis
         if synthesis is not None and synthesis.by_chairman:
             return _task("chairman", title, "complete", output="Done")
+        if synthesis is not None and synthesis.agreed:
+            return _task("chairman", title, "complete", output="Not needed: the first two answers were the same")
         if synthesis is not None:
             return _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
         stopped = "stopped" if result.status is CouncilStatus.CANCELLED else "no answer"

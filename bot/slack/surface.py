@@ -25,8 +25,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import AnswerFile
 from bot.slack import render
-from bot.slack.errors import error_code
-from bot.slack.stream import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, ProgressStream, retry_after_of
+from bot.slack.errors import error_code, refusal, retry_after_of
+from bot.slack.stream import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, ProgressStream
 from bot.surface import Renderer
 from bot.throttle import SLACK_PACE, ChannelPacer
 from core.models import CouncilRequest, Destination, Platform
@@ -155,7 +155,7 @@ class SlackSurface:
             return stream
         except SlackApiError as exc:
             code = error_code(exc)
-            log.info("chat.startStream refused (%s): council %s shows progress with chat.update", code or exc, cid)
+            log.info("chat.startStream refused (%s): council %s shows progress with chat.update", refusal(exc), cid)
             self.stream_refused(code)
         except Exception as exc:
             log.warning("chat.startStream failed (%s): council %s shows progress with chat.update", exc, cid)

@@ -100,13 +100,16 @@ class Admission:
         chairman: str | None,
         mode: CouncilMode | None,
     ) -> CouncilConfig:
-        """The channel's council with this request's replacements, its quick seats and reviewer weights."""
+        """The channel's council with this request's replacements, its quick seats (auto mode: the
+        two asked first) and reviewer weights."""
         config = await self._with_overrides(self.config_for(channel), members, chairman)
         if mode is not None:
             config.mode = mode
         if config.mode == "quick":
             config.members = quick_seats(config.members, await self.storage.stats.model_stats())
-        weights = await reviewer_weights(self.settings, self.storage, self.router, config.members)
+        elif config.mode == "auto":
+            config.first_seats = quick_seats(config.members, await self.storage.stats.model_stats())
+        weights = await reviewer_weights(self.settings, self.storage, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
 
     async def check(self, question: str, origin: Origin) -> str:

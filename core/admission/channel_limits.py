@@ -1,5 +1,7 @@
 """A channel's daily budget and the hourly rate limits of its askers, each a channel override when
-set, else the global setting."""
+set, else the global setting. The operator at the terminal (`council ask`) is not rate-limited:
+the hourly limits share a bot among chat and API users, and whoever runs the command owns the
+deployment; the daily budget, which caps spending, applies to everyone."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import TypeVar
 
 from core.admission.limits import RateLimiter
 from core.errors import BudgetExceeded
-from core.models import ChannelSettings, Origin
+from core.models import ChannelSettings, Origin, Platform
 from core.settings import Settings
 from core.storage import Storage
 
@@ -28,6 +30,8 @@ class ChannelLimits:
         await self.check_rate(origin, channel, record=record)
 
     async def check_rate(self, origin: Origin, channel: ChannelSettings | None, *, record: bool) -> None:
+        if origin.platform is Platform.CLI:
+            return
         await self.limiter.check_and_record(
             user_key=origin.user_key,
             channel_key=origin.channel_key,

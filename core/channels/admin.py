@@ -84,7 +84,8 @@ class ChannelAdmin:
         return await self._save_channel(actor, origin, {"search": enabled}, "set_search")
 
     async def set_mode(self, actor: Actor, origin: Origin, mode: str) -> ChannelSettings:
-        """The channel's default mode: standard (three stages) or quick (two answers compared)."""
+        """The channel's default mode: standard (three stages), quick (two answers compared) or auto
+        (two answers; the whole council when they disagree)."""
         self.permissions.require_admin(actor, origin.platform)
         return await self._save_channel(actor, origin, {"mode": parse_mode(mode)}, "set_mode")
 

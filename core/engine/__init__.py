@@ -12,6 +12,8 @@ synthesis.py  stage 3: the chairman's synthesis, streamed turn by turn
 succession.py stage 3's turns: the chairman's chain, a stand-in, the answer as written; the Synthesis and its note
 chair_prompt.py stage 3's prompts (full, quick, brief for a small context) and the members best first
 quick.py      quick mode: the chairman's comparison line, held back and kept as a ballot
+auto.py       auto mode: whether the first two answers agree (equal short answers, or the chairman's
+              verdict), and the escalation to the whole council when they do not
 stream.py     one streamed synthesis: the pump task, and relaying its screened text as events
 notices.py    user-visible texts: cut reasons, notices, the no-answer error
 result.py     the CouncilResult: status and assembly

@@ -33,19 +33,21 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     config = state.config
     messages = prompts.stage1_messages(state.request.question, state.request.history)
     options = state.options(config.max_answer_tokens)
-    stored = state.stored_answers()  # a resumed council: these members are not asked again
+    pending = state.pending_seats()  # all seats; after auto mode's escalation, the ones not yet asked
+    # A resumed council: these members are not asked again.
+    stored = {seat: a for seat, a in state.stored_answers().items() if seat in pending}
     # Calls start before the events go out: a consumer that renders slowly must not delay them.
 
     def ask(model: str) -> Awaitable[Completion]:
         return router.complete(model, state.material.apply(messages, model, state.material_fence), options)
 
     batch = calls.launch_seats(
-        {seat: SeatCall(seats.seat_models(seat), ask) for seat in state.members if seat not in stored},
+        {seat: SeatCall(seats.seat_models(seat), ask) for seat in pending if seat not in stored},
         "answer",
         config.member_timeout_s,
     )
     yield state.event(StageStarted, stage=1)
-    for member in state.members:
+    for member in pending:
         yield state.event(MemberStarted, model=member)
     for answer in stored.values():
         _restore_answer(state, calls, answer)
@@ -82,6 +84,7 @@ def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:
     if outcome.skipped:
         state.skipped.add(outcome.key)
     state.answers[outcome.key] = answer
+    state.asked.add(outcome.key)
     return answer
 
 
@@ -91,10 +94,14 @@ def _restore_answer(state: CouncilState, calls: Calls, answer: MemberAnswer) -> 
         state.skipped.add(seat)
     calls.usage += answer.usage
     state.answers[seat] = answer
+    state.asked.add(seat)
 
 
 def _assign_labels(state: CouncilState) -> None:
-    # Labels follow member order (not arrival order), so they are stable for a config.
+    # Labels follow member order (not arrival order), so they are stable for a config. Auto mode
+    # labels its first two answers, and all of them again once it escalates.
+    state.label_to_model.clear()
+    state.label_to_seat.clear()
     answered = [m for m in state.members if state.answers[m].ok]
     for label, member in zip(LABELS, answered):
         state.answers[member].label = label

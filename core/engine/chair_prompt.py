@@ -38,7 +38,9 @@ class ChairPrompt:
 
     @property
     def quick(self) -> bool:
-        return self.state.config.mode == "quick"
+        """Quick mode's comparison of two answers (also auto mode's, when they agreed)."""
+        mode = self.state.config.mode
+        return mode == "quick" or (mode == "auto" and not self.state.escalated)
 
     def messages(self, model: str, *, fallback: bool) -> list[ChatMessage]:
         state = self.state

@@ -12,9 +12,13 @@ Event sequence (each MemberStarted is followed by exactly one MemberFinished or 
     CouncilFinished(result)                                                -- always, exactly once
 
 In quick mode (config.mode) stage 2 never runs: the chairman compares the two answers in its
-one call, and that comparison is the council's ballot. Stage 2 ends early once the pending
-reviews cannot change the first place; those go on while the chairman writes, and are recorded
-before CouncilFinished (`timings.total_s` is when the answer was complete).
+one call, and that comparison is the council's ballot. In auto mode two seats answer first and
+their agreement is checked (core/engine/auto.py: AgreementStarted when the chairman judges,
+then AgreementChecked); when they agree the council goes on as quick mode does (or their common
+short answer stands as written: ChairmanFinished at once, no stage 3), and when they do not it
+escalates: StageStarted(1) again with a MemberStarted per remaining seat, then stages 2 and 3.
+Stage 2 ends early once the pending reviews cannot change the first place; those go on while
+the chairman writes, and are recorded before CouncilFinished (`timings.total_s` is when the answer was complete).
 
 Stage 2 is skipped when the user asked to synthesize during stage 1 (and has no reviewers when
 no member could review anything); stages 2-3 are skipped when no member answered or the council
@@ -40,6 +44,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from core.engine.answers import run_answers
+from core.engine.auto import run_agreement
 from core.engine.control import CouncilControl
 from core.engine.result import council_result
 from core.engine.reviews import collect_late_reviews, run_reviews
@@ -58,6 +63,8 @@ __all__ = ["BRIEF_PROMPT_ANSWERS", "BRIEF_PROMPT_CONTEXT", "LABELS", "CouncilCon
 Stage = Callable[[CouncilState, Calls, "ProviderRouter"], AsyncGenerator[CouncilEvent, None]]
 _STAGES: tuple[tuple[str, Stage], ...] = (
     ("stage1_s", run_answers),
+    ("agreement_s", run_agreement),  # auto mode
+    ("escalation_s", run_answers),  # auto mode, escalated: the remaining seats answer
     ("stage2_s", run_reviews),
     ("stage3_s", run_synthesis),
 )
@@ -118,9 +125,16 @@ async def _record_late_reviews(state: CouncilState, calls: Calls) -> None:
 def _should_run(state: CouncilState, stage: str) -> bool:
     if stage == "stage1_s":
         return True
+    auto = state.config.mode == "auto"
+    if stage == "agreement_s":  # also when the first two failed: the others may answer
+        return auto and not state.control.stopped
+    if stage == "escalation_s":
+        return state.escalated and not state.control.stopped and bool(state.pending_seats())
     if not state.label_to_model or state.control.stopped:
         return False
-    if stage == "stage2_s" and state.config.mode == "quick":
+    if stage == "stage3_s":
+        return state.synthesis is None  # auto mode: a common short answer may already stand
+    if stage == "stage2_s" and (state.config.mode == "quick" or (auto and not state.escalated)):
         return False  # the chairman compares the two answers itself
     if stage == "stage2_s" and state.control.synthesize_requested:
         state.stage2_skipped_by_user = True  # synthesize-now arrived during stage 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING
 
-from core.models import ErrorInfo, ErrorKind, MemberAnswer, ParseStatus, seats
+from core.models import AgreementCheck, ErrorInfo, ErrorKind, MemberAnswer, ParseStatus, Synthesis, seats
 
 if TYPE_CHECKING:
     from core.engine.state import CouncilState
@@ -84,6 +84,10 @@ def result_notices(state: CouncilState) -> list[str]:
     notes += [f"Seat {a.seat}: {note}" for a in state.answers.values() if (note := fallback_note(a))]
     notes += _skipped_notes(state, "answers", [m for m in state.members if m in state.skipped])
     notes += _review_notes(state)
+    if state.agreement is not None:
+        answer = state.answer_of(state.synthesis.model) if state.synthesis and state.synthesis.agreed else None
+        note = agreement_notice(state.agreement, state.synthesis, answer.label if answer else None)
+        notes += [note] if note else []
     return notes
 
 
@@ -131,3 +135,12 @@ def causes(answers: list[MemberAnswer]) -> str:
 
 def secs(value: float) -> str:
     return f"{value:g} s"
+
+
+def agreement_notice(check: AgreementCheck, synthesis: Synthesis | None, label: str | None) -> str | None:
+    """What an auto council's result says about its first two answers (None: nothing worth a line)."""
+    if check.escalated:
+        return f"Auto mode escalated: {check.reason}, so the whole council deliberated."
+    if synthesis is not None and synthesis.agreed:
+        return f"Auto mode: {check.reason}; this is Response {label} (by {synthesis.model}) as written."
+    return None

@@ -26,6 +26,7 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
         error=error,
         timings=dict(state.timings),
         usage=usage,
+        agreement=state.agreement,
     )
 
 
@@ -39,6 +40,6 @@ def _status(state: CouncilState) -> tuple[CouncilStatus, ErrorInfo | None]:
         any(not a.ok and (a.seat or a.model) not in state.skipped for a in state.answers.values())
         or any(r.error is not None and not state.review_skipped(r.reviewer) for r in reviews)
         or any(r.text is not None and r.parse_status is ParseStatus.NONE for r in reviews)
-        or (state.synthesis is not None and not state.synthesis.by_chairman)
+        or (state.synthesis is not None and state.synthesis.stood_in)
     )
     return (CouncilStatus.DEGRADED if degraded else CouncilStatus.OK), None

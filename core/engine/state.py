@@ -16,6 +16,7 @@ from core.engine.batch import Batch, StagePolicy
 from core.engine.control import CouncilControl
 from core.models import (
     Aggregate,
+    AgreementCheck,
     CouncilCheckpoint,
     CouncilConfig,
     CouncilRequest,
@@ -40,6 +41,8 @@ class CouncilState:
     control: CouncilControl
     members: list[str]  # seats (`primary|fallback|...`); answers are keyed by seat
     answers: dict[str, MemberAnswer]
+    asked: set[str] = field(default_factory=set)  # seats whose stage-1 call has ended (or was restored)
+    agreement: AgreementCheck | None = None  # auto mode: whether the first two answers agree
     label_to_model: dict[str, str] = field(default_factory=dict)  # label -> the model that answered
     label_to_seat: dict[str, str] = field(default_factory=dict)
     late_reviews: Batch | None = None  # reviews left running once the first place was decided
@@ -66,13 +69,34 @@ class CouncilState:
     def new(
         cls, request: CouncilRequest, control: CouncilControl, checkpoint: CouncilCheckpoint | None = None
     ) -> CouncilState:
-        # Duplicates would give one model two labels and two ballots.
-        members = list(dict.fromkeys(s for s in map(seats.clean_seat, request.config.members) if s))
+        members = _distinct_seats(request.config.members)
+        if request.config.mode == "auto":  # the first two seats only, unless they disagree (widen)
+            members = _distinct_seats(request.config.first_seats) or members[:2]
         state = cls(request, control, members, {m: MemberAnswer(model=m) for m in members})
         state.material = CouncilMaterial.from_request(request)
         if checkpoint is not None:
             state.checkpoint = checkpoint
         return state
+
+    def others(self) -> list[str]:
+        """Auto mode: the configured seats not taking part so far (asked if the council escalates)."""
+        return [seat for seat in _distinct_seats(self.config.members) if seat not in self.answers]
+
+    def widen(self) -> None:
+        """Auto mode's escalation: every configured seat takes part, in configured order (the
+        answers so far are kept; the others are asked by the next stage-1 pass)."""
+        self.members = list(dict.fromkeys([*_distinct_seats(self.config.members), *self.members]))
+        for seat in self.members:
+            self.answers.setdefault(seat, MemberAnswer(model=seat))
+
+    def pending_seats(self) -> list[str]:
+        """Seats whose stage-1 answer is still to come (all of them at first; after an escalation,
+        the ones auto mode had not asked)."""
+        return [seat for seat in self.members if seat not in self.asked]
+
+    def resumed_escalated(self) -> bool:
+        """A resumed auto council whose earlier run had escalated: another seat's answer is stored."""
+        return any((a.seat or a.model) in self.others() for a in self.checkpoint.answers)
 
     def stored_answers(self) -> dict[str, MemberAnswer]:
         """Stage-1 answers an earlier run settled, by seat (labels are assigned anew, the same way)."""
@@ -82,6 +106,10 @@ class CouncilState:
     def stored_reviews(self, reviewers: Iterable[str]) -> dict[str, Review]:
         wanted = set(reviewers)
         return {r.reviewer: r for r in self.checkpoint.reviews if r.reviewer in wanted}
+
+    @property
+    def escalated(self) -> bool:
+        return self.agreement is not None and self.agreement.escalated
 
     @staticmethod
     def was_skipped(error: ErrorInfo | None) -> bool:
@@ -123,3 +151,8 @@ class CouncilState:
 
     def review_skipped(self, reviewer: str) -> bool:
         return f"review:{reviewer}" in self.skipped
+
+
+def _distinct_seats(specs: Iterable[str]) -> list[str]:
+    # Duplicates would give one model two labels and two ballots.
+    return list(dict.fromkeys(s for s in map(seats.clean_seat, specs) if s))

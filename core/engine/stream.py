@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
-from core.engine import notices
+from core.engine import notices, prompts
 from core.engine.batch import Outcome
 from core.engine.quick import Screen, VerdictScreen
 from core.engine.runner import Calls
@@ -82,17 +82,22 @@ class Streamer:
         mode's labels; the first line, the comparison, is held back (core/engine/quick.py).
         `timeout_s`: its share of the stage's time (a chairman chain), else member_timeout_s."""
         state = self.state
+        answer_format = state.request.answer_format
+        messages = state.material.apply(messages, model, state.chair_fence)
+        # What the prompt quotes for the synthesis to use is no copying; its instructions are.
         judge = SynthesisJudge(
             "\n\n".join(message.content for message in messages),
             [answer.text for answer in state.answers.values() if answer.text],
+            [state.request.question, *(turn.content for turn in state.request.history), *state.material.texts()],
+            structured=answer_format is not None,
         )
         deadline = asyncio.get_running_loop().time() + (timeout_s or state.config.member_timeout_s)
         screen: Screen = SynthesisScreen(judge, state.nonces(), unquote=unquote)
         if verdict is not None:
             screen = VerdictScreen(screen, verdict)
         stream = Stream(model, screen, deadline, timeout_s or state.config.member_timeout_s)
-        # After the judge: quoting an attached file or a source is using it, not copying the prompt.
-        messages = state.material.apply(messages, model, state.chair_fence)
+        # After the judge: the asker's answer format is not the prompt's text to echo.
+        messages = prompts.with_answer_format(messages, answer_format)
         stream.pump = self.calls.spawn(self.calls.outcome(partial(self._pump, stream, messages)), f"synthesis:{model}")
         stream.pump.add_done_callback(stream.wakeup.set)
         return stream

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -145,6 +145,16 @@ MessageRole = Literal["question", "progress", "answer"]
 RecordPost = Callable[[str, str, MessageRole], Awaitable[None]]
 
 
+class KeyClaim(_Model):
+    """Which council an API Idempotency-Key names (core/records/idempotency.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    council_id: str  # the council of this key (maybe an earlier request's)
+    fingerprint: str  # of the request that first used the key
+    fresh: bool  # True: this request claimed the key and starts the council
+
+
 class MessageRef(_Model):
     """The council a message we posted belongs to, and what the message is there."""
 
@@ -154,8 +164,8 @@ class MessageRef(_Model):
     role: MessageRole
 
 
-CouncilMode = Literal["standard", "quick"]
-MODES: tuple[CouncilMode, ...] = ("standard", "quick")
+CouncilMode = Literal["standard", "quick", "auto"]
+MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto")
 
 
 class CouncilConfig(_Model):
@@ -166,6 +176,9 @@ class CouncilConfig(_Model):
     members: list[str]
     chairman: str
     mode: CouncilMode = "standard"  # quick: two seats answer, the chairman compares them (no reviews)
+    # auto: these two seats answer first (quick mode's choice, made at admission; empty: the first
+    # two members); the rest of `members` are asked only if their answers disagree (core/engine/auto.py).
+    first_seats: list[str] = Field(default_factory=list)
     exclude_self_review: bool = True
     member_timeout_s: float = 120.0  # one model call
     quorum: float = 0.5  # fraction of members whose answers start the grace clock
@@ -183,6 +196,15 @@ class CouncilConfig(_Model):
     reviewer_weights: dict[str, float] = Field(default_factory=dict)
 
 
+class AnswerFormat(_Model):
+    """The shape the final answer must have (the API's `response_format`): one JSON object, which
+    with `json_schema` must also fit that schema. Members answer freely; the synthesizer writes JSON."""
+
+    kind: Literal["json_object", "json_schema"]
+    name: str | None = None
+    json_schema: dict[str, Any] | None = None
+
+
 class CouncilRequest(_Model):
     question: str
     config: CouncilConfig
@@ -195,6 +217,7 @@ class CouncilRequest(_Model):
     attachments: list[ExtractedAttachment] = Field(default_factory=list)
     sources: list[SearchResult] = Field(default_factory=list)
     image_members: list[str] = Field(default_factory=list)
+    answer_format: AnswerFormat | None = None
     # The W3C trace context (traceparent, tracestate) of its submission when traces are on
     # (core/telemetry/tracing.py): stored with a durable council, so that the worker that
     # resumes it continues the same trace. Empty when not tracing.
@@ -288,15 +311,37 @@ class Aggregate(_Model):
 
 
 class Synthesis(_Model):
-    """Stage 3. `by_chairman` is False when a fallback member wrote it."""
+    """Stage 3. `by_chairman` is False when a fallback member wrote it, or when (auto mode) the first
+    two answers were the same and one stands as written (`agreed`: not a fallback)."""
 
     model: str
     text: str
     by_chairman: bool = True
+    agreed: bool = False
     note: str | None = None  # why a fallback happened, shown first
     latency_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
     attempts: list[Attempt] = Field(default_factory=list)  # chairman chain models that failed first
+
+    @property
+    def stood_in(self) -> bool:
+        """A member (or a member's answer as written) stands in for a chairman that failed."""
+        return not self.by_chairman and not self.agreed
+
+
+class AgreementCheck(_Model):
+    """Auto mode: whether the first two answers agree (core/engine/auto.py). They agree when both
+    are short and the same once normalised, or when the judge (the chairman) says so in the format
+    of rust/ranking/src/verdict.rs; otherwise the council escalates to all three stages."""
+
+    escalated: bool
+    reason: str  # user-visible: "the first two answers disagreed", ...
+    judge: str | None = None  # the model that judged (None: no judgement was asked)
+    verdict: Literal["agree", "disagree", "none"] | None = None  # what its text said
+    text: str | None = None  # its judgement, as written
+    error: ErrorInfo | None = None
+    latency_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
 
 
 class CouncilStatus(str, Enum):
@@ -320,10 +365,16 @@ class CouncilResult(_Model):
     timings: dict[str, float] = Field(default_factory=dict)  # stage1_s, stage2_s, stage3_s, total_s
     usage: Usage = Field(default_factory=Usage)
     finished_at: datetime = Field(default_factory=utcnow)
+    agreement: AgreementCheck | None = None  # auto mode's check of its first two answers
 
     @property
     def degraded(self) -> bool:
         return self.status is CouncilStatus.DEGRADED
+
+    @property
+    def escalated(self) -> bool | None:
+        """Auto mode: whether the full council deliberated (None: another mode, or never checked)."""
+        return self.agreement.escalated if self.agreement is not None else None
 
 
 # --------------------------------------------------------------------------- durable councils
@@ -401,6 +452,21 @@ class StageStarted(_Event):
     stage: Literal[1, 2, 3]
 
 
+class AgreementStarted(_Event):
+    """Auto mode: the judge (the chairman) compares the first two answers."""
+
+    kind: Literal["agreement_started"] = "agreement_started"
+    judge: str
+
+
+class AgreementChecked(_Event):
+    """Auto mode: the first two answers agree (stage 3 follows) or not (the remaining members are
+    asked: StageStarted(1) and MemberStarted again, then the reviews)."""
+
+    kind: Literal["agreement_checked"] = "agreement_checked"
+    check: AgreementCheck
+
+
 class MemberStarted(_Event):
     kind: Literal["member_started"] = "member_started"
     model: str
@@ -451,6 +517,8 @@ CouncilEvent = Annotated[
     | MemberFinished
     | MemberFailed
     | ReviewFinished
+    | AgreementStarted
+    | AgreementChecked
     | AggregateReady
     | ChairmanToken
     | ChairmanFinished
@@ -479,6 +547,20 @@ class CouncilSummary(_Model):
     votes_bad: int = 0
     files: list[str] = Field(default_factory=list)  # names of the files it read
     sources: int = 0  # web search results it was given
+
+
+class UnfinishedCouncil(_Model):
+    """A council stored as running: it runs, or it was interrupted (the process running it stopped
+    renewing its lease, and no live process has stored it as failed yet)."""
+
+    council_id: str
+    created_at: datetime
+    question: str
+    members: list[str]
+    chairman: str
+    mode: CouncilMode = "standard"
+    origin: Origin = Field(default_factory=Origin)
+    interrupted: bool = False
 
 
 class ChannelSettings(_Model):

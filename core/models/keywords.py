@@ -1,7 +1,9 @@
-"""The keywords a question may start with: a council mode (`quick:`, `standard:`) and `search:`.
+"""The keywords a question may start with: a council mode (`quick:`, `auto:`, `standard:`) and
+`search:`.
 
-Modes by name: `standard` (answers, peer reviews, synthesis) and `quick` (two seats answer, the
-chairman compares them)."""
+Modes by name: `standard` (answers, peer reviews, synthesis), `quick` (two seats answer, the
+chairman compares them) and `auto` (two seats answer; the whole council deliberates only when they
+disagree, core/engine/auto.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def parse_mode(mode: str) -> CouncilMode:
 
 
 def split_mode_keyword(question: str) -> tuple[str, CouncilMode | None]:
-    """The question without a leading `quick:`/`standard:` keyword, and the mode it named."""
+    """The question without a leading `quick:`/`auto:`/`standard:` keyword, and the mode it named."""
     match = _MODE_KEYWORD.match(question)
     if match is None:
         return question, None

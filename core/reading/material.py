@@ -38,6 +38,10 @@ class CouncilMaterial:
     def images(self) -> list[ExtractedAttachment]:
         return [a for a in self.attachments if a.kind == "image" and a.image_data is not None]
 
+    def texts(self) -> list[str]:
+        """The text of each file and source, as the prompts quote it."""
+        return [_document_text(doc) for doc in self.documents] + [_source_text(source) for source in self.sources]
+
     def __bool__(self) -> bool:
         return bool(self.attachments or self.sources)
 

@@ -17,7 +17,9 @@ from core.reading.attachments import (
     AttachmentBatch,
     AttachmentFetcher,
     AttachmentLimits,
+    AttachmentReaders,
     IncomingFile,
+    ReaderLimits,
     allowed_file_hosts,
     prepare_attachments,
 )
@@ -36,8 +38,11 @@ class CouncilReading:
         self.router = router
         self.redact = redact
         self._search_backend: SearchBackend | None = None
+        # This process's reader processes: at most COUNCIL_ATTACHMENT_READERS files at once.
+        self.readers = AttachmentReaders(ReaderLimits.from_settings(settings))
 
     async def aclose(self) -> None:
+        await self.readers.aclose()
         if self._search_backend is not None:
             await self._search_backend.aclose()
 
@@ -53,7 +58,7 @@ class CouncilReading:
         limits = AttachmentLimits.from_settings(self.settings)
         fetcher = self._file_fetcher(platform, limits)
         try:
-            return await prepare_attachments(files, limits=limits, fetcher=fetcher)
+            return await prepare_attachments(files, limits=limits, fetcher=fetcher, readers=self.readers)
         finally:
             if fetcher is not None:
                 await fetcher.aclose()

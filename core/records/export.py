@@ -145,6 +145,9 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
             for d in (aggregate.dissent if aggregate else [])
         ],
         "notices": result.notices,
+        # auto mode: whether the first two answers disagreed and the whole council deliberated
+        "escalated": result.escalated,
+        "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
     }
 
 
@@ -188,6 +191,7 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         *_md_final_answer(result),
         *_md_material(result.request),
         *_md_aggregate(result),
+        *_md_agreement(result),
         *_md_answers(result),
         *_md_reviews(result),
         "## Readers' feedback",
@@ -227,7 +231,8 @@ def _md_header(result: CouncilResult) -> list[str]:
 def _md_final_answer(result: CouncilResult) -> list[str]:
     out = ["## Final answer", ""]
     if result.synthesis is not None:
-        who = "chairman" if result.synthesis.by_chairman else "fallback synthesizer"
+        synthesis = result.synthesis
+        who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"
         out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
     else:
         out += ["*(no synthesis)*", ""]
@@ -272,6 +277,20 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
         out += [f"Weighted ballots: {weights}", ""]
     out += [f"> {line}" for line in dissent_lines(aggregate)]
     out += [""] if aggregate.dissent else []
+    return out
+
+
+def _md_agreement(result: CouncilResult) -> list[str]:
+    """Auto mode's check of the first two answers: what decided it, and the judgement as written."""
+    check = result.agreement
+    if check is None:
+        return []
+    decided = "escalated to the whole council" if check.escalated else "the first two answers stood"
+    out = ["## Agreement check (auto mode)", "", f"{decided}: {check.reason}.", ""]
+    if check.judge is not None:
+        out += [f"*Judged by {check.judge}, {_fmt_seconds(check.latency_s)}; verdict: {check.verdict or 'none'}*", ""]
+    if check.text:
+        out += [check.text, ""]
     return out
 
 

@@ -24,6 +24,7 @@ from core.models import (
     SeatModelStats,
     SeatStats,
     Synthesis,
+    UnfinishedCouncil,
 )
 from core.models.seats import seat_models
 from core.records import bias
@@ -72,6 +73,16 @@ class CouncilQueries:
         for summary in summaries:
             summary.votes_good, summary.votes_bad = tallies.get(summary.council_id, (0, 0))
         return summaries
+
+    async def unfinished(
+        self, origin: Origin | None = None, scope: HistoryScope = "channel", limit: int = 10
+    ) -> list[UnfinishedCouncil]:
+        """The councils of `history`'s scope that have not finished: running, or interrupted (read
+        only: storing an interrupted council as failed is the next live process's job)."""
+        filters: HistoryFilters = {**_place_filters(origin, scope)}
+        if origin is not None and scope == "user":
+            filters["user_id"] = origin.user_id
+        return await self.storage.councils.unfinished(limit=max(1, min(limit, 100)), **filters)
 
     async def result_for(self, council_id: str, viewer: Origin, *, admin: bool = False) -> CouncilResult:
         """A stored council as a chat user sees it (stage buttons, exports)."""

@@ -27,6 +27,7 @@ OTHER_TABLES: dict[str, str | None] = {
     "processed_events": "(platform, event_id)",
     "rate_hits": None,
     "council_messages": "(platform, channel_id, message_id)",  # after the councils they name
+    "api_idempotency": "(scope, idem_key)",
 }
 _PAGE = 500
 

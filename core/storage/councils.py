@@ -24,6 +24,7 @@ from core.models import (
     Origin,
     Review,
     Synthesis,
+    UnfinishedCouncil,
     Usage,
 )
 from core.storage import totals
@@ -119,6 +120,35 @@ class CouncilRepository:
             for r in rows
         ]
         return await with_material(self._db, summaries)
+
+    async def unfinished(
+        self, *, now: float | None = None, platform=None, workspace_id=None, channel_id=None, user_id=None, limit=20
+    ) -> list[UnfinishedCouncil]:
+        """Councils stored as running, newest first, each interrupted when `mark_interrupted` would
+        mark it (its owner's lease ran out, no job to resume it). Reads only: nothing is marked."""
+        now = time.time() if now is None else now
+        where, params = filters(platform, workspace_id, channel_id, user_id)
+        rows = await self._db.fetchall(
+            f"""SELECT id, created_at, question, members, chairman, config, platform, workspace_id, channel_id,
+                       thread_id, user_id, user_name,
+                       CASE WHEN {OWNER_GONE} AND id NOT IN (SELECT council_id FROM council_jobs)
+                            THEN 1 ELSE 0 END AS interrupted
+                FROM councils WHERE {where} AND status = ? ORDER BY created_at DESC, id DESC LIMIT ?""",
+            (now, *params, RUNNING, max(0, limit)),
+        )
+        return [
+            UnfinishedCouncil(
+                council_id=r["id"],
+                created_at=datetime.fromisoformat(r["created_at"]),
+                question=r["question"],
+                members=json.loads(r["members"]),
+                chairman=r["chairman"],
+                mode=CouncilConfig.model_validate_json(r["config"]).mode,
+                origin=_origin_from_row(r),
+                interrupted=bool(r["interrupted"]),
+            )
+            for r in rows
+        ]
 
     async def prune(self, older_than: datetime) -> int:
         """Delete councils created before `older_than` (with all their rows, and what they added to

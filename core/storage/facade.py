@@ -19,6 +19,7 @@ from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
 from core.storage.events import EventRepository
+from core.storage.idempotency import IdempotencyRepository
 from core.storage.jobs import JobRepository
 from core.storage.messages import MessageRepository
 from core.storage.owners import OwnerRepository
@@ -42,6 +43,7 @@ class Storage:
         self.jobs = JobRepository(db)  # durable councils (core/durable)
         self.slots = SlotRepository(db)
         self.messages = MessageRepository(db)  # the messages we post, by council (bot/history.py reads it)
+        self.idempotency = IdempotencyRepository(db)  # the API's Idempotency-Key header (core/records/idempotency.py)
 
     @classmethod
     async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:

@@ -15,8 +15,9 @@ from core.telemetry.context import Where
 
 log = logging.getLogger("core.council")
 
-# result.timings keys that are stages; the metric's `stage` label drops the `_s`.
-STAGE_TIMINGS = ("stage1_s", "stage2_s", "stage3_s", "late_reviews_s")
+# result.timings keys that are stages; the metric's `stage` label drops the `_s`. agreement and
+# escalation are auto mode's (core/engine/auto.py).
+STAGE_TIMINGS = ("stage1_s", "agreement_s", "escalation_s", "stage2_s", "stage3_s", "late_reviews_s")
 
 
 def stage_label(timing: str) -> str:

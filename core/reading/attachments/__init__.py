@@ -13,8 +13,12 @@ Public interface (what the wiring round uses; everything else in the package is 
 - `AttachmentFetcher(allowed_hosts=allowed_file_hosts(SLACK_FILE_HOSTS, settings.slack_api_url),
   bearer_token=settings.slack_bot_token, timeout_s=limits.fetch_timeout_s)`: downloads only from
   the platform's hosts (Discord: `DISCORD_FILE_HOSTS`, no token: its CDN URLs are signed).
-- `extract_file(name, data, declared_type=..., limits=..., char_budget=...)`: one file, raising
-  `AttachmentRefused(name, reason)`; for the CLI's `--file` the batch call with `data=` is simpler.
+- `AttachmentReaders(ReaderLimits.from_settings(settings))`: the reader processes (deadline,
+  memory ceiling, how many at once) of one service; `prepare_attachments(..., readers=...)` reads
+  through them, `await readers.read(name, data, ...) -> FileRead` reads one file, `aclose()`
+  kills every reader (issue 28).
+- `extract_file(name, data, declared_type=..., limits=..., char_budget=...)`: one file in this
+  process, raising `AttachmentRefused(name, reason)`: what a reader process runs.
 
 Wiring still to do (not here): prompts render `ExtractedAttachment.sections` fenced as data with
 the file name; members whose model takes no images get a line instead of the image part; storage
@@ -36,6 +40,7 @@ from core.reading.attachments.errors import AttachmentRefused
 from core.reading.attachments.extract import extract_file
 from core.reading.attachments.fetch import DISCORD_FILE_HOSTS, SLACK_FILE_HOSTS, AttachmentFetcher, allowed_file_hosts
 from core.reading.attachments.limits import AttachmentLimits
+from core.reading.attachments.readers import AttachmentReaders, FileRead, ReaderLimits
 
 __all__ = [
     "DISCORD_FILE_HOSTS",
@@ -44,10 +49,13 @@ __all__ = [
     "AttachmentFetcher",
     "AttachmentKind",
     "AttachmentLimits",
+    "AttachmentReaders",
     "AttachmentRefusal",
     "AttachmentRefused",
     "ExtractedAttachment",
+    "FileRead",
     "IncomingFile",
+    "ReaderLimits",
     "TextSection",
     "allowed_file_hosts",
     "extract_file",

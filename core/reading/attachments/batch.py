@@ -2,7 +2,8 @@
 
 `prepare_attachments` never raises for a bad file: each unreadable file becomes an
 `AttachmentRefusal` naming it, and the council runs on the readable ones. Files are read in the
-order given, so earlier files get the character budget first.
+order given, so earlier files get the character budget first, each in a reader process
+(`core.reading.attachments.readers`) with a deadline and a memory ceiling.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Sequence
 
 from core.models.files import AttachmentBatch, AttachmentRefusal, ExtractedAttachment, IncomingFile
 from core.reading.attachments.errors import AttachmentRefused
-from core.reading.attachments.extract import extract_file
 from core.reading.attachments.fetch import AttachmentFetcher
 from core.reading.attachments.limits import AttachmentLimits, format_bytes
+from core.reading.attachments.readers import AttachmentReaders
 
 
 async def prepare_attachments(
@@ -23,19 +24,28 @@ async def prepare_attachments(
     *,
     limits: AttachmentLimits | None = None,
     fetcher: AttachmentFetcher | None = None,
+    readers: AttachmentReaders | None = None,
 ) -> AttachmentBatch:
-    """Download (when a file has a URL and no bytes) and read every file within the question's limits."""
+    """Download (when a file has a URL and no bytes) and read every file within the question's limits.
+
+    `readers` are the service's reader processes (their count is a per-process bound); without
+    them this call reads with its own, closed when it returns."""
     limits = limits or AttachmentLimits()
     accepted = list(files[: limits.max_files])
     refusals = _refuse_extra_files(files, limits)
     refusals |= _refuse_over_declared_total(accepted, limits)
     to_read = [(index, file) for index, file in enumerate(accepted) if index not in refusals]
     contents = await asyncio.gather(*(_content(file, limits, fetcher) for _, file in to_read))
-    reader = _BatchReader(limits)
-    for (index, file), content in zip(to_read, contents):
-        refusal = await reader.read(file, content)
-        if refusal is not None:
-            refusals[index] = refusal
+    own_readers = readers is None
+    reader = _BatchReader(limits, readers or AttachmentReaders())
+    try:
+        for (index, file), content in zip(to_read, contents):
+            refusal = await reader.read(file, content)
+            if refusal is not None:
+                refusals[index] = refusal
+    finally:
+        if own_readers:
+            await reader.readers.aclose()
     return AttachmentBatch(
         attachments=tuple(reader.attachments),
         refusals=tuple(refusals[index] for index in sorted(refusals)),
@@ -73,8 +83,9 @@ class _BatchReader:
     """Reads downloaded files in order, keeping what they share: the byte total, the character
     budget (earlier files get it first) and the hashes of contents already read."""
 
-    def __init__(self, limits: AttachmentLimits):
+    def __init__(self, limits: AttachmentLimits, readers: AttachmentReaders):
         self._limits = limits
+        self.readers = readers
         self._seen_hashes: dict[str, str] = {}
         self._total_bytes = 0
         self._chars_left = limits.max_chars
@@ -92,17 +103,12 @@ class _BatchReader:
         if digest in self._seen_hashes:
             self.notices.append(f"{file.name}: same content as {self._seen_hashes[digest]}, read once")
             return None
-        try:
-            attachment = await asyncio.to_thread(
-                extract_file,
-                file.name,
-                content,
-                declared_type=file.declared_type,
-                limits=self._limits,
-                char_budget=self._chars_left,
-            )
-        except AttachmentRefused as refused:
-            return refused.refusal()
+        read = await self.readers.read(
+            file.name, content, declared_type=file.declared_type, limits=self._limits, char_budget=self._chars_left
+        )
+        if isinstance(read.outcome, AttachmentRefusal):
+            return read.outcome
+        attachment = read.outcome
         self._seen_hashes[digest] = file.name
         self._chars_left -= attachment.char_count
         self.attachments.append(attachment)

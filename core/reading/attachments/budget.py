@@ -19,6 +19,20 @@ class Fitted:
     stopped_early: bool = False
 
 
+@dataclass(frozen=True)
+class Prefix:
+    """The start of a document read by a reader that stops at a character count (DOCX, text).
+
+    `complete` is False when the reader stopped before the end: its last section is then cut
+    short, and what follows it was never read (`unread` names it in the notice, "the file").
+    """
+
+    sections: tuple[TextSection, ...]
+    complete: bool
+    unread: str = "the document"
+    notices: tuple[str, ...] = ()
+
+
 def fit_sections(
     name: str,
     sections: Iterable[TextSection],
@@ -27,11 +41,14 @@ def fit_sections(
     limit: int,
     later_units: str = "sections",
     total_units: int | None = None,
+    unread: str | None = None,
 ) -> Fitted:
     """Keep sections in order until `budget` characters are used; cut the one that overflows.
 
     `limit` is the configured per-question figure named in the notice. For lazy sources (PDF
     pages) pass `total_units` so the notice can say which pages were not read without reading them.
+    `unread` ("the file") says that the source stopped reading after its last section: the
+    notice then says the rest was not read instead of counting it.
     """
     kept: list[TextSection] = []
     used = 0
@@ -45,14 +62,22 @@ def fit_sections(
         cut_at = _cut_point(section.text, room)
         if cut_at > 0:
             kept.append(TextSection(label=section.label, text=section.text[:cut_at]))
-        notice = _overflow_notice(name, section, cut_at, limit, _later_units(index, iterator, later_units, total_units))
-        return Fitted(tuple(kept), notice, stopped_early=True)
+        if unread is not None:
+            detail = [f"the rest of {unread} was not read"]
+        else:
+            later = _later_units(index, iterator, later_units, total_units)
+            detail = [f"{len(section.text) - cut_at:,} characters of it left out", *([later] if later else [])]
+        return Fitted(tuple(kept), _overflow_notice(name, section, limit, detail), stopped_early=True)
     return Fitted(tuple(kept), None)
 
 
-def _overflow_notice(name: str, section: TextSection, cut_at: int, limit: int, later: str | None) -> str:
+def fit_prefix(name: str, prefix: Prefix, budget: int, *, limit: int) -> Fitted:
+    """`fit_sections` for a reader that stopped at `budget` + 1 characters (or read everything)."""
+    return fit_sections(name, prefix.sections, budget, limit=limit, unread=None if prefix.complete else prefix.unread)
+
+
+def _overflow_notice(name: str, section: TextSection, limit: int, detail: list[str]) -> str:
     where = f" in {section.label}" if section.label else ""
-    detail = [f"{len(section.text) - cut_at:,} characters of it left out", *([later] if later else [])]
     return f"{name}: text cut at the {limit:,}-character limit for one question{where}; " + ", ".join(detail)
 
 

@@ -1,6 +1,7 @@
 """One file's bytes to an `ExtractedAttachment`, or `AttachmentRefused` with the reason.
 
-Synchronous and CPU-bound (pypdf, python-docx): `core.reading.attachments.batch` runs it in a thread.
+Synchronous and CPU-bound (pypdf, lxml): `core.reading.attachments.readers` runs it in a worker process
+with a deadline and a memory ceiling; every reader stops at the characters the question has left.
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ import hashlib
 from dataclasses import dataclass
 
 from core.models.files import ExtractedAttachment, TextSection
-from core.reading.attachments.budget import fit_sections
+from core.reading.attachments.budget import fit_prefix
 from core.reading.attachments.detect import FileFormat, detect
 from core.reading.attachments.errors import AttachmentRefused
 from core.reading.attachments.limits import AttachmentLimits, format_bytes
 from core.reading.attachments.pdf import extract_pdf
-from core.reading.attachments.text import extract_text_file
-from core.reading.attachments.word import extract_docx
+from core.reading.attachments.text import read_text_file
+from core.reading.attachments.word import read_docx
 
 
 def extract_file(
@@ -73,8 +74,8 @@ def _read_text(name: str, data: bytes, file_format: FileFormat, limits: Attachme
         pdf = extract_pdf(name, data, max_pages=limits.max_pages, char_budget=budget, char_limit=limits.max_chars)
         return _Text(pdf.sections, pdf.page_count, pdf.notices)
     if file_format is FileFormat.DOCX:
-        whole = extract_docx(name, data, max_unzipped_bytes=limits.max_unzipped_bytes)
+        prefix = read_docx(name, data, max_unzipped_bytes=limits.max_unzipped_bytes, max_chars=budget)
     else:
-        whole = extract_text_file(name, data)
-    fitted = fit_sections(name, whole, budget, limit=limits.max_chars)
-    return _Text(fitted.sections, None, (fitted.notice,) if fitted.notice else ())
+        prefix = read_text_file(name, data, max_chars=budget)
+    fitted = fit_prefix(name, prefix, budget, limit=limits.max_chars)
+    return _Text(fitted.sections, None, (*prefix.notices, *((fitted.notice,) if fitted.notice else ())))

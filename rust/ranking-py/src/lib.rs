@@ -185,6 +185,12 @@ fn parse_many<'py>(
     PyList::new(py, items)
 }
 
+/// parse_verdict(text) -> "agree" | "disagree" | "none" (the format: rust/ranking/src/verdict.rs)
+#[pyfunction]
+fn parse_verdict(text: &str) -> &'static str {
+    ranking::parse_verdict(text).as_str()
+}
+
 type PyBallots<'py> = Vec<(Bound<'py, PyString>, Vec<Bound<'py, PyString>>)>;
 type PyMap<'py> = Vec<(Bound<'py, PyString>, Bound<'py, PyString>)>;
 
@@ -416,6 +422,7 @@ fn rating_records<'py>(
 fn _ranking(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_ranking, m)?)?;
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_verdict, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_batch, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_models, m)?)?;

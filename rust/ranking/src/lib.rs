@@ -4,7 +4,8 @@
 //! * [`aggregate`]: ballots to one ranking (mean rank, Borda, Copeland, votes, first places),
 //!   optionally with weighted ballots;
 //! * [`agreement`]: Kendall's W with tie correction, and Kendall's tau of one ballot against a reference;
-//! * [`leaderboard`]: Bradley-Terry ratings over many ballots with bootstrap intervals.
+//! * [`leaderboard`]: Bradley-Terry ratings over many ballots with bootstrap intervals;
+//! * [`verdict`]: a judge's AGREE / DISAGREE verdict on two answers (auto mode).
 //!
 //! Nothing here panics on any input: invalid input is a [`RankingError`].
 
@@ -12,6 +13,7 @@ pub mod aggregate;
 pub mod agreement;
 pub mod leaderboard;
 pub mod parse;
+pub mod verdict;
 
 pub use aggregate::{
     aggregate_indices, aggregate_labels, aggregate_labels_indexed, aggregate_labels_weighted_indexed, aggregate_models,
@@ -20,6 +22,7 @@ pub use aggregate::{
 pub use agreement::{kendall_tau, kendall_w, kendall_w_indices};
 pub use leaderboard::{leaderboard, leaderboard_counted, Rating};
 pub use parse::{parse_ranking, validate_labels, ParseStatus, ParsedRanking};
+pub use verdict::{parse_verdict, Verdict};
 
 /// Invalid input (surfaces in Python as `ValueError`).
 #[derive(Debug, Clone, PartialEq, Eq)]

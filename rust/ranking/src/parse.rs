@@ -222,7 +222,8 @@ pub fn normalize_char(c: char) -> Option<char> {
     })
 }
 
-fn normalize(text: &str) -> Vec<char> {
+/// The text with rule 1 applied (line breaks become `\n`); also the verdict's normalisation.
+pub(crate) fn normalize(text: &str) -> Vec<char> {
     let mut out = Vec::with_capacity(text.len());
     if text.is_ascii() && !text.bytes().any(|b| b == b'\r' || b == 0x0B || b == 0x0C) {
         out.extend(text.bytes().map(char::from));

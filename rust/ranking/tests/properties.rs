@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use ranking::parse::{extract_letters, parse_with_letters};
-use ranking::{aggregate_indices, kendall_w_indices, leaderboard, ParseStatus};
+use ranking::{aggregate_indices, kendall_w_indices, leaderboard, parse_verdict, ParseStatus, Verdict};
 
 const LABELS: [char; 5] = ['A', 'B', 'C', 'D', 'E'];
 
@@ -147,5 +147,43 @@ proptest! {
             let mean = one.iter().map(|r| r.rating).sum::<f64>() / one.len() as f64;
             prop_assert!((mean - 1000.0).abs() < 1e-6);
         }
+    }
+}
+
+fn verdict_fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("VERDICT".to_string()),
+        Just("**Verdict:**".to_string()),
+        Just("## Verdict".to_string()),
+        Just(":".to_string()),
+        Just("AGREE".to_string()),
+        Just("disagreed".to_string()),
+        Just("\n".to_string()),
+        Just("\r\n".to_string()),
+        Just(" ".to_string()),
+        Just("*".to_string()),
+        Just("\u{ff1a}".to_string()),
+        Just("\u{200b}".to_string()),
+        "[a-z ]{0,6}",
+        ".{0,3}",
+    ]
+}
+
+proptest! {
+    #[test]
+    fn verdict_never_panics_and_line_endings_do_not_matter(
+        text in prop_oneof![any::<String>(), prop::collection::vec(verdict_fragment(), 0..30).prop_map(|v| v.concat())]
+    ) {
+        let verdict = parse_verdict(&text);
+        prop_assert_eq!(parse_verdict(&text.replace('\n', "\r\n")), verdict);
+    }
+
+    #[test]
+    fn a_last_verdict_line_decides(
+        text in prop::collection::vec(verdict_fragment(), 0..30).prop_map(|v| v.concat()),
+        agree in any::<bool>(),
+    ) {
+        let (line, expected) = if agree { ("AGREE", Verdict::Agree) } else { ("DISAGREE", Verdict::Disagree) };
+        prop_assert_eq!(parse_verdict(&format!("{text}\nVERDICT: {line}\n")), expected);
     }
 }
