@@ -216,9 +216,7 @@ async def test_all_members_failing_names_each_cause(llm, tmp_path, database_url)
     llm.script("beta", Hang())
     # Only beta should reach the deadline: on a loaded machine 0.5 s also cut off alpha's quick 401.
     svc = await CouncilService.open(
-        make_settings(
-            llm, tmp_path, DATABASE_URL=database_url, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=3
-        )
+        make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_MODELS="alpha,beta,ghost", COUNCIL_TIMEOUT_S=3)
     )
     try:
         result = await svc.ask("anyone?", ORIGIN)
