@@ -9,8 +9,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends build-essential
 RUN curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
 ENV PATH=/root/.cargo/bin:$PATH
 WORKDIR /src
-# Dependencies first for layer caching: the llama.cpp build is the slow part (~5 min).
-RUN pip wheel --no-deps -w /wheels 'llama-cpp-python>=0.3.2'
+# Dependencies first for layer caching: the llama.cpp build is the slow part (~5 min). Portable
+# (GGML_NATIVE=OFF), as in the Makefile: an image runs on other CPUs than the one that built it.
+RUN CMAKE_ARGS=-DGGML_NATIVE=OFF pip wheel --no-deps -w /wheels 'llama-cpp-python>=0.3.2'
 COPY pyproject.toml README.md ./
 COPY rust ./rust
 COPY core ./core

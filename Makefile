@@ -1,42 +1,94 @@
 # The two commands the README gives: `make demo` (a real council on the embedded defaults)
-# and `make test` (every test). Everything installs itself into the current Python.
-PYTHON ?= python3
-WHEEL_CACHE ?= $(HOME)/.cache/llm-council/wheels
+# and `make test` (every test).
+#
+# Everything installs into a virtual environment, .venv, created on first use with BASE_PYTHON
+# (python3): Debian 12 and Ubuntu 24.04 refuse `pip install` into their system Python (PEP 668).
+# `make demo PYTHON=/path/to/python` installs into that Python instead (a venv of your own, a
+# container's Python, CI's pyenv) and creates nothing.
+#
+# An install is recorded in a stamp under .make/ that depends on pyproject.toml and the Rust
+# sources, so that a second `make demo` with nothing changed goes straight to the council.
+BASE_PYTHON ?= python3
+VENV ?= .venv
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(VENV)/bin/python
+PYTHON_DEP := $(VENV)/bin/python
+else
+PYTHON_DEP :=
+endif
+# The cache is named for the portable build: a wheel cached by an older Makefile may be a native one.
+WHEEL_CACHE ?= $(HOME)/.cache/llm-council/wheels-portable
+# llama.cpp built for this machine's own CPU (GGML_NATIVE, its default) crashed (SIGSEGV) on any
+# prompt of more than one token with llama-cpp-python 0.3.36 on an AVX-512 machine; the portable
+# build of the same version answers. Give CMAKE_ARGS=... to build otherwise.
+CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 PIP_INSTALL = $(PYTHON) -m pip install --find-links $(WHEEL_CACHE)
+# One stamp per Python installed into, so that PYTHON=... and .venv do not vouch for each other.
+STAMPS := .make/$(subst /,_,$(PYTHON))
+RUST_SOURCES := rust/Cargo.toml $(wildcard rust/Cargo.lock rust/*/Cargo.toml rust/*/src/*.rs rust/*/src/*/*.rs)
+INSTALL_INPUTS := pyproject.toml $(RUST_SOURCES)
+# What the Python targets need first: the dev install into .venv (nothing when PYTHON is given).
+DEV_READY := $(if $(PYTHON_DEP),$(STAMPS)/dev)
 
-.PHONY: demo test check lint types rust-lint install install-dev llama-wheel rust-test py-test bench fuzz
+.PHONY: demo test check lint types rust-lint install install-dev llama-wheel prerequisites rust-test py-test bench fuzz
 
-demo: llama-wheel
-	$(PIP_INSTALL) -e '.[local]'
-	bash scripts/demo.sh
+demo: $(STAMPS)/local
+	@PYTHON='$(PYTHON)' bash scripts/demo.sh
 
 test: install-dev check rust-test py-test
+
+install: $(STAMPS)/local
+install-dev: $(STAMPS)/dev
 
 # Lint, formatting and types (configured in pyproject.toml and rust/rustfmt.toml); `make test` and
 # CI (.ci/run) run it first. --workspace: rust/Cargo.toml's default member is the pure crate only.
 # `make -k check` reports every part.
 check: lint types rust-lint
 
-lint:
+lint: $(DEV_READY)
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 
-types:
+types: $(DEV_READY)
 	$(PYTHON) -m mypy core bot
 
 rust-lint:
 	cargo fmt --manifest-path rust/Cargo.toml --all --check
 	cargo clippy --manifest-path rust/Cargo.toml --workspace --all-targets -- -D warnings
 
-install-dev: llama-wheel
-	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel]'
+# What the build needs, one line each for what is missing, before anything long starts.
+prerequisites:
+	@PYTHON='$(if $(PYTHON_DEP),$(BASE_PYTHON),$(PYTHON))' WHEEL_CACHE='$(WHEEL_CACHE)' \
+		VENV='$(if $(PYTHON_DEP),$(VENV))' bash scripts/prerequisites.sh
 
-# llama-cpp-python ships only source on PyPI; building it takes ~5 minutes on 2 cores, so the
-# wheel is built once and kept in a cache that later installs find.
-llama-wheel:
+$(VENV)/bin/python: | prerequisites
+	@echo "» Creating the virtual environment $(VENV) with $(BASE_PYTHON) (give PYTHON=... to use another Python)"
+	$(BASE_PYTHON) -m venv $(VENV)
+	@$(VENV)/bin/python -m pip install --quiet --upgrade pip
+
+# pip resolves and maturin builds the Rust extension (core/_ranking) here: about a minute.
+$(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
+	@echo "» Installing the project with the [local] extra into $(PYTHON) (maturin builds the Rust ranking module)"
+	$(PIP_INSTALL) --quiet -e '.[local]'
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/dev: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
+	@echo "» Installing the project with its dev, local, server, charts, api, postgres, otel and eval extras into $(PYTHON)"
+	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel,eval]'
+	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
+
+# llama-cpp-python ships only source on PyPI: its wheel is built once and kept in WHEEL_CACHE,
+# which every later install (and CI) finds.
+llama-wheel: prerequisites $(PYTHON_DEP)
 	@mkdir -p $(WHEEL_CACHE)
-	@ls $(WHEEL_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
-		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PYTHON) -m pip wheel --no-deps -w $(WHEEL_CACHE) 'llama-cpp-python>=0.3.2'
+	@if ! ls $(WHEEL_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
+		echo "» Building llama-cpp-python (llama.cpp, C++) into $(WHEEL_CACHE): the offline models run on it and PyPI"; \
+		echo "  has no wheel for it. This happens once and takes 5-10 minutes on 2 cores; later installs reuse it."; \
+		start=$$(date +%s); \
+		CMAKE_ARGS='$(CMAKE_ARGS)' CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PYTHON) -m pip wheel --no-deps --progress-bar off \
+			-w $(WHEEL_CACHE) 'llama-cpp-python>=0.3.2' || exit 1; \
+		echo "» llama-cpp-python built in $$(( $$(date +%s) - start )) s"; \
+	fi
 
 rust-test:
 	cargo test --manifest-path rust/Cargo.toml --release
@@ -45,17 +97,17 @@ rust-test:
 # database; `loadgroup` keeps the tests marked `xdist_group` (llama.cpp) in one worker.
 # Many tests wait on sockets and subprocesses, so more workers than cores pays (see README).
 TEST_WORKERS ?= 3
-py-test:
+py-test: $(DEV_READY)
 	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
-bench:
+bench: $(DEV_READY)
 	$(PYTHON) bench/bench_ranking.py
 	$(PYTHON) bench/bench_engine.py
 	$(PYTHON) bench/bench_leaderboard.py
 	$(PYTHON) bench/bench_attachments.py
 	$(PYTHON) bench/bench_markers.py
 
-fuzz:
+fuzz: $(DEV_READY)
 	$(PYTHON) -m pip install atheris
 	$(PYTHON) tests/fuzz/fuzz_parse.py -max_total_time=60
 	$(PYTHON) tests/fuzz/fuzz_ranking.py -max_total_time=60

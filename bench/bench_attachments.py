@@ -32,7 +32,8 @@ LINE = "The council reads this page of the quarterly report and weighs each figu
 
 
 def ordinary(pages: int, repeat: int) -> None:
-    from core.reading.attachments import AttachmentLimits, extract_file
+    from core.reading.attachments import AttachmentLimits
+    from core.reading.attachments.extract import extract_file
     from tests.attachment_files import make_docx, make_pdf
 
     page_text = LINE * 8  # ~600 characters

@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_history_commands(sub)
     _add_admin_commands(sub)
     _add_server_commands(sub)
+    _add_eval(sub)
     return parser
 
 
@@ -98,6 +99,7 @@ def _add_history_commands(sub: _Subparsers) -> None:
 
     usage = sub.add_parser("usage", help="councils, tokens and cost per day")
     usage.add_argument("--days", type=int, default=30)
+    usage.add_argument("--tenant", help="one workspace or server: slack:T…, discord:<guild id>, T… or a guild id")
 
 
 def _add_admin_commands(sub: _Subparsers) -> None:
@@ -106,6 +108,16 @@ def _add_admin_commands(sub: _Subparsers) -> None:
     prune.add_argument("--older-than", required=True, help="e.g. 90d, 12h, 4w")
 
     sub.add_parser("doctor", help="check keys, model ids and the database (and show where it is)")
+
+    purge = sub.add_parser("purge", help="delete everything of one Slack workspace or Discord server")
+    which = purge.add_mutually_exclusive_group(required=True)
+    which.add_argument("--workspace", help="Slack team id (T…) or organisation id (E…)")
+    which.add_argument("--guild", help="Discord server id")
+    purge.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    sub.add_parser("rotate-secret", help="re-encrypt stored tokens and keys under the first COUNCIL_SECRET_KEY")
+    budget = sub.add_parser("budget", help="a workspace's or server's daily budget (USD; `none` removes it)")
+    budget.add_argument("--tenant", required=True, help="slack:T…, discord:<guild id>, T… or a guild id")
+    budget.add_argument("usd", help="USD per day, or none")
 
     migrate = sub.add_parser("migrate-db", help="copy every council and setting into another database")
     migrate.add_argument("--from", dest="source", required=True, help="e.g. sqlite:///data/council.db")
@@ -138,6 +150,37 @@ def _add_server_commands(sub: _Subparsers) -> None:
     api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
     api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")
     sub.add_parser("mcp", help="serve the council as MCP tools on stdio")
+
+
+def _add_eval(sub: _Subparsers) -> None:
+    """`council eval`: bot/cli_commands/eval.py."""
+    ev = sub.add_parser(
+        "eval",
+        help="measure the council against its members at equal compute (needs the eval extra)",
+        description="Runs every configuration on the same samples (inspect-ai), stores each sample as it "
+        "is scored, and reports accuracy with 95%% intervals, McNemar's test against the best member, "
+        "calls, tokens, cost and latency. Run the same command again to continue an interrupted run.",
+    )
+    ev.add_argument(
+        "--configs",
+        help="comma-separated: standard, quick, auto, member:<id>, chairman, self-consistency[:<id>] (default: all)",
+    )
+    ev.add_argument("--dataset", metavar="FILE", help="JSONL or CSV with input, target (and choices); default: bundled")
+    ev.add_argument("--seed", type=int, help="seed of the bundled set (default 2026)")
+    ev.add_argument("--size", type=int, help="items of the bundled set (default 250)")
+    ev.add_argument("--limit", type=int, help="only the first N items")
+    ev.add_argument("--scorer", choices=["exact", "numeric", "choice", "judge"], help="default: from the targets")
+    ev.add_argument("--judge", metavar="MODEL", help="the model that grades with --scorer judge (default: chairman)")
+    ev.add_argument("--concurrency", type=int, default=4, help="samples in flight (default 4)")
+    ev.add_argument("--max-cost", type=float, metavar="USD", help="ask before a run estimated above this")
+    ev.add_argument("--yes", "-y", action="store_true", help="run whatever the estimate")
+    ev.add_argument("--new", action="store_true", help="start over instead of continuing an unfinished run")
+    ev.add_argument("--log-dir", help="where inspect-ai writes its logs (for `inspect view`)")
+    output = ev.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the report as JSON")
+    output.add_argument("--csv", action="store_true", help="print the report as CSV")
+    output.add_argument("--history", action="store_true", help="list stored eval runs")
+    ev.add_argument("--png", metavar="PATH", help="also write accuracy against cost per question (needs matplotlib)")
 
 
 class _Redact:

@@ -8,6 +8,7 @@ import argparse
 from collections.abc import Awaitable, Callable
 
 from bot.cli_commands.ask import cmd_ask
+from bot.cli_commands.eval import cmd_eval
 from bot.cli_commands.migrate import cmd_migrate_db
 from bot.cli_commands.records import (
     cmd_doctor,
@@ -21,6 +22,7 @@ from bot.cli_commands.records import (
 )
 from bot.cli_commands.servers import cmd_api, cmd_bots, cmd_mcp, cmd_worker
 from bot.cli_commands.startup import check_bot_settings
+from bot.cli_commands.tenants import cmd_budget, cmd_purge, cmd_rotate_secret
 from core.service import CouncilService
 from core.settings import Settings, load_settings
 
@@ -57,6 +59,9 @@ COMMANDS: dict[str, Callable[[CouncilService, argparse.Namespace], Awaitable[int
     "feedback": cmd_feedback,
     "usage": cmd_usage,
     "prune": cmd_prune,
+    "purge": cmd_purge,
+    "rotate-secret": cmd_rotate_secret,
+    "budget": cmd_budget,
     "doctor": cmd_doctor,
     "slack": cmd_bots,
     "discord": cmd_bots,
@@ -64,4 +69,5 @@ COMMANDS: dict[str, Callable[[CouncilService, argparse.Namespace], Awaitable[int
     "worker": cmd_worker,
     "api": cmd_api,
     "mcp": cmd_mcp,
+    "eval": cmd_eval,
 }

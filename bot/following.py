@@ -276,10 +276,10 @@ async def resume(
     the start, so the status catches up), else its stored result is shown (posted, with the
     final status). Raises NotFound (core.errors) when there is neither."""
     messages = service.messages
-    run = service.get_run(council_id)
+    run = service.runs.get(council_id)
     if run is not None:
         return await CouncilFollower(surface, destination, run, on_status=on_status, messages=messages).follow()
-    result = await service.get_result(council_id)
+    result = await service.queries.get_result(council_id)
     stored = CouncilFollower(surface, destination, _Stored(result), on_status=on_status, messages=messages)
     return await stored.show(result)
 

@@ -90,7 +90,7 @@ def append_turn(turns: list[ConversationTurn], turn: ConversationTurn | None) ->
 async def stored_result(service: CouncilService, council_id: str) -> CouncilResult | None:
     """The stored council a message of ours belongs to (None: still running, or gone)."""
     try:
-        return await service.get_result(council_id)
+        return await service.queries.get_result(council_id)
     except CouncilError:
         return None
 
@@ -113,6 +113,6 @@ async def question_turn(councils: ThreadCouncils, council_id: str, rendered: str
     """The question a message of ours shows, as the user's turn (stored first, then the running
     council's, then the `rendered` text)."""
     stored = await councils.stored(council_id)
-    run = councils.service.get_run(council_id) if stored is None else None
+    run = councils.service.runs.get(council_id) if stored is None else None
     asked = stored.request.question if stored is not None else run.request.question if run is not None else rendered
     return ConversationTurn(role="user", content=asked) if asked else None

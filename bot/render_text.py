@@ -20,6 +20,7 @@ from core.models import (
     RateCheck,
     Review,
     UnfinishedCouncil,
+    counted,
 )
 from core.models.lines import dissent_lines
 from core.models.text import clip as clip  # other renderers import it from here
@@ -160,7 +161,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     if progress.stage >= 2:
         lines.append(
             f"📝 reviews: {progress.reviews_done}/{progress.reviews_expected or answered} "
-            f"({progress.reviews_parsed} ballots read)"
+            f"({counted(progress.reviews_parsed, 'ballot')} read)"
         )
     if progress.stage >= 3:
         lines.append(f"🪑 {short_model(progress.chairman_model or progress.chairman or 'chairman')} is writing…")
@@ -274,8 +275,9 @@ def leaderboard_table(board: Leaderboard) -> str:
         rows.append(f"{'':>2}  {model[:30]:<30} {'-':>6} {'-':>13} {'-':>5} {'-':>5} {'-':>4} {'-':>5}" + votes(model))
     return (
         "```\n" + "\n".join(rows) + "\n```\n"
-        f"{board.councils} councils, {board.ballots} ballots ({board.scope}); Bradley-Terry ratings with bootstrap "
-        "95% intervals; 👍: readers' approval of the answers a model wrote as chairman and of the councils it won."
+        f"{counted(board.councils, 'council')}, {counted(board.ballots, 'ballot')} ({board.scope}); "
+        "Bradley-Terry ratings with bootstrap 95% intervals; 👍: readers' approval of the answers a model wrote "
+        "as chairman and of the councils it won."
         + "".join(f"\n{line}" for line in seat_lines(board))
         + ("\n\n" + bias_table(board) if board.bias else "")
     )
@@ -294,7 +296,7 @@ def _rate_cell(check: RateCheck | None) -> str:
 
 def _correlation_cell(check: CorrelationCheck | None) -> str:
     if check is None or check.correlation is None:
-        return "-"
+        return f"- ({check.withheld})" if check is not None and check.withheld else "-"
     mark = " ⚑" if check.flagged else ""
     interval = f" [{check.low:+.2f}–{check.high:+.2f}]" if check.low is not None and check.high is not None else ""
     return f"r={check.correlation:+.2f}{interval}{mark}"
@@ -304,7 +306,7 @@ def bias_table(board: Leaderboard) -> str:
     """The reviewers' bias audit (core/records/bias.py) as a fixed-width table and its legend."""
     if not board.bias:
         return f"Reviewer bias: no ballots audited yet ({board.scope})."
-    header = f"{'reviewer':<30} {'n':>4}  {'ranks shown-first 1st':<30} {'own answer 1st':<30} {'length vs rank':<22}"
+    header = f"{'reviewer':<30} {'n':>4}  {'ranks shown-first 1st':<30} {'own answer 1st':<30} length vs rank"
     rows = [header, "-" * len(header)]
     for b in board.bias:
         position = _rate_cell(
@@ -319,16 +321,17 @@ def bias_table(board: Leaderboard) -> str:
         )
         rows.append(
             f"{b.reviewer[:30]:<30} {b.ballots:>4}  {position:<30} {_rate_cell(b.self_preference):<30} "
-            f"{_correlation_cell(b.length):<22}"
+            f"{_correlation_cell(b.length)}"
         )
     flagged = [b.reviewer for b in board.bias if b.flagged]
     verdict = f"position bias flagged: {', '.join(flagged)}" if flagged else "no position bias flagged"
     return (
-        "Reviewer bias\n```\n" + "\n".join(rows) + "\n```\n"
+        "Reviewer bias\n```\n" + "\n".join(row.rstrip() for row in rows) + "\n```\n"
         f"{verdict}. Rates with 95% Wilson intervals against a position-blind reviewer (mean of 1/n); "
         "length: correlation of an answer's length with its rank position (below 0: longer answers "
-        f"ranked higher), 95% Fisher interval; ⚑: the interval excludes the fair value (never below "
-        f"{MIN_BALLOTS} ballots)."
+        f"ranked higher), 95% Fisher interval, not given for (pairs): ballots of two answers, where it is "
+        f"±1 by construction, (few): under {MIN_BALLOTS} ballots, (equal): answers of one length; "
+        f"⚑: the interval excludes the fair value (never below {MIN_BALLOTS} ballots)."
     )
 
 

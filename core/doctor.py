@@ -1,4 +1,5 @@
-"""Health checks behind `council doctor`: configuration, keys, model ids, database."""
+"""Health checks behind `council doctor`: configuration, keys (one authenticated request to each
+configured endpoint), model ids, database."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from core.engine.weights import require_member_weights
 from core.errors import ConfigurationError
 from core.models import seats
-from core.providers.base import ProviderError
+from core.providers.base import AuthError, ProviderError
 from core.storage import redact_url
 
 
@@ -23,6 +24,7 @@ class Check:
 async def diagnose(service) -> list[Check]:
     s = service.settings
     checks = _provider_checks(s)
+    checks += await _key_checks(service)
     checks.append(await _model_check(service))
     if isinstance(s.council_reviewer_weights, dict) and s.council_reviewer_weights:
         checks.append(_weights_check(service))
@@ -44,16 +46,24 @@ def _provider_checks(s) -> list[Check]:
             ),
         ]
     where = s.llm_base_url or s.openrouter_base_url
-    key = s.llm_api_key if s.llm_base_url else s.openrouter_api_key
-    return [
-        Check("provider", True, f"endpoint {where}"),
-        Check(
-            "api key",
-            key is not None,
-            "set" if key else "missing (LLM_API_KEY / OPENROUTER_API_KEY)",
-            warning=key is None,
-        ),
-    ]
+    return [Check("provider", True, f"endpoint {where}")]
+
+
+async def _key_checks(service) -> list[Check]:
+    """One authenticated request per configured endpoint: a key that is merely set proves nothing."""
+    s = service.settings
+    checks = []
+    for endpoint, error in await service.router.check_keys():
+        keyless = endpoint != "openrouter" and s.llm_api_key is None
+        if error is None:
+            detail = f"{endpoint} answers without a key" if keyless else f"{endpoint} accepted the key"
+            checks.append(Check("api key", True, detail, warning=keyless))
+        elif isinstance(error, AuthError):
+            hint = " (set LLM_API_KEY)" if keyless else ""
+            checks.append(Check("api key", False, f"{endpoint}: {error.info().short()}{hint}"))
+        else:
+            checks.append(Check("api key", False, f"{endpoint}: could not check the key: {error.info().short()}"))
+    return checks
 
 
 async def _model_check(service) -> Check:

@@ -7,7 +7,13 @@ core/engine/prompts.py). Small models echo them, often mangled (``<<<RESPONSE 62
 
 * an opening bracket run, then a fence kind (any case), optionally ``END``, a label and a nonce;
 * an upper-case fence kind with ``END`` before it, or a nonce or a closing bracket run after it;
-* a nonce of the running council, wherever it appears (``MarkerFilter(nonces=...)``).
+* a nonce of the running council, wherever it appears (``MarkerFilter(nonces=...)``), or a near
+  copy of one (models copy 16 hex digits imperfectly): with one hex digit added inside or after
+  it, one character dropped, or split in two by one space (``3d07824f 9b5c16eb``). A digit added
+  before it is not (the nonce goes, that one digit stays): holding back every hex digit that
+  starts a word, in case a nonce follows, cost streamed text 60-75% more CPU than before near
+  copies, against 0-40% without it (bench/bench_markers.py, fixed nonces). Nonces shorter than
+  `NEAR_COPY_MIN` are matched exactly only.
 
 Plain words stay: "the response", "END of the REVIEW", "RESPONSES" and Python's ``>>>`` prompt
 are ordinary text. A marker is removed with the blanks after it and the end of its line. Its
@@ -148,7 +154,10 @@ _FIRSTS = frozenset({"<", "E", *(kind[0] for kind in FENCE_KINDS)})  # where the
 _AFTER_NONCE = _seq(_opt(_CLOSING), _LINE_END)
 _NONCE_TAIL, _NONCE_TAIL_PREFIX = re.compile(_AFTER_NONCE.full), re.compile(_AFTER_NONCE.prefix)
 _NONCE_MOST = 32  # longer "nonces" are not ours (ours have 16 characters)
-LONGEST_MARKER = max(_FORMS.most, _NONCE_MOST + _AFTER_NONCE.most)
+NEAR_COPY_MIN = 12  # a near copy of a shorter nonce could be an ordinary hex word
+_HEX = frozenset("0123456789abcdef")
+_WORD_CHAR = re.compile("[A-Za-z0-9]")
+LONGEST_MARKER = max(_FORMS.most, _NONCE_MOST + 1 + _AFTER_NONCE.most)  # + 1: a near copy's added digit
 # The filter holds back at most this many characters (see MarkerFilter._cut).
 MAX_HELD = 200
 assert MAX_HELD >= LONGEST_MARKER, "a single marker must fit in what the filter can hold"
@@ -160,7 +169,9 @@ class _Rule:
 
     def __init__(self, nonces: Iterable[str]) -> None:
         self.nonces = sorted({nonce for nonce in nonces if 0 < len(nonce) <= _NONCE_MOST}, key=len, reverse=True)
-        firsts = "".join(sorted(_FIRSTS | {nonce[0] for nonce in self.nonces}))
+        near = [nonce for nonce in self.nonces if len(nonce) >= NEAR_COPY_MIN]
+        # A copy starts with the nonce's first character, or its second (the first dropped).
+        firsts = "".join(sorted(_FIRSTS | {nonce[0] for nonce in self.nonces} | {nonce[1] for nonce in near}))
         self._starts = re.compile("[" + re.escape(firsts) + "]")  # a character class: re caches it
         self._reaches: dict[str, int] = {}  # see _reach
 
@@ -169,10 +180,19 @@ class _Rule:
         found = _MARKER.search(text, pos, endpos)
         best = found.span() if found else None
         for nonce in self.nonces:  # longest first: at one place the longest nonce is the marker
-            at = text.find(nonce, pos, endpos)
-            if at >= 0 and (best is None or at < best[0]):
-                tail = _NONCE_TAIL.match(text, at + len(nonce), endpos)
-                best = (at, tail.end() if tail else at + len(nonce))
+            if not _has_half(text, pos, endpos, nonce):
+                continue  # the usual case: no copy (each has a half of the nonce, see _first_copy)
+            span = _first_copy(text, pos, endpos, nonce)
+            if span is None:
+                continue
+            tail = _NONCE_TAIL.match(text, span[1], endpos)
+            start, end = span[0], tail.end() if tail else span[1]
+            if best is not None and start < best[1] and best[0] < end:
+                # Overlapping markers are one ("<<<RESPONSE A 626abc6b be532717>>>": the fence's
+                # form ends inside a split copy of the nonce): no half of either stays.
+                best = (min(start, best[0]), max(end, best[1]))
+            elif best is None or start < best[0]:
+                best = (start, end)
         return best
 
     def could_start(self, text: str) -> bool:
@@ -205,13 +225,89 @@ class _Rule:
         if text[start] in _FIRSTS:
             reach = _longest(_MARKER_PREFIX, text, start, limit)
         for nonce in self.nonces:
-            same = 0
-            while same < len(nonce) and start + same < limit and text[start + same] == nonce[same]:
-                same += 1
-            if same == len(nonce):
-                reach = max(reach, _longest(_NONCE_TAIL_PREFIX, text, start + same, limit))
-            reach = max(reach, start + same)
+            whole, prefix = _copy_at(text, start, limit, nonce, ends_text=False)
+            if whole is not None:
+                reach = max(reach, _longest(_NONCE_TAIL_PREFIX, text, whole, limit))
+            reach = max(reach, prefix)
         return reach
+
+
+def _agreeing(text: str, at: int, limit: int, nonce: str, offset: int) -> int:
+    """How many characters of `text[at:limit]` agree with `nonce[offset:]`, from their starts."""
+    count = 0
+    while offset + count < len(nonce) and at + count < limit and text[at + count] == nonce[offset + count]:
+        count += 1
+    return count
+
+
+def _copy_at(text: str, start: int, limit: int, nonce: str, *, ends_text: bool) -> tuple[int | None, int]:
+    """Where the longest copy of `nonce` (exact or near, see the module docstring) that starts at
+    `start` ends in `text[:limit]` (None: there is none), and where the longest beginning of one
+    does (`start` when there is none). `ends_text`: `limit` is the end of the whole text (a digit
+    added after the nonce must end a word: the text after it decides)."""
+    size = len(nonce)
+    if start < limit and text[start] != nonce[0] and (size < NEAR_COPY_MIN or text[start] != nonce[1]):
+        return None, start  # the usual case: no copy starts here (see _Rule's `firsts`)
+    same = _agreeing(text, start, limit, nonce, 0)
+    whole = start + size if same == size else None
+    at = start + same
+    if size < NEAR_COPY_MIN:
+        return whole, at
+    if at == limit:  # where the text ends, all but the last character is a copy too
+        return (at if ends_text and same == size - 1 else whole), at
+    reach = at
+    added = text[at]
+    # One character added: a hex digit (inside or after the nonce), or a blank inside.
+    if (added in _HEX and same > 0) or (added in " \t" and 0 < same < size):
+        rest = _agreeing(text, at + 1, limit, nonce, same)
+        reach = max(reach, at + 1 + rest)
+        if same + rest == size:
+            after = at + 1 + rest
+            if same < size or (after == limit and ends_text) or (after < limit and not _WORD_CHAR.match(text, after)):
+                whole = after
+    # One character dropped.
+    if same < size:
+        rest = _agreeing(text, at, limit, nonce, same + 1)
+        reach = max(reach, at + rest)
+        if same + 1 + rest == size and (whole is None or at + rest > whole):
+            whole = at + rest
+    return whole, reach
+
+
+def _has_half(text: str, pos: int, endpos: int, nonce: str) -> bool:
+    if len(nonce) < NEAR_COPY_MIN:
+        return text.find(nonce, pos, endpos) >= 0
+    half = len(nonce) // 2
+    return text.find(nonce[:half], pos, endpos) >= 0 or text.find(nonce[half:], pos, endpos) >= 0
+
+
+def _first_copy(text: str, pos: int, endpos: int, nonce: str) -> tuple[int, int] | None:
+    """The span of the leftmost copy of `nonce` (exact or near) in `text[pos:endpos]`, the longest
+    one where several start at one place."""
+    if len(nonce) < NEAR_COPY_MIN:
+        at = text.find(nonce, pos, endpos)
+        return (at, at + len(nonce)) if at >= 0 else None
+    # A copy with one edit keeps one half of the nonce intact: look for the halves, then read around.
+    half = len(nonce) // 2
+    found: tuple[int, int] | None = None
+    for anchor, starts_before in ((nonce[:half], (0,)), (nonce[half:], (half, half + 1, half - 1))):
+        at = text.find(anchor, pos, endpos)
+        while at >= 0 and (found is None or at - max(starts_before) < found[0]):
+            spans = []
+            for before in starts_before:
+                start = at - before
+                if pos <= start:
+                    # As a regex with `endpos` would: the text is read as if it ended there.
+                    whole, _ = _copy_at(text, start, endpos, nonce, ends_text=True)
+                    if whole is not None:
+                        spans.append((start, whole))
+            if spans:
+                span = min(spans, key=lambda s: (s[0], -s[1]))
+                if found is None or (span[0], -span[1]) < (found[0], -found[1]):
+                    found = span
+                break
+            at = text.find(anchor, at + 1, endpos)
+    return found
 
 
 def _longest(prefix: re.Pattern[str], text: str, start: int, limit: int) -> int:
@@ -361,4 +457,4 @@ def has_markers(text: str, nonces: Iterable[str] = ()) -> bool:
 def _could_hold_a_marker(text: str, nonces: Iterable[str]) -> bool:
     # Most texts mention no fence kind at all: skip the filter for them (answers are long).
     upper = text.upper()
-    return any(kind in upper for kind in FENCE_KINDS) or any(nonce in text for nonce in nonces)
+    return any(kind in upper for kind in FENCE_KINDS) or any(_has_half(text, 0, len(text), n) for n in nonces)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from pydantic import BaseModel, SecretStr
 
@@ -26,17 +26,37 @@ M = TypeVar("M", bound=BaseModel)
 _CHATTY_LIBRARIES = ("httpx", "httpcore")
 
 
+def _forms(secret: str) -> set[str]:
+    if len(secret) < _MIN_SECRET_CHARS:
+        return set()
+    return {secret, json.dumps(secret)[1:-1]}  # as itself and as it appears inside a JSON string
+
+
 class Redactor:
-    """Replaces every configured secret (each SecretStr field of Settings) with a mask."""
+    """Replaces every configured secret (each SecretStr field of Settings) with a mask, and every
+    secret the process learned since (`Redactor.learn`: tenants' provider keys, installations'
+    tokens), in every instance: the log filter knows a key as soon as it is saved or read."""
+
+    _learned: ClassVar[set[str]] = set()
 
     def __init__(self, secrets: list[str]):
         forms: set[str] = set()
         for secret in secrets:
-            if len(secret) >= _MIN_SECRET_CHARS:
-                forms.add(secret)
-                forms.add(json.dumps(secret)[1:-1])  # as it appears inside a JSON string
+            forms |= _forms(secret)
         # Longest first, so a secret that contains another is masked whole.
         self._secrets = sorted(forms, key=len, reverse=True)
+        self._seen = 0
+
+    @classmethod
+    def learn(cls, secret: str) -> None:
+        """A secret that is not a setting (a tenant's key, a workspace's token): masked from now on."""
+        cls._learned |= _forms(secret)
+
+    def _current(self) -> list[str]:
+        if len(self._learned) != self._seen:
+            self._seen = len(self._learned)
+            self._secrets = sorted(set(self._secrets) | self._learned, key=len, reverse=True)
+        return self._secrets
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Redactor:
@@ -48,17 +68,17 @@ class Redactor:
         return cls(secrets)
 
     def __bool__(self) -> bool:
-        return bool(self._secrets)
+        return bool(self._current())
 
     def __call__(self, text: str) -> str:
-        for secret in self._secrets:
+        for secret in self._current():
             if secret in text:
                 text = text.replace(secret, MASK)
         return text
 
     def model(self, value: M) -> M:
         """A copy of a pydantic model with every secret masked in every field (or `value` itself)."""
-        if not self._secrets:
+        if not self._current():
             return value
         dumped = value.model_dump_json()
         cleaned = self(dumped)

@@ -20,6 +20,7 @@ from core.models import (
     ErrorInfo,
     ErrorKind,
     MemberFailed,
+    Origin,
 )
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
@@ -114,6 +115,8 @@ class CouncilRuns:
         self.router = router
         self.redact = redact
         self._runs: dict[str, CouncilRun] = {}
+        # The router of a council's tenant (its own key and endpoint), set by the service.
+        self.router_for: Callable[[Origin], Awaitable[ProviderRouter]] | None = None
 
     def get(self, council_id: str) -> CouncilRun | None:
         return self._runs.get(council_id)
@@ -170,7 +173,8 @@ class CouncilRuns:
                     run.notices.extend(await run.before_start())
                     if run.journal is not None:
                         await run.journal.prepared(run.request)
-                async for event in run_council(run.request, self.router, run.control, run.checkpoint):
+                router = self.router if self.router_for is None else await self.router_for(run.request.origin)
+                async for event in run_council(run.request, router, run.control, run.checkpoint):
                     telemetry.saw(event)
                     if isinstance(event, CouncilFinished):
                         result = event.result

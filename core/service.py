@@ -4,15 +4,21 @@ Every operation is checked here (input limits, rate limits, budget, permissions)
 adapter decides anything about councils. Councils run as background tasks; adapters follow
 them through `CouncilRun.events()`.
 
-The service itself starts, stops and reads councils; every other concern is one attribute that
-adapters call directly (docs/dev/CONTRACTS.md lists them):
+The service's own methods are what spans concerns: starting (start_council, submit_council, ask),
+stopping, reading as a viewer (as_viewer) and the leaderboard of a channel's line-up. Every single
+concern is one attribute that adapters call directly, never through a forwarding method
+(docs/dev/CONTRACTS.md lists them):
     service.admission    core/admission/admit.py        the question, the channel's configuration and every limit
-    service.runs         core/runs.py                   running councils (CouncilRun) and storing their results
+    service.runs         core/runs.py                   running councils (CouncilRun, `runs.get`) and storing results
+    service.reading      core/reading/reader.py         the asker's files (`read_files`) and the web search
+    service.events       core/storage/events.py         platform event ids seen: a retried event is claimed once
     service.queries      core/records/queries.py        stored councils: results, history, exports, usage, pruning
     service.channels     core/channels/admin.py         a channel's configuration; admin changes to it, audited
     service.permissions  core/admission/permissions.py  who may see or do what: every such rule
     service.durable      core/durable/service.py        durable councils: the worker, delivery claims
+    service.evals        core/eval/session.py           `council eval`: runs, their stored samples and reports
     service.direct       core/direct.py                 members as models: one member (or the chairman) alone
+    service.tenants      core/tenants/service.py        many workspaces: Slack installations, tenants' own keys, budgets
 
 Besides the service, this module is the door for the few functions adapters call without one (the
 CLI's doctor, migrate-db, exports and logging set-up) and the handles they hold (`CouncilRun`,
@@ -25,7 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
@@ -40,6 +46,7 @@ from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.engine.tasks import FrontEndTasks
 from core.errors import NotFound
+from core.eval.session import CouncilEvals
 from core.models import (
     Actor,
     AnswerFormat,
@@ -48,7 +55,6 @@ from core.models import (
     CouncilMode,
     CouncilRequest,
     CouncilResult,
-    CouncilSummary,
     Destination,
     Leaderboard,
     Origin,
@@ -57,7 +63,7 @@ from core.models import (
 from core.models.seats import all_models
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
-from core.reading.attachments import AttachmentBatch, ExtractedAttachment, IncomingFile
+from core.reading.attachments import ExtractedAttachment
 from core.reading.reader import CouncilReading
 from core.records.export import feedback_lines, leaderboard_document, to_json
 from core.records.feedback import CouncilFeedback
@@ -75,6 +81,7 @@ from core.telemetry import metrics, tracing
 from core.telemetry.health import ProcessHealth
 from core.telemetry.metrics import count_platform_write
 from core.telemetry.tracing import continued, submitted
+from core.tenants import Tenants, tenant_of
 
 __all__ = [
     "CouncilMessages",
@@ -115,6 +122,7 @@ class CouncilService:
         self.runs = CouncilRuns(storage, router, self.redact)
         self.reading = CouncilReading(settings, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
+        self.events = storage.events  # platform event ids seen (retries are claimed once)
         self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.config_for)
         # Readers' votes and comments (core/records/feedback.py): the rule of who may vote lives there.
         self.feedback = CouncilFeedback(storage, self.redact, Permissions.visible_to, self.queries.get_result)
@@ -124,6 +132,8 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
+        # `council eval` (core/eval): the operator's councils measured against their members.
+        self.evals = CouncilEvals(settings, storage, router, self.admission, self.redact)
         self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
         # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
@@ -131,6 +141,10 @@ class CouncilService:
         self.direct = DirectModels(
             storage, router, self.admission.limits, self.channels.effective_config, settings.council_timeout_s
         )
+        # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
+        self.tenants = Tenants(settings, storage, router, self.permissions)
+        self.admission.plans = self.tenants.plan
+        self.runs.router_for = self._router_for
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
@@ -159,6 +173,7 @@ class CouncilService:
             await self.shared_cap.aclose()
         await self.owner.stop()
         await self.reading.aclose()
+        await self.tenants.aclose()
         await self.router.aclose()
         await self.storage.close()
 
@@ -218,7 +233,8 @@ class CouncilService:
         wants_search = self.reading.wants_search(search, channel)
 
         async def before_start() -> list[str]:
-            return [*notices, *await self.reading.prepare(request, search=wants_search)]
+            router = await self._router_for(request.origin)
+            return [*notices, *await self.reading.prepare(request, search=wants_search, router=router)]
 
         return await self.runs.start(request, ticket, before_start)
 
@@ -263,26 +279,19 @@ class CouncilService:
         self.worker.register(platform, deliver)
 
     async def _prepare(self, request: CouncilRequest, search: bool) -> list[str]:
-        return await self.reading.prepare(request, search=search)
+        router = await self._router_for(request.origin)
+        return await self.reading.prepare(request, search=search, router=router)
 
-    async def read_files(self, files: Sequence[IncomingFile], platform: Platform) -> AttachmentBatch:
-        """Download (from the platform's own file hosts only) and read the files of one question."""
-        return await self.reading.read_files(files, platform)
-
-    async def check_admission(self, question: str, origin: Origin) -> str:
-        """The checks of `start_council` without their effects (no queue place, no rate-limit hit):
-        an adapter that must show the question before starting asks this first. Returns the
-        question as it will be asked; raises what `start_council` would."""
-        return await self.admission.check(question, origin)
+    async def _router_for(self, origin: Origin) -> ProviderRouter:
+        """The council's tenant's router (its own key), else the operator's."""
+        router, _ = await self.tenants.routers.for_tenant(tenant_of(origin))
+        return router
 
     async def ask(
         self, question: str, origin: Origin | None = None, history: Sequence[ConversationTurn] = ()
     ) -> CouncilResult:
         run = await self.start_council(question, origin or Origin(), history)
         return await run.wait()
-
-    def get_run(self, council_id: str) -> CouncilRun | None:
-        return self.runs.get(council_id)
 
     async def stop(self, council_id: str, actor: Actor, *, synthesize: bool = False) -> bool:
         """Stop a running council (or make it synthesize now). Only the asker or an admin may."""
@@ -296,37 +305,6 @@ class CouncilService:
             return False
         self.permissions.require_may_stop(actor, job.request.origin)
         return await self.durable.control(council_id, ControlAction.SYNTHESIZE if synthesize else ControlAction.STOP)
-
-    # ------------------------------------------------------------------ history
-
-    async def claim_event(self, platform: str, event_id: str) -> bool:
-        """True the first time a platform event id is seen (retries return False)."""
-        return await self.storage.events.claim(platform, event_id)
-
-    async def get_result(self, council_id: str) -> CouncilResult:
-        return await self.queries.get_result(council_id)
-
-    async def history(
-        self, origin: Origin | None = None, scope: HistoryScope = "channel", limit: int = 10
-    ) -> list[CouncilSummary]:
-        return await self.queries.history(origin, scope, limit)
-
-    async def export(
-        self,
-        council_id: str,
-        fmt: Literal["markdown", "json"] = "markdown",
-        *,
-        viewer: Origin | None = None,
-        admin: bool = False,
-    ) -> str:
-        """The council as Markdown or JSON. With `viewer` (the chat adapters), a council it may not
-        see is reported as not found; without (the CLI, which owns the database), any council."""
-        return await self.queries.export(council_id, fmt, viewer=viewer, admin=admin)
-
-    async def result_for(self, council_id: str, viewer: Origin, admin: bool = False) -> CouncilResult:
-        """A stored council as a chat user sees it (stage buttons, exports): one it may not see
-        (`visible_to`) is reported as not found."""
-        return await self.queries.result_for(council_id, viewer, admin=admin)
 
     async def as_viewer(self, read: Callable[[bool], Awaitable[T]], actor: Actor | Callable[[], Awaitable[Actor]]) -> T:
         """`read(admin)` of a stored council for a chat user (stage details, exports, votes): as

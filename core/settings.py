@@ -131,6 +131,22 @@ class Settings(BaseSettings):
         default_factory=list, alias="SLACK_SUGGESTED_PROMPTS"
     )
 
+    # ----------------------------------------------------------------- many workspaces (core/tenants)
+    # OAuth distribution: with both set (and SLACK_SIGNING_SECRET), Slack runs bolt's OAuth flow and
+    # every team is answered with its own installation's token (SLACK_BOT_TOKEN must then be unset).
+    slack_client_id: str | None = Field(None, alias="SLACK_CLIENT_ID")
+    slack_client_secret: SecretStr | None = Field(None, alias="SLACK_CLIENT_SECRET")
+    # The public https base of this deployment: the OAuth redirect URL is <it>/slack/oauth_redirect.
+    public_url: str | None = Field(None, alias="COUNCIL_PUBLIC_URL")
+    # Fernet keys (comma-separated, newest first) that encrypt installations' tokens and tenants' keys.
+    secret_key: SecretStr | None = Field(None, alias="COUNCIL_SECRET_KEY")
+    # Refuse councils of a workspace or server that has not set its own provider key.
+    require_tenant_key: bool = Field(False, alias="COUNCIL_REQUIRE_TENANT_KEY")
+    # An uninstalled workspace loses its tokens at once; with this also its councils, keys and settings.
+    purge_on_uninstall: bool = Field(False, alias="COUNCIL_PURGE_ON_UNINSTALL")
+    # Daily spend of one workspace or server (all its channels); `council budget` sets one per tenant.
+    tenant_daily_budget_usd: float | None = Field(None, alias="COUNCIL_TENANT_DAILY_BUDGET_USD", ge=0)
+
     # ----------------------------------------------------------------- discord
     discord_token: SecretStr | None = Field(None, alias="DISCORD_TOKEN")
     discord_guild_id: int | None = Field(None, alias="DISCORD_GUILD_ID")
@@ -266,6 +282,8 @@ class Settings(BaseSettings):
         "slack_bot_token",
         "slack_app_token",
         "slack_signing_secret",
+        "slack_client_secret",
+        "secret_key",
         "discord_token",
         mode="before",
     )
@@ -324,6 +342,9 @@ class Settings(BaseSettings):
         "llm_base_url",
         "slack_api_url",
         "discord_api_url",
+        "slack_client_id",
+        "public_url",
+        "tenant_daily_budget_usd",
         "api_task_model",
         mode="before",
     )
@@ -354,6 +375,11 @@ class Settings(BaseSettings):
     @property
     def uses_local_defaults(self) -> bool:
         return not self.council_models and not self.has_remote_provider
+
+    @property
+    def slack_oauth(self) -> bool:
+        """Slack runs as a distributed app (bolt's OAuth flow) rather than on one bot token."""
+        return bool(self.slack_client_id and self.slack_client_secret)
 
     @property
     def database(self) -> DatabaseTarget:

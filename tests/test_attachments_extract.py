@@ -8,8 +8,9 @@ import zipfile
 
 import pytest
 
-from core.reading.attachments import AttachmentLimits, AttachmentRefused, extract_file
+from core.reading.attachments import AttachmentLimits, AttachmentRefused
 from core.reading.attachments.detect import DOCX_MEDIA_TYPE
+from core.reading.attachments.extract import extract_file
 from core.settings import Settings
 from tests.attachment_files import GIF_HEAD, JPEG_HEAD, PNG_1PX, WEBP_HEAD, make_docx, make_pdf
 

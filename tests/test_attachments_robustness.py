@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.reading.attachments import AttachmentLimits, AttachmentRefused, extract_file
+from core.reading.attachments import AttachmentLimits, AttachmentRefused
+from core.reading.attachments.extract import extract_file
 from tests.attachment_files import PNG_1PX, make_docx, make_pdf
 
 SEEDS = {

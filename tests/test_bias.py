@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.render_text import bias_table, leaderboard_table
-from core.models import CouncilStatus
+from core.models import CouncilStatus, Leaderboard
 from core.records.bias import MIN_BALLOTS, audit, fisher_interval, wilson
 from core.records.export import leaderboard_document
 from core.service import CouncilService
@@ -59,20 +59,51 @@ def test_flags_need_an_interval_excluding_the_fair_value_and_ten_ballots():
     assert not fair.flagged and fair.low < 0.5 < fair.high
 
 
+def _length_totals(ballots: list[list[float]]) -> ReviewerTotals:
+    """Totals of ballots given as the lengths of their answers in ranked order, best first."""
+    expected = sum(1 / len(b) for b in ballots)
+    t = ReviewerTotals(ballots=len(ballots), first_hits=round(expected), expected_sum=expected)  # position-fair
+    for ballot in ballots:
+        t.len_ballots += 1
+        t.len_n += len(ballot)
+        for p, x in enumerate(ballot):
+            y = p / (len(ballot) - 1)
+            t.len_sx, t.len_sy, t.len_sxx, t.len_syy, t.len_sxy = (
+                t.len_sx + x,
+                t.len_sy + y,
+                t.len_sxx + x * x,
+                t.len_syy + y * y,
+                t.len_sxy + x * y,
+            )
+    return t
+
+
 def test_length_correlation_from_the_sums():
-    # Two answers per ballot, the longer always ranked first: r = -1 over 2 x 12 pairs.
-    t = ReviewerTotals(ballots=12, first_hits=6, expected_sum=6.0, len_ballots=12, len_n=24)
-    for x, y in [(100.0, 0.0), (10.0, 1.0)] * 12:
-        t.len_sx, t.len_sy, t.len_sxx, t.len_syy, t.len_sxy = (
-            t.len_sx + x,
-            t.len_sy + y,
-            t.len_sxx + x * x,
-            t.len_syy + y * y,
-            t.len_sxy + x * y,
-        )
-    [entry] = audit({"r": t})
+    # Three answers per ballot, longer ranked higher: r = -1 over 3 x 12 pairs, flagged.
+    [entry] = audit({"r": _length_totals([[100.0, 55.0, 10.0]] * 12)})
     assert entry.length.correlation == pytest.approx(-1.0) and entry.length.flagged
+    assert entry.length.withheld is None and entry.length.low < entry.length.high < 0
     assert not entry.flagged
+
+
+@pytest.mark.parametrize(
+    ("ballots", "why"),
+    [
+        ([[100.0, 10.0]] * 2, "pairs"),  # the issue's two councils: r=+1.00 [+1.00–+1.00] was shown
+        ([[100.0, 10.0], [30.0, 60.0]] * 20, "pairs"),  # many ballots do not help: ±1 within each
+        ([[100.0, 50.0, 10.0]] * (MIN_BALLOTS - 1), "few"),
+        ([[40.0, 40.0, 40.0]] * 12, "equal"),
+    ],
+)
+def test_a_correlation_the_sample_cannot_support_is_withheld_with_its_reason(ballots, why):
+    [entry] = audit({"r": _length_totals(ballots)})
+    check = entry.length
+    assert check.withheld == why and check.correlation is None and check.low is None and check.high is None
+    assert not check.flagged
+    board = Leaderboard(rows=[], councils=1, ballots=len(ballots), scope="all", bias=[entry])
+    table = bias_table(board)
+    assert f"- ({why})" in table and "r=" not in table
+    assert not [line for line in table.splitlines() if line != line.rstrip()]  # no trailing spaces
 
 
 # --------------------------------------------------------------------------- storage
@@ -186,8 +217,12 @@ async def test_cli_leaderboard_bias_and_json(tmp_path, llm):
     assert {r["model"] for r in document["ratings"]} == set(MEMBERS)
     alpha = next(b for b in document["bias"] if b["reviewer"] == "alpha")
     assert alpha["first_position_rate"] == 1.0 and alpha["ballots"] == 2 and alpha["flagged"] is False
+    # Two ballots of two answers each (a reviewer does not rank its own): no correlation, and why.
+    assert alpha["length"]["correlation"] is None and alpha["length"]["withheld"] == "pairs"
     code, out, err = await council(tmp_path, llm, "leaderboard", "--bias", "--rounds", "20")
     assert code == 0, err
     assert "Reviewer bias" in out and "alpha" in out and "Bradley-Terry" not in out
+    assert "- (pairs)" in out and "r=" not in out and "+1.00" not in out
+    assert not [line for line in out.splitlines() if line != line.rstrip()]
     code, out, err = await council(tmp_path, llm, "leaderboard", "--rounds", "20")
     assert code == 0 and "Bradley-Terry" in out and "Reviewer bias" in out

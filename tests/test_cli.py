@@ -63,6 +63,38 @@ async def test_ask_shows_live_progress_on_stderr(tmp_path, llm):
     assert "Final answer (Chairman: beta)" in out and "Aggregate ranking" in out
 
 
+async def test_the_details_line_is_a_command_that_works_and_show_accepts_a_unique_id_prefix(tmp_path, llm):
+    code, out, err = await council(tmp_path, llm, "ask", "What is six times seven?")
+    assert code == 0, err
+    details = next(line for line in out.splitlines() if line.startswith("Details: "))
+    command, council_id = details.removeprefix("Details: ").rsplit(" show ", 1)
+    # This Python's own `council` script (or `python -m bot.cli` without one), never a bare name
+    # that the PATH may not hold.
+    assert command == "council" or command.endswith(("/council", " -m bot.cli")), command
+    code, out, err = await council(tmp_path, llm, "show", council_id[:8])
+    assert code == 0 and "Final answer by" in out and council_id in out, err
+    assert "Details:" not in out  # `council show` does not point at itself
+    code, _, err = await council(tmp_path, llm, "export", council_id[:6].upper(), "-o", str(tmp_path / "c.md"))
+    assert code == 0 and council_id in (tmp_path / "c.md").read_text(), err
+
+
+async def test_an_id_prefix_that_matches_several_councils_or_too_little_is_one_clear_line(tmp_path, llm):
+    from core.storage import Storage
+    from tests.factories import make_result
+
+    async with await Storage.open(f"sqlite:///{tmp_path}/cli.db") as storage:
+        for council_id in ("abcd000000000001", "abcd000000000002", "abce000000000003"):
+            await storage.save_result(make_result(council_id=council_id))
+    code, out, err = await council(tmp_path, llm, "show", "abcd")
+    assert code != 0 and err.strip() == "council: `abcd` starts more than one council's id: give more of it.", err
+    code, out, err = await council(tmp_path, llm, "show", "abce")
+    assert code == 0 and "abce000000000003" in out, err
+    code, _, err = await council(tmp_path, llm, "export", "abc")
+    assert code != 0 and len(err.strip().splitlines()) == 1 and "4 or more hex digits" in err, err
+    code, _, err = await council(tmp_path, llm, "show", "abcf")
+    assert code != 0 and "No council with id `abcf`" in err, err
+
+
 async def test_empty_question_is_refused_with_exit_2(tmp_path, llm):
     code, _, err = await council(tmp_path, llm, "ask", "   ")
     assert code == 2 and "Ask a question" in err

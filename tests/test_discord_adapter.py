@@ -22,6 +22,7 @@ from core.models import Actor, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.discord_fake import BASIC_PERMISSIONS, MANAGE_GUILD, FakeDiscord
+from tests.figures import show
 from tests.llm_server import ByStage, Reply, council_member
 from tests.logged import errors_logged
 
@@ -174,6 +175,7 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
         "mode",
         "reset",
         "audit",
+        "key",  # the server's own provider key, in a modal (tests/test_discord_tenant_key.py)
     }
     council = {o["name"]: o for o in names["council"]["options"]}
     assert council["attachment"]["type"] == 11 and council["search"]["type"] == 5  # both optional
@@ -352,7 +354,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     await fake.wait_for(lambda: ephemeral_replies(fake, asker.token), 5)
     await wait_finished(fake, within_s=6)
     assert time.monotonic() - started < 6, "synthesize-now did not wait for the slow member"
-    result = await env.service.get_result(council_id)
+    result = await env.service.queries.get_result(council_id)
     assert result.synthesis is not None
     assert {a.model for a in result.answers if a.ok} >= {"alpha", "beta"}
 
@@ -604,7 +606,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         await fake.push_message(f"<@{fake.bot_id}> A later question?", user_id=9000, name="later")
         await wait_finished(fake, 7, within_s=120)
 
-        stored = await service.history(limit=100)
+        stored = await service.queries.history(limit=100)
         later = {s.council_id for s in stored if s.question == "A later question?"}
         accepted = {s.council_id for s in stored} - later
         footers = [(e.get("footer") or {}).get("text", "") for m in answer_messages(fake) for e in m["embeds"][-1:]]
@@ -613,14 +615,14 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         channels = {int(c.path.split("/")[2]) for c in fake.calls if c.path.startswith("/channels/")}
         peaks = {ch: fake.peak_writes(ch) for ch in channels}
         limited = [c for c in fake.calls if c.status == 429]
-        with capsys.disabled():
-            print(
-                f"\n[discord burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
-                f"({len(delivered)} answer messages), {len(dms)} refusals by DM; "
-                f"{len(fake.channel_writes(fake.channel_id))} writes to the channel, peak per 5 s "
-                f"{peaks.get(fake.channel_id, 0)} there and {max(peaks.values())} in any channel, "
-                f"{len(limited)} answered 429, {elapsed:.1f} s"
-            )
+        show(
+            capsys,
+            f"\n[discord burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
+            f"({len(delivered)} answer messages), {len(dms)} refusals by DM; "
+            f"{len(fake.channel_writes(fake.channel_id))} writes to the channel, peak per 5 s "
+            f"{peaks.get(fake.channel_id, 0)} there and {max(peaks.values())} in any channel, "
+            f"{len(limited)} answered 429, {elapsed:.1f} s",
+        )
         assert len(accepted) == 6 and len(dms) == 34 and len(later) == 1
         assert sorted(delivered) == sorted(accepted | later)  # every accepted answer, exactly once
         assert all("try again" in m["content"] for m in dms)

@@ -37,7 +37,7 @@ async def test_mode_option_runs_a_quick_council(env, llm):
         "council", [*council_option("What is 6 x 7?"), {"name": "mode", "type": 3, "value": "quick"}]
     )
     await wait_finished(fake)
-    [summary] = await env.service.history(origin_of(fake), "channel")
+    [summary] = await env.service.queries.history(origin_of(fake), "channel")
     assert summary.mode == "quick"
     assert len(llm.requests_for(stage=1)) == 2 and not llm.requests_for(stage=2)
 
@@ -82,14 +82,14 @@ async def test_auto_mode_option_and_keyword(env, llm):
         "council", [*council_option("What is 6 x 7?"), {"name": "mode", "type": 3, "value": "auto"}]
     )
     await wait_finished(fake)
-    [summary] = await env.service.history(origin_of(fake), "channel")
+    [summary] = await env.service.queries.history(origin_of(fake), "channel")
     assert summary.mode == "auto" and len(llm.requests) == 2
     shown = json.dumps([m["embeds"] for m in answer_messages(fake)])
     assert "the first two answers were the same" in shown and "Fallback" not in shown
     llm.script("alpha", council_member("alpha says 42."))  # the first two now differ: escalation
     await fake.push_command("council", council_option("auto: What is 6 x 7 again?"))
     await wait_finished(fake, 2)
-    newest = (await env.service.history(origin_of(fake), "channel"))[0]
+    newest = (await env.service.queries.history(origin_of(fake), "channel"))[0]
     assert newest.mode == "auto" and newest.question == "What is 6 x 7 again?"
-    result = await env.service.get_result(newest.council_id)
+    result = await env.service.queries.get_result(newest.council_id)
     assert result.escalated and len(llm.requests_for(stage=2)) == 3

@@ -57,7 +57,7 @@ async def test_one_process_runs_every_shard_and_answers_once(llm, tmp_path):
         await fake.push_command("council", council_option("What is 6 x 7?"))
         await wait_finished(fake)
         assert len(answer_messages(fake)) == 1
-        assert len(await service.history(None, "all")) == 1
+        assert len(await service.queries.history(None, "all")) == 1
 
 
 async def test_each_process_runs_its_own_shard_range(llm, tmp_path):

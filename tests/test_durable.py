@@ -142,7 +142,7 @@ async def test_a_dead_process_council_is_resumed_and_delivered_once(llm, tmp_pat
         print(f"\n[durable] {service.storage.backend}: resumed and delivered in {time.monotonic() - started:.1f} s")
         assert delivered == [("1.0", True, CouncilStatus.OK)]
         assert llm.requests_for(stage=1) == []  # stage 1 was not asked again
-        stored = await service.get_result(request.council_id)
+        stored = await service.queries.get_result(request.council_id)
         assert [a.text for a in stored.answers] == [a.text for a in checkpoint.answers]
         assert await service.storage.db.fetchall("SELECT * FROM council_steps") == []  # gone with the result
     finally:
@@ -176,8 +176,8 @@ async def test_stop_reaches_a_council_running_in_another_process(llm, tmp_path, 
     try:
         destination = Destination(platform=Platform.SLACK, channel_id="C1", thread_id="1.0")
         council_id = await intake.submit_council(QUESTION, slack_origin(), destination=destination)
-        await eventually(lambda: worker_side.get_run(council_id) is not None, 10)
-        assert intake.get_run(council_id) is None  # it runs in the other service
+        await eventually(lambda: worker_side.runs.get(council_id) is not None, 10)
+        assert intake.runs.get(council_id) is None  # it runs in the other service
         pressed = time.monotonic()
         assert await intake.stop(council_id, Actor(user_id="U1"))
         await eventually(lambda: results, 10)

@@ -37,12 +37,12 @@ async def test_one_vote_per_user_per_council_changeable_with_a_comment(service, 
     votes = await service.feedback.votes(cid)
     assert [(v.user_id, v.vote) for v in votes] == [("U2", Vote.GOOD), ("U1", Vote.BAD)]
 
-    [summary] = await service.history(ASKED, "channel")
+    [summary] = await service.queries.history(ASKED, "channel")
     assert (summary.votes_good, summary.votes_bad) == (1, 1)
-    document = json.loads(await service.export(cid, "json"))
+    document = json.loads(await service.queries.export(cid, "json"))
     assert document["feedback"]["good"] == 1 and document["feedback"]["bad"] == 1
     assert {v["user_id"]: v["comment"] for v in document["feedback"]["votes"]}["U2"] is None
-    markdown = await service.export(cid, "markdown")
+    markdown = await service.queries.export(cid, "markdown")
     assert "## Readers' feedback" in markdown and "👎 ada" in markdown and "Missed the units." in markdown
 
     recent = await service.feedback.recent(days=1)

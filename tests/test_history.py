@@ -53,13 +53,13 @@ async def test_each_council_of_a_thread_is_read_once(service, monkeypatch):
     for message_id, role in (("1", "question"), ("2", "answer"), ("3", "answer")):
         await service.messages.record(Platform.SLACK, "C1", message_id, cid, role)
     read: list[str] = []
-    get_result = service.get_result
+    get_result = service.queries.get_result
 
     async def counted(council_id):
         read.append(council_id)
         return await get_result(council_id)
 
-    monkeypatch.setattr(service, "get_result", counted)
+    monkeypatch.setattr(service.queries, "get_result", counted)
     turns = await conversation(service, Platform.SLACK, "C1", [ours("1", "q"), ours("2", "a"), ours("3", "b")])
     assert [t.role for t in turns] == ["user", "assistant"] and read == [cid]
 

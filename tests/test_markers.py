@@ -28,6 +28,16 @@ ECHOES = {
     "Done. END RESPONSE B": "Done. ",
     "RESPONSES are RESPONSE A>>> here": "RESPONSES are here",
     f"a {NONCE} b": "a b",  # the running council's nonce alone
+    # Near copies (issue 27: a review read "The question: 3d07824f9b5c16ebe"): one digit added
+    # inside or after, one dropped, or the nonce split by a space. (One added before: see below.)
+    f"The question: 3{NONCE} x": "The question: 3x",
+    f"The question: {NONCE[:9]}e{NONCE[9:]} x": "The question: x",
+    f"The question: {NONCE}e x": "The question: x",
+    f"The question: {NONCE[:4]}{NONCE[5:]} x": "The question: x",
+    f"The question: {NONCE[1:]} x": "The question: x",
+    f"The question: {NONCE[:-1]}.": "The question: .",
+    f"The question: {NONCE[:8]} {NONCE[8:]} x": "The question: x",
+    f"<<<RESPONSE A {NONCE[:8]} {NONCE[8:]}>>>\nok": "ok",  # a fence's form ending inside a split copy
     FENCE.wrap("RESPONSE A", "Paris."): "Paris.\n",
     FENCE.wrap("QUESTION", "Why?") + "\nBecause.": "Why?\nBecause.",
 }
@@ -41,6 +51,7 @@ PLAIN = [
     "In the END, QUESTION everything.",
     "RESPONSES, REVIEWS, QUESTIONS",
     "commit 626abc6bbe53 fixed it",  # a hex word is no nonce of ours
+    "ids 626abc6b and be532717 differ",  # halves of a nonce are no copy of it
 ]
 
 
@@ -159,6 +170,12 @@ _PIECES = st.sampled_from(
         f" {NONCE}",
         NONCE[:7],
         NONCE[7:],
+        NONCE[:8],
+        NONCE[8:],
+        NONCE[1:],
+        NONCE[:-1],
+        "e",
+        "3",
         "word",
         "Paris. ",
         "E",
@@ -173,6 +190,18 @@ _LEAK = re.compile(
 )
 
 
+def _near_copies(nonce: str) -> set[str]:
+    """Independent of core/markers.py: the nonce with one digit dropped, one hex digit added inside,
+    or a space inside. (One added before or after it leaves the exact nonce, which _LEAK finds.)"""
+    dropped = {nonce[:i] + nonce[i + 1 :] for i in range(len(nonce))}
+    added = {nonce[:i] + c + nonce[i:] for i in range(1, len(nonce)) for c in "0123456789abcdef"}
+    split = {nonce[:i] + " " + nonce[i:] for i in range(1, len(nonce))}
+    return dropped | added | split
+
+
+NEAR = _near_copies(NONCE)
+
+
 # Random: every run tries new joins (a run of 2,000 examples over 20 seeds passed; see the branch history).
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_PIECES, max_size=30), st.lists(st.integers(min_value=0, max_value=400), max_size=6))
@@ -181,5 +210,6 @@ def test_no_marker_ever_reaches_the_concatenated_stream(parts, cuts):
     shown, _ = _streamed(text, sorted(min(cut, len(text)) for cut in cuts))
     assert not has_markers(shown, [NONCE])
     assert not _LEAK.search(shown), shown
+    assert not [copy for copy in NEAR if copy in shown], shown
     if len(text) <= MAX_HELD:  # longer runs of marker beginnings may be shown early (see core/markers.py)
         assert shown == strip_markers(text, [NONCE])

@@ -38,22 +38,22 @@ async def test_council_is_stored_whole_and_exported(service, llm):
     result = await service.ask("What is six times seven?", ORIGIN)
     assert result.status is CouncilStatus.OK, result.notices
     assert result.synthesis.text == "Final answer by alpha: 42." and result.synthesis.by_chairman
-    stored = await service.get_result(result.council_id)
+    stored = await service.queries.get_result(result.council_id)
     assert stored == result
-    [summary] = await service.history(ORIGIN, "channel")
+    [summary] = await service.queries.history(ORIGIN, "channel")
     assert summary.council_id == result.council_id and summary.winner in MEMBERS
 
-    document = json.loads(await service.export(result.council_id, "json"))
+    document = json.loads(await service.queries.export(result.council_id, "json"))
     assert [s["model"] for s in document["stage1"]] == MEMBERS
     assert all(s["parsed_ranking"] and s["ranking"] for s in document["stage2"])
     assert document["stage3"]["response"] == "Final answer by alpha: 42."
     assert set(document["metadata"]["label_to_model"]) == {"Response A", "Response B", "Response C"}
     ranks = document["metadata"]["aggregate_rankings"]
     assert {r["model"] for r in ranks} == set(MEMBERS) and all(r["rankings_count"] == 2 for r in ranks)
-    markdown = await service.export(result.council_id, "markdown")
+    markdown = await service.queries.export(result.council_id, "markdown")
     assert "## Stage 2: reviews" in markdown and "Extracted ballot (complete)" in markdown
     with pytest.raises(NotFound):
-        await service.get_result("nope")
+        await service.queries.get_result("nope")
 
 
 async def test_markers_stored_by_an_older_version_are_never_shown(service):
@@ -64,13 +64,13 @@ async def test_markers_stored_by_an_older_version_are_never_shown(service):
     result.synthesis.text = "Final: Paris.\n<<<END RESPONSE B 626abc6bbe532717>>>"
     await service.storage.save_result(result)
 
-    shown = await service.get_result(result.council_id)
+    shown = await service.queries.get_result(result.council_id)
     assert shown.answers[0].text == "Paris.\nThe capital is Paris. "
     assert shown.synthesis.text == "Final: Paris.\n"
     assert shown.answers[1:] == result.answers[1:] and shown.reviews == result.reviews  # no marker: as stored
     for export in [
-        await service.export(result.council_id, "markdown"),
-        await service.export(result.council_id, "json"),
+        await service.queries.export(result.council_id, "markdown"),
+        await service.queries.export(result.council_id, "json"),
     ]:
         assert "RESPONSE" not in export and "626abc6bbe532717" not in export and "Paris" in export
     assert await service.storage.councils.get(result.council_id) == result  # the database keeps what was stored
@@ -82,20 +82,20 @@ async def test_export_is_visible_only_inside_the_councils_workspace(service, llm
     )
     result = await service.ask("What is six times seven?", asked)
     elsewhere = asked.model_copy(update={"channel_id": "C2", "user_id": "U2"})
-    assert "six times seven" in await service.export(result.council_id, viewer=asked)
-    assert "six times seven" in await service.export(
+    assert "six times seven" in await service.queries.export(result.council_id, viewer=asked)
+    assert "six times seven" in await service.queries.export(
         result.council_id, viewer=asked.model_copy(update={"user_id": "U2"})
     )
-    assert "six times seven" in await service.export(
+    assert "six times seven" in await service.queries.export(
         result.council_id, viewer=elsewhere.model_copy(update={"user_id": "U1"})
     )
-    assert "six times seven" in await service.export(result.council_id, viewer=elsewhere, admin=True)
+    assert "six times seven" in await service.queries.export(result.council_id, viewer=elsewhere, admin=True)
     with pytest.raises(NotFound, match="here"):
-        await service.export(result.council_id, viewer=elsewhere)
+        await service.queries.export(result.council_id, viewer=elsewhere)
     for other in ({"workspace_id": "T2"}, {"platform": Platform.DISCORD}):  # an admin elsewhere sees nothing
         with pytest.raises(NotFound):
-            await service.export(result.council_id, viewer=asked.model_copy(update=other), admin=True)
-    assert "six times seven" in await service.export(result.council_id)  # the CLI owns the database
+            await service.queries.export(result.council_id, viewer=asked.model_copy(update=other), admin=True)
+    assert "six times seven" in await service.queries.export(result.council_id)  # the CLI owns the database
 
 
 async def test_bad_questions_get_clear_messages(service):
@@ -182,7 +182,7 @@ async def test_stop_only_by_asker_or_admin(service, llm):
     assert await service.stop(run.council_id, Actor(user_id="U1"))
     result = await run.wait()
     assert result.status is CouncilStatus.CANCELLED
-    assert (await service.get_result(run.council_id)).status is CouncilStatus.CANCELLED
+    assert (await service.queries.get_result(run.council_id)).status is CouncilStatus.CANCELLED
     assert not await service.stop(run.council_id, Actor(user_id="U1"))
 
 
@@ -231,8 +231,8 @@ async def test_all_members_failing_names_each_cause(llm, tmp_path, database_url)
 
 
 async def test_event_claims_dedupe(service):
-    assert await service.claim_event("slack", "Ev123")
-    assert not await service.claim_event("slack", "Ev123")
+    assert await service.events.claim("slack", "Ev123")
+    assert not await service.events.claim("slack", "Ev123")
 
 
 async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path, database_url):
@@ -316,7 +316,7 @@ async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_p
         assert 0.4 < board.rows[0].win_rate < 1.0
         usage = await svc.queries.usage(ORIGIN)
         assert usage[-1].councils == 1000 and usage[-1].cost_usd == pytest.approx(7.0)
-        history = await svc.history(ORIGIN, "channel", limit=5)
+        history = await svc.queries.history(ORIGIN, "channel", limit=5)
         assert len(history) == 5 and all(s.cost_usd == pytest.approx(0.007) for s in history)
     finally:
         await svc.aclose()
@@ -334,7 +334,7 @@ async def test_retention_prunes_old_councils_when_the_service_opens(llm, tmp_pat
     await svc.aclose()
     svc = await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url, COUNCIL_RETENTION_DAYS=30))
     try:
-        assert [s.council_id for s in await svc.history(None, "all")] == ["new0000000000000"]
+        assert [s.council_id for s in await svc.queries.history(None, "all")] == ["new0000000000000"]
     finally:
         await svc.aclose()
 
@@ -379,11 +379,11 @@ async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tm
         bot_rounds = ReapRounds(bot.owner)
         await bot.owner.start()  # idempotent: the council's start took the lease already
         other = await CouncilService.open(settings, lease_s=1.0)  # e.g. `council history` beside the bot
-        assert await other.history() == []
+        assert await other.queries.history() == []
         await other.queries.usage()
         await other.leaderboard()
         with pytest.raises(NotFound):
-            await other.export(run.council_id)
+            await other.queries.export(run.council_id)
         await bot_rounds.wait(8)  # several lease periods (3 rounds each): the bot keeps renewing
         llm.script("alpha", council_member("42"))
         done = await other.ask("another question?", ORIGIN.model_copy(update={"user_id": "U2"}))
@@ -395,9 +395,9 @@ async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tm
         bot.owner._renewer.cancel()
         await other.storage.owners.renew(bot.owner.owner_id, -1.0)  # as if the lease had run out
         await other.owner.reap()
-        stored = await other.get_result(run.council_id)
+        stored = await other.queries.get_result(run.council_id)
         assert stored.status is CouncilStatus.FAILED and "stopped" in stored.error.message
-        assert {s.council_id for s in await other.history()} == {run.council_id, done.council_id}
+        assert {s.council_id for s in await other.queries.history()} == {run.council_id, done.council_id}
     finally:
         run.control.stop()
         await bot.aclose()
@@ -413,10 +413,10 @@ async def test_read_only_opening_marks_nothing_even_for_dead_owners(llm, tmp_pat
         await reader.storage.councils.save_started(running, "dead-owner")
         await reader.aclose()
         reader = await CouncilService.open(settings)  # `council history` after a crash: looks, touches nothing
-        await reader.history()
+        await reader.queries.history()
         assert await reader.storage.councils.get("orphan") is None
         await reader.start_lease()  # a bot starting up marks what the dead process left running
-        assert (await reader.get_result("orphan")).status is CouncilStatus.FAILED
+        assert (await reader.queries.get_result("orphan")).status is CouncilStatus.FAILED
     finally:
         await reader.aclose()
 
@@ -526,7 +526,7 @@ async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_
         # killed + lease; the first round that began after that moment marks the council.
         await rounds.first_after(killed + other.owner.lease_s)
         marked_after = time.monotonic() - killed
-        stored = await other.get_result(council_id)
+        stored = await other.queries.get_result(council_id)
         assert stored.status is CouncilStatus.FAILED and "stopped" in stored.error.message
         print(
             f"\n[lease] a killed owner's council marked {marked_after:.2f} s after the kill (lease {OWNER_LEASE_S} s)"

@@ -20,6 +20,7 @@ from bot.slack.slash import parse_command
 from core.models import Actor, CouncilStatus, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
+from tests.figures import show
 from tests.llm_server import ByStage, Hang, Reply, council_member, ranking_review
 from tests.logged import errors_logged
 from tests.loopback_app import serve_on_loopback
@@ -238,7 +239,7 @@ def statuses(fake: FakeSlack, channel: str = "C1"):
 
 async def stored_councils(env: SlackEnv, channel: str = "C1") -> int:
     origin = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id=channel)
-    return len(await env.service.history(origin, "channel", 100))
+    return len(await env.service.queries.history(origin, "channel", 100))
 
 
 def all_text(call) -> str:
@@ -295,7 +296,7 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
     text = section_texts(answer.args["blocks"])
     assert "Final answer by alpha: 42." in text
     council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
-    stored = await env.service.get_result(council_id)
+    stored = await env.service.queries.get_result(council_id)
     assert stored.status is CouncilStatus.OK and stored.request.origin.thread_id == thread_ts
     assert stored.request.origin.platform is Platform.SLACK and stored.request.origin.workspace_id == "T1"
     buttons = [e for b in answer.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
@@ -323,11 +324,11 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
     assert refused.response["error"] == "unknown_method" and refused.at <= status_call.at
 
     calls = [c for c in fake.calls if c.method != "auth.test"]
-    with capsys.disabled():
-        print(
-            f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council (chat.update "
-            f"fallback): {len(calls)} ({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})"
-        )
+    show(
+        capsys,
+        f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one council (chat.update "
+        f"fallback): {len(calls)} ({', '.join(sorted({c.method for c in calls}))}; chat.update x{len(updates)})",
+    )
     assert len(calls) <= 12
 
 
@@ -632,7 +633,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     await env.action("council_synthesize", council_id, user="UADMIN", thread_ts=thread_ts)  # an admin may
     await fake.wait_for(lambda: results(fake), timeout=30)
     await env.settle()
-    stored = await env.service.get_result(council_id)
+    stored = await env.service.queries.get_result(council_id)
     assert stored.synthesis is not None and stored.synthesis.text == "Final answer by alpha: 42."
     assert [a.model for a in stored.answers if a.ok] == ["alpha"]
 
@@ -647,7 +648,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     await env.action("council_stop", second_id, user="U1", thread_ts=second.args["thread_ts"])
     await fake.wait_for(lambda: len(results(fake)) == 2, timeout=30)
     await env.settle()
-    assert (await env.service.get_result(second_id)).status is CouncilStatus.CANCELLED
+    assert (await env.service.queries.get_result(second_id)).status is CouncilStatus.CANCELLED
     last = [c for c in fake.calls_to("chat.update") if c.args["ts"] == second.response["ts"]][-1]
     assert "stopped" in section_texts(last.args["blocks"])
 
@@ -701,7 +702,7 @@ async def test_command_where_the_bot_cannot_post(env, llm):
     await env.command("Anyone?", channel="C9")
     await env.settle()
     assert any("Invite me" in t for t in ephemeral_texts(fake))
-    assert await env.service.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9")) == []
+    assert await env.service.queries.history(Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C9")) == []
     assert await env.service.storage.rate_limits.hits_since("user:slack:T1:U1", 0) == []
     assert await env.service.storage.rate_limits.hits_since("channel:slack:T1:C9", 0) == []
     assert stage1_requests(llm) == 0 and await stored_councils(env, "C9") == 0
@@ -804,7 +805,7 @@ async def test_streamed_council(env, capsys):
     assert buttons == ["council_stage_answers", "council_stage_reviews", "council_stage_ranking"]
     assert "Ranking: 1." in json.dumps(stop.args["blocks"])
     council_id = stop.args["blocks"][0]["block_id"].split("-")[2]
-    assert (await env.service.get_result(council_id)).status is CouncilStatus.OK
+    assert (await env.service.queries.get_result(council_id)).status is CouncilStatus.OK
 
     # No answer posted separately; the control message (Stop / Synthesize now) went once it was done.
     assert not results(fake)
@@ -817,11 +818,11 @@ async def test_streamed_council(env, capsys):
 
     calls = [c for c in fake.calls if c.method != "auth.test"]
     appends = fake.calls_to("chat.appendStream")
-    with capsys.disabled():
-        print(
-            f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one streamed council: {len(calls)} "
-            f"({', '.join(sorted({c.method for c in calls}))}; chat.appendStream x{len(appends)})"
-        )
+    show(
+        capsys,
+        f"\n[slack] /council ack {ack_s * 1000:.0f} ms; Web API calls for one streamed council: {len(calls)} "
+        f"({', '.join(sorted({c.method for c in calls}))}; chat.appendStream x{len(appends)})",
+    )
     assert len(calls) <= 12
 
 
@@ -864,12 +865,12 @@ async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
     assert "".join(pieces) == synthesis == message["text"]
     assert all(p.endswith(" ") for p in pieces[:-1])  # cut between words
     calls = [c for c in fake.calls if c.method != "auth.test"]
-    with capsys.disabled():
-        print(
-            f"\n[slack] slower streamed council (~5 s): {len(calls)} Web API calls, "
-            f"chat.appendStream x{len(fake.calls_to('chat.appendStream'))} (one 429 retried), "
-            f"{len(pieces)} text batches for {len(synthesis.split())} tokens"
-        )
+    show(
+        capsys,
+        f"\n[slack] slower streamed council (~5 s): {len(calls)} Web API calls, "
+        f"chat.appendStream x{len(fake.calls_to('chat.appendStream'))} (one 429 retried), "
+        f"{len(pieces)} text batches for {len(synthesis.split())} tokens",
+    )
 
 
 @pytest.mark.parametrize("env", STREAMING, indirect=True)
@@ -980,7 +981,7 @@ async def test_streamed_stop_and_synthesize(env, llm):
     await env.action("council_stop", second_id, user="U1", thread_ts=second.args["thread_ts"])
     await fake.wait_for(lambda: results(fake), timeout=30)
     await env.settle()
-    assert (await env.service.get_result(second_id)).status is CouncilStatus.CANCELLED
+    assert (await env.service.queries.get_result(second_id)).status is CouncilStatus.CANCELLED
     last = [c for c in fake.calls_to("chat.update") if c.args["ts"] == second.response["ts"]][-1]
     assert "stopped" in section_texts(last.args["blocks"])
     stops = [c for c in fake.calls_to("chat.stopStream") if c.ok]
@@ -1030,21 +1031,21 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         await env.settle(timeout=180)
         elapsed = time.monotonic() - started
 
-        accepted = {s.council_id for s in await service.history(limit=100)}
+        accepted = {s.council_id for s in await service.queries.history(limit=100)}
         delivered = [c.args["blocks"][0]["block_id"].split("-")[2] for c in results(fake)]
         writes = fake.channel_writes("C1")
         limited = [c for c in writes if c.status == 429]
         refusals = [e for e in fake.ephemerals if e["channel"] == "C1"]
-        with capsys.disabled():
-            print(
-                f"\n[slack burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
-                f"({len(delivered)} answer posts), {len(refusals)} private refusals; {len(writes)} channel writes "
-                f"in {elapsed:.1f} s, peak {fake.peak_writes('C1')} in 1 s, {len(limited)} answered 429"
-            )
+        show(
+            capsys,
+            f"\n[slack burst] 40 mentions: {len(accepted)} accepted, {len(set(delivered))} answers delivered "
+            f"({len(delivered)} answer posts), {len(refusals)} private refusals; {len(writes)} channel writes "
+            f"in {elapsed:.1f} s, peak {fake.peak_writes('C1')} in 1 s, {len(limited)} answered 429",
+        )
         assert len(accepted) == 6 and len(refusals) == 34
         assert sorted(delivered) == sorted(accepted)  # every accepted answer, exactly once
         for cid in accepted:
-            assert (await service.get_result(cid)).status is CouncilStatus.OK
+            assert (await service.queries.get_result(cid)).status is CouncilStatus.OK
         assert all("try again" in e["text"] for e in refusals)
         assert not [c for c in posted(fake) if "failed" in all_text(c).lower()]  # no public failure
         assert fake.peak_writes("C1") <= 3 and fake.peak_writes("C1", window_s=10.0) <= 12

@@ -188,7 +188,7 @@ async def test_feedback_click_is_stored_acknowledged_changeable_and_commented(en
     assert len([v for v in fake.views if v.get("callback_id") == "council_feedback_view"]) == 1  # 👍: no modal
 
     # A forged click on a council of another workspace's channel is refused privately and stores nothing.
-    other = env.service.get_run(council_id)
+    other = env.service.runs.get(council_id)
     assert other is None or other.done
     await click_feedback(env, "good:0123456789abcdef", user="U1", message_ts=answer_ts)
     await env.settle()

@@ -29,7 +29,7 @@ async def test_quick_keyword_runs_a_quick_council(env, llm):
     await env.settle()
     [answer] = results(env.fake)
     council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
-    stored = await env.service.get_result(council_id)
+    stored = await env.service.queries.get_result(council_id)
     assert stored.request.config.mode == "quick" and stored.request.question == "What is six times seven?"
     assert stage1_requests(llm) == 2 and not llm.requests_for(stage=2)
 
@@ -71,7 +71,7 @@ async def test_auto_keyword_stops_at_two_answers_that_agree(env, llm):
     await env.settle()
     [answer] = results(env.fake)
     council_id = answer.args["blocks"][0]["block_id"].split("-")[2]
-    stored = await env.service.get_result(council_id)
+    stored = await env.service.queries.get_result(council_id)
     assert stored.request.config.mode == "auto" and stored.request.question == "What is six times seven?"
     assert stored.escalated is False and stored.synthesis.text == "42."
     assert len(llm.requests) == 2  # the two answers, nothing else

@@ -69,7 +69,7 @@ async def processes(llm, tmp_path, database_url, fake: FakeSlack, **slack_env: s
 
 
 async def councils_of(services: list[CouncilService]) -> int:
-    return len(await services[0].history(None, "all"))
+    return len(await services[0].queries.history(None, "all"))
 
 
 def answers_to(fake: FakeSlack, body: dict) -> int:

@@ -213,6 +213,9 @@ def test_manifest_matches_the_app():
         "im:write",
         "assistant:write",  # assistant.threads.setStatus / setTitle / setSuggestedPrompts
     } <= scopes
+    [shortcut] = manifest["features"]["shortcuts"]
+    assert shortcut["type"] == "message" and shortcut["callback_id"] == "council_ask_message"
+    assert len(shortcut["name"]) <= 40 and len(shortcut["description"]) <= 80
     assert manifest["features"]["app_home"]["messages_tab_enabled"]
     assert manifest["features"]["app_home"]["home_tab_enabled"]
     agent = manifest["features"]["agent_view"]

@@ -51,7 +51,7 @@ async def replicas(llm, tmp_path, database_url):
 async def test_an_event_is_claimed_once_across_replicas(replicas):
     event_ids = [f"Ev{i}" for i in range(40)]
     # Every replica receives every event (Slack's retries land anywhere) at the same moment.
-    claims = await asyncio.gather(*(svc.claim_event("slack", event_id) for event_id in event_ids for svc in replicas))
+    claims = await asyncio.gather(*(svc.events.claim("slack", event_id) for event_id in event_ids for svc in replicas))
     per_event = [sum(claims[i * INSTANCES : (i + 1) * INSTANCES]) for i in range(len(event_ids))]
     assert per_event == [1] * len(event_ids)
 

@@ -146,6 +146,23 @@ async def test_member_answers_and_reviews_are_kept_without_markers(server, route
     assert review.text.startswith("is good.") and review.ballot_labels  # parsed before it was cleaned
 
 
+async def test_a_reviews_near_copy_of_the_nonce_is_not_stored(server, router):
+    """Issue 27: a tiny model's review, stored and shown, read "The question: 3d07824f9b5c16ebe"."""
+
+    def near_copies(call: RecordedRequest) -> str:
+        nonce = nonce_of_review(call)
+        return (
+            f"The question: {nonce}e. Split: {nonce[:8]} {nonce[8:]}. Dropped: {nonce[1:]}.\n\n"
+            "FINAL RANKING:\n1. Response C\n"
+        )
+
+    script(server, members(**{M1: ByStage(Reply("Paris."), Reply(near_copies), Reply("unused"))}))
+    _, result = await run(router)
+    review = next(r for r in result.reviews if r.reviewer == M1)
+    assert review.text.startswith("The question: . Split: . Dropped: .") and review.ballot_labels, review.text
+    assert not _NONCE.search(review.text) and not re.search(r"[0-9a-f]{8}", review.text)
+
+
 def nonce_of_review(call: RecordedRequest) -> str:
     return _NONCE.findall(call.user)[0]
 

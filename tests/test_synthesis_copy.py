@@ -417,8 +417,8 @@ async def test_a_discord_follow_up_opening_like_the_threads_earlier_answer_stand
     await wait_finished(fake, 2)
 
     assert first in llm.requests_for("alpha", stage=3)[-1].user  # the earlier answer was in the prompt
-    [latest, _] = await discord_env.service.history(None, "all", limit=2)
-    result = await discord_env.service.get_result(latest.council_id)
+    [latest, _] = await discord_env.service.queries.history(None, "all", limit=2)
+    result = await discord_env.service.queries.get_result(latest.council_id)
     assert result.synthesis.by_chairman and result.status is CouncilStatus.OK, result.synthesis.note
     assert result.synthesis.text == follow_up
     assert any(follow_up in json.dumps(m) for m in answer_messages(fake))

@@ -30,7 +30,7 @@ async def test_undecodable_question_and_history_are_cleaned_before_the_rate_limi
     try:
         history = [ConversationTurn(role="user", content="earlier \udcff turn", author="ren\udce9")]
         result = await (await service.start_council("caf\udce9 cafe\u0301?", ORIGIN, history)).wait()
-        stored = await service.get_result(result.council_id)
+        stored = await service.queries.get_result(result.council_id)
         assert stored.request.question == "caf\ufffd caf\u00e9?"
         assert stored.request.history[0].content == "earlier \ufffd turn"
         assert stored.request.history[0].author == "ren\ufffd"
@@ -87,7 +87,7 @@ async def test_a_key_quoted_back_by_an_endpoint_is_stored_and_shown_redacted(llm
         failed = next(a for a in result.answers if a.model == "leaky")
         assert failed.error is not None and MASK in failed.error.message
         assert LEAKED_KEY not in result.model_dump_json()
-        stored = await service.export(result.council_id, "json")
+        stored = await service.queries.export(result.council_id, "json")
         assert LEAKED_KEY not in stored and MASK in stored
     finally:
         await service.aclose()

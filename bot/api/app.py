@@ -132,7 +132,7 @@ def _unknown_model(model: str, direct: list[str]) -> ApiError:
 
 
 async def _readable_files(service: CouncilService, chat: ChatRequest) -> AttachmentBatch:
-    batch = await service.read_files(chat.files(), Platform.API)
+    batch = await service.reading.read_files(chat.files(), Platform.API)
     if chat.files() and not batch.attachments:
         # Nothing readable: answering without the files would mislead the caller.
         message = "None of the attached files could be read: " + "; ".join(batch.user_notices())
@@ -262,11 +262,11 @@ class ChatCompletions:
                 "invalid_request_error",
                 "idempotency_key_reused",
             )
-        run = self.service.get_run(claim.council_id)
+        run = self.service.runs.get(claim.council_id)
         if run is not None:  # still running here (or just finished): follow it from its start
             return CouncilResponse(self.service, run, choice.id, chat, answer_format, starter=False)
         try:
-            result = await self.service.get_result(claim.council_id)
+            result = await self.service.queries.get_result(claim.council_id)
         except CouncilError:
             raise ApiError(
                 409,

@@ -131,7 +131,7 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
     async def council_history(ctx: Context, limit: int = 10) -> CouncilHistory:
         """Recent councils (yours over HTTP; every council over stdio), newest first."""
         caller = _caller(ctx, keys)
-        summaries = await service.history(None if caller.owns_database else caller.origin, "user", limit)
+        summaries = await service.queries.history(None if caller.owns_database else caller.origin, "user", limit)
         return CouncilHistory(councils=[_past_council(s) for s in summaries])
 
     @server.tool()
@@ -139,7 +139,9 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         """One council in full as Markdown: every answer, review, ballot, the ranking and the answer."""
         caller = _caller(ctx, keys)
         try:
-            return await service.export(council_id, "markdown", viewer=None if caller.owns_database else caller.origin)
+            return await service.queries.export(
+                council_id, "markdown", viewer=None if caller.owns_database else caller.origin
+            )
         except CouncilError as exc:
             raise ToolError(exc.user_message) from None
 

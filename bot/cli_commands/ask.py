@@ -42,7 +42,7 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
 async def _start(service: CouncilService, args: argparse.Namespace) -> CouncilRun:
     """The council on the question and the readable `--file`s (the others are named on stderr)."""
     origin = Origin(platform=Platform.CLI, channel_id="terminal", user_id=args.user)
-    batch = await service.read_files(await _files_from_paths(args.file or []), Platform.CLI)
+    batch = await service.reading.read_files(await _files_from_paths(args.file or []), Platform.CLI)
     for line in batch.user_notices():
         print(f"File notice: {line}", file=sys.stderr)
     search = True if args.search else None

@@ -6,6 +6,7 @@ import os
 import re
 import sys
 
+from bot.cli_commands.invocation import council_command
 from bot.render_text import aggregate_table, ballot_line, result_header
 from core.models import (
     AgreementChecked,
@@ -100,9 +101,12 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.stream(event.model, event.delta)
 
 
-def print_result(result: CouncilResult, *, answer_shown: bool = False, answer_printed: bool = False) -> None:
+def print_result(
+    result: CouncilResult, *, answer_shown: bool = False, answer_printed: bool = False, details: bool = True
+) -> None:
     """The result on stdout; `answer_shown`: the final answer is on the same screen already;
-    `answer_printed`: `print_answer` printed it as soon as it was complete."""
+    `answer_printed`: `print_answer` printed it as soon as it was complete; `details`: end with the
+    command that shows every stage (not when that command is the one printing)."""
     synthesis = result.synthesis
     # A stand-in's answer comes first: its heading names the stand-in and the chairman's failure.
     stood_in = synthesis is not None and not synthesis.by_chairman
@@ -128,8 +132,9 @@ def print_result(result: CouncilResult, *, answer_shown: bool = False, answer_pr
     print(
         f"\nCouncil {result.council_id} · {result.status.value} · "
         f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
-        f"\nDetails: council show {result.council_id}"
     )
+    if details:
+        print(f"Details: {council_command()} show {result.council_id}")
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:

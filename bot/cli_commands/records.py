@@ -14,12 +14,13 @@ from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from bot.cli_commands.output import print_result
 from bot.render_text import ballot_line, bias_table, history_lines, leaderboard_table
 from core.errors import CouncilError, InputRejected
+from core.models import counted
 from core.models.lines import read_lines
 from core.service import CouncilService, diagnose, feedback_lines, leaderboard_document, to_json
 
 
 async def cmd_history(service: CouncilService, args: argparse.Namespace) -> int:
-    summaries = await service.history(None, "all", limit=args.limit)
+    summaries = await service.queries.history(None, "all", limit=args.limit)
     # Running and interrupted councils too, read as they are: this command writes nothing.
     unfinished = await service.queries.unfinished(None, "all", limit=args.limit)
     for line in history_lines(summaries, unfinished)[: max(1, args.limit)]:
@@ -28,7 +29,7 @@ async def cmd_history(service: CouncilService, args: argparse.Namespace) -> int:
 
 
 async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
-    result = await service.get_result(args.council_id)
+    result = await service.queries.get_result(args.council_id, by_prefix=True)
     votes = await service.feedback.votes(result.council_id)
     if args.json:
         print(to_json(result, votes))
@@ -46,7 +47,7 @@ async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
         print(f"── review by {review.reviewer} ──")
         print((review.text or "").strip())
         print(ballot_line(review) + "\n")
-    print_result(result)
+    print_result(result, details=False)
     print("\nReaders' feedback: " + "\n".join(feedback_lines(votes)).replace("*", ""))
     return EXIT_OK
 
@@ -70,7 +71,7 @@ async def cmd_feedback(service: CouncilService, args: argparse.Namespace) -> int
 
 
 async def cmd_export(service: CouncilService, args: argparse.Namespace) -> int:
-    text = await service.export(args.council_id, "json" if args.format == "json" else "markdown")
+    text = await service.queries.export(args.council_id, "json" if args.format == "json" else "markdown")
     if args.output:
         try:
             await asyncio.to_thread(Path(args.output).write_text, text, encoding="utf-8")
@@ -100,7 +101,12 @@ async def cmd_leaderboard(service: CouncilService, args: argparse.Namespace) -> 
 
 
 async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
-    rows = await service.queries.usage(None, days=args.days)
+    tenant = service.tenants.parse(args.tenant) if getattr(args, "tenant", None) else None
+    if tenant is not None:
+        spend = await service.tenants.spend(tenant)
+        budget = f"${spend.daily_budget_usd:.2f}" if spend.daily_budget_usd is not None else "none"
+        print(f"{tenant}: ${spend.spent_today_usd:.4f} spent today, daily budget {budget}")
+    rows = await (service.tenants.usage(tenant, args.days) if tenant else service.queries.usage(None, days=args.days))
     if not rows:
         print(f"No councils in the last {args.days} days.")
         return EXIT_OK
@@ -109,7 +115,7 @@ async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
         tokens = f"{row.prompt_tokens:>10}  {row.completion_tokens:>10}"
         print(f"{row.day:<10}  {row.councils:>8}  {tokens}  ${row.cost_usd:>9.4f}")
     total = sum(r.cost_usd for r in rows)
-    print(f"total: {sum(r.councils for r in rows)} councils, ${total:.4f}")
+    print(f"total: {counted(sum(r.councils for r in rows), 'council')}, ${total:.4f}")
     return EXIT_OK
 
 

@@ -25,7 +25,9 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
             "on SQLite the bot process runs its own councils."
         )
     tasks = []
-    slack = args.command in ("slack", "serve") and (settings.slack_bot_token or args.command == "slack")
+    slack = args.command in ("slack", "serve") and (
+        settings.slack_bot_token or settings.slack_oauth or args.command == "slack"
+    )
     if slack:
         from bot.slack.app import run_slack
 
@@ -43,7 +45,8 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         tasks.append(_api_server().serve_api(service))
     if not tasks:
         raise ConfigurationError(
-            "Nothing to serve: set SLACK_BOT_TOKEN, DISCORD_TOKEN and/or COUNCIL_API_KEYS (see README)."
+            "Nothing to serve: set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID/SLACK_CLIENT_SECRET), DISCORD_TOKEN "
+            "and/or COUNCIL_API_KEYS (see README)."
         )
     tasks.extend(_metrics_server(service, args))
     service.router.warm_up(seats.all_models([*settings.default_members, settings.default_chairman]))
@@ -60,14 +63,15 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
             "council worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
             "on SQLite the bot process runs its own councils."
         )
-    if settings.slack_bot_token is None and settings.discord_token is None:
+    slack = settings.slack_bot_token is not None or settings.slack_oauth  # OAuth: each team's stored token
+    if not slack and settings.discord_token is None:
         raise ConfigurationError(
             "council worker posts answers to Slack and/or Discord: "
-            "set SLACK_BOT_TOKEN and/or DISCORD_TOKEN (see README)."
+            "set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID/SLACK_CLIENT_SECRET) and/or DISCORD_TOKEN (see README)."
         )
     async with AsyncExitStack() as stack:
         platforms = []
-        if settings.slack_bot_token is not None:
+        if slack:
             from bot.slack.app import build_slack_bot
 
             bot = build_slack_bot(service, settings)  # registers how Slack councils are shown and answered

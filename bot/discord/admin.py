@@ -15,6 +15,7 @@ from discord import app_commands
 
 from bot.discord import render
 from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
+from bot.discord.tenant_key import add_key_command
 from core.models import MODES, Actor, ChannelSettings, CouncilConfig, Origin
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def build_admin_group(bot: CouncilHost) -> app_commands.Group:
     )
     for add in (_add_show, _add_members, _add_chairman, _add_limits, _add_search, _add_mode, _add_reset, _add_audit):
         add(group, bot.service)
+    add_key_command(group)
     return group
 
 

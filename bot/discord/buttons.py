@@ -27,9 +27,9 @@ async def on_council_button(
     viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
 
     async def read(admin: bool) -> tuple[CouncilResult, str | None]:
-        result = await service.result_for(council_id, viewer, admin)
+        result = await service.queries.result_for(council_id, viewer, admin=admin)
         wanted = action != "ranking"  # the export carries what does not fit in three messages
-        return result, await service.export(council_id, viewer=viewer, admin=admin) if wanted else None
+        return result, await service.queries.export(council_id, viewer=viewer, admin=admin) if wanted else None
 
     try:
         result, markdown = await service.as_viewer(read, actor_of(interaction))

@@ -79,7 +79,7 @@ def _add_history(bot: CouncilHost) -> None:
     ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
-        summaries = await bot.service.history(origin, HISTORY_SCOPES[scope], limit)
+        summaries = await bot.service.queries.history(origin, HISTORY_SCOPES[scope], limit)
         text = render.safe("\n".join(history_lines(summaries)))
         embeds = render.pack(render.text_embeds(text, title=f"Councils ({scope})"))[0]
         await interaction.followup.send(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
@@ -113,7 +113,8 @@ def _add_export(bot: CouncilHost) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         viewer = origin_of(interaction.user, interaction.channel, interaction.guild_id)
         text = await bot.service.as_viewer(
-            lambda admin: bot.service.export(council_id, format, viewer=viewer, admin=admin), actor_of(interaction)
+            lambda admin: bot.service.queries.export(council_id, format, viewer=viewer, admin=admin),
+            actor_of(interaction),
         )
         ext = "md" if format == "markdown" else "json"
         file = render.markdown_file(text, f"council-{council_id.strip()}.{ext}")

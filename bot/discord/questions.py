@@ -62,7 +62,7 @@ async def council_from_interaction(
         history = await thread_history(bot, channel, before=status)
     else:
         origin.thread_id = str(status.id)  # a thread started from a message has the message's id
-    batch = await bot.service.read_files(files or [], Platform.DISCORD)
+    batch = await bot.service.reading.read_files(files or [], Platform.DISCORD)
     if batch.user_notices():
         await interaction.followup.send(
             files_notice(batch.user_notices()), ephemeral=True, allowed_mentions=NO_MENTIONS
@@ -89,7 +89,7 @@ async def on_message(bot: CouncilHost, message: discord.Message) -> None:
     replied_to = ref if isinstance(ref, discord.Message) and ref.author.id == me.id else None
     if not (mentioned or replied_to is not None):
         return
-    if not await bot.service.claim_event("discord", str(message.id)):
+    if not await bot.service.events.claim("discord", str(message.id)):
         return
     await council_from_message(bot, message, message.guild.id, replied_to)
 
@@ -110,7 +110,7 @@ async def council_from_message(
     if origin.thread_id is None:
         origin.thread_id = str(message.id)
     question, search, mode = split_keywords(question)
-    batch = await bot.service.read_files([incoming_file(a) for a in message.attachments], Platform.DISCORD)
+    batch = await bot.service.reading.read_files([incoming_file(a) for a in message.attachments], Platform.DISCORD)
     if batch.user_notices():
         await refuse_privately(bot, message, files_notice(batch.user_notices()))
     try:

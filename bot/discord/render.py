@@ -28,7 +28,7 @@ from bot.render_text import (
     short_model,
     split_text,
 )
-from core.models import CouncilResult, CouncilStatus
+from core.models import CouncilResult, CouncilStatus, counted
 from core.models.lines import file_summary
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ def agreement_text(result: CouncilResult) -> str:
         return "n/a"
     w = agg.agreement_w
     word = "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
-    return f"Kendall's W = {w:.2f} ({word}); {agg.ballots_used} ballots, {agg.ballots_unparsed} unreadable"
+    return f"Kendall's W = {w:.2f} ({word}); {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
 
 
 def result_messages(result: CouncilResult) -> list[dict[str, Any]]:

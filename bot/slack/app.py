@@ -18,7 +18,8 @@ feedback (agent.py, home.py, feedback.py).
 
 Entry points: `build_slack_bot(service, settings)` (the Bolt app is its `.app`) and
 `run_slack(service, settings, http=, port=)`
-(Socket Mode when SLACK_APP_TOKEN is set, else the HTTP Events API at /slack/events).
+(Socket Mode when SLACK_APP_TOKEN is set, else the HTTP Events API at /slack/events). With
+SLACK_CLIENT_ID/SLACK_CLIENT_SECRET the app is distributed through bolt's OAuth flow (oauth.py).
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ from bot.slack.feedback import SlackFeedback
 from bot.slack.history import SlackThreadHistory
 from bot.slack.home import SlackHome
 from bot.slack.middleware import first_delivery, not_from_bots, questions_in_dms
+from bot.slack.oauth import for_council, oauth_app
 from bot.slack.people import SlackPeople, slack_origin
 from bot.slack.questions import SlackQuestions
+from bot.slack.shortcut import MessageShortcut
 from bot.slack.slash import SlashCommands, parse_command
 from bot.slack.stream import EDIT_INTERVAL_S
 from bot.slack.surface import SlackSurface, api_base_url, build_client
@@ -86,7 +89,8 @@ class SlackCouncilBot:
         self.client = client
         self.surface = _surface(client, settings, status_interval, streaming, pace)
         self.pacer = self.surface.pacer
-        self.app = _bolt_app(client, settings)
+        # OAuth distribution (many workspaces, each with its token) or one workspace's bot token.
+        self.app = oauth_app(service, settings, client) if settings.slack_oauth else _bolt_app(client, settings)
         self.background = BackgroundTasks()
         self.people = SlackPeople(service, client)
         # Slack's agent experience, the Home tab and readers' feedback live in their own modules.
@@ -97,9 +101,13 @@ class SlackCouncilBot:
         self.commands = SlashCommands(service, client, self.people, self.questions)
         self.buttons = SlackButtons(service, client, self.people)
         # Durable councils are shown and answered by whichever process runs them (core/durable).
-        service.register_deliverer(Platform.SLACK, self.questions.deliver)
+        deliver = self.questions.deliver
+        service.register_deliverer(
+            Platform.SLACK, for_council(service, deliver, client) if settings.slack_oauth else deliver
+        )
         self._register()
         SlackFeedback(self.app, client, service, self.background, self.people).register()
+        MessageShortcut(self.app, client, service, self.background, self.people).register()
         self.home.register()
         self.agent.register(on_home_tab=self.home.on_opened)
 
@@ -214,7 +222,8 @@ def build_slack_bot(service: CouncilService, settings: Settings, **options: Any)
 
 def build_web_app(app: AsyncApp, service: CouncilService, path: str = EVENTS_PATH) -> web.Application:
     """An aiohttp application serving the Events API (events, commands, interactivity) at `path`,
-    and /health, /ready and /metrics (core/telemetry/health.py)."""
+    /health, /ready and /metrics (core/telemetry/health.py), and in OAuth mode bolt's install page
+    and redirect (/slack/install, /slack/oauth_redirect)."""
 
     async def events(request: web.Request) -> web.Response:
         with continued(request.headers):  # a proxy's traceparent: the councils it starts are in its trace
@@ -224,6 +233,17 @@ def build_web_app(app: AsyncApp, service: CouncilService, path: str = EVENTS_PAT
     web_app = web.Application()
     web_app.router.add_post(path, events)
     service.telemetry.add_routes(web_app)
+    flow = app.oauth_flow
+    if flow is not None:
+
+        async def install(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(await flow.handle_installation(await to_bolt_request(request)))
+
+        async def redirect(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(await flow.handle_callback(await to_bolt_request(request)))
+
+        web_app.router.add_get(flow.install_path, install)
+        web_app.router.add_get(flow.redirect_uri_path, redirect)
     return web_app
 
 
@@ -239,9 +259,10 @@ async def run_slack(
     """Run the Slack bot until cancelled: Socket Mode when SLACK_APP_TOKEN is set (and not `http`),
     otherwise the HTTP Events API on `host:port` at /slack/events (needs SLACK_SIGNING_SECRET).
     With `worker`, this process also runs councils (core/durable); without, workers elsewhere do."""
-    if settings.slack_bot_token is None:
+    if settings.slack_bot_token is None and not settings.slack_oauth:
         raise RuntimeError("SLACK_BOT_TOKEN is not set (see the Slack section of the README).")
     bot = build_slack_bot(service, settings)
+    http = http or settings.slack_oauth  # installs come through the OAuth redirect: HTTP only
     await service.start_lease()  # councils a dead process left running are marked now, not at the first question
     async with running_worker(service, worker):
         await _serve(bot, settings, http=http, port=port, host=host)

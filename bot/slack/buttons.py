@@ -57,7 +57,7 @@ class SlackButtons:
         try:
             viewer = slack_origin(team, channel, user)
             result = await self.people.as_viewer(
-                viewer, lambda admin: self.service.result_for(action["value"], viewer, admin)
+                viewer, lambda admin: self.service.queries.result_for(action["value"], viewer, admin=admin)
             )
             await self.client.views_open(trigger_id=body["trigger_id"], view=modals.stage_modal(result, stage))  # type: ignore[arg-type]
         except CouncilError as exc:

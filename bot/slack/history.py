@@ -31,9 +31,10 @@ class SlackThreadHistory:
         self.client = client
 
     async def thread_history(
-        self, channel: str, thread_ts: str, before_ts: str, context: Any
+        self, channel: str, thread_ts: str, before_ts: str, context: Any, *, through: bool = False
     ) -> list[ConversationTurn]:
-        """The thread's earlier messages as conversation turns: our answers as the assistant."""
+        """The thread's earlier messages as conversation turns: our answers as the assistant.
+        `through`: the message at `before_ts` too (a message shortcut asks about it)."""
         messages: list[dict[str, Any]] = []
         cursor = None
         try:
@@ -49,7 +50,11 @@ class SlackThreadHistory:
             log.warning("conversations.replies failed: %s", refusal(exc))
             return []
         earlier = sorted(
-            (m for m in {m["ts"]: m for m in messages}.values() if float(m["ts"]) < float(before_ts)),
+            (
+                m
+                for m in {m["ts"]: m for m in messages}.values()
+                if float(m["ts"]) < float(before_ts) or (through and m["ts"] == before_ts)
+            ),
             key=lambda m: float(m["ts"]),
         )
         thread = [read for m in earlier if (read := thread_message(m, context)) is not None]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
@@ -17,6 +18,7 @@ from bot.render_text import history_lines, leaderboard_table
 from bot.slack import modals, render
 from bot.slack.errors import refusal
 from bot.slack.listeners import ListenerGroup
+from bot.slack.tenant_key import TenantKeyForm
 from core.errors import CouncilError
 from core.models import Origin, Platform
 
@@ -120,8 +122,16 @@ def _values(view: dict[str, Any]) -> dict[str, Any]:
 class SlackHome(ListenerGroup):
     """The Home tab: recent councils, the leaderboard and, for admins, a channel's settings form."""
 
+    @cached_property
+    def key_form(self) -> TenantKeyForm:
+        """The workspace's own provider key (bot/slack/tenant_key.py), drawn on this tab."""
+        form = TenantKeyForm(self.app, self.client, self.service, self.tasks, self.people)
+        form.publish = self.publish
+        return form
+
     def register(self) -> None:
         app = self.app
+        self.key_form.register()
 
         @app.action(ACTION_ADMIN)
         async def open_admin(ack, body):
@@ -157,7 +167,7 @@ class SlackHome(ListenerGroup):
         ]
         if notice:
             blocks.append(_section(notice))
-        mine = await service.history(origin, "user", limit=HOME_COUNCILS)
+        mine = await service.queries.history(origin, "user", limit=HOME_COUNCILS)
         blocks += [{"type": "divider"}, _section("*Your recent councils*\n" + "\n".join(history_lines(mine)))]
         board = await service.leaderboard(origin, "workspace", rounds=HOME_ROUNDS)
         blocks += [{"type": "divider"}, _section("*Leaderboard · this workspace*\n" + leaderboard_table(board))]
@@ -165,6 +175,7 @@ class SlackHome(ListenerGroup):
         lines = [f"• Default: {_config_line(service.workspace.default_config())}"]
         lines += [f"• <#{c.channel_id}>: {_config_line(c.config, c.settings)}" for c in channels]
         blocks += [{"type": "divider"}, _section("*Channels' council configurations*\n" + "\n".join(lines))]
+        blocks += await self.key_form.blocks(origin, admin)  # this workspace's own key and spend
         if admin:
             blocks.append(
                 {

@@ -45,12 +45,12 @@ def first_delivery(service: CouncilService) -> Middleware:
         retry = headers.get("x-slack-retry-num")
         event_id = body.get("event_id")
         if event_id:
-            if not await service.claim_event("slack", str(event_id)):
+            if not await service.events.claim("slack", str(event_id)):
                 log.info("ignoring a repeated delivery of event %s (retry %s)", event_id, retry)
                 return _ACK
         elif retry:
             return _ACK
-        if not await service.claim_event("slack", f"message:{event.get('channel')}:{event.get('ts')}"):
+        if not await service.events.claim("slack", f"message:{event.get('channel')}:{event.get('ts')}"):
             return _ACK
         return await next()
 

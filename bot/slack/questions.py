@@ -68,7 +68,7 @@ class SlackQuestions:
         channel = origin.channel_id or ""
         question, mode = split_mode_keyword(slack_unescape(question))
         question, searched = split_search_keyword(question)
-        asked = await self.service.check_admission(question, origin)  # refusals -> caller
+        asked = await self.service.admission.check(question, origin)  # refusals -> caller
         council_id = new_council_id()
         thread_ts = await self._post_question(asked, origin, council_id, respond, context)
         if thread_ts is None:
@@ -142,7 +142,8 @@ class SlackQuestions:
         origin = slack_origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
         question, mode = split_mode_keyword(question)
         question, searched = split_search_keyword(question)
-        batch = await self.service.read_files(incoming_files(event), Platform.SLACK)
+        # The serving team's token (OAuth distribution: not SLACK_BOT_TOKEN) downloads its files.
+        batch = await self.service.reading.read_files(incoming_files(event), Platform.SLACK, self.client.token)
         if batch.user_notices():
             await self.people.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread_ts)
         try:

@@ -40,6 +40,7 @@ from core.models import (
     CouncilStatus,
     CouncilSummary,
     Leaderboard,
+    counted,
 )
 from core.models.lines import file_summary
 
@@ -207,7 +208,7 @@ def final_status(result: CouncilResult) -> str:
     answered = sum(1 for a in result.answers if a.ok)
     mark = ":warning:" if result.status is CouncilStatus.DEGRADED else ":white_check_mark:"
     members = f"{answered}/{len(result.answers)} members answered"
-    return f"{mark} Done{took}: {members}, {len(result.reviews)} reviews. The answer is below."
+    return f"{mark} Done{took}: {members}, {counted(len(result.reviews), 'review')}. The answer is below."
 
 
 # --------------------------------------------------------------------------- result

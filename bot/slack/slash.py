@@ -67,7 +67,7 @@ class SlashCommands:
     ) -> None:
         user, channel = command["user_id"], command.get("channel_id")
         trigger = command.get("trigger_id")
-        if trigger and not await self.service.claim_event("slack", f"command:{trigger}"):
+        if trigger and not await self.service.events.claim("slack", f"command:{trigger}"):
             return
         origin = slack_origin(
             command.get("team_id") or context.team_id, channel, user, user_name=command.get("user_name")
@@ -105,7 +105,7 @@ class SlashCommands:
         match = _HISTORY_ARGS.fullmatch(argument)
         scope_word = (match.group(1) or "channel").lower() if match else "channel"
         limit = int(match.group(2)) if match and match.group(2) else 10
-        summaries = await self.service.history(origin, HISTORY_SCOPES[scope_word], min(limit, 50))
+        summaries = await self.service.queries.history(origin, HISTORY_SCOPES[scope_word], min(limit, 50))
         message = render.history_message(summaries, scope_word)
         await tell(message["text"], message["blocks"])
 
@@ -123,7 +123,7 @@ class SlashCommands:
         fmt = "json" if fmt == "json" else "markdown"
         text = await self.people.as_viewer(
             origin,
-            lambda admin: self.service.export(council_id, fmt, viewer=origin, admin=admin),  # type: ignore[arg-type]
+            lambda admin: self.service.queries.export(council_id, fmt, viewer=origin, admin=admin),  # type: ignore[arg-type]
         )
         channel = origin.channel_id
         if not channel or not channel.startswith("D"):

@@ -19,7 +19,7 @@ from bot.slack.render import (
     took_text,
     with_block_id,
 )
-from core.models import CouncilResult, CouncilStatus, MemberAnswer
+from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -113,10 +113,15 @@ def _reviews_task(progress: CouncilProgress, members: list[MemberState], result:
     if result is not None:
         if result.reviews:
             parsed = sum(1 for r in result.reviews if r.ballot_labels)
-            return _task("reviews", title, "complete", output=f"{len(result.reviews)} reviews, {parsed} ballots read")
+            return _task(
+                "reviews",
+                title,
+                "complete",
+                output=f"{counted(len(result.reviews), 'review')}, {counted(parsed, 'ballot')} read",
+            )
         return _task("reviews", title, "error", output="skipped")
     expected = progress.reviews_expected or sum(1 for m in members if m.state == "answered")
-    counts = f"{progress.reviews_done}/{expected} reviews, {progress.reviews_parsed} ballots read"
+    counts = f"{progress.reviews_done}/{counted(expected, 'review')}, {counted(progress.reviews_parsed, 'ballot')} read"
     if progress.stage >= 3:
         return _task("reviews", title, "complete", output=counts)
     if progress.stage == 2:

@@ -61,8 +61,12 @@ class UnpacedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
 
 
 def build_client(settings: Settings) -> AsyncWebClient:
+    """The bot's Web API client: SLACK_BOT_TOKEN's, or in OAuth mode the token of the team being
+    served (bot/slack/oauth.py)."""
+    from bot.slack.oauth import TeamClient
+
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    return AsyncWebClient(
+    return TeamClient(
         token=token,
         base_url=api_base_url(settings),
         retry_handlers=[

@@ -4,7 +4,7 @@ capacity) before it may start."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from core.admission.channel_limits import ChannelLimits
 from core.admission.limits import ConcurrencyGate, Ticket
@@ -29,6 +29,7 @@ from core.reading.reader import FILES_ONLY_QUESTION
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
+from core.tenants.service import TenantPlan
 
 
 class Admission:
@@ -48,6 +49,8 @@ class Admission:
         self.limits = ChannelLimits(settings, storage)
         self.gate = gate
         self.owner = owner
+        # A council's tenant (core/tenants): its router and line-up, its key requirement and budget.
+        self.plans: Callable[[Origin], Awaitable[TenantPlan]] | None = None
 
     async def admit(
         self,
@@ -74,8 +77,9 @@ class Admission:
         turns = self.cleaner.history(history)
         ticket = self.gate.admit()  # Overloaded here, before anything is recorded
         try:
+            plan = await self._plan(origin)
             channel = await self.storage.channels.get(origin.channel_key)
-            config = await self._council_config(channel, members, chairman, mode)
+            config = await self._council_config(channel, members, chairman, mode, plan)
             await self.limits.check(origin, channel, record=True)
             await self.owner.start()
             await ticket.take_shared_now()  # the cap across processes (PostgreSQL): queued if all busy
@@ -99,10 +103,12 @@ class Admission:
         members: Sequence[str] | None,
         chairman: str | None,
         mode: CouncilMode | None,
+        plan: TenantPlan,
     ) -> CouncilConfig:
-        """The channel's council with this request's replacements, its quick seats (auto mode: the
-        two asked first) and reviewer weights."""
-        config = await self._with_overrides(self.config_for(channel), members, chairman)
+        """The channel's council (else its tenant's line-up) with this request's replacements, its
+        quick seats (auto mode: the two asked first) and reviewer weights."""
+        config = with_tenant_lineup(self.config_for(channel), channel, plan)
+        config = await self._with_overrides(config, members, chairman, plan.router)
         if mode is not None:
             config.mode = mode
         if config.mode == "quick":
@@ -112,10 +118,19 @@ class Admission:
         weights = await reviewer_weights(self.settings, self.storage, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
 
+    async def _plan(self, origin: Origin) -> TenantPlan:
+        return await self.plans(origin) if self.plans is not None else TenantPlan(self.router)
+
+    async def operator_config(self, mode: CouncilMode) -> CouncilConfig:
+        """The configured council (no channel's overrides) in `mode`, as `admit` would build it:
+        the operator's own councils (`council eval`), which pass no channel or user limit."""
+        return await self._council_config(None, None, None, mode, TenantPlan(self.router))
+
     async def check(self, question: str, origin: Origin) -> str:
         """The checks of `admit` without their effects (no queue place, no rate-limit hit)."""
         question = self.clean_question(question)
         self.gate.check_capacity()
+        await self._plan(origin)
         channel = await self.storage.channels.get(origin.channel_key)
         await self.limits.check(origin, channel, record=False)
         return question
@@ -143,17 +158,27 @@ class Admission:
         )
 
     async def _with_overrides(
-        self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None
+        self, config: CouncilConfig, members: Sequence[str] | None, chairman: str | None, router: ProviderRouter
     ) -> CouncilConfig:
         chosen_members = clean_members(members) if members else None
         chosen_chairman = seats.clean_seat(chairman) if chairman else None
         named = [*(chosen_members or []), *([chosen_chairman] if chosen_chairman else [])]
         if not named:
             return config
-        await require_known_models(self.router, seats.all_models(named))
+        await require_known_models(router, seats.all_models(named))
         return config.model_copy(
             update={"members": chosen_members or config.members, "chairman": chosen_chairman or config.chairman}
         )
+
+
+def with_tenant_lineup(config: CouncilConfig, channel: ChannelSettings | None, plan: TenantPlan) -> CouncilConfig:
+    """A tenant's own line-up replaces the operator's defaults, not what a channel chose."""
+    update: dict[str, object] = {}
+    if plan.members and not (channel and channel.members):
+        update["members"] = list(plan.members)
+    if not (channel and channel.chairman) and (plan.chairman or plan.members):
+        update["chairman"] = plan.chairman or (plan.members or [""])[0]
+    return config.model_copy(update=update) if update else config
 
 
 QUICK_SEATS = 2

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Protocol
 
 from core.errors import InputRejected, Overloaded, RateLimited
+from core.models import counted
 from core.telemetry import metrics
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class RateLimiter:
             # The window frees a slot when the hit that makes us over the limit ages out.
             retry_after = hits[len(hits) - limit] + self.window_s - now
             raise RateLimited(
-                f"{who} asked {len(hits)} councils in the last hour (limit {limit}). "
+                f"{who} asked {counted(len(hits), 'council')} in the last hour (limit {limit}). "
                 f"Try again in {_when(retry_after)}.",
                 retry_after_s=max(retry_after, 1.0),
             )

@@ -26,6 +26,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """ "1 council", "2 councils": a count and its noun, as a reader expects it."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=False, extra="forbid", defer_build=True)
 
@@ -601,8 +606,13 @@ class RateCheck(_Model):
     flagged: bool
 
 
+# Why a correlation is not given (core/bias.py): every ballot ranked two answers, fewer than ten
+# ballots, or answers of one length.
+Withheld = Literal["pairs", "few", "equal"]
+
+
 class CorrelationCheck(_Model):
-    """A correlation with its 95% Fisher-z interval (fair value 0)."""
+    """A correlation with its 95% Fisher-z interval (fair value 0), or None and why (`withheld`)."""
 
     correlation: float | None
     pairs: int
@@ -610,6 +620,7 @@ class CorrelationCheck(_Model):
     low: float | None
     high: float | None
     flagged: bool
+    withheld: Withheld | None = None
 
 
 # Fewer ballots than this and the bias audit flags nothing: its intervals are too wide to mean anything.
@@ -703,3 +714,40 @@ class DailyUsage(_Model):
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+
+
+# --------------------------------------------------------------------------- tenants (core/tenants)
+
+
+class TenantKeyInfo(_Model):
+    """What may be shown of a tenant's own provider key: never the key, only its last 4 characters."""
+
+    tenant: str  # slack:<team id> or discord:<guild id>
+    key_tail: str
+    base_url: str | None = None  # None: the default endpoint (OpenRouter)
+    members: list[str] | None = None  # None: the operator's line-up
+    chairman: str | None = None
+    updated_at: datetime
+    updated_by: str
+
+    @property
+    def masked(self) -> str:
+        return f"…{self.key_tail}"
+
+
+class TenantSpend(_Model):
+    """A tenant's spend today against its daily budget (None: no budget)."""
+
+    tenant: str
+    spent_today_usd: float
+    daily_budget_usd: float | None = None
+
+
+class PurgeCounts(_Model):
+    """What `council purge` deleted of one tenant."""
+
+    tenant: str
+    councils: int = 0
+    channel_settings: int = 0
+    keys: int = 0
+    installations: int = 0

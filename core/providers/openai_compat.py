@@ -24,6 +24,7 @@ from core.models import ChatMessage, Completion
 from core.providers.base import (
     BadResponseError,
     CallOptions,
+    ModelNotFoundError,
     ProviderTimeoutError,
     StreamItem,
     TextDelta,
@@ -54,6 +55,7 @@ class OpenAICompatProvider:
         retry_max_s: float = 20.0,
         extra_headers: Mapping[str, str] | None = None,
         prices: Mapping[str, tuple[float, float]] | None = None,
+        key_path: str = "models",
     ):
         self.name = name
         self.base_url = base_url.rstrip("/")
@@ -62,6 +64,7 @@ class OpenAICompatProvider:
         self._retry = RetryPolicy(max_retries, retry_base_s, retry_max_s)
         self._extra_headers = dict(extra_headers or {})
         self._prices = dict(prices or {})
+        self._key_path = key_path  # what `check_key` asks for (see there)
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAICompatProvider(name={self.name!r}, base_url={self.base_url!r})"
@@ -121,22 +124,31 @@ class OpenAICompatProvider:
         `architecture.input_modalities`; any endpoint that returns that field counts)."""
         return {item["id"] for item in await self._model_entries() if "image" in input_modalities(item)}
 
+    async def check_key(self) -> None:
+        """One authenticated request that a rejected key fails (AuthError): `GET /key` on OpenRouter,
+        whose model list is public, else `GET /models`, which OpenAI, vLLM and LiteLLM guard with
+        the key. An endpoint that asks for no key passes."""
+        try:
+            await self._retry.run(lambda: self._get(self._key_path, f"{self.name} /{self._key_path}"))
+        except ModelNotFoundError:  # a 404: the endpoint has no such path
+            raise BadResponseError(f"{self.name} has no /{self._key_path} to check the key with") from None
+
     async def aclose(self) -> None:
         """The shared client belongs to the router; nothing to close here."""
 
     # ------------------------------------------------------------------ internals
 
-    async def _model_entries(self) -> list[dict[str, Any]]:
-        async def fetch() -> dict[str, Any]:
-            try:
-                response = await self._http.get(f"{self.base_url}/models", headers=self._headers())
-            except httpx.HTTPError as exc:
-                raise unreachable(self.name, exc) from None
-            if response.status_code >= 400:
-                raise classify(response.status_code, error_detail(response), "", self.name, response)
-            return read_json(response, f"{self.name} model list")
+    async def _get(self, path: str, what: str) -> Any:
+        try:
+            response = await self._http.get(f"{self.base_url}/{path}", headers=self._headers())
+        except httpx.HTTPError as exc:
+            raise unreachable(self.name, exc) from None
+        if response.status_code >= 400:
+            raise classify(response.status_code, error_detail(response), "", self.name, response)
+        return read_json(response, what)
 
-        body = await self._retry.run(fetch)
+    async def _model_entries(self) -> list[dict[str, Any]]:
+        body = await self._retry.run(lambda: self._get("models", f"{self.name} model list"))
         data = body.get("data") if isinstance(body, dict) else body
         return [item for item in data or [] if isinstance(item, dict) and "id" in item]
 

@@ -8,7 +8,7 @@ is built once, on first use, and shares one pooled HTTP client.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from core.providers.base import Provider, ProviderConfigError
 from core.settings import Settings
@@ -17,15 +17,26 @@ if TYPE_CHECKING:
     import httpx
     from pydantic import SecretStr
 
+    from core.providers.openai_compat import OpenAICompatProvider
+
 _OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-Title": "LLM Council"}
 
 
 class ProviderResolver:
-    def __init__(self, settings: Settings, http_client: httpx.AsyncClient | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        http_client: httpx.AsyncClient | None = None,
+        *,
+        parent: ProviderResolver | None = None,
+    ):
         self.settings = settings
-        self._owns_http = http_client is None
+        self._owns_http = http_client is None and parent is None
         self._http_client = http_client
         self._providers: dict[str, Provider] = {}
+        # A tenant's resolver (ProviderRouter.for_endpoint) borrows its parent's pooled HTTP client
+        # and in-process models: one connection pool, and a GGUF file loaded once per process.
+        self._parent = parent
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         prefix, _, rest = model_id.partition(":")
@@ -42,7 +53,16 @@ class ProviderResolver:
             "(and LLM_API_KEY) for another OpenAI-compatible endpoint, or use local: models"
         )
 
+    def endpoints(self) -> list[OpenAICompatProvider]:
+        """The HTTP endpoints the settings configure: LLM_BASE_URL's, and OpenRouter when it has a key."""
+        keys = (["default"] if self.settings.llm_base_url else []) + (
+            ["openrouter"] if self.settings.openrouter_api_key else []
+        )
+        return [cast("OpenAICompatProvider", self._provider(key)) for key in keys]
+
     def _provider(self, key: str) -> Provider:
+        if key == "local" and self._parent is not None:
+            return self._parent._provider(key)
         if key not in self._providers:
             self._providers[key] = self._build(key)
         return self._providers[key]
@@ -51,6 +71,8 @@ class ProviderResolver:
     def _http(self) -> httpx.AsyncClient:
         """The pooled client, built on first use: httpx and aiohttp cost a third of a second to import,
         which the CLI would otherwise pay before its first line of output."""
+        if self._http_client is None and self._parent is not None:
+            self._http_client = self._parent._http
         if self._http_client is None:
             import httpx
 
@@ -73,12 +95,20 @@ class ProviderResolver:
         if key == "openrouter":
             if s.openrouter_api_key is None:
                 raise ProviderConfigError("openrouter: models need OPENROUTER_API_KEY")
-            return self._endpoint("openrouter", s.openrouter_base_url, s.openrouter_api_key, _OPENROUTER_HEADERS)
+            # OpenRouter's model list is public: its key is checked against GET /key.
+            return self._endpoint(
+                "openrouter", s.openrouter_base_url, s.openrouter_api_key, _OPENROUTER_HEADERS, key_path="key"
+            )
         assert s.llm_base_url is not None
         return self._endpoint("LLM_BASE_URL endpoint", s.llm_base_url, s.llm_api_key)
 
     def _endpoint(
-        self, name: str, base_url: str, api_key: SecretStr | None, headers: Mapping[str, str] | None = None
+        self,
+        name: str,
+        base_url: str,
+        api_key: SecretStr | None,
+        headers: Mapping[str, str] | None = None,
+        key_path: str = "models",
     ) -> Provider:
         from core.providers.openai_compat import OpenAICompatProvider
 
@@ -93,10 +123,13 @@ class ProviderResolver:
             retry_max_s=s.llm_retry_max_s,
             extra_headers=headers,
             prices=s.model_prices,
+            key_path=key_path,
         )
 
     async def aclose(self) -> None:
-        for provider in self._providers.values():
+        for key, provider in self._providers.items():
+            if key == "local" and self._parent is not None:
+                continue
             await provider.aclose()
         if self._owns_http and self._http_client is not None:
             await self._http_client.aclose()

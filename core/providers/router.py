@@ -3,11 +3,12 @@ answers what the model lists say (core/providers/catalog.py), with secrets maske
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from core.models import ChatMessage, Completion
-from core.providers.base import CallOptions, Provider, ProviderError, StreamItem, redacted_errors
+from core.providers.base import CallOptions, Provider, ProviderError, ProviderTimeoutError, StreamItem, redacted_errors
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
 from core.redact import Redactor
@@ -16,16 +17,44 @@ from core.telemetry.calls import ModelCall
 
 if TYPE_CHECKING:
     import httpx
+    from pydantic import SecretStr
 
 __all__ = ["MODEL_LIST_TTL_S", "ProviderRouter"]
 
 
 class ProviderRouter:
-    def __init__(self, settings: Settings, http_client: httpx.AsyncClient | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        http_client: httpx.AsyncClient | None = None,
+        *,
+        _parent: ProviderResolver | None = None,
+    ):
         self.settings = settings
         self._redact = Redactor.from_settings(settings)
-        self._resolver = ProviderResolver(settings, http_client)
+        self._resolver = ProviderResolver(settings, http_client, parent=_parent)
         self._catalog = ModelCatalog(settings, self._resolver, self._redact)
+
+    def for_endpoint(self, api_key: SecretStr, base_url: str | None = None) -> ProviderRouter:
+        """A router whose remote calls all go to one tenant's endpoint with its key (`base_url`, or
+        the default endpoint, OpenRouter); it shares this router's connection pool and local models.
+        The operator's keys are not in it: a tenant's council cannot spend them."""
+        s = self.settings
+        tenant = s.model_copy(
+            update={
+                "llm_base_url": base_url or s.openrouter_base_url,
+                "llm_api_key": api_key,
+                "openrouter_api_key": None if base_url else api_key,
+            }
+        )
+        return ProviderRouter(tenant, _parent=self._resolver)
+
+    async def endpoint_models(self) -> list[str]:
+        """The model list of the endpoint bare ids go to: one call, every failure raised (redacted).
+        Saving a tenant's key checks the key with it."""
+        provider, _ = self.resolve("model-list")
+        with redacted_errors(self._redact):
+            return await provider.list_models()
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         """The provider serving `model_id` and the id it knows the model by."""
@@ -81,6 +110,23 @@ class ProviderRouter:
     async def unknown_models(self, model_ids: Sequence[str]) -> list[str]:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
         return await self._catalog.unknown_models(model_ids)
+
+    async def check_keys(self, timeout_s: float = 15.0) -> list[tuple[str, ProviderError | None]]:
+        """Each configured endpoint's name and what one authenticated request to it said (None: the
+        key was accepted). Errors are redacted like every other."""
+        outcomes: list[tuple[str, ProviderError | None]] = []
+        for endpoint in self._resolver.endpoints():
+            try:
+                with redacted_errors(self._redact):
+                    async with asyncio.timeout(timeout_s):
+                        await endpoint.check_key()
+            except TimeoutError:
+                outcomes.append((endpoint.name, ProviderTimeoutError(f"no answer within {timeout_s:g} s")))
+            except ProviderError as exc:
+                outcomes.append((endpoint.name, exc))
+            else:
+                outcomes.append((endpoint.name, None))
+        return outcomes
 
     async def image_models(self, model_ids: Sequence[str]) -> set[str]:
         """The ids among `model_ids` whose models take images (see ModelCatalog.image_models)."""

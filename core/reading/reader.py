@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import SecretStr
+
 from core.models import ChannelSettings, CouncilRequest, Platform, seats
 from core.providers.router import ProviderRouter
 from core.reading.attachments import (
@@ -51,36 +53,45 @@ class CouncilReading:
         choices = (asked, channel.search if channel else None, self.settings.search_default)
         return next((choice for choice in choices if choice is not None), False)
 
-    async def read_files(self, files: Sequence[IncomingFile], platform: Platform) -> AttachmentBatch:
-        """Never raises for a bad file: refusals and notices are in the batch, for the asker only."""
+    async def read_files(
+        self, files: Sequence[IncomingFile], platform: Platform, token: str | None = None
+    ) -> AttachmentBatch:
+        """Never raises for a bad file: refusals and notices are in the batch, for the asker only.
+        `token`: the workspace's bot token where it is not SLACK_BOT_TOKEN (OAuth distribution)."""
         if not files:
             return AttachmentBatch()
         limits = AttachmentLimits.from_settings(self.settings)
-        fetcher = self._file_fetcher(platform, limits)
+        fetcher = self._file_fetcher(platform, limits, SecretStr(token) if token else None)
         try:
             return await prepare_attachments(files, limits=limits, fetcher=fetcher, readers=self.readers)
         finally:
             if fetcher is not None:
                 await fetcher.aclose()
 
-    def _file_fetcher(self, platform: Platform, limits: AttachmentLimits) -> AttachmentFetcher | None:
+    def _file_fetcher(
+        self, platform: Platform, limits: AttachmentLimits, token: SecretStr | None = None
+    ) -> AttachmentFetcher | None:
         s = self.settings
         if platform is Platform.SLACK:
             hosts = allowed_file_hosts(SLACK_FILE_HOSTS, s.slack_api_url)
             return AttachmentFetcher(
-                allowed_hosts=hosts, bearer_token=s.slack_bot_token, timeout_s=limits.fetch_timeout_s
+                allowed_hosts=hosts, bearer_token=token or s.slack_bot_token, timeout_s=limits.fetch_timeout_s
             )
         if platform is Platform.DISCORD:
             hosts = allowed_file_hosts(DISCORD_FILE_HOSTS, s.discord_api_url)
             return AttachmentFetcher(allowed_hosts=hosts, timeout_s=limits.fetch_timeout_s)
         return None  # the CLI and the API pass the bytes themselves
 
-    async def prepare(self, request: CouncilRequest, *, search: bool) -> list[str]:
-        """Before stage 1: which models see the images, and the web search. Returns the notices."""
+    async def prepare(
+        self, request: CouncilRequest, *, search: bool, router: ProviderRouter | None = None
+    ) -> list[str]:
+        """Before stage 1: which models see the images, and the web search (with `router`: the
+        council's tenant's models). Returns the notices."""
+        router = router or self.router
         notices: list[str] = []
         if any(a.kind == "image" for a in request.attachments):
             readers = seats.all_models([*request.config.members, request.config.chairman])
-            request.image_members = sorted(await self.router.image_models(readers))
+            request.image_members = sorted(await router.image_models(readers))
             notice = image_notice(request)
             if notice:
                 notices.append(notice)
@@ -89,7 +100,7 @@ class CouncilReading:
         backend = self._search()
         if isinstance(backend, str):
             return [*notices, backend]
-        outcome = await find_sources(backend, request, self.router, max_results=self.settings.search_results)
+        outcome = await find_sources(backend, request, router, max_results=self.settings.search_results)
         request.sources = outcome.sources
         return [*notices, *(self.redact(notice) for notice in outcome.notices)]
 

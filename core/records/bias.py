@@ -10,13 +10,18 @@
 
 Rates carry a 95% Wilson interval, the correlation a 95% Fisher-z interval; a check is `flagged`
 when its interval excludes the fair value, and never below MIN_BALLOTS ballots.
+
+The correlation is withheld (no r, no interval; `withheld` says why in one word) where the sample
+cannot support one: "pairs" when every ballot ranked two answers (within a ballot, length and
+rank then agree or disagree completely: r is +1 or -1 by construction), "few" below MIN_BALLOTS
+ballots, "equal" when the answers all had one length.
 """
 
 from __future__ import annotations
 
 import math
 
-from core.models import MIN_BALLOTS, BiasEntry, CorrelationCheck, RateCheck
+from core.models import MIN_BALLOTS, BiasEntry, CorrelationCheck, RateCheck, Withheld
 from core.storage.reviewer_totals import ReviewerTotals
 
 Z95 = 1.959963984540054
@@ -58,12 +63,20 @@ def correlation_check(t: ReviewerTotals) -> CorrelationCheck | None:
         return None
     vx = n * t.len_sxx - t.len_sx**2
     vy = n * t.len_syy - t.len_sy**2
-    r = None
-    if vx > 1e-9 * max(1.0, n * t.len_sxx) and vy > 0:  # equal lengths: no correlation to speak of
-        r = max(-1.0, min(1.0, (n * t.len_sxy - t.len_sx * t.len_sy) / math.sqrt(vx * vy)))
-    interval = fisher_interval(r, n) if r is not None else None
-    low, high = interval if interval else (None, None)
-    flagged = t.len_ballots >= MIN_BALLOTS and low is not None and high is not None and not low <= 0.0 <= high
+    withheld: Withheld | None = None
+    if n == 2 * t.len_ballots:
+        withheld = "pairs"
+    elif t.len_ballots < MIN_BALLOTS:
+        withheld = "few"
+    elif not (vx > 1e-9 * max(1.0, n * t.len_sxx) and vy > 0):
+        withheld = "equal"
+    if withheld is not None:
+        return CorrelationCheck(
+            correlation=None, pairs=n, ballots=t.len_ballots, low=None, high=None, flagged=False, withheld=withheld
+        )
+    r = max(-1.0, min(1.0, (n * t.len_sxy - t.len_sx * t.len_sy) / math.sqrt(vx * vy)))
+    low, high = fisher_interval(r, n) or (None, None)
+    flagged = low is not None and high is not None and not low <= 0.0 <= high
     return CorrelationCheck(correlation=r, pairs=n, ballots=t.len_ballots, low=low, high=high, flagged=flagged)
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar
 
 from core.admission.permissions import Permissions
-from core.errors import NotFound
+from core.errors import InputRejected, NotFound
 from core.markers import has_markers, strip_markers
 from core.models import (
     CouncilResult,
@@ -35,6 +36,9 @@ from core.storage import Storage
 if TYPE_CHECKING:
     from core.ranking import Rating
 
+MIN_ID_PREFIX = 4  # as git: shorter starts match too much to mean one council
+_ID_PREFIX = re.compile(rf"[0-9a-f]{{{MIN_ID_PREFIX},}}")  # council ids are hex (models.new_council_id)
+
 HistoryScope = Literal["channel", "workspace", "user", "all"]
 
 
@@ -56,11 +60,29 @@ class CouncilQueries:
         self.permissions = permissions
         self.feedback = FeedbackStore(storage)  # readers' votes, shown with what is read here
 
-    async def get_result(self, council_id: str) -> CouncilResult:
-        result = await self.storage.councils.get(council_id.strip())
+    async def get_result(self, council_id: str, *, by_prefix: bool = False) -> CouncilResult:
+        """A stored council; `by_prefix`: a unique start of its id will do, as with git (the CLI,
+        which owns the database: chat users get exact ids from buttons and links)."""
+        wanted = council_id.strip()
+        result = await self.storage.councils.get(wanted)
+        if result is None and by_prefix:
+            result = await self.storage.councils.get(await self._unique_id(wanted))
         if result is None:
             raise NotFound(f"No council with id `{council_id}`.")
         return without_markers(result)
+
+    async def _unique_id(self, prefix: str) -> str:
+        prefix = prefix.lower()
+        if not _ID_PREFIX.fullmatch(prefix):
+            raise NotFound(
+                f"No council with id `{prefix}` (a start of an id needs {MIN_ID_PREFIX} or more hex digits)."
+            )
+        ids = await self.storage.councils.ids_starting_with(prefix, limit=2)
+        if not ids:
+            raise NotFound(f"No council with id `{prefix}`.")
+        if len(ids) > 1:
+            raise InputRejected(f"`{prefix}` starts more than one council's id: give more of it.")
+        return ids[0]
 
     async def history(
         self, origin: Origin | None = None, scope: HistoryScope = "channel", limit: int = 10
@@ -99,7 +121,7 @@ class CouncilQueries:
         admin: bool = False,
     ) -> str:
         """The council as Markdown or JSON, if `viewer` may see it (see Permissions.require_visible)."""
-        result = await self.get_result(council_id)
+        result = await self.get_result(council_id, by_prefix=viewer is None)
         self.permissions.require_visible(result, viewer, admin=admin)
         votes = await self.feedback.votes(result.council_id)
         return to_json(result, votes) if fmt == "json" else to_markdown(result, votes)

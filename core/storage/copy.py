@@ -27,7 +27,14 @@ OTHER_TABLES: dict[str, str | None] = {
     "processed_events": "(platform, event_id)",
     "rate_hits": None,
     "council_messages": "(platform, channel_id, message_id)",  # after the councils they name
+    "eval_runs": "(id)",  # `council eval` runs, then their samples
+    "eval_samples": "(run_id, config, item_id)",
     "api_idempotency": "(scope, idem_key)",
+    # Many workspaces (migration 0013): ciphertext copied as is, so the same COUNCIL_SECRET_KEY reads it.
+    "slack_bots": "(enterprise_key, team_key)",
+    "slack_installations": "(enterprise_key, team_key, user_key)",
+    "tenant_keys": "(tenant)",
+    "tenant_budgets": "(tenant)",
 }
 _PAGE = 500
 

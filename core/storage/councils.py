@@ -60,6 +60,15 @@ class CouncilRepository:
             return None
         return CouncilResult.model_validate_json(rows[0]["result"])
 
+    async def ids_starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to `limit` ids of stored (finished) councils that start with `prefix`, a run of hex
+        digits (council ids are hex, so the pattern holds no LIKE wildcard)."""
+        rows = await self._db.fetchall(
+            "SELECT id FROM councils WHERE id LIKE ? AND result IS NOT NULL ORDER BY id LIMIT ?",
+            (prefix + "%", limit),
+        )
+        return [row["id"] for row in rows]
+
     async def mark_interrupted(self, now: float | None = None) -> int:
         """Store as failed, with why, the running councils whose owner stopped renewing its lease
         (or that have no owner: written before owners existed) and that cannot be resumed (no

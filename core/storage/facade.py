@@ -18,6 +18,7 @@ from core.storage import migrations, reviewer_totals
 from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
 from core.storage.database import Database, open_database
+from core.storage.evals import EvalRepository
 from core.storage.events import EventRepository
 from core.storage.idempotency import IdempotencyRepository
 from core.storage.jobs import JobRepository
@@ -43,6 +44,7 @@ class Storage:
         self.jobs = JobRepository(db)  # durable councils (core/durable)
         self.slots = SlotRepository(db)
         self.messages = MessageRepository(db)  # the messages we post, by council (bot/history.py reads it)
+        self.evals = EvalRepository(db)  # `council eval` runs and samples (core/eval/session.py)
         self.idempotency = IdempotencyRepository(db)  # the API's Idempotency-Key header (core/records/idempotency.py)
 
     @classmethod

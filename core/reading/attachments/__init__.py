@@ -37,7 +37,6 @@ from core.models.files import (
 )
 from core.reading.attachments.batch import prepare_attachments
 from core.reading.attachments.errors import AttachmentRefused
-from core.reading.attachments.extract import extract_file
 from core.reading.attachments.fetch import DISCORD_FILE_HOSTS, SLACK_FILE_HOSTS, AttachmentFetcher, allowed_file_hosts
 from core.reading.attachments.limits import AttachmentLimits
 from core.reading.attachments.readers import AttachmentReaders, FileRead, ReaderLimits
@@ -58,6 +57,5 @@ __all__ = [
     "ReaderLimits",
     "TextSection",
     "allowed_file_hosts",
-    "extract_file",
     "prepare_attachments",
 ]

@@ -42,9 +42,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# The fork server imports the worker (and so every parser) once; each reader is a fork of it.
+# The fork server imports the worker and every parser once; each reader is a fork of it. The bot's
+# own process never imports the parsers (pypdf alone is a quarter of its start-up).
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload([worker.__name__])
+_CONTEXT.set_forkserver_preload([worker.__name__, "core.reading.attachments.extract"])
 _PIPE_CHUNK = 64 * 1024
 # A reply is the extracted text as JSON: at most ~12 bytes a character (escaped surrogate pairs).
 _REPLY_BYTES_PER_CHAR = 12

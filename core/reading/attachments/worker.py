@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict
 
 from core.models.files import ExtractedAttachment
 from core.reading.attachments.errors import AttachmentRefused
-from core.reading.attachments.extract import extract_file
 from core.reading.attachments.limits import AttachmentLimits
 
 _PR_SET_PDEATHSIG = 1
@@ -74,6 +73,10 @@ def read_file(job: ReadJob, request: Connection, reply: Connection) -> None:
 
 
 def _read(job: ReadJob, data: bytes) -> WorkerReply:
+    # Imported here, not at the top: the bot's own process imports this module but never parses;
+    # the fork server has the parsers loaded already (readers.py preloads them).
+    from core.reading.attachments.extract import extract_file
+
     failure: Literal["memory", "error"] | None = None
     try:
         attachment = extract_file(

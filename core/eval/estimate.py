@@ -1,0 +1,92 @@
+"""Calls and cost of a run before it starts (what is left of it, when resumed).
+
+Calls per question: a member or the chairman alone 1; `quick` 3 (two seats, the chairman);
+`standard` 2n+1 with n seats (answers, one review each, the synthesis); `auto` at most as many
+as `standard` (it escalates only when the first two answers disagree); self-consistency as many
+as `standard` (equal compute); `--scorer judge` adds one call per sample. Cost: MODEL_PRICES at
+an assumed size of call (local models cost nothing); a model without a price makes it unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from core.eval.configs import ConfigSpec
+from core.models import seats
+from core.settings import Settings
+
+ASSUMED_PROMPT_TOKENS = 800  # an answer's prompt is smaller, a review's larger
+ASSUMED_COMPLETION_TOKENS = 300
+
+
+@dataclass
+class Estimate:
+    calls: int = 0
+    cost_usd: float = 0.0
+    unpriced: list[str] = field(default_factory=list)  # models without a price: cost unknown
+
+    @property
+    def cost_known(self) -> bool:
+        return not self.unpriced
+
+
+def standard_calls(members: Sequence[str]) -> int:
+    return 2 * len(members) + 1
+
+
+def calls_per_question(spec: ConfigSpec, members: Sequence[str]) -> int:
+    if spec.kind in ("member", "chairman"):
+        return 1
+    if spec.mode == "quick":
+        return 3
+    return standard_calls(members)
+
+
+def models_of(spec: ConfigSpec, members: Sequence[str], chairman: str) -> list[str]:
+    if spec.kind == "member" and spec.model:
+        return [spec.model]
+    if spec.kind == "chairman":
+        return [seats.primary(chairman)]
+    if spec.kind == "self-consistency":
+        return [spec.model or seats.primary(members[0])]
+    return [seats.primary(seat) for seat in [*members, chairman]]
+
+
+def estimate(
+    settings: Settings,
+    pending: dict[ConfigSpec, int],
+    members: Sequence[str],
+    chairman: str,
+    *,
+    self_consistency_samples: int | None = None,
+    judge: str | None = None,
+) -> Estimate:
+    """`pending`: samples still to score per configuration."""
+    result = Estimate()
+    for spec, count in pending.items():
+        if not count:
+            continue
+        per_question = calls_per_question(spec, members)
+        if spec.kind == "self-consistency" and self_consistency_samples:
+            per_question = self_consistency_samples
+        models = models_of(spec, members, chairman)
+        _add(result, settings, models, per_question * count)
+        if judge:
+            _add(result, settings, [judge], count)
+    return result
+
+
+def _add(result: Estimate, settings: Settings, models: Sequence[str], calls: int) -> None:
+    result.calls += calls
+    prices = []
+    for model in models:
+        if model.startswith("local:"):
+            prices.append(0.0)
+        elif model in settings.model_prices:
+            prompt, completion = settings.model_prices[model]
+            prices.append((prompt * ASSUMED_PROMPT_TOKENS + completion * ASSUMED_COMPLETION_TOKENS) / 1e6)
+        elif model not in result.unpriced:
+            result.unpriced.append(model)
+    if prices:
+        result.cost_usd += calls * sum(prices) / len(prices)

@@ -1,0 +1,71 @@
+"""A run's report from its stored samples: per configuration the accuracy with its Wilson 95%
+interval, mean model calls, tokens and cost per question, p50/p95 latency, `auto`'s escalations,
+and McNemar's exact test against the best single member on the items both answered."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean
+
+from core.eval import stats
+from core.models.eval import ConfigReport, EvalReport, EvalSample
+
+
+def best_member(names: Sequence[str], by_config: dict[str, list[EvalSample]]) -> str | None:
+    """The most accurate `member:` configuration (ties: the earliest named)."""
+    best, best_accuracy = None, -1.0
+    for name in names:
+        samples = by_config.get(name) or []
+        if not name.startswith("member:") or not samples:
+            continue
+        accuracy = sum(s.correct for s in samples) / len(samples)
+        if accuracy > best_accuracy:
+            best, best_accuracy = name, accuracy
+    return best
+
+
+def build(
+    run_id: str, dataset: str, names: Sequence[str], samples: Sequence[EvalSample], items: int, **extra: object
+) -> EvalReport:
+    by_config: dict[str, list[EvalSample]] = {name: [] for name in names}
+    for sample in samples:
+        by_config.setdefault(sample.config, []).append(sample)
+    reference = best_member(names, by_config)
+    rows = [_figures(name, by_config[name], by_config.get(reference or "") or [], reference) for name in names]
+    complete = all(len(by_config[name]) >= items for name in names)
+    return EvalReport(run=run_id, dataset=dataset, configs=rows, items=items, complete=complete, **extra)  # type: ignore[arg-type]
+
+
+def _figures(name: str, samples: list[EvalSample], reference: list[EvalSample], versus: str | None) -> ConfigReport:
+    n = len(samples)
+    correct = sum(s.correct for s in samples)
+    low, high = stats.wilson(correct, n)
+    costs = [s.cost_usd for s in samples if s.cost_usd is not None]
+    latencies = [s.latency_s for s in samples]
+    p_value, wins, losses = None, 0, 0
+    if versus is not None and versus != name and reference:
+        mine = {s.item_id: s.correct for s in samples}
+        theirs = {s.item_id: s.correct for s in reference}
+        common = [item for item in mine if item in theirs]
+        wins, losses = stats.discordant([mine[i] for i in common], [theirs[i] for i in common])
+        p_value = stats.mcnemar_exact(wins, losses)
+    escalations = [s.escalated for s in samples if s.escalated is not None]
+    return ConfigReport(
+        name=name,
+        accuracy=correct / n if n else 0.0,
+        ci_low=low,
+        ci_high=high,
+        mean_calls=fmean(s.calls for s in samples) if n else 0.0,
+        tokens=fmean(s.prompt_tokens + s.completion_tokens for s in samples) if n else 0.0,
+        cost_usd=sum(costs) / n if costs else None,
+        latency_p50_s=stats.percentile(latencies, 50),
+        latency_p95_s=stats.percentile(latencies, 95),
+        p_value=p_value,
+        escalated=sum(escalations) if escalations else None,
+        samples=n,
+        correct=correct,
+        errors=sum(1 for s in samples if s.error),
+        versus=versus if versus != name else None,
+        wins=wins,
+        losses=losses,
+    )

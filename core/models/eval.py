@@ -1,0 +1,129 @@
+"""The typed values of `council eval` that cross into the CLI: stored samples, runs, the report."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EvalSample(_Model):
+    """One configuration's scored answer to one item, as stored the moment it was scored."""
+
+    config: str
+    item_id: str
+    position: int  # the item's place in the dataset (pairs samples across configurations)
+    answer: str
+    correct: bool
+    calls: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    escalated: bool | None = None
+    error: str | None = None
+
+
+class EvalPlan(_Model):
+    """What a run settled once, so that a resumed run asks exactly what the first one did."""
+
+    members: list[str]
+    chairman: str
+    scorer: str
+    judge: str | None = None
+    concurrency: int = 4
+    self_consistency_model: str | None = None
+    self_consistency_samples: int | None = None
+    log_dir: str | None = None
+
+
+class ConfigReport(_Model):
+    """One configuration's figures; `tokens` and `cost_usd` are per question (means), like
+    `mean_calls`; `p_value` is McNemar's exact test against the best single member."""
+
+    name: str
+    accuracy: float
+    ci_low: float
+    ci_high: float
+    mean_calls: float
+    tokens: float
+    cost_usd: float | None
+    latency_p50_s: float | None
+    latency_p95_s: float | None
+    p_value: float | None
+    escalated: int | None
+    # not in the JSON's documented shape: shown in the table
+    samples: int = Field(0, exclude=True)
+    correct: int = Field(0, exclude=True)
+    errors: int = Field(0, exclude=True)
+    versus: str | None = Field(None, exclude=True)  # the member p_value compares with
+    wins: int = Field(0, exclude=True)  # items this one got right and `versus` wrong
+    losses: int = Field(0, exclude=True)
+
+
+class EvalReport(_Model):
+    run: str
+    dataset: str
+    configs: list[ConfigReport]
+    scorer: str = Field("", exclude=True)
+    items: int = Field(0, exclude=True)
+    complete: bool = Field(True, exclude=True)
+    self_consistency: str | None = Field(None, exclude=True)  # "model × k"
+    log_dir: str | None = Field(None, exclude=True)
+
+
+class EvalRunSummary(_Model):
+    id: str
+    created_at: datetime
+    dataset: str
+    items: int
+    configs: list[str]
+    status: str
+    samples: int  # stored so far
+    expected: int  # items x configurations
+
+
+class EvalRequest(_Model):
+    """What `council eval` was asked: the same request continues an unfinished run."""
+
+    configs: str | None = None  # comma-separated names (core/eval/configs.py); None: every one
+    dataset: str | None = None  # a JSONL/CSV file; None: the bundled set
+    seed: int | None = None  # the bundled set's seed and size; None: its defaults
+    size: int | None = None
+    limit: int | None = None
+    scorer: str | None = None  # exact | numeric | choice | judge; None: from the targets
+    judge: str | None = None
+    concurrency: int = 4
+    new: bool = False
+    log_dir: str | None = None
+
+
+class EvalStart(_Model):
+    """A run about to start or continue: what is left and what it should cost."""
+
+    run_id: str | None  # None: a new run
+    dataset: str
+    items: int
+    configs: list[str]
+    scorer: str
+    stored: int  # samples already scored (resumed run)
+    pending: int  # samples still to score
+    calls: int  # estimated model calls of what is pending
+    cost_usd: float  # estimated cost of what is pending (priced models only)
+    unpriced: list[str] = Field(default_factory=list)  # models without MODEL_PRICES: cost unknown
+    log_dir: str = ""
+
+
+class EvalProgress(_Model):
+    config: str
+    done: int
+    total: int
+    elapsed_s: float
+
+    @property
+    def eta_s(self) -> float | None:
+        return self.elapsed_s / self.done * (self.total - self.done) if self.done else None

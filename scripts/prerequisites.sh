@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# What `make demo` and `make test` need before their long build starts, one line for each thing
+# that is missing (and how to get it); exit 1 if anything is. Called by the Makefile with:
+#   PYTHON       the Python that creates the venv (or is installed into, when the user gave one)
+#   VENV         the venv to create (empty: none is created)
+#   WHEEL_CACHE  where the llama-cpp-python wheel is kept (a cached wheel needs no C/C++ compiler)
+set -uo pipefail
+
+PYTHON="${PYTHON:-python3}"
+missing=0
+say() { echo "✗ $*" >&2; missing=1; }
+
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    say "$PYTHON not found: install Python 3.11 or later, or name one with BASE_PYTHON=/path/to/python3 (PYTHON=... to install into it without a venv)"
+elif ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    say "$PYTHON is Python $("$PYTHON" -c 'import platform; print(platform.python_version())' 2>/dev/null || echo '?'); this project needs 3.11 or later: name one with BASE_PYTHON=/path/to/python3.11"
+elif [[ -n "${VENV:-}" && ! -x "$VENV/bin/python" ]] && ! "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null; then
+    say "$PYTHON cannot create a virtual environment (no ensurepip): on Debian or Ubuntu, apt install python3-venv"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+    say "cargo not found: the Rust ranking module is built with it; install Rust from https://rustup.rs (or apt install cargo)"
+fi
+
+# A cached llama-cpp-python wheel needs no compiler; building one needs both (llama.cpp is C and C++).
+have_one() { for name in "$@"; do [[ -n "$name" ]] && command -v "$name" >/dev/null 2>&1 && return 0; done; return 1; }
+if ! ls "${WHEEL_CACHE:-/nonexistent}"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    have_one "${CC:-}" cc gcc clang ||
+        say "no C compiler (cc, gcc or clang): llama-cpp-python is built from source; on Debian or Ubuntu: apt install build-essential"
+    have_one "${CXX:-}" c++ g++ clang++ ||
+        say "no C++ compiler (c++, g++ or clang++): llama-cpp-python is built from source; on Debian or Ubuntu: apt install build-essential"
+fi
+
+exit "$missing"
