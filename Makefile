@@ -93,8 +93,12 @@ llama-wheel: prerequisites $(PYTHON_DEP)
 rust-test:
 	cargo test --manifest-path rust/Cargo.toml --release
 
+# In parallel (pytest-xdist): every test binds port 0 and uses its own temporary directory and
+# database; `loadgroup` keeps the tests marked `xdist_group` (llama.cpp) in one worker.
+# Many tests wait on sockets and subprocesses, so more workers than cores pays (see README).
+TEST_WORKERS ?= 3
 py-test: $(DEV_READY)
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 bench: $(DEV_READY)
 	$(PYTHON) bench/bench_ranking.py

@@ -36,6 +36,15 @@ for _name in list(os.environ):
 MEMBERS = ["alpha", "beta", "gamma"]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (`--dist loadgroup`)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """llama.cpp tests use every core for seconds at a time; under xdist they run one after the
+    other in a single worker instead of competing with each other."""
+    for item in items:
+        if item.get_closest_marker("llama") is not None:
+            item.add_marker(pytest.mark.xdist_group("llama"))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     figures.configure(config)
 
@@ -72,7 +81,8 @@ BACKENDS = ["sqlite", "postgresql"]
 @pytest.fixture(scope="session")
 def pg_server():
     """One real PostgreSQL server for the session (see tests/pg_server.py); skipped where there is
-    none, a failure when REQUIRE_ALL_TEST_STACKS=1."""
+    none, a failure when REQUIRE_ALL_TEST_STACKS=1. Under xdist each worker is a session and starts
+    its own (about 4 s, overlapping the other workers' tests; databases are named by process id)."""
     reason = missing_reason()
     if reason is not None:
         if REQUIRE_ALL:

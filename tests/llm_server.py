@@ -358,6 +358,14 @@ class ScriptedLLMServer:
     def requests_for(self, model: str | None = None, stage: int | None = None) -> list[RecordedRequest]:
         return [r for r in self.requests if (model is None or r.model == model) and (stage is None or r.stage == stage)]
 
+    async def wait_for_requests(self, predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
+        """Until `predicate()` (usually over the recorded requests) is truthy; AssertionError after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while not (found := predicate()):
+            assert time.monotonic() < deadline, f"not seen within {timeout} s"
+            await asyncio.sleep(0.02)
+        return found
+
     async def __aenter__(self) -> ScriptedLLMServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)

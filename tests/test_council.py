@@ -571,7 +571,7 @@ async def test_closing_the_generator_cancels_every_call(server, router):
     async for event in events:
         if isinstance(event, MemberStarted) and event.model == M4:
             break
-    await asyncio.sleep(0.2)  # the calls are in flight
+    await server.wait_for_requests(lambda: len(server.requests) >= 4)  # the calls are in flight
     assert len(_live_tasks(request.council_id)) == 4
     await events.aclose()
     assert not _live_tasks(request.council_id)
@@ -586,7 +586,7 @@ async def test_cancelling_the_consumer_cancels_every_call(server, router):
             pass
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.3)
+    await server.wait_for_requests(lambda: len(server.requests) >= 4)  # the calls are in flight
     assert len(_live_tasks(request.council_id)) == 4
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -7,7 +7,6 @@ another, which resumes the council in the same thread. Real processes, the fake 
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import time
 
@@ -19,7 +18,15 @@ from tests.conftest import MEMBERS
 from tests.council_process import CouncilProcess
 from tests.discord_fake import FakeDiscord
 from tests.test_discord_adapter import TOKEN, answer_messages, final_edits
-from tests.test_durable_processes import QUESTIONS, RESUME_WITHIN_S, council_env, llm_slow_reviews, runner_pid
+from tests.test_durable_processes import (
+    QUESTIONS,
+    RESUME_WITHIN_S,
+    council_env,
+    delivering_pids,
+    llm_slow_reviews,
+    runner_pid,
+    until_settled,
+)
 
 __all__ = ["llm_slow_reviews"]  # a fixture of these tests
 
@@ -47,14 +54,16 @@ async def test_discord_intake_without_worker_and_a_separate_worker_answer_once(p
         question = await fake.push_message(f"<@{fake.bot_id}> What is six times seven?")
         thread_id = int(question["id"])  # a thread started from a message has the message's id
         await intake.until(lambda: any(int(t["id"]) == thread_id for t in fake.threads()), 30)
-        await asyncio.sleep(2.0)  # an intake that ran councils would have asked the models by now
         assert llm.requests == [] and answer_messages(fake) == []
         assert await stored_statuses(database_url) == ["running"]  # accepted and queued, not run here
 
         started = time.monotonic()
         await worker.start()
         await worker.until(lambda: len(final_edits(fake)) >= 1, 90)
-        await asyncio.sleep(3.0)  # a second answer would arrive now
+        await until_settled(database_url)  # a second answer would have been posted by then
+        # The intake had the queued council to itself until the worker started: had it run
+        # councils, it would have claimed this one.
+        assert worker.process is not None and await delivering_pids(database_url) == [worker.process.pid]
         print(f"\n[durable discord] separate worker answered {time.monotonic() - started:.1f} s after it started")
         answers = answer_messages(fake)
         assert len(answers) == 1 and int(answers[0]["channel_id"]) == thread_id  # in the thread, exactly once
@@ -95,7 +104,7 @@ async def test_a_killed_discord_worker_is_resumed_by_another_in_the_same_thread(
         await intake.until(lambda: resumed_notes(fake, thread_id) >= 1, 60)
         resumed_s = time.monotonic() - killed_at
         await intake.until(lambda: answer_messages(fake), 90)
-        await asyncio.sleep(3.0)  # a second answer would arrive now
+        await until_settled(database_url)  # a second answer would have been posted by then
         print(f"\n[durable discord] killed worker {pid} mid-stage-2; resumed in its thread {resumed_s:.1f} s later")
         answers = answer_messages(fake)
         assert len(answers) == 1 and int(answers[0]["channel_id"]) == thread_id

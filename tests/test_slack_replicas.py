@@ -72,12 +72,25 @@ async def councils_of(services: list[CouncilService]) -> int:
     return len(await services[0].queries.history(None, "all"))
 
 
+def answers_to(fake: FakeSlack, body: dict) -> int:
+    return sum(1 for a in answers(fake) if a["thread_ts"] == body["event"]["ts"])
+
+
+async def post_event(session: aiohttp.ClientSession, port: int, body: dict, retry: int = 0) -> None:
+    raw = json.dumps(body)
+    headers = {"Content-Type": "application/json", **sign(SECRET, raw)}
+    if retry:
+        headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+    async with session.post(f"http://127.0.0.1:{port}/slack/events", data=raw, headers=headers) as r:
+        assert r.status == 200
+
+
 async def test_http_replicas_start_one_council_for_an_event_and_its_retry(llm, tmp_path, database_url, fake):
     async with processes(llm, tmp_path, database_url, fake, SLACK_BOT_TOKEN=TOKEN, SLACK_SIGNING_SECRET=SECRET) as (
         services,
         ports,
     ):
-        body = json.dumps(mention(fake, "EvReplica1"))
+        body = mention(fake, "EvReplica1")
         async with aiohttp.ClientSession() as session:
             for port in ports:  # wait until both replicas serve
                 for _ in range(200):
@@ -87,15 +100,15 @@ async def test_http_replicas_start_one_council_for_an_event_and_its_retry(llm, t
                                 break
                     await asyncio.sleep(0.05)
             for attempt, port in enumerate(ports):  # the first delivery, then Slack's retry elsewhere
-                headers = {"Content-Type": "application/json", **sign(SECRET, body)}
-                if attempt:
-                    headers |= {"X-Slack-Retry-Num": str(attempt), "X-Slack-Retry-Reason": "http_timeout"}
-                async with session.post(f"http://127.0.0.1:{port}/slack/events", data=body, headers=headers) as r:
-                    assert r.status == 200
-        await fake.wait_for(lambda: answers(fake), timeout=30)
-        await asyncio.sleep(1.0)  # a second council, had one started, would have answered by now
-        assert len(answers(fake)) == 1
-        assert await councils_of(services) == 1
+                await post_event(session, port, body, retry=attempt)
+            await fake.wait_for(lambda: answers(fake), timeout=30)
+            # A later event on the replica that took the retry: a council that retry had started,
+            # on the same scripted models, would have answered before this one does.
+            sentinel = mention(fake, "EvReplica2")
+            await post_event(session, ports[-1], sentinel)
+            await fake.wait_for(lambda: answers_to(fake, sentinel), timeout=30)
+        assert answers_to(fake, body) == 1 and len(answers(fake)) == 2
+        assert await councils_of(services) == 2  # the event's and the sentinel's
 
 
 async def test_socket_mode_connections_start_one_council_for_a_redelivered_event(llm, tmp_path, database_url, fake):
@@ -108,6 +121,10 @@ async def test_socket_mode_connections_start_one_council_for_a_redelivered_event
         envelopes = [await fake.send_envelope("events_api", body, socket=i) for i in range(REPLICAS)]
         await fake.wait_for(lambda: all(fake.socket_ack(e) for e in envelopes), timeout=5)
         await fake.wait_for(lambda: answers(fake), timeout=30)
-        await asyncio.sleep(1.0)
-        assert len(answers(fake)) == 1
-        assert await councils_of(services) == 1
+        # A later event on the last connection (the redelivery's): answered after any council
+        # that redelivery had started.
+        sentinel = mention(fake, "EvSocket2")
+        ack = await fake.send_envelope("events_api", sentinel, socket=REPLICAS - 1)
+        await fake.wait_for(lambda: fake.socket_ack(ack) and answers_to(fake, sentinel), timeout=30)
+        assert answers_to(fake, body) == 1 and len(answers(fake)) == 2
+        assert await councils_of(services) == 2  # the event's and the sentinel's

@@ -6,7 +6,12 @@ import asyncio
 import itertools
 import time
 
+import pytest
+
 from bot.throttle import ChannelPacer, Pace, Priority, Throttle
+
+# Timing-sensitive (tenths of a second): under xdist these run one after the other in one worker.
+pytestmark = pytest.mark.xdist_group("timing")
 
 INTERVAL = 0.1
 
@@ -37,10 +42,14 @@ async def test_writes_are_paced_and_coalesced():
     for i in range(1, 30):
         message.state = i
         message.throttle.request()
+        last_request = time.monotonic()
         await asyncio.sleep(INTERVAL / 10)
+    # One write an interval at most, and one after: 4 for the nominal 0.28 s of requests, more
+    # only when a loaded machine stretched those requests over more intervals.
+    most = int((last_request - start) / INTERVAL) + 2
     await asyncio.sleep(2 * INTERVAL)
     times = [start] + [at for at, _ in message.writes]
-    assert 2 <= len(message.writes) <= 4
+    assert 2 <= len(message.writes) <= most
     assert all(b - a >= INTERVAL * 0.95 for a, b in itertools.pairwise(times))
     assert message.writes[-1][1] == 29  # the last write shows the latest state
 
