@@ -33,7 +33,7 @@ async def test_the_terminal_operator_is_not_rate_limited_but_chat_users_are(tmp_
     service = await CouncilService.open(settings)
     try:
         await service.ask("A chat user's first?", SLACK_USER)
-        with pytest.raises(RateLimited, match=r"You have asked 1 councils in the last hour \(limit 1\)"):
+        with pytest.raises(RateLimited, match=r"You have asked 1 council in the last hour \(limit 1\)"):
             await service.start_council("And a second?", SLACK_USER)
         api_user = Origin(platform=Platform.API, channel_id="team-key", user_id="team-key")
         await service.ask("An API user's first?", api_user)

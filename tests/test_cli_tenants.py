@@ -26,7 +26,7 @@ async def test_usage_budget_purge_and_rotation(tmp_path, llm):
 
     code, out, err = await council(tmp_path, llm, "usage", "--tenant", "T2", extra_env=env)
     assert code == 0, err
-    assert "slack:T2" in out and "daily budget none" in out and "total: 1 councils" in out
+    assert "slack:T2" in out and "daily budget none" in out and "total: 1 council," in out
 
     code, out, _ = await council(tmp_path, llm, "budget", "--tenant", "slack:T2", "0", extra_env=env)
     assert code == 0 and "daily budget $0.00" in out
