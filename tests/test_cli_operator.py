@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -135,7 +136,8 @@ async def test_a_stand_ins_answer_starts_with_a_heading_naming_it_and_the_chairm
     assert f"Final answer by {stand_in}: 42." in out
     assert f"── {stand_in}, standing in for the chairman ──\nFinal answer by {stand_in}: 42." in err  # streamed live
 
-    council_id = out.split("Details: council show ")[1].split()[0]
+    # "Details: council show ID", or the venv's own script when `council` is not on the PATH.
+    council_id = re.search(r"Details: \S*council show (\w+)", out).group(1)
     code, shown, err = await council(tmp_path, llm, "show", council_id)
     assert code == 0, err
     after_question = shown.split("━━ Final answer", 1)
