@@ -247,30 +247,30 @@ pub(crate) fn normalize(text: &str) -> Vec<char> {
 // Character classes
 
 #[inline]
-fn is_ws(c: char) -> bool {
+pub(crate) fn is_ws(c: char) -> bool {
     c == ' ' || c == '\t'
 }
 
 #[inline]
-fn is_alnum(c: char) -> bool {
+pub(crate) fn is_alnum(c: char) -> bool {
     c.is_ascii_alphanumeric()
 }
 
 /// Decoration allowed before a header at the start of a line.
 #[inline]
-fn is_header_prefix(c: char) -> bool {
+pub(crate) fn is_header_prefix(c: char) -> bool {
     is_ws(c) || matches!(c, '#' | '*' | '_' | '>' | '`' | '~' | '-' | '=' | '[' | '(' | '"' | '\'')
 }
 
 /// Emphasis and closing marks skipped after a header's words or after a token.
 #[inline]
-fn is_closer(c: char) -> bool {
+pub(crate) fn is_closer(c: char) -> bool {
     matches!(c, '*' | '_' | '`' | '~' | ']' | ')' | '"' | '\'')
 }
 
 /// Emphasis and opening marks skipped before a token.
 #[inline]
-fn is_opener(c: char) -> bool {
+pub(crate) fn is_opener(c: char) -> bool {
     matches!(c, '*' | '_' | '`' | '~' | '[' | '(' | '"' | '\'')
 }
 

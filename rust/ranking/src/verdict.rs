@@ -30,7 +30,7 @@
 //!    (after its leading decoration) and no letter or digit follows the word (`Agree: both say 42.`).
 //! 6. Anything else is NONE: a verdict is never guessed from prose.
 
-use crate::parse::normalize;
+use crate::parse::{is_alnum, is_closer, is_header_prefix as is_decoration, is_opener, is_ws, normalize};
 
 /// What a judge's text says about the two answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,32 +84,6 @@ fn without_header(lines: &[&[char]]) -> Verdict {
 }
 
 // ------------------------------------------------------------------------------------------------
-
-#[inline]
-fn is_ws(c: char) -> bool {
-    c == ' ' || c == '\t'
-}
-
-#[inline]
-fn is_alnum(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-}
-
-/// Markdown decoration allowed before a header or a word at the start of a line.
-#[inline]
-fn is_decoration(c: char) -> bool {
-    is_ws(c) || matches!(c, '#' | '*' | '_' | '>' | '`' | '~' | '-' | '=' | '[' | '(' | '"' | '\'')
-}
-
-#[inline]
-fn is_closer(c: char) -> bool {
-    matches!(c, '*' | '_' | '`' | '~' | ']' | ')' | '"' | '\'')
-}
-
-#[inline]
-fn is_opener(c: char) -> bool {
-    matches!(c, '*' | '_' | '`' | '~' | '[' | '(' | '"' | '\'')
-}
 
 fn only_marks(line: &[char]) -> bool {
     line.iter().all(|&c| is_ws(c) || is_closer(c) || is_opener(c))
