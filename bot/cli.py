@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_REFUSED
 
 if TYPE_CHECKING:  # what `add_subparsers` returns (argparse has no public name for it)
+    from core.settings import Settings
+
     _Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
@@ -200,9 +202,23 @@ def _run(args: argparse.Namespace) -> int:
     settings = commands.settings_for(args)
     redactor = Redactor.from_settings(settings)
     _Redact.apply = staticmethod(redactor)
-    configure_logging("DEBUG" if args.verbose else settings.log_level, redactor, settings.log_format)
+    configure_logging(_log_level(args, settings), redactor, settings.log_format)
     _Redact.json_lines = settings.log_format == "json"
     return asyncio.run(commands.run(args, settings))
+
+
+# Long-running processes log at LOG_LEVEL (INFO by default: a line per council for the operator).
+SERVERS = frozenset({"slack", "discord", "serve", "worker", "api", "mcp"})
+
+
+def _log_level(args: argparse.Namespace, settings: Settings) -> str:
+    """The terminal's own commands show the council themselves: their INFO lines ("council …
+    started") would only interleave with it, so they log warnings unless LOG_LEVEL or -v asks."""
+    if args.verbose:
+        return "DEBUG"
+    if args.command in SERVERS or "log_level" in settings.model_fields_set:
+        return settings.log_level
+    return "WARNING"
 
 
 def _fail(message: str, args: argparse.Namespace, code: int) -> int:
