@@ -207,7 +207,7 @@ def _run(args: argparse.Namespace) -> int:
     return asyncio.run(commands.run(args, settings))
 
 
-# Long-running processes log at LOG_LEVEL (INFO by default: a line per council for the operator).
+# Long-running processes log at INFO by default: a line per council for the operator.
 SERVERS = frozenset({"slack", "discord", "serve", "worker", "api", "mcp"})
 
 
@@ -216,9 +216,7 @@ def _log_level(args: argparse.Namespace, settings: Settings) -> str:
     started") would only interleave with it, so they log warnings unless LOG_LEVEL or -v asks."""
     if args.verbose:
         return "DEBUG"
-    if args.command in SERVERS or "log_level" in settings.model_fields_set:
-        return settings.log_level
-    return "WARNING"
+    return settings.log_level or ("INFO" if args.command in SERVERS else "WARNING")
 
 
 def _fail(message: str, args: argparse.Namespace, code: int) -> int:

@@ -197,7 +197,9 @@ class Settings(BaseSettings):
     def _blank_search_value_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field("INFO", alias="LOG_LEVEL")
+    # None (unset or blank): INFO for the long-running processes, WARNING for the terminal's own
+    # commands, which show the council themselves (bot/cli.py).
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] | None = Field(None, alias="LOG_LEVEL")
     # ----------------------------------------------------------------- operating (core/telemetry)
     # text, or json: one JSON object per line (time, level, logger, message, council id, ...).
     log_format: Literal["text", "json"] = Field("text", alias="LOG_FORMAT")
@@ -329,7 +331,7 @@ class Settings(BaseSettings):
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper_level(cls, value: Any) -> Any:
-        return value.strip().upper() if isinstance(value, str) else value
+        return (value.strip().upper() or None) if isinstance(value, str) else value
 
     @field_validator("database_url", mode="before")
     @classmethod
