@@ -321,12 +321,7 @@ def quick_chairman_messages(
 ) -> list[ChatMessage]:
     """Quick mode's one stage-3 call: compare the two answers (first line, `PREFERRED: Response X`,
     kept as a two-label ballot and never shown) and write the final answer."""
-    member_ids = list(member_ids)
-    blocks = [_context_block(question, history, fence)]
-    blocks.append(
-        f"The two answers, each between markers ending in {fence.nonce}:\n\n"
-        + "\n\n".join(fence.wrap(f"RESPONSE {label}", redact_ids(text, member_ids)) for label, text in answers.items())
-    )
+    blocks = _two_answers_blocks(question, answers, fence, history, member_ids)
     choices = " or ".join(f"`{QUICK_VERDICT} Response {label}`" for label in answers)
     blocks.append(
         f"First write one line, {choices}, naming the better answer. Then, from the next line on, "
@@ -361,21 +356,31 @@ def agreement_messages(
 ) -> list[ChatMessage]:
     """Auto mode's judgement: do the two answers agree? The reply ends with `VERDICT: AGREE` or
     `VERDICT: DISAGREE`; the word is defused in the quoted answers, so none can cast the verdict."""
-    member_ids = list(member_ids)
-    blocks = [_context_block(question, history, fence)]
-    blocks.append(
-        f"The two answers, each between markers ending in {fence.nonce}:\n\n"
-        + "\n\n".join(
-            fence.wrap(f"RESPONSE {label}", _VERDICT_LIKE.sub(VERDICT_REPLACEMENT, redact_ids(text, member_ids)))
-            for label, text in answers.items()
-        )
-    )
+    defused = {label: _VERDICT_LIKE.sub(VERDICT_REPLACEMENT, text) for label, text in answers.items()}
+    blocks = _two_answers_blocks(question, defused, fence, history, member_ids)
     blocks.append(
         "Do the two answers agree? In at most two sentences, say where they differ in substance, "
         f"if anywhere. Then end with one line: `{VERDICT_AGREE}` if they reach the same conclusion, "
         f"or `{VERDICT_DISAGREE}` if they do not. Do not write the final answer."
     )
     return [ChatMessage(role="system", content=AGREEMENT_SYSTEM), ChatMessage(role="user", content="\n\n".join(blocks))]
+
+
+def _two_answers_blocks(
+    question: str,
+    answers: Mapping[str, str],
+    fence: Fence,
+    history: Sequence[ConversationTurn],
+    member_ids: Iterable[str],
+) -> list[str]:
+    """The question (and thread) and the two answers, fenced, with member ids redacted: what quick
+    mode's chairman and auto mode's judgement both read."""
+    ids = list(member_ids)
+    return [
+        _context_block(question, history, fence),
+        f"The two answers, each between markers ending in {fence.nonce}:\n\n"
+        + "\n\n".join(fence.wrap(f"RESPONSE {label}", redact_ids(text, ids)) for label, text in answers.items()),
+    ]
 
 
 def _ranking_block(ranking: Sequence[AggregateEntry] | None) -> str:
