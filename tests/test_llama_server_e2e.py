@@ -16,7 +16,6 @@ Marked `llama`; skipped (with the reason) when the server extra or the model is 
 from __future__ import annotations
 
 import importlib.util
-import os
 import socket
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from core.models import ChairmanToken, CouncilConfig, CouncilRequest, CouncilSta
 from core.providers.router import ProviderRouter
 from core.settings import Settings
 from tests.factories import run_council_to_end
-from tests.optional import needs
+from tests.optional import llama_threads, needs
 
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 MEMBERS = ["smollm2-a", "smollm2-b", "smollm2-c"]
@@ -62,7 +61,7 @@ def llama_server(tmp_path_factory):
 
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
-    threads = str(max(1, os.cpu_count() or 1))
+    threads = str(llama_threads())
     command = [
         sys.executable,
         "-m",

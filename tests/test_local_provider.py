@@ -37,7 +37,7 @@ from core.providers.local import MISSING_LLAMA, LocalProvider
 from core.providers.router import ProviderRouter
 from core.settings import LOCAL_DEFAULT_MEMBERS, Settings
 from tests.factories import run_council_to_end
-from tests.optional import needs
+from tests.optional import llama_threads, needs
 
 
 def _missing() -> str | None:
@@ -68,7 +68,13 @@ def models_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def settings(models_dir) -> Settings:
-    return Settings(_env_file=None, LOCAL_MODELS_DIR=str(models_dir), LOCAL_N_CTX=4096, LOCAL_MAX_TOKENS=96)
+    return Settings(
+        _env_file=None,
+        LOCAL_MODELS_DIR=str(models_dir),
+        LOCAL_N_CTX=4096,
+        LOCAL_MAX_TOKENS=96,
+        LOCAL_N_THREADS=llama_threads(),
+    )
 
 
 @pytest.fixture
@@ -197,7 +203,13 @@ async def test_timeout_is_typed_stops_the_worker_and_frees_the_model(provider):
 
 @llama_test
 async def test_too_long_prompt_is_cut_to_fit_the_context(models_dir):
-    small = Settings(_env_file=None, LOCAL_MODELS_DIR=str(models_dir), LOCAL_N_CTX=512, LOCAL_MAX_TOKENS=32)
+    small = Settings(
+        _env_file=None,
+        LOCAL_MODELS_DIR=str(models_dir),
+        LOCAL_N_CTX=512,
+        LOCAL_MAX_TOKENS=32,
+        LOCAL_N_THREADS=llama_threads(),
+    )
     provider = LocalProvider(small)
     try:
         history = [ChatMessage(role="user", content="old turn " * 200), ChatMessage(role="assistant", content="ok")]
@@ -219,10 +231,15 @@ async def test_unknown_local_model_is_a_typed_error(provider):
 
 
 @llama_test
-async def test_any_gguf_path_works(provider):
-    path = local_models.smollm2_path()
-    completion = await provider.complete(str(path), QUESTION, CallOptions(max_tokens=8))
-    assert completion.text.strip()
+async def test_any_gguf_path_works(settings):
+    # Without LOCAL_N_THREADS (the default: the cores shared by the models running now).
+    provider = LocalProvider(settings.model_copy(update={"local_n_threads": None}))
+    try:
+        path = local_models.smollm2_path()
+        completion = await provider.complete(str(path), QUESTION, CallOptions(max_tokens=8))
+        assert completion.text.strip()
+    finally:
+        await provider.aclose()
 
 
 @llama_test
