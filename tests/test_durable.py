@@ -192,14 +192,21 @@ async def test_stop_reaches_a_council_running_in_another_process(llm, tmp_path, 
 
 
 async def test_a_clean_stop_hands_the_council_to_another_worker(llm, tmp_path, pg_server):
-    """A worker stopped cleanly (a deploy) mid-council: its job ends, its lease is given up, and
-    another worker queues the council again and resumes it from its stored answers."""
+    """A worker stopped cleanly (a deploy) mid-council: its lease is given up and its heartbeat
+    stops, so the other worker finds the job stalled and queues it again (after
+    COUNCIL_QUEUE_STALLED_S, 2 s here instead of the default 15 s), and resumes the council from
+    its stored answers."""
     from tests.llm_server import ByStage, Reply, ranking_review
 
     for name in MEMBERS:
         llm.script(name, ByStage(Reply(f"{name}: 42"), Reply(ranking_review(), delay_s=3), Reply("Final: 42.")))
     settings = make_settings(
-        llm, tmp_path, DATABASE_URL=pg_server.new_database(), COUNCIL_QUEUE_HEARTBEAT_S=0.5, COUNCIL_LEASE_S=1.5
+        llm,
+        tmp_path,
+        DATABASE_URL=pg_server.new_database(),
+        COUNCIL_QUEUE_HEARTBEAT_S=0.5,
+        COUNCIL_QUEUE_STALLED_S=2,
+        COUNCIL_LEASE_S=1.5,
     )
     services = [await CouncilService.open(settings) for _ in range(2)]
     delivered: list[tuple[int, bool]] = []

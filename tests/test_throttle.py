@@ -118,8 +118,11 @@ async def test_channel_pacer_paces_a_channel_answers_first_and_honours_retry_aft
     assert names[:2] == ["p0", "p1"]  # the burst
     assert names[2] == "answer"  # then the answer before the waiting progress writes
     times = [t for n, t in granted if n != "other"]
-    assert all(b - a >= 0.09 for a, b in itertools.pairwise(times[1:]))  # 10 a second after the burst
-    assert dict(granted)["other"] < 0.05
+    # 10 a second after the burst of 2: the k-th grant (from 1) comes no earlier than (k - 2) / 10 s
+    # after the channel's first write. A bucket may catch up after a late wake-up (two grants
+    # closer than 0.1 s on a loaded machine), never get ahead of that line.
+    assert all(t >= (k - 2) / 10 - 0.005 for k, t in enumerate(times, 1) if k > 2), times
+    assert dict(granted)["other"] < times[2]  # C2 did not wait for C1's pace
 
     pacer.retry_after("C1", 0.3)  # the platform said 429: the whole channel waits
     before = time.monotonic()
