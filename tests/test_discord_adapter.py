@@ -18,7 +18,7 @@ from discord.gateway import DiscordWebSocket
 from bot.discord.client import CouncilBot, build_discord_client
 from core.admission.limits import validate_question
 from core.errors import InputRejected
-from core.models import Actor, Origin, Platform
+from core.models import Actor, MemberFinished, Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.discord_fake import BASIC_PERMISSIONS, MANAGE_GUILD, FakeDiscord
@@ -70,6 +70,19 @@ async def env(llm, tmp_path, request):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+async def answered(service: CouncilService, council_id: str, members: set[str]) -> None:
+    """Returns once each of `members` has answered in the running council."""
+    run = service.runs.get(council_id)
+    assert run is not None
+    seen: set[str] = set()
+    async for event in run.events():
+        if isinstance(event, MemberFinished):
+            seen.add(event.answer.model)
+            if members <= seen:
+                return
+    raise AssertionError(f"the council ended with answers from {sorted(seen)} only")
 
 
 def final_edits(fake: FakeDiscord) -> list:
@@ -339,10 +352,7 @@ async def test_stop_and_synthesize_buttons(env, llm):
     # The buttons appear with the first progress edit.
     await fake.wait_for(lambda: fake.messages[status_id]["components"], 5)
     council_id = fake.messages[status_id]["components"][0]["components"][0]["custom_id"].split(":")[2]
-    await fake.wait_for(
-        lambda: len(llm.requests_for(stage=1)) >= 2 and any(r.model == "alpha" for r in llm.requests_for(stage=1)), 5
-    )
-    await asyncio.sleep(0.6)  # alpha and beta have answered, gamma is slow
+    await asyncio.wait_for(answered(env.service, council_id, {"alpha", "beta"}), 5)  # gamma is slow
 
     stranger = await fake.push_component(status_id, f"council:stop:{council_id}", user_id=2002)
     await fake.wait_for(lambda: ephemeral_replies(fake, stranger.token), 5)

@@ -404,8 +404,15 @@ async def test_bad_signature_is_rejected(env):
     stale = sign(SECRET, body, int(time.time()) - 600)
     status, _ = await env.post(body, "application/x-www-form-urlencoded", signed=False, headers=stale)
     assert status == 401
-    await asyncio.sleep(0.2)
-    assert not env.fake.calls_to("chat.postMessage") and not env.bot.tasks
+    # A signed request after them, answered in full, proves their moment has passed.
+    await env.command("What is six times seven?")
+    await env.fake.wait_for(lambda: deliveries(env.fake) == 1)
+    await env.settle()
+    assert len(statuses(env.fake)) == 1 and not env.bot.tasks
+    origin = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1")
+    assert [c.question for c in await env.service.queries.history(origin, "channel", 10)] == [
+        "What is six times seven?"
+    ]
 
 
 async def test_event_retries_start_one_council(env, llm):

@@ -6,7 +6,6 @@ receiver on loopback (tests/otlp_receiver.py), as to an OpenTelemetry collector.
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import aiohttp
@@ -90,14 +89,16 @@ async def test_a_council_keeps_its_trace_and_metrics_across_a_killed_worker(
             ts, body = mention(fake, QUESTIONS[0], "EvT")
             await send(session, intake, body)
             await waited(fake, lambda: asked(llm, QUESTIONS[0], 2) > 0, 60)
-            await asyncio.sleep(0.5)  # the finished stage 1's spans leave on the 100 ms export schedule
+            # The finished stage 1's spans leave on the 100 ms export schedule, its chats before it.
+            await waited(fake, lambda: otlp.named("stage1"), 10)
             pid = await runner_pid(database_url, QUESTIONS[0])
             victim = next(w for w in workers if w.process and w.process.pid == pid)
             victim.kill9()
             killed_at = time.monotonic()
             await waited(fake, lambda: answers_in(fake, ts) >= 1, 90)
             assert resumed_notes(fake, ts) == 1
-            await asyncio.sleep(1.5)  # the last spans' export
+            # The survivor's council span ends last (after its metrics), so the spans before it are in.
+            await waited(fake, lambda: otlp.named("council"), 10)
             print(
                 f"\n[telemetry] killed worker pid {pid} mid-stage-2; {len(otlp.spans)} spans received, "
                 f"answered {time.monotonic() - killed_at:.1f} s after the kill"
