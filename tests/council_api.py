@@ -11,12 +11,23 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
+
 from tests.conftest import MEMBERS
-from tests.llm_server import ScriptedLLMServer
+from tests.llm_server import ScriptedLLMServer, council_member
 
 ROOT = Path(__file__).resolve().parent.parent
 API_KEY = "sk-council-test-alice"
 OTHER_KEY = "sk-council-test-bob"
+AUTH = {"Authorization": f"Bearer {API_KEY}"}
+SENTINEL = [{"role": "user", "content": "Sentinel question: what is two plus two?"}]
+
+
+def script_healthy(llm: ScriptedLLMServer, synthesis: str | None = None, **timing: float) -> None:
+    for name in MEMBERS:
+        llm.script(
+            name, council_member(f"{name} says: 42.", synthesis=synthesis or f"Final answer by {name}: 42.", **timing)
+        )
 
 
 def council_env(llm: ScriptedLLMServer, tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -84,3 +95,16 @@ async def council_api(
 async def _collect(stream: asyncio.StreamReader, lines: list[str]) -> None:
     while line := await stream.readline():
         lines.append(line.decode(errors="replace").rstrip("\n"))
+
+
+async def requests_before_a_later_council(api: RunningApi, llm: ScriptedLLMServer) -> list:
+    """Runs a whole council on a sentinel question, started after everything the test did: once
+    it has answered, a model call that anything earlier still had to make would have been made.
+    Returns the recorded model requests that are not the sentinel's."""
+    script_healthy(llm)
+    async with httpx.AsyncClient(timeout=60) as http:
+        response = await http.post(
+            f"{api.base_url}/chat/completions", headers=AUTH, json={"model": "llm-council", "messages": SENTINEL}
+        )
+    assert response.status_code == 200, response.text
+    return [r for r in llm.requests if "Sentinel question" not in r.user]

@@ -14,14 +14,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class CouncilProcess:
-    def __init__(self, args: list[str], env: dict[str, str], log: Path):
-        self.args, self.env, self.log = args, env, log
+    def __init__(self, args: list[str], env: dict[str, str], log: Path, cwd: Path = ROOT):
+        self.args, self.env, self.log, self.cwd = args, env, log, cwd
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> CouncilProcess:
         with self.log.open("ab") as out:
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot.cli", *self.args, env=self.env, cwd=ROOT, stdout=out, stderr=out
+                sys.executable, "-m", "bot.cli", *self.args, env=self.env, cwd=self.cwd, stdout=out, stderr=out
             )
         return self
 

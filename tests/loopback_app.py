@@ -6,7 +6,16 @@ async with LoopbackApp(routes) as app:
 
 from __future__ import annotations
 
+import socket
+
 from aiohttp import web
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 right now, for a server that must be told its port (a subprocess)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 async def serve_on_loopback(app: web.Application, host: str = "127.0.0.1", **site_options) -> tuple[web.AppRunner, int]:

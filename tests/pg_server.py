@@ -14,12 +14,13 @@ import itertools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 
 import psycopg
+
+from tests.loopback_app import free_port
 
 SERVER_USER_CANDIDATES = ("postgres", "council-pg")
 DB_USER = "council"
@@ -47,12 +48,6 @@ def missing_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _server_user() -> str | None:
     """The unprivileged user that runs the server when we are root (None: run as ourselves)."""
     if os.geteuid() != 0:
@@ -75,7 +70,7 @@ class PostgresServer:
         if bin_dir is None:
             raise RuntimeError(missing_reason() or "no PostgreSQL")
         self.bin_dir = bin_dir
-        self.port = _free_port()
+        self.port = free_port()
         self.user = _server_user()
         self.root = Path(tempfile.mkdtemp(prefix="council-pg-"))
         self.data = self.root / "data"

@@ -17,17 +17,19 @@ import pytest_asyncio
 from core.models import CouncilStatus, Platform
 from core.storage import Storage
 from tests.conftest import MEMBERS
-from tests.council_api import API_KEY, OTHER_KEY, council_api, council_env
+from tests.council_api import (
+    API_KEY,
+    AUTH,
+    OTHER_KEY,
+    council_api,
+    council_env,
+    requests_before_a_later_council,
+    script_healthy,
+)
 from tests.llm_server import ByStage, Fail, Hang, Reply, ScriptedLLMServer, council_member, ranking_review
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-AUTH = {"Authorization": f"Bearer {API_KEY}"}
 QUESTION = [{"role": "user", "content": "What is six times seven?"}]
-
-
-def script_healthy(llm: ScriptedLLMServer, **timing: float) -> None:
-    for name in MEMBERS:
-        llm.script(name, council_member(f"{name} says: 42.", synthesis=f"Final answer by {name}: 42.", **timing))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -59,22 +61,6 @@ async def until(condition, within_s: float = 10.0) -> None:
         if time.perf_counter() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.02)
-
-
-SENTINEL = [{"role": "user", "content": "Sentinel question: what is two plus two?"}]
-
-
-async def requests_before_a_later_council(api, llm: ScriptedLLMServer) -> list:
-    """Runs a whole council on a sentinel question, started after everything the test did: once
-    it has answered, a model call that anything earlier still had to make would have been made.
-    Returns the recorded model requests that are not the sentinel's."""
-    script_healthy(llm)
-    async with httpx.AsyncClient(timeout=60) as http:
-        response = await http.post(
-            f"{api.base_url}/chat/completions", headers=AUTH, json={"model": "llm-council", "messages": SENTINEL}
-        )
-    assert response.status_code == 200, response.text
-    return [r for r in llm.requests if "Sentinel question" not in r.user]
 
 
 async def stored(api, council_id: str):

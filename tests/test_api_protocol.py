@@ -17,18 +17,12 @@ import pytest_asyncio
 
 from core.storage import Storage
 from tests.conftest import MEMBERS
-from tests.council_api import API_KEY, council_api
+from tests.council_api import API_KEY, AUTH, council_api, requests_before_a_later_council, script_healthy
 from tests.llm_server import ByStage, Fail, Reply, ScriptedLLMServer, council_member, ranking_review
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-AUTH = {"Authorization": f"Bearer {API_KEY}"}
 QUESTION = [{"role": "user", "content": "What is six times seven?"}]
 BODY = {"model": "llm-council", "messages": QUESTION}
-
-
-def script_healthy(llm: ScriptedLLMServer, synthesis: str | None = None) -> None:
-    for name in MEMBERS:
-        llm.script(name, council_member(f"{name} says: 42.", synthesis=synthesis or f"Final answer by {name}: 42."))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -87,8 +81,7 @@ async def test_a_post_whose_body_is_not_declared_json_starts_nothing(keyless, ll
     assert response.status_code == 415
     assert response.json()["error"]["code"] == "unsupported_media_type"
     assert response.headers["x-should-retry"] == "false"
-    await asyncio.sleep(0.2)
-    assert llm_for_api.requests == []
+    assert await requests_before_a_later_council(keyless, llm_for_api) == []
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "127.0.0.1.evil.example"])

@@ -11,7 +11,8 @@ from tests.conftest import MEMBERS
 ROOT = Path(__file__).resolve().parent.parent
 
 
-async def council(tmp_path, llm, *args, extra_env=None):
+def cli_env(llm, tmp_path, **extra: str) -> dict[str, str]:
+    """A `council` command's environment: the scripted server, cli.db in `tmp_path`, none of ours."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_", "DATABASE_URL"))}
     env.update(
         LLM_BASE_URL=llm.base_url,
@@ -21,7 +22,12 @@ async def council(tmp_path, llm, *args, extra_env=None):
         DATABASE_URL=f"sqlite:///{tmp_path}/cli.db",
         PYTHONPATH=str(ROOT),
     )
-    env.update(extra_env or {})
+    env.update(extra)
+    return env
+
+
+async def council(tmp_path, llm, *args, extra_env=None):
+    env = cli_env(llm, tmp_path, **(extra_env or {}))
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

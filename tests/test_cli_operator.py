@@ -5,11 +5,8 @@ chairman's note first. Real `council` subprocesses against the scripted LLM serv
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import signal
 import sqlite3
-import sys
 import time
 
 import pytest
@@ -18,8 +15,9 @@ from core.errors import BudgetExceeded, RateLimited
 from core.models import Origin, Platform
 from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
+from tests.council_process import CouncilProcess
 from tests.llm_server import ByStage, Hang, Reply, council_member
-from tests.test_cli import ROOT, council
+from tests.test_cli import cli_env, council
 
 LIMITS = {"RATE_LIMIT_USER_PER_HOUR": "1", "RATE_LIMIT_CHANNEL_PER_HOUR": "1"}
 SLACK_USER = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1", user_id="U1")
@@ -67,20 +65,6 @@ async def test_the_daily_budget_still_applies_at_the_terminal(tmp_path, llm):
 # --------------------------------------------------------------------------- history
 
 
-def _env(llm, tmp_path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_", "DATABASE_URL"))}
-    env.update(
-        LLM_BASE_URL=llm.base_url,
-        LLM_API_KEY="cli-test-key",
-        COUNCIL_MODELS=",".join(MEMBERS),
-        COUNCIL_CHAIRMAN="beta",
-        DATABASE_URL=f"sqlite:///{tmp_path}/cli.db",
-        PYTHONPATH=str(ROOT),
-        **extra,
-    )
-    return env
-
-
 def _rows(tmp_path) -> tuple[list[tuple], list[tuple]]:
     """The councils (id, status) and the owners' leases, read straight from the database file."""
     with sqlite3.connect(tmp_path / "cli.db") as db:
@@ -93,27 +77,27 @@ async def test_history_lists_running_and_interrupted_councils_without_writing(tm
     code, _, err = await council(tmp_path, llm, "ask", "A finished one?")
     assert code == 0, err
     llm.script("gamma", ByStage(Hang(), Reply("unused"), Reply("unused")))  # holds the next council in stage 1
-    asking = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "ask", "--quiet", "Still thinking?", cwd=tmp_path,
-        env=_env(llm, tmp_path, COUNCIL_LEASE_S="1", COUNCIL_TIMEOUT_S="600", COUNCIL_GRACE_S="600"),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+    asking = CouncilProcess(
+        ["ask", "--quiet", "Still thinking?"],
+        cli_env(llm, tmp_path, COUNCIL_LEASE_S="1", COUNCIL_TIMEOUT_S="600", COUNCIL_GRACE_S="600"),
+        tmp_path / "asking.log",
+        cwd=tmp_path,
+    )
+    await asking.start()
     try:
-        deadline = time.monotonic() + 30
-        while not llm.requests_for("gamma", stage=1) or len(_rows(tmp_path)[0]) < 2:
-            assert time.monotonic() < deadline, "the second council never started"
-            await asyncio.sleep(0.05)
+        await asking.until(lambda: llm.requests_for("gamma", stage=1) and len(_rows(tmp_path)[0]) >= 2, 30)
         code, out, err = await council(tmp_path, llm, "history")
         assert code == 0, err
         lines = out.strip().splitlines()
         assert len(lines) == 2 and "· running — Still thinking?" in lines[0] and "A finished one?" in lines[1]
     finally:
-        asking.send_signal(signal.SIGKILL)  # no clean shutdown: the lease is left to run out
-        await asking.wait()
+        asking.kill9()  # no clean shutdown: the lease is left to run out
+        assert asking.process is not None
+        await asking.process.wait()
 
     councils, owners = _rows(tmp_path)
     running_id = councils[-1][0]
-    await asyncio.sleep(1.5)  # past COUNCIL_LEASE_S
+    await asyncio.sleep(max(lease_until for _, lease_until in owners) - time.time() + 0.05)  # past the lease
     code, out, err = await council(tmp_path, llm, "history")
     assert code == 0, err
     assert out.splitlines()[0].startswith(running_id) and "interrupted (its process stopped)" in out.splitlines()[0]

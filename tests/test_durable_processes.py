@@ -27,8 +27,9 @@ from core.storage import Storage
 from tests.conftest import MEMBERS
 from tests.council_process import ROOT, CouncilProcess
 from tests.llm_server import ByStage, Reply, ScriptedLLMServer, ranking_review
+from tests.loopback_app import free_port
 from tests.slack_fake import FakeSlack, sign
-from tests.test_slack_run import answers, free_port
+from tests.test_slack_run import answers, mention
 
 SECRET = "durable-secret"
 TOKEN = "xoxb-test"
@@ -116,20 +117,6 @@ def council_env(llm: ScriptedLLMServer, database_url: str) -> dict[str, str]:
         LOG_LEVEL="INFO",
     )
     return env
-
-
-def mention(fake: FakeSlack, question: str, event_id: str) -> tuple[str, dict]:
-    ts = fake.add_message("C1", f"<@UBOT> {question}", user="U1")
-    event = {"type": "app_mention", "user": "U1", "text": f"<@UBOT> {question}", "ts": ts, "channel": "C1"}
-    body = {
-        "team_id": "T1",
-        "api_app_id": "A1",
-        "type": "event_callback",
-        "event": {**event, "event_ts": ts},
-        "event_id": event_id,
-        "event_time": int(time.time()),
-    }
-    return ts, body
 
 
 async def send(session: aiohttp.ClientSession, bot: BotProcess, body: dict, retry: int = 0) -> None:

@@ -16,7 +16,6 @@ Marked `llama`; skipped (with the reason) when the server extra or the model is 
 from __future__ import annotations
 
 import importlib.util
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from core.models import ChairmanToken, CouncilConfig, CouncilRequest, CouncilSta
 from core.providers.router import ProviderRouter
 from core.settings import Settings
 from tests.factories import run_council_to_end
+from tests.loopback_app import free_port
 from tests.optional import llama_threads, needs
 
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
@@ -49,17 +49,11 @@ def _missing() -> str | None:
 pytestmark = [pytest.mark.llama, needs(_missing())]
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
     from core.providers.local_models import smollm2_path
 
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     threads = str(llama_threads())
     command = [

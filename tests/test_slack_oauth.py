@@ -7,7 +7,6 @@ import asyncio
 import html
 import json
 import re
-import socket
 import time
 from pathlib import Path
 
@@ -23,17 +22,13 @@ from bot.slack.oauth import BOT_SCOPES
 from core.errors import ConfigurationError
 from core.service import CouncilService
 from tests.conftest import make_settings
+from tests.loopback_app import free_port
 from tests.slack_fake import FakeSlack, encode_form, sign
+from tests.test_slack_adapter import deliveries
 
 SECRET = "oauth-signing-secret"
 CLIENT_ID, CLIENT_SECRET = "111.222", "client-secret-value"
 ROOT = str(Path(__file__).resolve().parent.parent)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -212,8 +207,7 @@ async def test_rotated_token_is_refreshed_through_slack_api_url(deployment, fake
 async def test_uninstall_deletes_the_tokens_and_keeps_the_councils(deployment, fake):
     await deployment.install("T2")
     assert await deployment.command("T2", "C2", "What is six times seven?") == 200
-    await fake.wait_for(lambda: answered(fake, "C2"), timeout=30)
-    await asyncio.sleep(0.2)
+    await fake.wait_for(lambda: answered(fake, "C2") and deliveries(fake, "C2") == 1, timeout=30)
     fake.revoke("T2")
     assert await deployment.event("T2", {"type": "app_uninstalled"}, "Ev-uninstall") == 200
     store = SlackInstallationStore(deployment.service)
@@ -234,8 +228,7 @@ async def test_uninstall_deletes_the_tokens_and_keeps_the_councils(deployment, f
 async def test_purge_on_uninstall_deletes_the_councils_too(deployment, fake):
     await deployment.install("T2")
     assert await deployment.command("T2", "C2", "What is six times seven?") == 200
-    await fake.wait_for(lambda: answered(fake, "C2"), timeout=30)
-    await asyncio.sleep(0.3)
+    await fake.wait_for(lambda: answered(fake, "C2") and deliveries(fake, "C2") == 1, timeout=30)
     assert await deployment.event("T2", {"type": "app_uninstalled"}, "Ev-uninstall-2") == 200
     for _ in range(100):
         if not await deployment.service.queries.history(scope="all", limit=10):

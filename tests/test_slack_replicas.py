@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 
 import aiohttp
 import pytest
@@ -15,8 +14,9 @@ import pytest
 from bot.slack.app import run_slack
 from core.service import CouncilService
 from tests.conftest import BACKENDS, backend_url, make_settings
+from tests.loopback_app import free_port
 from tests.slack_fake import FakeSlack, sign
-from tests.test_slack_run import SECRET, TOKEN, answers, free_port
+from tests.test_slack_run import SECRET, TOKEN, answers, mention
 
 REPLICAS = 2
 
@@ -33,17 +33,8 @@ async def fake():
     await f.close()
 
 
-def mention(fake: FakeSlack, event_id: str) -> dict:
-    ts = fake.add_message("C1", "<@UBOT> What is six times seven?", user="U1")
-    event = {"type": "app_mention", "user": "U1", "text": "<@UBOT> What is six times seven?", "ts": ts}
-    return {
-        "team_id": "T1",
-        "api_app_id": "A1",
-        "type": "event_callback",
-        "event": {**event, "channel": "C1", "event_ts": ts},
-        "event_id": event_id,
-        "event_time": int(time.time()),
-    }
+def mention_body(fake: FakeSlack, event_id: str) -> dict:
+    return mention(fake, "What is six times seven?", event_id)[1]
 
 
 @contextlib.asynccontextmanager
@@ -90,7 +81,7 @@ async def test_http_replicas_start_one_council_for_an_event_and_its_retry(llm, t
         services,
         ports,
     ):
-        body = mention(fake, "EvReplica1")
+        body = mention_body(fake, "EvReplica1")
         async with aiohttp.ClientSession() as session:
             for port in ports:  # wait until both replicas serve
                 for _ in range(200):
@@ -104,7 +95,7 @@ async def test_http_replicas_start_one_council_for_an_event_and_its_retry(llm, t
             await fake.wait_for(lambda: answers(fake), timeout=30)
             # A later event on the replica that took the retry: a council that retry had started,
             # on the same scripted models, would have answered before this one does.
-            sentinel = mention(fake, "EvReplica2")
+            sentinel = mention_body(fake, "EvReplica2")
             await post_event(session, ports[-1], sentinel)
             await fake.wait_for(lambda: answers_to(fake, sentinel), timeout=30)
         assert answers_to(fake, body) == 1 and len(answers(fake)) == 2
@@ -117,13 +108,13 @@ async def test_socket_mode_connections_start_one_council_for_a_redelivered_event
         _,
     ):
         await fake.wait_for(lambda: len(fake.sockets) == REPLICAS, timeout=15)
-        body = mention(fake, "EvSocket1")
+        body = mention_body(fake, "EvSocket1")
         envelopes = [await fake.send_envelope("events_api", body, socket=i) for i in range(REPLICAS)]
         await fake.wait_for(lambda: all(fake.socket_ack(e) for e in envelopes), timeout=5)
         await fake.wait_for(lambda: answers(fake), timeout=30)
         # A later event on the last connection (the redelivery's): answered after any council
         # that redelivery had started.
-        sentinel = mention(fake, "EvSocket2")
+        sentinel = mention_body(fake, "EvSocket2")
         ack = await fake.send_envelope("events_api", sentinel, socket=REPLICAS - 1)
         await fake.wait_for(lambda: fake.socket_ack(ack) and answers_to(fake, sentinel), timeout=30)
         assert answers_to(fake, body) == 1 and len(answers(fake)) == 2

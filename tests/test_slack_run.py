@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 
 import aiohttp
@@ -12,16 +11,11 @@ import pytest
 from bot.slack.app import api_base_url, build_slack_bot, run_slack
 from core.service import CouncilService
 from tests.conftest import make_settings
+from tests.loopback_app import free_port
 from tests.slack_fake import FakeSlack, encode_form, sign
 
 SECRET = "run-secret"
 TOKEN = "xoxb-test"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def command_fields(fake: FakeSlack, text: str) -> dict[str, str]:
@@ -39,7 +33,7 @@ def command_fields(fake: FakeSlack, text: str) -> dict[str, str]:
     }
 
 
-def socket_mention(fake: FakeSlack, question: str, event_id: str) -> tuple[str, dict]:
+def mention(fake: FakeSlack, question: str, event_id: str) -> tuple[str, dict]:
     """A mention in C1 and its Events API body: (its ts, the body)."""
     ts = fake.add_message("C1", f"<@UBOT> {question}", user="U1")
     event = {"type": "app_mention", "user": "U1", "text": f"<@UBOT> {question}", "ts": ts, "channel": "C1"}
@@ -151,13 +145,13 @@ async def test_run_slack_socket_mode(llm, tmp_path, fake):
         assert ack_s < 3
         await fake.wait_for(lambda: answers(fake), timeout=30)
 
-        ts, body = socket_mention(fake, "And seven times six?", "EvS1")
+        ts, body = mention(fake, "And seven times six?", "EvS1")
         first = await fake.send_envelope("events_api", body)
         again = await fake.send_envelope("events_api", body)  # a redelivery
         await fake.wait_for(lambda: fake.socket_ack(first) and fake.socket_ack(again), timeout=5)
         await fake.wait_for(lambda: len(answers(fake)) == 2, timeout=30)
         # A later event: answered after any council the redelivery had started.
-        sentinel_ts, sentinel = socket_mention(fake, "And eight times five?", "EvS2")
+        sentinel_ts, sentinel = mention(fake, "And eight times five?", "EvS2")
         await fake.send_envelope("events_api", sentinel)
         await fake.wait_for(lambda: any(a["thread_ts"] == sentinel_ts for a in answers(fake)), timeout=30)
         assert len(answers(fake)) == 3 and answers(fake)[1]["thread_ts"] == ts

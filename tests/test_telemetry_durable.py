@@ -13,6 +13,7 @@ import aiohttp
 from tests.conftest import MEMBERS
 from tests.council_process import CouncilProcess
 from tests.llm_server import ScriptedLLMServer
+from tests.loopback_app import free_port
 from tests.otlp_receiver import OtlpReceiver
 from tests.test_durable_processes import (
     QUESTIONS,
@@ -22,13 +23,12 @@ from tests.test_durable_processes import (
     bot_env,
     fake,  # noqa: F401 - fixture
     llm_slow_reviews,  # noqa: F401 - fixture
-    mention,
     resumed_notes,
     runner_pid,
     send,
     waited,
 )
-from tests.test_slack_run import free_port
+from tests.test_slack_run import mention
 from tests.test_telemetry import parse, value
 
 
