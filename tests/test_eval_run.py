@@ -6,6 +6,7 @@ the runs stored on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import sqlite3
@@ -14,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai")
+# Skipped without importing it: inspect-ai takes over a second to import, in every xdist worker.
+if importlib.util.find_spec("inspect_ai") is None:
+    pytest.skip("inspect-ai is not installed (pip install -e '.[eval]')", allow_module_level=True)
 
 from core.eval.configs import mode_available
 from core.eval.dataset import bundled
