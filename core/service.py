@@ -154,13 +154,20 @@ class CouncilService:
 
     @classmethod
     async def open(
-        cls, settings: Settings | None = None, *, router: ProviderRouter | None = None, lease_s: float | None = None
+        cls,
+        settings: Settings | None = None,
+        *,
+        router: ProviderRouter | None = None,
+        lease_s: float | None = None,
+        single_council: bool = False,
     ) -> CouncilService:
         """Open the database. Nothing is marked here: councils other processes run are theirs, and
-        those of dead processes are marked by the first process that runs councils (`start_lease`)."""
+        those of dead processes are marked by the first process that runs councils (`start_lease`).
+        `single_council`: this process runs one council at a time (the terminal's commands)."""
         settings = settings or load_settings()
         storage = await open_configured_storage(settings)
-        service = cls(settings, storage, router or ProviderRouter(settings), lease_s=lease_s)
+        router = router or ProviderRouter(settings, single_council=single_council)
+        service = cls(settings, storage, router, lease_s=lease_s)
         if settings.retention_days:
             await service.retention.start(timedelta(days=settings.retention_days))
         return service
