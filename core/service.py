@@ -31,7 +31,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, TypeVar
 
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
@@ -46,7 +47,6 @@ from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.engine.tasks import FrontEndTasks
 from core.errors import NotFound
-from core.eval.session import CouncilEvals
 from core.models import (
     Actor,
     AnswerFormat,
@@ -60,10 +60,10 @@ from core.models import (
     Origin,
     Platform,
 )
+from core.models.files import ExtractedAttachment
 from core.models.seats import all_models
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
-from core.reading.attachments import ExtractedAttachment
 from core.reading.reader import CouncilReading
 from core.records.export import feedback_lines, leaderboard_document, to_json
 from core.records.feedback import CouncilFeedback
@@ -82,6 +82,9 @@ from core.telemetry.health import ProcessHealth
 from core.telemetry.metrics import count_platform_write
 from core.telemetry.tracing import continued, submitted
 from core.tenants import Tenants, tenant_of
+
+if TYPE_CHECKING:
+    from core.eval.session import CouncilEvals
 
 __all__ = [
     "CouncilMessages",
@@ -132,8 +135,6 @@ class CouncilService:
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
-        # `council eval` (core/eval): the operator's councils measured against their members.
-        self.evals = CouncilEvals(settings, storage, router, self.admission, self.redact)
         self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
         # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
@@ -149,6 +150,14 @@ class CouncilService:
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
         tracing.record_content(settings.trace_content)
+
+    @cached_property
+    def evals(self) -> CouncilEvals:
+        """`council eval` (core/eval): the operator's councils measured against their members.
+        Built on first use: no other command needs its datasets and scorers loaded."""
+        from core.eval.session import CouncilEvals
+
+        return CouncilEvals(self.settings, self.storage, self.router, self.admission, self.redact)
 
     # ------------------------------------------------------------------ lifecycle
 

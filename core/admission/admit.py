@@ -22,10 +22,9 @@ from core.models import (
     new_council_id,
     seats,
 )
+from core.models.files import FILES_ONLY_QUESTION, ExtractedAttachment
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
-from core.reading.attachments import ExtractedAttachment
-from core.reading.reader import FILES_ONLY_QUESTION
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class ChannelConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     channel_id: str
     settings: ChannelSettings

@@ -402,7 +402,7 @@ class Destination(BaseModel):
     """Where a council is shown: everything a runner needs to write there, as plain ids. Stored
     with a durable council's job, so that any worker can post into the original thread."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     platform: Platform
     channel_id: str  # where the answer goes: a Slack channel, a Discord thread (or channel)
