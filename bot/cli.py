@@ -202,9 +202,11 @@ def _run(args: argparse.Namespace, own_process: bool) -> int:
 
     with _start_up(own_process):
         from bot import commands
-        from core.service import Redactor, configure_logging
+        from core.service import Redactor, collect_metrics, configure_logging
 
         settings = commands.settings_for(args)
+    if own_process:
+        collect_metrics(args.command in SERVERS)  # only they serve /metrics
     redactor = Redactor.from_settings(settings)
     _Redact.apply = staticmethod(redactor)
     configure_logging(_log_level(args, settings), redactor, settings.log_format)

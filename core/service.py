@@ -79,6 +79,7 @@ from core.storage.copy import migrate_database
 from core.storage.opening import open_configured_storage
 from core.telemetry import metrics, tracing
 from core.telemetry.health import ProcessHealth
+from core.telemetry.metrics import collect as collect_metrics
 from core.telemetry.metrics import count_platform_write
 from core.telemetry.tracing import continued, submitted
 from core.tenants import Tenants, tenant_of
@@ -91,6 +92,7 @@ __all__ = [
     "CouncilRun",
     "CouncilService",
     "Redactor",
+    "collect_metrics",
     "configure_logging",
     "continued",
     "count_platform_write",
