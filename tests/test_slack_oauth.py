@@ -17,7 +17,7 @@ from cryptography.fernet import Fernet
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.app import run_slack
+from bot.slack.app import build_slack_bot, run_slack
 from bot.slack.installations import SlackInstallationStore
 from bot.slack.oauth import BOT_SCOPES
 from core.errors import ConfigurationError
@@ -294,6 +294,74 @@ async def test_org_wide_install_authorises_each_workspace_of_the_organisation(de
     await fake.wait_for(lambda: answered(fake, "C7"), timeout=30)
     [answer] = answered(fake, "C7")
     assert answer.headers["Authorization"] == f"Bearer {org_token}"
+
+
+def org_command(fake: FakeSlack, team: str, channel: str) -> str:
+    """/council from workspace `team` of organisation E1, where the app is installed org-wide."""
+    return encode_form(
+        {
+            "team_id": team,
+            "enterprise_id": "E1",
+            "is_enterprise_install": "true",
+            "channel_id": channel,
+            "channel_name": "general",
+            "user_id": "U1",
+            "user_name": "ada",
+            "command": "/council",
+            "text": "What is six times seven?",
+            "api_app_id": "A1",
+            "response_url": fake.response_url(f"r-{team}"),
+            "trigger_id": f"trig-{time.time()}",
+        }
+    )
+
+
+async def test_org_wide_install_answers_from_a_separate_worker(llm, tmp_path, fake, pg_server):
+    """PostgreSQL: `council slack` takes the command and queues the council (no worker of its own);
+    another service, set up as `council worker` is, runs it and posts the answer with the org-wide
+    install's token, found from the organisation kept with the job (the team has no install)."""
+    port = free_port()
+    settings = make_settings(
+        llm,
+        tmp_path,
+        DATABASE_URL=pg_server.new_database(),
+        SLACK_CLIENT_ID=CLIENT_ID,
+        SLACK_CLIENT_SECRET=CLIENT_SECRET,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=fake.api_url,
+        COUNCIL_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        COUNCIL_SECRET_KEY=Fernet.generate_key().decode(),
+        SLACK_STREAMING="off",
+        COUNCIL_QUEUE_HEARTBEAT_S="0.5",
+    )
+    intake, worker_side = await CouncilService.open(settings), await CouncilService.open(settings)
+    serving = asyncio.create_task(run_slack(intake, settings, port=port, host="127.0.0.1", worker=False))
+    worker_bot = build_slack_bot(worker_side, settings)  # as `council worker` does: Slack's deliverer
+    working = asyncio.create_task(worker_side.durable.work())
+    d = Deployment(fake, settings, intake, port)
+    try:
+        await d.wait_up()
+        fake.add_team(None, "Org", enterprise_id="E1", org_install=True)
+        status, page = await d.install("E1")
+        assert status == 200, page
+        [org_token] = fake.tokens_of("E1")
+        for team, channel in (("T7", "C7"), ("T8", "C8")):  # two workspaces of the organisation
+            assert await d.post(org_command(fake, team, channel), "application/x-www-form-urlencoded") == 200
+        await fake.wait_for(lambda: answered(fake, "C7") and answered(fake, "C8"), timeout=30)
+        for channel in ("C7", "C8"):
+            [answer] = answered(fake, channel)
+            assert answer.headers["Authorization"] == f"Bearer {org_token}"
+        ran = [c.council_id for c in await intake.queries.history(scope="all", limit=10)]
+        assert len(ran) == 2 and all(worker_side.runs.get(council) for council in ran)  # the worker ran both
+        assert not any(intake.runs.get(council) for council in ran)
+    finally:
+        for task in (serving, working):
+            task.cancel()
+        await asyncio.gather(serving, working, return_exceptions=True)
+        await worker_bot.aclose()
+        await d.close()
+        await intake.aclose()
+        await worker_side.aclose()
 
 
 async def test_fake_oauth_v2_exchange_has_slacks_shape(fake):

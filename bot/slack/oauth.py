@@ -175,9 +175,10 @@ def for_council(
     deliver: Callable[[CouncilRun, Destination, bool], Awaitable[None]],
     client: AsyncWebClient | None = None,
 ) -> Callable[[CouncilRun, Destination, bool], Awaitable[None]]:
-    """A deliverer that posts with the council's team's token (a worker has no request to take it
-    from); a rotating token near expiry is refreshed through `client` (SLACK_API_URL) first.
-    An org-wide install's councils are found by their team only when it installed as a workspace."""
+    """A deliverer that posts with the token of the installation serving the council's team (a
+    worker has no request to take it from): the workspace's own, or its organisation's org-wide
+    install (Enterprise Grid ids kept with the destination); a rotating token near expiry is
+    refreshed through `client` (SLACK_API_URL) first."""
     s = service.settings
     rotator = (
         AsyncTokenRotator(
@@ -191,9 +192,13 @@ def for_council(
     async def deliver_as_team(run: CouncilRun, destination: Destination, resumed: bool) -> None:
         team = run.request.origin.workspace_id
         if _team_token.get() is None and team:
-            bot = await store.find_team_bot(team)
+            bot = await store.find_serving_bot(
+                enterprise_id=destination.enterprise_id,
+                team_id=team,
+                is_enterprise_install=destination.is_enterprise_install,
+            )
             if bot is None:
-                log.warning("Slack: no installation for team %s; council %s is not shown", team, run.council_id)
+                log.warning("Slack: no installation serves team %s; council %s is not shown", team, run.council_id)
                 return
             if bot.bot_refresh_token is not None and rotator is not None:
                 # Token rotation: refreshed here as bolt would for an event (two hours before expiry).
