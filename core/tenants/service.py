@@ -62,13 +62,24 @@ def parse_tenant(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class TenantLineup:
+    """A tenant's own line-up, set with its provider key: its councils' members and chairman where
+    a channel chose none (both None: the operator's defaults)."""
+
+    members: list[str] | None = None
+    chairman: str | None = None
+
+
+OPERATORS = TenantLineup()
+
+
+@dataclass(frozen=True)
 class TenantPlan:
     """How a tenant's council runs: on its router, with its line-up unless the channel chose one."""
 
     router: ProviderRouter
     own_key: bool = False
-    members: list[str] | None = None
-    chairman: str | None = None
+    lineup: TenantLineup = OPERATORS
 
 
 class Tenants:
@@ -123,11 +134,16 @@ class Tenants:
         if not own and self.settings.require_tenant_key:
             raise InputRejected(ADD_A_KEY)
         await self._check_budget(tenant)
-        if not own:
-            return TenantPlan(router)
-        found = await self.store.get_key(tenant)
-        info = found[0] if found else None
-        return TenantPlan(router, True, info.members if info else None, info.chairman if info else None)
+        return TenantPlan(router, True, await self.lineup(origin)) if own else TenantPlan(router)
+
+    async def lineup(self, origin: Origin) -> TenantLineup:
+        """The line-up the tenant of `origin` set with its own key (its councils run on it): what
+        `plan` gives a council, and what the admin views show without building a router."""
+        tenant = tenant_of(origin)
+        found = await self.store.get_key(tenant) if tenant else None
+        if found is None:
+            return OPERATORS
+        return TenantLineup(found[0].members, found[0].chairman)
 
     async def _check_budget(self, tenant: str) -> None:
         spend = await self.spend(tenant)
@@ -257,4 +273,13 @@ def _clean_url(url: str | None) -> str | None:
     return url
 
 
-__all__ = ["ADD_A_KEY", "ConfigurationError", "TenantPlan", "Tenants", "parse_tenant", "tenant_of"]
+__all__ = [
+    "ADD_A_KEY",
+    "OPERATORS",
+    "ConfigurationError",
+    "TenantLineup",
+    "TenantPlan",
+    "Tenants",
+    "parse_tenant",
+    "tenant_of",
+]
