@@ -27,7 +27,7 @@ from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
-from core.tenants.installations import InstallationRecords, OAuthStates
+from core.tenants.installations import InstallationRecords, InstalledCount, OAuthStates
 from core.tenants.keys import KEY_TAIL, TenantStore
 from core.tenants.routing import TenantRouters
 from core.tenants.secrets import SecretBox
@@ -90,14 +90,29 @@ class Tenants:
         self.store = TenantStore(storage.db)
         self._db = storage.db
         self._permissions = permissions
-        self._box: SecretBox | None = SecretBox.from_settings(settings) if settings.secret_key else None
-        self.routers = TenantRouters(router, self.store, self._box)
+        # Built on first use: an unset or malformed COUNCIL_SECRET_KEY is reported where a secret
+        # is read or written (and by `council doctor`), not by every command that opens the service.
+        self._box: SecretBox | None = None
+        self.routers = TenantRouters(router, self.store, lambda: self.box)
 
     @property
     def box(self) -> SecretBox:
         if self._box is None:
             self._box = SecretBox.from_settings(self.settings)  # raises the explanation
         return self._box
+
+    async def check_secret_key(self) -> int:
+        """How many stored secrets (tenant keys, Slack installations) COUNCIL_SECRET_KEY opens: all
+        of them, else ConfigurationError saying why (unset, malformed, or missing an old key)."""
+        box = self.box
+        sealed = await self.store.sealed()
+        for token in sealed:
+            box.decrypt(token)
+        return len(sealed)
+
+    async def installed(self) -> InstalledCount:
+        """The Slack workspaces and organisations with the app installed (no secret is opened)."""
+        return await InstallationRecords.installed(self._db)
 
     async def aclose(self) -> None:
         await self.routers.aclose()
