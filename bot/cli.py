@@ -272,6 +272,17 @@ def _start_up(own_process: bool) -> Iterator[None]:
         gc.enable()
 
 
+def _reader_gone() -> int:
+    """`council history | head`: the reader stopped reading, which is no error of ours to report.
+    Output still buffered for the closed pipe goes nowhere (Python's advice for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (a test's capture): nothing to redirect
+        pass
+    return EXIT_FAILED
+
+
 def main(argv: Sequence[str] | None = None, own_process: bool = False) -> int:
     """The command's exit code. `own_process`: this process runs only this command (see `entry`)."""
     args = build_parser().parse_args(argv)
@@ -285,6 +296,8 @@ def main(argv: Sequence[str] | None = None, own_process: bool = False) -> int:
         return _fail(exc.user_message, args, EXIT_REFUSED)
     except KeyboardInterrupt:
         return EXIT_FAILED
+    except BrokenPipeError:
+        return _reader_gone()
     except Exception as exc:  # last resort: one line, the traceback only on request
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         hint = "" if args.verbose else " (run with -v for the traceback)"
