@@ -116,11 +116,9 @@ class Deployment:
         await self.session.close()
 
 
-@pytest.fixture
-async def deployment(llm, tmp_path, fake, request):
-    port = free_port()
-    extra = getattr(request, "param", {})
-    settings = make_settings(
+def oauth_settings(llm, tmp_path, fake: FakeSlack, port: int, **extra):
+    """OAuth mode on the fake Slack, served on `port`."""
+    return make_settings(
         llm,
         tmp_path,
         SLACK_CLIENT_ID=CLIENT_ID,
@@ -132,6 +130,12 @@ async def deployment(llm, tmp_path, fake, request):
         SLACK_STREAMING="off",
         **extra,
     )
+
+
+@pytest.fixture
+async def deployment(llm, tmp_path, fake, request):
+    port = free_port()
+    settings = oauth_settings(llm, tmp_path, fake, port, **getattr(request, "param", {}))
     service = await CouncilService.open(settings)
     task = asyncio.create_task(run_slack(service, settings, port=port, host="127.0.0.1"))
     d = Deployment(fake, settings, service, port)
@@ -271,31 +275,6 @@ def test_manifest_scopes_are_the_install_scopes():
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == set(BOT_SCOPES)
 
 
-async def test_org_wide_install_authorises_each_workspace_of_the_organisation(deployment, fake):
-    fake.add_team(None, "Org", enterprise_id="E1", org_install=True)
-    status, page = await deployment.install("E1")
-    assert status == 200, page
-    [org_token] = fake.tokens_of("E1")
-    fields = {
-        "team_id": "T7",
-        "enterprise_id": "E1",
-        "is_enterprise_install": "true",
-        "channel_id": "C7",
-        "channel_name": "general",
-        "user_id": "U1",
-        "user_name": "ada",
-        "command": "/council",
-        "text": "What is six times seven?",
-        "api_app_id": "A1",
-        "response_url": fake.response_url("r-org"),
-        "trigger_id": f"trig-{time.time()}",
-    }
-    assert await deployment.post(encode_form(fields), "application/x-www-form-urlencoded") == 200
-    await fake.wait_for(lambda: answered(fake, "C7"), timeout=30)
-    [answer] = answered(fake, "C7")
-    assert answer.headers["Authorization"] == f"Bearer {org_token}"
-
-
 def org_command(fake: FakeSlack, team: str, channel: str) -> str:
     """/council from workspace `team` of organisation E1, where the app is installed org-wide."""
     return encode_form(
@@ -316,23 +295,24 @@ def org_command(fake: FakeSlack, team: str, channel: str) -> str:
     )
 
 
+async def test_org_wide_install_authorises_each_workspace_of_the_organisation(deployment, fake):
+    fake.add_team(None, "Org", enterprise_id="E1", org_install=True)
+    status, page = await deployment.install("E1")
+    assert status == 200, page
+    [org_token] = fake.tokens_of("E1")
+    assert await deployment.post(org_command(fake, "T7", "C7"), "application/x-www-form-urlencoded") == 200
+    await fake.wait_for(lambda: answered(fake, "C7"), timeout=30)
+    [answer] = answered(fake, "C7")
+    assert answer.headers["Authorization"] == f"Bearer {org_token}"
+
+
 async def test_org_wide_install_answers_from_a_separate_worker(llm, tmp_path, fake, pg_server):
     """PostgreSQL: `council slack` takes the command and queues the council (no worker of its own);
     another service, set up as `council worker` is, runs it and posts the answer with the org-wide
     install's token, found from the organisation kept with the job (the team has no install)."""
     port = free_port()
-    settings = make_settings(
-        llm,
-        tmp_path,
-        DATABASE_URL=pg_server.new_database(),
-        SLACK_CLIENT_ID=CLIENT_ID,
-        SLACK_CLIENT_SECRET=CLIENT_SECRET,
-        SLACK_SIGNING_SECRET=SECRET,
-        SLACK_API_URL=fake.api_url,
-        COUNCIL_PUBLIC_URL=f"http://127.0.0.1:{port}",
-        COUNCIL_SECRET_KEY=Fernet.generate_key().decode(),
-        SLACK_STREAMING="off",
-        COUNCIL_QUEUE_HEARTBEAT_S="0.5",
+    settings = oauth_settings(
+        llm, tmp_path, fake, port, DATABASE_URL=pg_server.new_database(), COUNCIL_QUEUE_HEARTBEAT_S="0.5"
     )
     intake, worker_side = await CouncilService.open(settings), await CouncilService.open(settings)
     serving = asyncio.create_task(run_slack(intake, settings, port=port, host="127.0.0.1", worker=False))

@@ -28,7 +28,7 @@ from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
-from core.tenants.service import OPERATORS, TenantLineup, TenantPlan
+from core.tenants.service import OPERATORS_LINEUP, TenantLineup, TenantPlan
 
 
 class Admission:
@@ -142,7 +142,7 @@ class Admission:
         """The council a question at `origin` gets before its own choices (what `/council-admin
         show`, the Home tab and the leaderboard's seats show): the channel's settings, else its
         tenant's line-up, else the operator's defaults."""
-        lineup = await self.lineups(origin) if self.lineups is not None else OPERATORS
+        lineup = await self.lineups(origin) if self.lineups is not None else OPERATORS_LINEUP
         return with_tenant_lineup(self.config_for(channel), channel, lineup)
 
     def config_for(self, channel: ChannelSettings | None) -> CouncilConfig:

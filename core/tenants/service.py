@@ -70,7 +70,7 @@ class TenantLineup:
     chairman: str | None = None
 
 
-OPERATORS = TenantLineup()
+OPERATORS_LINEUP = TenantLineup()
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class TenantPlan:
 
     router: ProviderRouter
     own_key: bool = False
-    lineup: TenantLineup = OPERATORS
+    lineup: TenantLineup = OPERATORS_LINEUP
 
 
 class Tenants:
@@ -157,7 +157,7 @@ class Tenants:
         tenant = tenant_of(origin)
         found = await self.store.get_key(tenant) if tenant else None
         if found is None:
-            return OPERATORS
+            return OPERATORS_LINEUP
         return TenantLineup(found[0].members, found[0].chairman)
 
     async def _check_budget(self, tenant: str) -> None:
@@ -290,7 +290,7 @@ def _clean_url(url: str | None) -> str | None:
 
 __all__ = [
     "ADD_A_KEY",
-    "OPERATORS",
+    "OPERATORS_LINEUP",
     "ConfigurationError",
     "TenantLineup",
     "TenantPlan",
