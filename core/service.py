@@ -128,10 +128,10 @@ class CouncilService:
         self.reading = CouncilReading(settings, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
         self.events = storage.events  # platform event ids seen (retries are claimed once)
-        self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.config_for)
+        self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.effective_config)
         # Readers' votes and comments (core/records/feedback.py): the rule of who may vote lives there.
         self.feedback = CouncilFeedback(storage, self.redact, Permissions.visible_to, self.queries.get_result)
-        self.workspace = WorkspaceChannels(storage, self.admission.config_for)  # channels with their own settings
+        self.workspace = WorkspaceChannels(storage, self.admission.effective_config)  # channels with their own settings
         # Durable councils (core/durable): chat councils run as jobs that survive their process.
         self.worker = CouncilWorker(storage, self.runs, self.owner, self.redact, self._prepare)
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
@@ -147,6 +147,7 @@ class CouncilService:
         # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
         self.tenants = Tenants(settings, storage, router, self.permissions)
         self.admission.plans = self.tenants.plan
+        self.admission.lineups = self.tenants.lineup
         self.runs.router_for = self._router_for
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)

@@ -409,6 +409,11 @@ class Destination(BaseModel):
     thread_id: str | None = None  # Slack: the thread's ts (Discord threads are channels)
     status_id: str | None = None  # the status message, once posted (Slack ts, Discord message id)
     status_channel_id: str | None = None  # its channel when not `channel_id` (a /council starter message)
+    # Slack Enterprise Grid: the organisation, and whether the app is installed org-wide there (its
+    # installation is then the organisation's and posts for every workspace of it): with the
+    # origin's team, what a worker needs to find the installation whose token writes here.
+    enterprise_id: str | None = None
+    is_enterprise_install: bool = False
 
     @property
     def status_channel(self) -> str:
