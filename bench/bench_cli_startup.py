@@ -6,9 +6,10 @@ chairman on the scripted LLM server at 0.5 s a call (median of alternating runs)
 Each figure is a fresh interpreter (`python -m bot.cli ...`), measured N times; the median and
 the minimum of wall time and of the child's CPU time (user + system) are printed. CPU time is the
 figure to compare on a shared machine: wall time grows with everyone else's load. `ask` runs
-against the scripted LLM server of the tests (loopback, no model latency) with a fresh SQLite file
-per run, and the clock stops at the first line the command writes to stderr (the first progress
-line), where the command is killed.
+against the scripted LLM server of the tests (loopback, no model latency) on a database that exists
+already (as on every run but a machine's first; the line "same, new database" shows the first,
+which creates the schema), and the clock stops at the first line the command writes to stderr
+(the first progress line), where the command is killed.
 
     python bench/bench_cli_startup.py            # 15 runs of each, 5 whole councils of each
     python bench/bench_cli_startup.py --runs 30 --councils 9
@@ -71,54 +72,56 @@ def _council_env(base_url: str, tmp: str, members: str = "alpha,beta,gamma", cha
 
 
 def time_whole_councils(councils: int, base_url: str) -> tuple[list[float], list[float]]:
-    """Wall seconds of whole processes: `council ask --json` and the classic script, alternating."""
+    """Wall seconds of whole processes: `council ask --json` and the classic script, alternating.
+    Our database exists already (an untimed council made it), as on every run but a machine's first."""
     ours, classic = [], []
     question = "Why is the sky blue?"
-    for _ in range(councils):
-        with tempfile.TemporaryDirectory() as tmp:
-            env = _council_env(base_url, tmp, members=",".join(FIVE[:4]), chairman=FIVE[4])
-            for argv, series in (
-                (["-m", "bot.cli", "ask", "--json", question], ours),
-                (
-                    [
-                        str(ROOT / "bench" / "classic_council.py"),
-                        "--base-url",
-                        base_url,
-                        "--members",
-                        ",".join(FIVE[:4]),
-                        "--chairman",
-                        FIVE[4],
-                        question,
-                    ],
-                    classic,
-                ),
-            ):
+    with tempfile.TemporaryDirectory() as tmp:
+        env = _council_env(base_url, tmp, members=",".join(FIVE[:4]), chairman=FIVE[4])
+        ask = ["-m", "bot.cli", "ask", "--json", question]
+        subprocess.run([sys.executable, *ask], env=env, cwd=tmp, check=True, capture_output=True)
+        classic_argv = [
+            str(ROOT / "bench" / "classic_council.py"),
+            "--base-url",
+            base_url,
+            "--members",
+            ",".join(FIVE[:4]),
+            "--chairman",
+            FIVE[4],
+            question,
+        ]
+        for _ in range(councils):
+            for argv, series in ((ask, ours), (classic_argv, classic)):
                 start = time.perf_counter()
                 subprocess.run([sys.executable, *argv], env=env, cwd=tmp, check=True, capture_output=True)
                 series.append(time.perf_counter() - start)
     return ours, classic
 
 
-def time_first_progress_line(runs: int, base_url: str) -> tuple[list[float], list[float]]:
-    """Wall and CPU time until the first stderr line; the command is killed there."""
+def time_first_progress_line(runs: int, base_url: str, new_database: bool) -> tuple[list[float], list[float]]:
+    """Wall and CPU time until the first stderr line; the command is killed there. With
+    `new_database` each run starts on an empty directory (a machine's first council: the schema is
+    created), else on the database the previous runs wrote."""
     times, cpu = [], []
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as tmp:
-            env = _council_env(base_url, tmp)
-            start = time.perf_counter()
-            process = subprocess.Popen(
-                [sys.executable, "-m", "bot.cli", "ask", "Why is the sky blue?"],
-                env=env,
-                cwd=tmp,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            )
-            assert process.stderr is not None
-            line = process.stderr.readline()
-            times.append(time.perf_counter() - start)
-            process.kill()
-            cpu.append(_cpu_of(process))
-            assert line.strip(), "the command wrote no progress line"
+    with tempfile.TemporaryDirectory() as kept:
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as fresh:
+                tmp = fresh if new_database else kept
+                env = _council_env(base_url, tmp)
+                start = time.perf_counter()
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "bot.cli", "ask", "Why is the sky blue?"],
+                    env=env,
+                    cwd=tmp,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+                assert process.stderr is not None
+                line = process.stderr.readline()
+                times.append(time.perf_counter() - start)
+                process.kill()
+                cpu.append(_cpu_of(process))
+                assert line.strip(), "the command wrote no progress line"
     return times, cpu
 
 
@@ -164,7 +167,8 @@ def main() -> None:
 
     threading.Thread(target=serve, daemon=True).start()
     ready.wait(10)
-    _report("council ask: first line", time_first_progress_line(args.runs, base_url[0]))
+    _report("council ask: first line", time_first_progress_line(args.runs, base_url[0], new_database=False))
+    _report("  same, new database", time_first_progress_line(args.runs, base_url[0], new_database=True))
     ours, classic = (sorted(series) for series in time_whole_councils(args.councils, base_url[1]))
     ours_s, classic_s = statistics.median(ours), statistics.median(classic)
     print(

@@ -43,12 +43,15 @@ def settings_for(args: argparse.Namespace) -> Settings:
 async def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "migrate-db":
         return await cmd_migrate_db(args)
-    service = await CouncilService.open(settings)
+    service = await CouncilService.open(settings, single_council=args.command in SINGLE_COUNCIL)
     try:
         return await COMMANDS[args.command](service, args)
     finally:
         await service.aclose()
 
+
+# The terminal's commands that run a council or call models run one at a time (`eval` runs many).
+SINGLE_COUNCIL = frozenset({"ask", "doctor"})
 
 COMMANDS: dict[str, Callable[[CouncilService, argparse.Namespace], Awaitable[int]]] = {
     "ask": cmd_ask,

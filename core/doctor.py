@@ -1,5 +1,6 @@
 """Health checks behind `council doctor`: configuration, keys (one authenticated request to each
-configured endpoint), model ids, database."""
+configured endpoint), model ids, database, the bots (Slack's OAuth distribution: its install page,
+COUNCIL_SECRET_KEY and the installations stored)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from core.engine.weights import require_member_weights
 from core.errors import ConfigurationError
 from core.models import seats
 from core.providers.base import AuthError, ProviderError
+from core.settings import SLACK_INSTALL_PATH, SLACK_REDIRECT_PATH
 from core.storage import redact_url
 
 
@@ -29,7 +31,8 @@ async def diagnose(service) -> list[Check]:
     if isinstance(s.council_reviewer_weights, dict) and s.council_reviewer_weights:
         checks.append(_weights_check(service))
     checks.append(await _database_check(service))
-    checks += _bot_checks(s)
+    checks += await _slack_checks(service)
+    checks.append(_discord_check(s))
     return checks
 
 
@@ -106,18 +109,68 @@ async def _database_check(service) -> Check:
         return Check("database", False, f"{redact_url(service.settings.database_url)}: {exc}")
 
 
-def _bot_checks(s) -> list[Check]:
+async def _slack_checks(service) -> list[Check]:
+    s = service.settings
+    if not s.slack_oauth:
+        configured = bool(s.slack_bot_token)
+        return [
+            Check(
+                "slack",
+                True,
+                "configured" if configured else "not configured (SLACK_BOT_TOKEN)",
+                warning=not configured,
+            )
+        ]
+    problems = []
+    if s.slack_bot_token is not None:
+        problems.append("SLACK_BOT_TOKEN is set too: unset it (each workspace's token comes from its installation)")
+    if "SLACK_SIGNING_SECRET" in s.slack_oauth_missing:
+        problems.append("SLACK_SIGNING_SECRET is not set: Slack's requests cannot be verified")
+    mode = "OAuth distribution (SLACK_CLIENT_ID): "
+    install = s.slack_oauth_url(SLACK_INSTALL_PATH)
     return [
+        Check("slack", not problems, mode + ("; ".join(problems) or "each workspace answered with its own token")),
         Check(
-            "slack",
-            True,
-            "configured" if s.slack_bot_token else "not configured (SLACK_BOT_TOKEN)",
-            warning=not s.slack_bot_token,
+            "install page",
+            install is not None,
+            f"{install} (redirect URL {s.slack_oauth_url(SLACK_REDIRECT_PATH)})"
+            if install
+            else f"{SLACK_INSTALL_PATH} on COUNCIL_PUBLIC_URL, which is not set: the install link and the "
+            "OAuth redirect URL are built from it",
         ),
-        Check(
-            "discord",
-            True,
-            "configured" if s.discord_token else "not configured (DISCORD_TOKEN)",
-            warning=not s.discord_token,
-        ),
+        await _secret_key_check(service),
+        await _installations_check(service),
     ]
+
+
+async def _secret_key_check(service) -> Check:
+    """COUNCIL_SECRET_KEY set, well-formed and opening every stored secret (none is shown)."""
+    try:
+        opened = await service.tenants.check_secret_key()
+    except ConfigurationError as exc:
+        return Check("secret key", False, exc.user_message)
+    return Check("secret key", True, f"COUNCIL_SECRET_KEY set and valid: it opens the {opened} stored secret(s)")
+
+
+async def _installations_check(service) -> Check:
+    try:
+        count = await service.tenants.installed()
+    except Exception as exc:  # a storage failure: the database line says what it is
+        return Check("installations", False, f"could not count them ({type(exc).__name__}; see the database line)")
+    if not count.workspaces and not count.organisations:
+        return Check("installations", True, "none stored yet: install the app from the install page", warning=True)
+    return Check(
+        "installations",
+        True,
+        f"{count.workspaces + count.organisations} stored: {count.workspaces} workspace(s), "
+        f"{count.organisations} organisation-wide (Enterprise Grid)",
+    )
+
+
+def _discord_check(s) -> Check:
+    return Check(
+        "discord",
+        True,
+        "configured" if s.discord_token else "not configured (DISCORD_TOKEN)",
+        warning=not s.discord_token,
+    )

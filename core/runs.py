@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from core.admission.limits import Ticket
-from core.engine.council import CouncilControl, run_council
+from core.engine.control import CouncilControl
 from core.models import (
     CouncilCheckpoint,
     CouncilEvent,
@@ -174,6 +174,10 @@ class CouncilRuns:
                     if run.journal is not None:
                         await run.journal.prepared(run.request)
                 router = self.router if self.router_for is None else await self.router_for(run.request.origin)
+                # The engine loads here, once a council really starts: `council ask` has shown its
+                # first line by then, and a process that only reads history never loads it.
+                from core.engine.council import run_council
+
                 async for event in run_council(run.request, router, run.control, run.checkpoint):
                     telemetry.saw(event)
                     if isinstance(event, CouncilFinished):

@@ -31,7 +31,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, TypeVar
 
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
@@ -46,7 +47,6 @@ from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
 from core.engine.tasks import FrontEndTasks
 from core.errors import NotFound
-from core.eval.session import CouncilEvals
 from core.models import (
     Actor,
     AnswerFormat,
@@ -60,10 +60,10 @@ from core.models import (
     Origin,
     Platform,
 )
+from core.models.files import ExtractedAttachment
 from core.models.seats import all_models
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
-from core.reading.attachments import ExtractedAttachment
 from core.reading.reader import CouncilReading
 from core.records.export import feedback_lines, leaderboard_document, to_json
 from core.records.feedback import CouncilFeedback
@@ -79,15 +79,20 @@ from core.storage.copy import migrate_database
 from core.storage.opening import open_configured_storage
 from core.telemetry import metrics, tracing
 from core.telemetry.health import ProcessHealth
+from core.telemetry.metrics import collect as collect_metrics
 from core.telemetry.metrics import count_platform_write
 from core.telemetry.tracing import continued, submitted
 from core.tenants import Tenants, tenant_of
+
+if TYPE_CHECKING:
+    from core.eval.session import CouncilEvals
 
 __all__ = [
     "CouncilMessages",
     "CouncilRun",
     "CouncilService",
     "Redactor",
+    "collect_metrics",
     "configure_logging",
     "continued",
     "count_platform_write",
@@ -123,17 +128,15 @@ class CouncilService:
         self.reading = CouncilReading(settings, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
         self.events = storage.events  # platform event ids seen (retries are claimed once)
-        self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.config_for)
+        self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.effective_config)
         # Readers' votes and comments (core/records/feedback.py): the rule of who may vote lives there.
         self.feedback = CouncilFeedback(storage, self.redact, Permissions.visible_to, self.queries.get_result)
-        self.workspace = WorkspaceChannels(storage, self.admission.config_for)  # channels with their own settings
+        self.workspace = WorkspaceChannels(storage, self.admission.effective_config)  # channels with their own settings
         # Durable councils (core/durable): chat councils run as jobs that survive their process.
         self.worker = CouncilWorker(storage, self.runs, self.owner, self.redact, self._prepare)
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
-        # `council eval` (core/eval): the operator's councils measured against their members.
-        self.evals = CouncilEvals(settings, storage, router, self.admission, self.redact)
         self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
         # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
@@ -144,23 +147,39 @@ class CouncilService:
         # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
         self.tenants = Tenants(settings, storage, router, self.permissions)
         self.admission.plans = self.tenants.plan
+        self.admission.lineups = self.tenants.lineup
         self.runs.router_for = self._router_for
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
         tracing.record_content(settings.trace_content)
 
+    @cached_property
+    def evals(self) -> CouncilEvals:
+        """`council eval` (core/eval): the operator's councils measured against their members.
+        Built on first use: no other command needs its datasets and scorers loaded."""
+        from core.eval.session import CouncilEvals
+
+        return CouncilEvals(self.settings, self.storage, self.router, self.admission, self.redact)
+
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
     async def open(
-        cls, settings: Settings | None = None, *, router: ProviderRouter | None = None, lease_s: float | None = None
+        cls,
+        settings: Settings | None = None,
+        *,
+        router: ProviderRouter | None = None,
+        lease_s: float | None = None,
+        single_council: bool = False,
     ) -> CouncilService:
         """Open the database. Nothing is marked here: councils other processes run are theirs, and
-        those of dead processes are marked by the first process that runs councils (`start_lease`)."""
+        those of dead processes are marked by the first process that runs councils (`start_lease`).
+        `single_council`: this process runs one council at a time (the terminal's commands)."""
         settings = settings or load_settings()
         storage = await open_configured_storage(settings)
-        service = cls(settings, storage, router or ProviderRouter(settings), lease_s=lease_s)
+        router = router or ProviderRouter(settings, single_council=single_council)
+        service = cls(settings, storage, router, lease_s=lease_s)
         if settings.retention_days:
             await service.retention.start(timedelta(days=settings.retention_days))
         return service

@@ -34,6 +34,11 @@ REMOTE_DEFAULT_MEMBERS = [
 ]
 REMOTE_DEFAULT_CHAIRMAN = "google/gemini-3-pro-preview"
 
+# Slack OAuth distribution's two pages, on COUNCIL_PUBLIC_URL: "Add to Slack", and the redirect URL
+# that the Slack app's OAuth settings list.
+SLACK_INSTALL_PATH = "/slack/install"
+SLACK_REDIRECT_PATH = "/slack/oauth_redirect"
+
 
 def _split_csv(value: Any) -> Any:
     if isinstance(value, str):
@@ -382,6 +387,20 @@ class Settings(BaseSettings):
     def slack_oauth(self) -> bool:
         """Slack runs as a distributed app (bolt's OAuth flow) rather than on one bot token."""
         return bool(self.slack_client_id and self.slack_client_secret)
+
+    @property
+    def slack_oauth_missing(self) -> list[str]:
+        """The settings OAuth distribution needs beside SLACK_CLIENT_ID/SECRET that are not set."""
+        needed = (
+            ("SLACK_SIGNING_SECRET", self.slack_signing_secret),
+            ("COUNCIL_PUBLIC_URL", self.public_url),
+            ("COUNCIL_SECRET_KEY", self.secret_key),
+        )
+        return [name for name, value in needed if not value]
+
+    def slack_oauth_url(self, path: str) -> str | None:
+        """SLACK_INSTALL_PATH or SLACK_REDIRECT_PATH on COUNCIL_PUBLIC_URL (None while it is unset)."""
+        return self.public_url.rstrip("/") + path if self.public_url else None
 
     @property
     def database(self) -> DatabaseTarget:

@@ -40,7 +40,10 @@ async def llm_for_api():
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def api(llm_for_api, tmp_path_factory):
-    async with council_api(llm_for_api, tmp_path_factory.mktemp("api")) as running:
+    # One server and one asker for the whole module: run serially, its 35 tests ask more councils
+    # than the default hourly limit of 20 (the limits have servers of their own, below).
+    limits = {"RATE_LIMIT_USER_PER_HOUR": "1000", "RATE_LIMIT_CHANNEL_PER_HOUR": "1000"}
+    async with council_api(llm_for_api, tmp_path_factory.mktemp("api"), **limits) as running:
         yield running
 
 

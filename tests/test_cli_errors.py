@@ -225,3 +225,27 @@ def test_help_does_not_import_the_service():
         [sys.executable, "-c", probe], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
     )
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+async def test_a_reader_that_stops_reading_is_no_error(tmp_path, llm):
+    """`council history | head -1`: the pipe closes before the listing is written. No "unexpected
+    error" line, no traceback: exit 1 quietly, as Python advises for a broken pipe."""
+    assert (await council(tmp_path, llm, "ask", "--json", "What is six times seven?"))[0] == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write now fails with EPIPE
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "DATABASE_URL"))}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path}/cli.db", PYTHONPATH=str(ROOT))
+    try:
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "bot.cli", "history"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1
+    assert done.stderr.decode() == ""

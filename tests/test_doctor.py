@@ -1,11 +1,15 @@
 """`council doctor` checks each configured endpoint's key with one authenticated request, against
 the scripted server (which refuses a wrong key as OpenAI and OpenRouter do); the key is never shown."""
 
+# ruff: noqa: F811  (fixtures imported from other test modules are named as parameters)
 from __future__ import annotations
+
+from cryptography.fernet import Fernet
 
 from tests.conftest import MEMBERS
 from tests.llm_server import ScriptedLLMServer, council_member
 from tests.test_cli import council
+from tests.test_slack_oauth import deployment, fake  # noqa: F401 (fixtures)
 
 FAKE = "sk-or-fake-1234567890"
 REAL = "sk-or-real-0987654321"
@@ -68,3 +72,66 @@ async def test_each_configured_endpoint_is_checked(tmp_path):
     assert code == 1 and len(keys) == 2, out
     assert keys[0].startswith("✓") and "LLM_BASE_URL endpoint" in keys[0]
     assert keys[1].startswith("✗") and "openrouter" in keys[1] and openrouter.key_checks == 1
+
+
+async def test_doctor_reports_oauth_distribution_without_showing_a_secret(deployment, fake, llm, tmp_path):
+    """OAuth mode: a workspace and an organisation installed through the flow on the fake Slack,
+    then `council doctor` on that database: the install page, the secret key, the installations;
+    then the same with the problems it must flag (no signing secret, a key that is not the one the
+    tokens were sealed with, a malformed key). No secret is ever printed."""
+    fake.add_team(None, "Org", enterprise_id="E1", org_install=True)
+    for team in ("T2", "E1"):
+        status, page = await deployment.install(team)
+        assert status == 200, page
+    s = deployment.settings
+    secret_key = s.secret_key.get_secret_value()
+    env = {
+        "DATABASE_URL": s.database_url,
+        "SLACK_CLIENT_ID": s.slack_client_id,
+        "SLACK_CLIENT_SECRET": s.slack_client_secret.get_secret_value(),
+        "SLACK_SIGNING_SECRET": s.slack_signing_secret.get_secret_value(),
+        "COUNCIL_PUBLIC_URL": s.public_url,
+        "COUNCIL_SECRET_KEY": secret_key,
+        "LLM_API_KEY": "test-key-not-secret",
+    }
+    secrets = [secret_key, env["SLACK_CLIENT_SECRET"], env["SLACK_SIGNING_SECRET"], *fake.tokens_of("T2")]
+
+    def lines(out: str) -> dict[str, str]:
+        return {line[2:15].strip(): line for line in out.splitlines() if line[:1] in "✓!✗"}
+
+    code, out, err = await council(tmp_path, llm, "doctor", extra_env=env)
+    shown = lines(out)
+    assert code == 0, out + err
+    assert shown["slack"].startswith("✓") and "OAuth distribution" in shown["slack"]
+    assert shown["install page"] == (
+        f"✓ install page  {s.public_url}/slack/install (redirect URL {s.public_url}/slack/oauth_redirect)"
+    )
+    assert shown["secret key"].startswith("✓") and "set and valid" in shown["secret key"]
+    assert shown["installations"] == (
+        "✓ installations 2 stored: 1 workspace(s), 1 organisation-wide (Enterprise Grid)"
+    ), out
+    assert not any(secret in out + err for secret in secrets)
+
+    other_key = Fernet.generate_key().decode()
+    code, out, err = await council(
+        tmp_path, llm, "doctor", extra_env={**env, "SLACK_SIGNING_SECRET": "", "COUNCIL_SECRET_KEY": other_key}
+    )
+    shown = lines(out)
+    assert code == 1, out + err
+    assert shown["slack"].startswith("✗") and "SLACK_SIGNING_SECRET is not set" in shown["slack"]
+    assert shown["secret key"].startswith("✗") and "cannot decrypt a stored secret" in shown["secret key"]
+    assert shown["installations"].startswith("✓")  # counted without opening anything
+    assert not any(secret in out + err for secret in [*secrets, other_key])
+
+    for malformed in ("", "not-a-fernet-key"):
+        code, out, err = await council(tmp_path, llm, "doctor", extra_env={**env, "COUNCIL_SECRET_KEY": malformed})
+        shown = lines(out)
+        assert code == 1 and "Traceback" not in err, out + err
+        assert shown["secret key"].startswith("✗") and "COUNCIL_SECRET_KEY" in shown["secret key"]
+        assert "not-a-fernet-key" not in out + err
+
+    # The bot itself refuses to start on a malformed key, in one line, before serving anything.
+    code, out, err = await council(
+        tmp_path, llm, "slack", "--port", "1", extra_env={**env, "COUNCIL_SECRET_KEY": "not-a-fernet-key"}
+    )
+    assert code == 2 and "COUNCIL_SECRET_KEY" in err and "Traceback" not in err, out + err

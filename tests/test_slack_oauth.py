@@ -16,7 +16,7 @@ from cryptography.fernet import Fernet
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.app import run_slack
+from bot.slack.app import build_slack_bot, run_slack
 from bot.slack.installations import SlackInstallationStore
 from bot.slack.oauth import BOT_SCOPES
 from core.errors import ConfigurationError
@@ -111,11 +111,9 @@ class Deployment:
         await self.session.close()
 
 
-@pytest.fixture
-async def deployment(llm, tmp_path, fake, request):
-    port = free_port()
-    extra = getattr(request, "param", {})
-    settings = make_settings(
+def oauth_settings(llm, tmp_path, fake: FakeSlack, port: int, **extra):
+    """OAuth mode on the fake Slack, served on `port`."""
+    return make_settings(
         llm,
         tmp_path,
         SLACK_CLIENT_ID=CLIENT_ID,
@@ -127,6 +125,12 @@ async def deployment(llm, tmp_path, fake, request):
         SLACK_STREAMING="off",
         **extra,
     )
+
+
+@pytest.fixture
+async def deployment(llm, tmp_path, fake, request):
+    port = free_port()
+    settings = oauth_settings(llm, tmp_path, fake, port, **getattr(request, "param", {}))
     service = await CouncilService.open(settings)
     task = asyncio.create_task(run_slack(service, settings, port=port, host="127.0.0.1"))
     d = Deployment(fake, settings, service, port)
@@ -264,29 +268,73 @@ def test_manifest_scopes_are_the_install_scopes():
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == set(BOT_SCOPES)
 
 
+def org_command(fake: FakeSlack, team: str, channel: str) -> str:
+    """/council from workspace `team` of organisation E1, where the app is installed org-wide."""
+    return encode_form(
+        {
+            "team_id": team,
+            "enterprise_id": "E1",
+            "is_enterprise_install": "true",
+            "channel_id": channel,
+            "channel_name": "general",
+            "user_id": "U1",
+            "user_name": "ada",
+            "command": "/council",
+            "text": "What is six times seven?",
+            "api_app_id": "A1",
+            "response_url": fake.response_url(f"r-{team}"),
+            "trigger_id": f"trig-{time.time()}",
+        }
+    )
+
+
 async def test_org_wide_install_authorises_each_workspace_of_the_organisation(deployment, fake):
     fake.add_team(None, "Org", enterprise_id="E1", org_install=True)
     status, page = await deployment.install("E1")
     assert status == 200, page
     [org_token] = fake.tokens_of("E1")
-    fields = {
-        "team_id": "T7",
-        "enterprise_id": "E1",
-        "is_enterprise_install": "true",
-        "channel_id": "C7",
-        "channel_name": "general",
-        "user_id": "U1",
-        "user_name": "ada",
-        "command": "/council",
-        "text": "What is six times seven?",
-        "api_app_id": "A1",
-        "response_url": fake.response_url("r-org"),
-        "trigger_id": f"trig-{time.time()}",
-    }
-    assert await deployment.post(encode_form(fields), "application/x-www-form-urlencoded") == 200
+    assert await deployment.post(org_command(fake, "T7", "C7"), "application/x-www-form-urlencoded") == 200
     await fake.wait_for(lambda: answered(fake, "C7"), timeout=30)
     [answer] = answered(fake, "C7")
     assert answer.headers["Authorization"] == f"Bearer {org_token}"
+
+
+async def test_org_wide_install_answers_from_a_separate_worker(llm, tmp_path, fake, pg_server):
+    """PostgreSQL: `council slack` takes the command and queues the council (no worker of its own);
+    another service, set up as `council worker` is, runs it and posts the answer with the org-wide
+    install's token, found from the organisation kept with the job (the team has no install)."""
+    port = free_port()
+    settings = oauth_settings(
+        llm, tmp_path, fake, port, DATABASE_URL=pg_server.new_database(), COUNCIL_QUEUE_HEARTBEAT_S="0.5"
+    )
+    intake, worker_side = await CouncilService.open(settings), await CouncilService.open(settings)
+    serving = asyncio.create_task(run_slack(intake, settings, port=port, host="127.0.0.1", worker=False))
+    worker_bot = build_slack_bot(worker_side, settings)  # as `council worker` does: Slack's deliverer
+    working = asyncio.create_task(worker_side.durable.work())
+    d = Deployment(fake, settings, intake, port)
+    try:
+        await d.wait_up()
+        fake.add_team(None, "Org", enterprise_id="E1", org_install=True)
+        status, page = await d.install("E1")
+        assert status == 200, page
+        [org_token] = fake.tokens_of("E1")
+        for team, channel in (("T7", "C7"), ("T8", "C8")):  # two workspaces of the organisation
+            assert await d.post(org_command(fake, team, channel), "application/x-www-form-urlencoded") == 200
+        await fake.wait_for(lambda: answered(fake, "C7") and answered(fake, "C8"), timeout=30)
+        for channel in ("C7", "C8"):
+            [answer] = answered(fake, channel)
+            assert answer.headers["Authorization"] == f"Bearer {org_token}"
+        ran = [c.council_id for c in await intake.queries.history(scope="all", limit=10)]
+        assert len(ran) == 2 and all(worker_side.runs.get(council) for council in ran)  # the worker ran both
+        assert not any(intake.runs.get(council) for council in ran)
+    finally:
+        for task in (serving, working):
+            task.cancel()
+        await asyncio.gather(serving, working, return_exceptions=True)
+        await worker_bot.aclose()
+        await d.close()
+        await intake.aclose()
+        await worker_side.aclose()
 
 
 async def test_fake_oauth_v2_exchange_has_slacks_shape(fake):

@@ -16,8 +16,15 @@ from core.models import Platform, seats
 from core.service import CouncilService
 
 
+def _check_secret_key(service: CouncilService) -> None:
+    """A malformed COUNCIL_SECRET_KEY stops a bot before it starts, not at the first secret it reads."""
+    if service.settings.secret_key is not None:
+        service.tenants.box  # noqa: B018 - built now: ConfigurationError saying what is wrong
+
+
 async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
     settings = service.settings
+    _check_secret_key(service)
     worker = not args.no_worker
     if not worker and not service.durable.across_processes:
         raise ConfigurationError(
@@ -58,6 +65,7 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
     """Councils only: no events are taken here. The platforms this process can post to are the
     ones whose tokens are set (their councils' queues are the ones it serves)."""
     settings = service.settings
+    _check_secret_key(service)
     if not service.durable.across_processes:
         raise ConfigurationError(
             "council worker needs PostgreSQL (DATABASE_URL=postgresql://...): "

@@ -172,7 +172,7 @@ class SlackHome(ListenerGroup):
         board = await service.leaderboard(origin, "workspace", rounds=HOME_ROUNDS)
         blocks += [{"type": "divider"}, _section("*Leaderboard · this workspace*\n" + leaderboard_table(board))]
         channels = await service.workspace.configured(Platform.SLACK, team)
-        lines = [f"• Default: {_config_line(service.workspace.default_config())}"]
+        lines = [f"• Default: {_config_line(await service.workspace.default_config(Platform.SLACK, team))}"]
         lines += [f"• <#{c.channel_id}>: {_config_line(c.config, c.settings)}" for c in channels]
         blocks += [{"type": "divider"}, _section("*Channels' council configurations*\n" + "\n".join(lines))]
         blocks += await self.key_form.blocks(origin, admin)  # this workspace's own key and spend

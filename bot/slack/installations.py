@@ -64,9 +64,22 @@ class SlackInstallationStore(AsyncInstallationStore):
         data = await self._records.find_bot(*_keys(enterprise_id, team_id, is_enterprise_install))
         return Bot(**data) if data is not None else None
 
-    async def find_team_bot(self, team_id: str) -> Bot | None:
-        data = await self._records.find_team_bot(team_id)
-        return Bot(**data) if data is not None else None
+    async def find_serving_bot(
+        self, *, enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool
+    ) -> Bot | None:
+        """The bot that writes in workspace `team_id` when no request authorises it (a worker's
+        council): the one bolt's authorisation finds from these ids, else its organisation's
+        org-wide install, which answers for every workspace of it. Without the organisation (a
+        council queued before it was kept with the job), the workspace's own install."""
+        if enterprise_id is None:
+            data = await self._records.find_team_bot(team_id) if team_id else None
+            return Bot(**data) if data is not None else None
+        found = await self.async_find_bot(
+            enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=is_enterprise_install
+        )
+        if found is None and not is_enterprise_install:
+            found = await self.async_find_bot(enterprise_id=enterprise_id, team_id=None, is_enterprise_install=True)
+        return found
 
     async def async_find_installation(
         self,

@@ -30,15 +30,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.installations import SlackInstallationStore, SlackStateStore
 from core.errors import ConfigurationError
 from core.models import Destination
-from core.settings import Settings
+from core.settings import SLACK_INSTALL_PATH, SLACK_REDIRECT_PATH, Settings
 
 if TYPE_CHECKING:
     from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
 
-INSTALL_PATH = "/slack/install"
-REDIRECT_PATH = "/slack/oauth_redirect"
 AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize"
 
 # The bot scopes an install asks for: the manifest's (a test keeps the two the same).
@@ -88,15 +86,7 @@ def check_oauth_settings(settings: Settings) -> None:
             "to distribute the app (each workspace's token comes from its installation), or the client "
             "id and secret to serve one workspace."
         )
-    missing = [
-        name
-        for name, value in (
-            ("SLACK_SIGNING_SECRET", settings.slack_signing_secret),
-            ("COUNCIL_PUBLIC_URL", settings.public_url),
-            ("COUNCIL_SECRET_KEY", settings.secret_key),
-        )
-        if value is None
-    ]
+    missing = settings.slack_oauth_missing
     if missing:
         raise ConfigurationError(
             f"Slack OAuth distribution (SLACK_CLIENT_ID) also needs {', '.join(missing)} (README: Distribution)."
@@ -112,15 +102,16 @@ def authorize_url(settings: Settings) -> str:
 
 
 def oauth_settings(service: CouncilService, settings: Settings) -> AsyncOAuthSettings:
-    assert settings.slack_client_id and settings.slack_client_secret and settings.public_url
+    redirect_uri = settings.slack_oauth_url(SLACK_REDIRECT_PATH)
+    assert settings.slack_client_id and settings.slack_client_secret and redirect_uri
     return AsyncOAuthSettings(
         client_id=settings.slack_client_id,
         client_secret=settings.slack_client_secret.get_secret_value(),
         scopes=list(BOT_SCOPES),
         user_scopes=[],
-        redirect_uri=settings.public_url.rstrip("/") + REDIRECT_PATH,
-        install_path=INSTALL_PATH,
-        redirect_uri_path=REDIRECT_PATH,
+        redirect_uri=redirect_uri,
+        install_path=SLACK_INSTALL_PATH,
+        redirect_uri_path=SLACK_REDIRECT_PATH,
         authorization_url=authorize_url(settings),
         installation_store=SlackInstallationStore(service),
         state_store=SlackStateStore(service),
@@ -175,9 +166,10 @@ def for_council(
     deliver: Callable[[CouncilRun, Destination, bool], Awaitable[None]],
     client: AsyncWebClient | None = None,
 ) -> Callable[[CouncilRun, Destination, bool], Awaitable[None]]:
-    """A deliverer that posts with the council's team's token (a worker has no request to take it
-    from); a rotating token near expiry is refreshed through `client` (SLACK_API_URL) first.
-    An org-wide install's councils are found by their team only when it installed as a workspace."""
+    """A deliverer that posts with the token of the installation serving the council's team (a
+    worker has no request to take it from): the workspace's own, or its organisation's org-wide
+    install (Enterprise Grid ids kept with the destination); a rotating token near expiry is
+    refreshed through `client` (SLACK_API_URL) first."""
     s = service.settings
     rotator = (
         AsyncTokenRotator(
@@ -191,9 +183,13 @@ def for_council(
     async def deliver_as_team(run: CouncilRun, destination: Destination, resumed: bool) -> None:
         team = run.request.origin.workspace_id
         if _team_token.get() is None and team:
-            bot = await store.find_team_bot(team)
+            bot = await store.find_serving_bot(
+                enterprise_id=destination.enterprise_id,
+                team_id=team,
+                is_enterprise_install=destination.is_enterprise_install,
+            )
             if bot is None:
-                log.warning("Slack: no installation for team %s; council %s is not shown", team, run.council_id)
+                log.warning("Slack: no installation serves team %s; council %s is not shown", team, run.council_id)
                 return
             if bot.bot_refresh_token is not None and rotator is not None:
                 # Token rotation: refreshed here as bolt would for an event (two hours before expiry).

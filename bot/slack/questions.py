@@ -39,8 +39,16 @@ CANNOT_POST = {
 }
 
 
-def destination(channel: str, thread_ts: str) -> Destination:
-    return Destination(platform=Platform.SLACK, channel_id=channel, thread_id=thread_ts)
+def destination(channel: str, thread_ts: str, context: Any) -> Destination:
+    """Where a council asked in this request is shown, with the Enterprise Grid ids bolt's
+    authorisation found its installation by (a worker finds the same one from them)."""
+    return Destination(
+        platform=Platform.SLACK,
+        channel_id=channel,
+        thread_id=thread_ts,
+        enterprise_id=context.enterprise_id,
+        is_enterprise_install=bool(context.is_enterprise_install),
+    )
 
 
 class SlackQuestions:
@@ -78,7 +86,7 @@ class SlackQuestions:
             await self.service.submit_council(
                 asked,
                 origin,
-                destination=destination(channel, thread_ts),
+                destination=destination(channel, thread_ts, context),
                 council_id=council_id,
                 search=True if searched else None,
                 mode=mode,
@@ -151,7 +159,7 @@ class SlackQuestions:
                 question,
                 origin,
                 history,
-                destination=destination(channel, thread_ts or ts),
+                destination=destination(channel, thread_ts or ts, context),
                 attachments=batch.attachments,
                 search=True if searched else None,
                 mode=mode,

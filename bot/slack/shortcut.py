@@ -21,8 +21,9 @@ from bot.slack.history import SlackThreadHistory
 from bot.slack.listeners import ListenerGroup
 from bot.slack.mrkdwn import plain, slack_unescape
 from bot.slack.people import slack_origin
+from bot.slack.questions import destination
 from core.errors import CouncilError
-from core.models import Destination, Platform
+from core.models import Platform
 from core.models.keywords import split_mode_keyword, split_search_keyword
 from core.models.lines import files_notice
 
@@ -105,7 +106,7 @@ class MessageShortcut(ListenerGroup):
                 question,
                 slack_origin(team, channel, user, thread_ts=thread),
                 history,
-                destination=Destination(platform=Platform.SLACK, channel_id=channel, thread_id=thread),
+                destination=destination(channel, thread, context),
                 attachments=batch.attachments,
                 search=True if searched else None,
                 mode=mode,

@@ -22,14 +22,13 @@ from core.models import (
     new_council_id,
     seats,
 )
+from core.models.files import FILES_ONLY_QUESTION, ExtractedAttachment
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
-from core.reading.attachments import ExtractedAttachment
-from core.reading.reader import FILES_ONLY_QUESTION
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
-from core.tenants.service import TenantPlan
+from core.tenants.service import OPERATORS_LINEUP, TenantLineup, TenantPlan
 
 
 class Admission:
@@ -51,6 +50,7 @@ class Admission:
         self.owner = owner
         # A council's tenant (core/tenants): its router and line-up, its key requirement and budget.
         self.plans: Callable[[Origin], Awaitable[TenantPlan]] | None = None
+        self.lineups: Callable[[Origin], Awaitable[TenantLineup]] | None = None  # its line-up alone
 
     async def admit(
         self,
@@ -107,7 +107,7 @@ class Admission:
     ) -> CouncilConfig:
         """The channel's council (else its tenant's line-up) with this request's replacements, its
         quick seats (auto mode: the two asked first) and reviewer weights."""
-        config = with_tenant_lineup(self.config_for(channel), channel, plan)
+        config = with_tenant_lineup(self.config_for(channel), channel, plan.lineup)
         config = await self._with_overrides(config, members, chairman, plan.router)
         if mode is not None:
             config.mode = mode
@@ -137,6 +137,13 @@ class Admission:
 
     def clean_question(self, question: str) -> str:
         return self.cleaner.question(question)
+
+    async def effective_config(self, origin: Origin, channel: ChannelSettings | None) -> CouncilConfig:
+        """The council a question at `origin` gets before its own choices (what `/council-admin
+        show`, the Home tab and the leaderboard's seats show): the channel's settings, else its
+        tenant's line-up, else the operator's defaults."""
+        lineup = await self.lineups(origin) if self.lineups is not None else OPERATORS_LINEUP
+        return with_tenant_lineup(self.config_for(channel), channel, lineup)
 
     def config_for(self, channel: ChannelSettings | None) -> CouncilConfig:
         s = self.settings
@@ -171,13 +178,13 @@ class Admission:
         )
 
 
-def with_tenant_lineup(config: CouncilConfig, channel: ChannelSettings | None, plan: TenantPlan) -> CouncilConfig:
+def with_tenant_lineup(config: CouncilConfig, channel: ChannelSettings | None, lineup: TenantLineup) -> CouncilConfig:
     """A tenant's own line-up replaces the operator's defaults, not what a channel chose."""
     update: dict[str, object] = {}
-    if plan.members and not (channel and channel.members):
-        update["members"] = list(plan.members)
-    if not (channel and channel.chairman) and (plan.chairman or plan.members):
-        update["chairman"] = plan.chairman or (plan.members or [""])[0]
+    if lineup.members and not (channel and channel.members):
+        update["members"] = list(lineup.members)
+    if not (channel and channel.chairman) and (lineup.chairman or lineup.members):
+        update["chairman"] = lineup.chairman or (lineup.members or [""])[0]
     return config.model_copy(update=update) if update else config
 
 

@@ -4,7 +4,7 @@ Each checks Permissions.require_admin first; every change is audited."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from core.admission.permissions import Permissions
@@ -23,15 +23,16 @@ class ChannelAdmin:
         storage: Storage,
         router: ProviderRouter,
         permissions: Permissions,
-        config_for: Callable[[ChannelSettings | None], CouncilConfig],
+        config_at: Callable[[Origin, ChannelSettings | None], Awaitable[CouncilConfig]],
     ) -> None:
         self.storage = storage
         self.router = router
         self.permissions = permissions
-        self._config_for = config_for
+        self._config_at = config_at  # Admission.effective_config: the channel's, its tenant's, the operator's
 
     async def effective_config(self, origin: Origin) -> CouncilConfig:
-        return self._config_for(await self.storage.channels.get(origin.channel_key))
+        """The council a question asked at `origin` would get (before the request's own choices)."""
+        return await self._config_at(origin, await self.storage.channels.get(origin.channel_key))
 
     async def channel_settings(self, origin: Origin) -> ChannelSettings:
         found = await self.storage.channels.get(origin.channel_key)

@@ -3,19 +3,19 @@ settings, with the configuration in effect in each: what the Slack Home tab list
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from core.models import ChannelSettings, CouncilConfig, Platform
+from core.models import ChannelSettings, CouncilConfig, Origin, Platform
 
 if TYPE_CHECKING:
     from core.storage import Storage
 
 
 class ChannelConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     channel_id: str
     settings: ChannelSettings
@@ -23,12 +23,15 @@ class ChannelConfig(BaseModel):
 
 
 class WorkspaceChannels:
-    def __init__(self, storage: Storage, config_for: Callable[[ChannelSettings | None], CouncilConfig]):
+    def __init__(
+        self, storage: Storage, config_at: Callable[[Origin, ChannelSettings | None], Awaitable[CouncilConfig]]
+    ):
         self.storage = storage
-        self._config_for = config_for
+        self._config_at = config_at  # Admission.effective_config: the channel's, its tenant's, the operator's
 
-    def default_config(self) -> CouncilConfig:
-        return self._config_for(None)
+    async def default_config(self, platform: Platform, workspace_id: str | None) -> CouncilConfig:
+        """The council of the workspace's channels without settings of their own."""
+        return await self._config_at(Origin(platform=platform, workspace_id=workspace_id), None)
 
     async def configured(self, platform: Platform, workspace_id: str | None) -> list[ChannelConfig]:
         """Every channel of the workspace with overrides, by channel key (plain SQL: SQLite and PostgreSQL)."""
@@ -40,10 +43,15 @@ class WorkspaceChannels:
         found = []
         for row in rows:
             settings = await self.storage.channels.get(row[0])
+            channel = row[0][len(prefix) :]
             if settings is not None:
                 found.append(
                     ChannelConfig(
-                        channel_id=row[0][len(prefix) :], settings=settings, config=self._config_for(settings)
+                        channel_id=channel,
+                        settings=settings,
+                        config=await self._config_at(
+                            Origin(platform=platform, workspace_id=workspace_id, channel_id=channel), settings
+                        ),
                     )
                 )
         return found

@@ -402,13 +402,18 @@ class Destination(BaseModel):
     """Where a council is shown: everything a runner needs to write there, as plain ids. Stored
     with a durable council's job, so that any worker can post into the original thread."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     platform: Platform
     channel_id: str  # where the answer goes: a Slack channel, a Discord thread (or channel)
     thread_id: str | None = None  # Slack: the thread's ts (Discord threads are channels)
     status_id: str | None = None  # the status message, once posted (Slack ts, Discord message id)
     status_channel_id: str | None = None  # its channel when not `channel_id` (a /council starter message)
+    # Slack Enterprise Grid: the organisation, and whether the app is installed org-wide there (its
+    # installation is then the organisation's and posts for every workspace of it): with the
+    # origin's team, what a worker needs to find the installation whose token writes here.
+    enterprise_id: str | None = None
+    is_enterprise_install: bool = False
 
     @property
     def status_channel(self) -> str:

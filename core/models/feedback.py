@@ -16,7 +16,7 @@ class Vote(str, Enum):
 
 
 class FeedbackVote(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     council_id: str
     user_id: str

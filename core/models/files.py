@@ -12,9 +12,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The question of a council asked with files and no words: the council reads them.
+FILES_ONLY_QUESTION = "Read the attached file(s) and tell me what matters in them."
+
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class IncomingFile(_Model):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 class SearchResult(BaseModel):
     """One source: given to members and chairman as a numbered, fenced source and cited as [n]."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     title: str
     url: str  # always http(s): anything else is dropped by the backend

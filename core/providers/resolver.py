@@ -29,8 +29,10 @@ class ProviderResolver:
         http_client: httpx.AsyncClient | None = None,
         *,
         parent: ProviderResolver | None = None,
+        single_council: bool = False,
     ):
         self.settings = settings
+        self._single_council = single_council
         self._owns_http = http_client is None and parent is None
         self._http_client = http_client
         self._providers: dict[str, Provider] = {}
@@ -76,12 +78,18 @@ class ProviderResolver:
         if self._http_client is None:
             import httpx
 
-            from core.providers.transport import AiohttpTransport
+            timeout = httpx.Timeout(None, connect=10.0)  # per-call deadlines are asyncio timeouts
+            connections = self.settings.llm_max_connections
+            if self._single_council:
+                # A dozen calls at most: httpx's own pool is cheap at that size, and not importing
+                # aiohttp saves the terminal's `council ask` a tenth of a second (core/providers/transport.py).
+                limits = httpx.Limits(max_connections=connections)
+                self._http_client = httpx.AsyncClient(timeout=timeout, limits=limits)
+            else:
+                from core.providers.transport import AiohttpTransport
 
-            self._http_client = httpx.AsyncClient(
-                timeout=httpx.Timeout(None, connect=10.0),  # per-call deadlines are asyncio timeouts
-                transport=AiohttpTransport(max_connections=self.settings.llm_max_connections),
-            )
+                transport = AiohttpTransport(max_connections=connections)
+                self._http_client = httpx.AsyncClient(timeout=timeout, transport=transport)
         return self._http_client
 
     def _build(self, key: str) -> Provider:

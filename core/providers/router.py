@@ -28,11 +28,14 @@ class ProviderRouter:
         settings: Settings,
         http_client: httpx.AsyncClient | None = None,
         *,
+        single_council: bool = False,
         _parent: ProviderResolver | None = None,
     ):
+        """`single_council`: this process runs one council at a time (the terminal), so its calls
+        in flight are few; servers leave it False."""
         self.settings = settings
         self._redact = Redactor.from_settings(settings)
-        self._resolver = ProviderResolver(settings, http_client, parent=_parent)
+        self._resolver = ProviderResolver(settings, http_client, parent=_parent, single_council=single_council)
         self._catalog = ModelCatalog(settings, self._resolver, self._redact)
 
     def for_endpoint(self, api_key: SecretStr, base_url: str | None = None) -> ProviderRouter:

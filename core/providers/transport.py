@@ -4,7 +4,9 @@ httpx's own pool (httpcore) rescans every connection for every queued request wh
 request starts or ends, so its CPU cost grows with the square of the calls in flight: at 50
 concurrent councils (~200 open calls) it spent more CPU than the whole council took
 (bench/bench_engine.py). The providers keep httpx's API (requests, streaming, errors); only the
-wire goes through aiohttp's connector, whose pool does constant work per request.
+wire goes through aiohttp's connector, whose pool does constant work per request. A process
+that runs one council at a time (the terminal) keeps httpx's own pool: a dozen calls in flight
+cost it nothing, and importing aiohttp would (core/providers/resolver.py decides).
 
 Timeouts: httpx's connect/read/write/pool timeouts map to aiohttp's sock_connect/sock_read;
 the callers' per-call deadlines are asyncio timeouts around the whole call, as before.

@@ -8,30 +8,23 @@ the web search. Failures here are notices, never a failed council.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
 from core.models import ChannelSettings, CouncilRequest, Platform, seats
+from core.models.files import AttachmentBatch, IncomingFile
 from core.providers.router import ProviderRouter
-from core.reading.attachments import (
-    DISCORD_FILE_HOSTS,
-    SLACK_FILE_HOSTS,
-    AttachmentBatch,
-    AttachmentFetcher,
-    AttachmentLimits,
-    AttachmentReaders,
-    IncomingFile,
-    ReaderLimits,
-    allowed_file_hosts,
-    prepare_attachments,
-)
-from core.reading.material import image_notice
-from core.reading.research import find_sources
-from core.reading.search import SearchBackend, SearchConfigError, search_backend_from_settings
 from core.redact import Redactor
 from core.settings import Settings
 
-FILES_ONLY_QUESTION = "Read the attached file(s) and tell me what matters in them."
+if TYPE_CHECKING:
+    from core.reading.attachments import AttachmentFetcher, AttachmentLimits, AttachmentReaders
+    from core.reading.search import SearchBackend
+
+# The readers (attachments), the search backends and their HTTP stack are imported when a question
+# first has files or asks for a search: most questions have neither, and the terminal's
+# `council ask` would otherwise load them all before its first line.
 
 
 class CouncilReading:
@@ -40,11 +33,20 @@ class CouncilReading:
         self.router = router
         self.redact = redact
         self._search_backend: SearchBackend | None = None
-        # This process's reader processes: at most COUNCIL_ATTACHMENT_READERS files at once.
-        self.readers = AttachmentReaders(ReaderLimits.from_settings(settings))
+        self._readers: AttachmentReaders | None = None
+
+    @property
+    def readers(self) -> AttachmentReaders:
+        """This process's reader processes: at most COUNCIL_ATTACHMENT_READERS files at once."""
+        if self._readers is None:
+            from core.reading.attachments import AttachmentReaders, ReaderLimits
+
+            self._readers = AttachmentReaders(ReaderLimits.from_settings(self.settings))
+        return self._readers
 
     async def aclose(self) -> None:
-        await self.readers.aclose()
+        if self._readers is not None:
+            await self._readers.aclose()
         if self._search_backend is not None:
             await self._search_backend.aclose()
 
@@ -60,6 +62,8 @@ class CouncilReading:
         `token`: the workspace's bot token where it is not SLACK_BOT_TOKEN (OAuth distribution)."""
         if not files:
             return AttachmentBatch()
+        from core.reading.attachments import AttachmentLimits, prepare_attachments
+
         limits = AttachmentLimits.from_settings(self.settings)
         fetcher = self._file_fetcher(platform, limits, SecretStr(token) if token else None)
         try:
@@ -71,6 +75,8 @@ class CouncilReading:
     def _file_fetcher(
         self, platform: Platform, limits: AttachmentLimits, token: SecretStr | None = None
     ) -> AttachmentFetcher | None:
+        from core.reading.attachments import DISCORD_FILE_HOSTS, SLACK_FILE_HOSTS, AttachmentFetcher, allowed_file_hosts
+
         s = self.settings
         if platform is Platform.SLACK:
             hosts = allowed_file_hosts(SLACK_FILE_HOSTS, s.slack_api_url)
@@ -90,6 +96,8 @@ class CouncilReading:
         router = router or self.router
         notices: list[str] = []
         if any(a.kind == "image" for a in request.attachments):
+            from core.reading.material import image_notice
+
             readers = seats.all_models([*request.config.members, request.config.chairman])
             request.image_members = sorted(await router.image_models(readers))
             notice = image_notice(request)
@@ -100,6 +108,8 @@ class CouncilReading:
         backend = self._search()
         if isinstance(backend, str):
             return [*notices, backend]
+        from core.reading.research import find_sources
+
         outcome = await find_sources(backend, request, router, max_results=self.settings.search_results)
         request.sources = outcome.sources
         return [*notices, *(self.redact(notice) for notice in outcome.notices)]
@@ -107,6 +117,8 @@ class CouncilReading:
     def _search(self) -> SearchBackend | str:
         """The configured backend (built once), or the notice saying why there is none."""
         if self._search_backend is None:
+            from core.reading.search import SearchConfigError, search_backend_from_settings
+
             try:
                 self._search_backend = search_backend_from_settings(self.settings)
             except SearchConfigError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.redact import Redactor
 from core.storage.database import Database, Transaction
@@ -31,10 +31,24 @@ def _learn_tokens(data: Data) -> Data:
     return data
 
 
+class InstalledCount(NamedTuple):
+    workspaces: int
+    organisations: int  # org-wide (Enterprise Grid) installs
+
+
 class InstallationRecords:
     def __init__(self, db: Database, box: SecretBox):
         self._db = db
         self._box = box
+
+    @staticmethod
+    async def installed(db: Database) -> InstalledCount:
+        """How many workspaces and organisations have a bot installed (counted, nothing decrypted)."""
+        rows = await db.fetchall(
+            "SELECT COALESCE(SUM(CASE WHEN team_key = '' THEN 0 ELSE 1 END), 0), "
+            "COALESCE(SUM(CASE WHEN team_key = '' THEN 1 ELSE 0 END), 0) FROM slack_bots"
+        )
+        return InstalledCount(int(rows[0][0]), int(rows[0][1]))
 
     # ----------------------------------------------------------------- writes
 

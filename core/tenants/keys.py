@@ -15,6 +15,13 @@ from core.storage.values import dumps, iso, now_iso
 
 KEY_TAIL = 4
 
+# Where secrets are stored encrypted: (table, the columns naming a row, the ciphertext's column).
+SEALED = (
+    ("tenant_keys", ("tenant",), "api_key"),
+    ("slack_bots", ("enterprise_key", "team_key"), "data"),
+    ("slack_installations", ("enterprise_key", "team_key", "user_key"), "data"),
+)
+
 
 def split_tenant(tenant: str) -> tuple[str, str]:
     """`slack:T1` -> ("slack", "T1")."""
@@ -81,11 +88,7 @@ class TenantStore:
         in one transaction. Returns how many."""
         count = 0
         async with self._db.transaction() as tx:
-            for table, key_columns, column in (
-                ("tenant_keys", ("tenant",), "api_key"),
-                ("slack_bots", ("enterprise_key", "team_key"), "data"),
-                ("slack_installations", ("enterprise_key", "team_key", "user_key"), "data"),
-            ):
+            for table, key_columns, column in SEALED:
                 rows = await tx.fetchall(f"SELECT {', '.join(key_columns)}, {column} FROM {table}")
                 where = " AND ".join(f"{c} = ?" for c in key_columns)
                 for row in rows:
@@ -95,6 +98,12 @@ class TenantStore:
                     )
                     count += 1
         return count
+
+    async def sealed(self) -> list[str]:
+        """Every stored ciphertext (tenant keys, installations, bots)."""
+        return [
+            row[0] for table, _, column in SEALED for row in await self._db.fetchall(f"SELECT {column} FROM {table}")
+        ]
 
     # ----------------------------------------------------------------- budgets and spend
 

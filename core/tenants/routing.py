@@ -4,6 +4,8 @@ connection pool and local models (ProviderRouter.for_endpoint)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import SecretStr
 
 from core.providers.router import ProviderRouter
@@ -13,10 +15,10 @@ from core.tenants.secrets import SecretBox
 
 
 class TenantRouters:
-    def __init__(self, operator: ProviderRouter, store: TenantStore, box: SecretBox | None):
+    def __init__(self, operator: ProviderRouter, store: TenantStore, box: Callable[[], SecretBox]):
         self.operator = operator
         self._store = store
-        self._box = box
+        self._box = box  # ConfigurationError (COUNCIL_SECRET_KEY unset or malformed) when a key is to be read
         self._built: dict[str, tuple[str, ProviderRouter]] = {}  # tenant -> (ciphertext it was built from, router)
 
     async def for_tenant(self, tenant: str | None) -> tuple[ProviderRouter, bool]:
@@ -31,9 +33,7 @@ class TenantRouters:
         built = self._built.get(tenant)
         if built is not None and built[0] == sealed:
             return built[1], True
-        if self._box is None:
-            raise RuntimeError("a tenant key is stored but COUNCIL_SECRET_KEY is not set")
-        key = self._box.decrypt(sealed)
+        key = self._box().decrypt(sealed)
         Redactor.learn(key)
         router = self.operator.for_endpoint(SecretStr(key), info.base_url)
         if built is not None:

@@ -8,8 +8,6 @@ it), then dropping the old one.
 
 from __future__ import annotations
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-
 from core.errors import ConfigurationError
 from core.settings import Settings
 
@@ -23,6 +21,10 @@ class SecretBox:
     def __init__(self, keys: list[str]):
         if not keys:
             raise ConfigurationError(NO_KEY)
+        # Imported with the first key: a process without tenants (the terminal's `council ask`)
+        # never loads cryptography's bindings.
+        from cryptography.fernet import Fernet, MultiFernet
+
         try:
             self._fernet = MultiFernet([Fernet(key.encode()) for key in keys])
         except ValueError:
@@ -40,6 +42,8 @@ class SecretBox:
         return self._fernet.encrypt(plain.encode()).decode("ascii")
 
     def decrypt(self, token: str) -> str:
+        from cryptography.fernet import InvalidToken
+
         try:
             return self._fernet.decrypt(token.encode("ascii")).decode()
         except InvalidToken:
@@ -50,6 +54,8 @@ class SecretBox:
 
     def rotate(self, token: str) -> str:
         """The same secret encrypted under the first key."""
+        from cryptography.fernet import InvalidToken
+
         try:
             return self._fernet.rotate(token.encode("ascii")).decode("ascii")
         except InvalidToken:

@@ -27,7 +27,7 @@ from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
-from core.tenants.installations import InstallationRecords, OAuthStates
+from core.tenants.installations import InstallationRecords, InstalledCount, OAuthStates
 from core.tenants.keys import KEY_TAIL, TenantStore
 from core.tenants.routing import TenantRouters
 from core.tenants.secrets import SecretBox
@@ -62,13 +62,24 @@ def parse_tenant(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class TenantLineup:
+    """A tenant's own line-up, set with its provider key: its councils' members and chairman where
+    a channel chose none (both None: the operator's defaults)."""
+
+    members: list[str] | None = None
+    chairman: str | None = None
+
+
+OPERATORS_LINEUP = TenantLineup()
+
+
+@dataclass(frozen=True)
 class TenantPlan:
     """How a tenant's council runs: on its router, with its line-up unless the channel chose one."""
 
     router: ProviderRouter
     own_key: bool = False
-    members: list[str] | None = None
-    chairman: str | None = None
+    lineup: TenantLineup = OPERATORS_LINEUP
 
 
 class Tenants:
@@ -79,14 +90,29 @@ class Tenants:
         self.store = TenantStore(storage.db)
         self._db = storage.db
         self._permissions = permissions
-        self._box: SecretBox | None = SecretBox.from_settings(settings) if settings.secret_key else None
-        self.routers = TenantRouters(router, self.store, self._box)
+        # Built on first use: an unset or malformed COUNCIL_SECRET_KEY is reported where a secret
+        # is read or written (and by `council doctor`), not by every command that opens the service.
+        self._box: SecretBox | None = None
+        self.routers = TenantRouters(router, self.store, lambda: self.box)
 
     @property
     def box(self) -> SecretBox:
         if self._box is None:
             self._box = SecretBox.from_settings(self.settings)  # raises the explanation
         return self._box
+
+    async def check_secret_key(self) -> int:
+        """How many stored secrets (tenant keys, Slack installations) COUNCIL_SECRET_KEY opens: all
+        of them, else ConfigurationError saying why (unset, malformed, or missing an old key)."""
+        box = self.box
+        sealed = await self.store.sealed()
+        for token in sealed:
+            box.decrypt(token)
+        return len(sealed)
+
+    async def installed(self) -> InstalledCount:
+        """The Slack workspaces and organisations with the app installed (no secret is opened)."""
+        return await InstallationRecords.installed(self._db)
 
     async def aclose(self) -> None:
         await self.routers.aclose()
@@ -123,11 +149,16 @@ class Tenants:
         if not own and self.settings.require_tenant_key:
             raise InputRejected(ADD_A_KEY)
         await self._check_budget(tenant)
-        if not own:
-            return TenantPlan(router)
-        found = await self.store.get_key(tenant)
-        info = found[0] if found else None
-        return TenantPlan(router, True, info.members if info else None, info.chairman if info else None)
+        return TenantPlan(router, True, await self.lineup(origin)) if own else TenantPlan(router)
+
+    async def lineup(self, origin: Origin) -> TenantLineup:
+        """The line-up the tenant of `origin` set with its own key (its councils run on it): what
+        `plan` gives a council, and what the admin views show without building a router."""
+        tenant = tenant_of(origin)
+        found = await self.store.get_key(tenant) if tenant else None
+        if found is None:
+            return OPERATORS_LINEUP
+        return TenantLineup(found[0].members, found[0].chairman)
 
     async def _check_budget(self, tenant: str) -> None:
         spend = await self.spend(tenant)
@@ -257,4 +288,13 @@ def _clean_url(url: str | None) -> str | None:
     return url
 
 
-__all__ = ["ADD_A_KEY", "ConfigurationError", "TenantPlan", "Tenants", "parse_tenant", "tenant_of"]
+__all__ = [
+    "ADD_A_KEY",
+    "OPERATORS_LINEUP",
+    "ConfigurationError",
+    "TenantLineup",
+    "TenantPlan",
+    "Tenants",
+    "parse_tenant",
+    "tenant_of",
+]
