@@ -39,10 +39,14 @@ MEMBERS = ["alpha", "beta", "gamma"]
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (`--dist loadgroup`)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """llama.cpp tests use every core for seconds at a time; under xdist they run one after the
-    other in a single worker instead of competing with each other."""
+    other in a single worker instead of competing with each other.
+
+    Tests marked `slow` (ten seconds or more) come first: xdist hands tests out in this order,
+    so a long one started last would keep the whole run waiting for it alone."""
     for item in items:
         if item.get_closest_marker("llama") is not None:
             item.add_marker(pytest.mark.xdist_group("llama"))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: otherwise as collected
 
 
 def pytest_configure(config: pytest.Config) -> None:

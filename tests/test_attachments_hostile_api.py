@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import httpx
+import pytest
 import pytest_asyncio
 
 from core.storage import Storage
@@ -48,6 +49,7 @@ async def stored(database: Path, completion: httpx.Response):
         await storage.close()
 
 
+@pytest.mark.slow
 async def test_hostile_files_are_read_while_the_api_answers_other_questions(llm, tmp_path, hostile):  # noqa: F811
     # In an order where each file gets some of the question's 100,000 characters.
     four = ["deep.docx", "pages.pdf", "inflating.pdf", "paragraphs.docx"]

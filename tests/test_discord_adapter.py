@@ -413,6 +413,7 @@ async def test_admin_commands_need_manage_server(env):
     assert (await service.channels.channel_settings(origin)).user_limit_per_hour == 3
 
 
+@pytest.mark.slow
 async def test_mention_starts_a_thread_and_follow_up_passes_history(env, llm):
     fake = env.fake
     question = await fake.push_message(f"<@{fake.bot_id}> What is the capital of France?")
@@ -585,6 +586,7 @@ async def test_export_history_and_leaderboard(env):
     assert text["flags"] & 64 and "/council question:" in text["content"] and len(text["content"]) <= 2000
 
 
+@pytest.mark.slow
 async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delivered(llm, tmp_path, caplog, capsys):
     """Issue 10 items 10 and 11 on Discord: 40 simultaneous mentions in one channel, against a
     Discord that allows 5 message writes per 5 s per channel and answers 429 beyond it. The 6

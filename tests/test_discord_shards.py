@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 
 import discord
+import pytest
 from discord.gateway import DiscordWebSocket
 
 from bot.discord.client import ShardedCouncilBot, build_discord_client
@@ -75,6 +76,7 @@ async def test_each_process_runs_its_own_shard_range(llm, tmp_path):
             assert [service.owner.active for service, _, _ in bots] == owners
 
 
+@pytest.mark.slow
 async def test_auto_takes_discords_recommended_shard_count(llm, tmp_path):
     recommended = 3
     async with fake_discord() as fake:

@@ -81,6 +81,7 @@ def resumed_notes(fake: FakeDiscord, thread_id: int) -> int:
     )
 
 
+@pytest.mark.slow
 async def test_a_killed_discord_worker_is_resumed_by_another_in_the_same_thread(
     pg_server, llm_slow_reviews, fake, tmp_path
 ):

@@ -201,6 +201,7 @@ def resumed_notes(fake: FakeSlack, thread_ts: str) -> int:
     )
 
 
+@pytest.mark.slow
 async def test_three_processes_on_postgresql_survive_kill_9(pg_server, llm_slow_reviews, fake, tmp_path):
     llm, database_url = llm_slow_reviews, pg_server.new_database()
     env = bot_env(llm, fake, database_url)
@@ -242,6 +243,7 @@ async def test_three_processes_on_postgresql_survive_kill_9(pg_server, llm_slow_
                 await bot.stop()
 
 
+@pytest.mark.slow
 async def test_sqlite_restart_resumes_its_interrupted_council(llm_slow_reviews, fake, tmp_path):
     llm, database_url = llm_slow_reviews, f"sqlite:///{tmp_path}/council.db"
     env = bot_env(llm, fake, database_url)

@@ -99,6 +99,7 @@ sys.exit(0 if log.status == "success" else 1)
 """
 
 
+@pytest.mark.slow
 async def test_an_inspect_task_runs_on_the_council_as_a_model(tmp_path):
     """An inspect task on `council/standard` and `council/member:c`, run by inspect-ai in its own
     process: the provider opens the configured council itself (settings from the environment) and
@@ -190,6 +191,7 @@ async def test_the_judge_scorer_grades_free_text_with_the_judge_model(tmp_path):
     assert rows["member:beta"].p_value == pytest.approx(0.5)  # 2 discordant pairs, both to alpha
 
 
+@pytest.mark.slow
 async def test_an_eval_killed_mid_run_continues_without_asking_stored_samples_again(tmp_path):
     async with ScriptedLLMServer(quiz_models(delay_s=0.05)) as server:
         env = cli_env(server, tmp_path)
@@ -228,6 +230,7 @@ async def test_an_eval_killed_mid_run_continues_without_asking_stored_samples_ag
     assert code == 0
 
 
+@pytest.mark.slow
 async def test_the_cli_report_json_csv_history_and_cost_guard(tmp_path):
     async with ScriptedLLMServer(quiz_models()) as server:
         env = cli_env(server, tmp_path)
@@ -271,6 +274,7 @@ async def test_the_cli_report_json_csv_history_and_cost_guard(tmp_path):
         assert code == 0, err
 
 
+@pytest.mark.slow
 async def test_a_bad_configuration_or_a_missing_mode_is_one_line(tmp_path):
     async with ScriptedLLMServer(quiz_models()) as server:
         env = cli_env(server, tmp_path)

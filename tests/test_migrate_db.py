@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from core.models import ChannelSettings
 from core.storage import Storage
 from tests.factories import make_result
@@ -88,6 +90,7 @@ async def test_doctor_names_the_backend_and_hides_the_password(tmp_path, llm, pg
     assert "s3cret-pass" not in out + err
 
 
+@pytest.mark.slow
 async def test_an_unreachable_postgresql_is_one_clear_line(tmp_path, llm):
     url = "postgresql://council:s3cret-pass@127.0.0.1:9/nowhere"
     code, out, err = await council(tmp_path, llm, "migrate-db", "--from", url, "--to", f"sqlite:///{tmp_path}/x.db")

@@ -9,6 +9,7 @@ that happens to rank the same way.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,7 @@ def probe(ballot: str, answer: str) -> list[str]:
     return parse_ranking(f"FINAL RANKING: {ballot}\n\n{answer}", LABELS).order
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(texts)
 @example("final" + " " * 9 + "ranking:\nA > B")

@@ -271,6 +271,7 @@ async def test_leaderboard_orders_models_by_known_strength(llm, tmp_path, databa
         await svc.aclose()
 
 
+@pytest.mark.slow
 async def test_thousand_councils_leaderboard_recovers_known_strengths(llm, tmp_path, database_url):
     """1,000 councils through the real service; noisy reviewers still reveal the true order."""
     import random
@@ -493,6 +494,7 @@ asyncio.run(main())
 OWNER_LEASE_S = 3.0
 
 
+@pytest.mark.slow
 async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_never(llm, tmp_path, database_url):
     """Issue 10 item 9 with real processes: another process running a council keeps it while it
     lives; killed with SIGKILL, its council is marked interrupted by a live owner within about a lease."""

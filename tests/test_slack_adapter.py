@@ -848,6 +848,7 @@ async def test_streamed_council(env, capsys):
     assert len(calls) <= 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", STREAMING, indirect=True)
 async def test_streaming_shows_tasks_and_batches_the_chairman(env, llm, capsys):
     fake = env.fake
@@ -915,6 +916,7 @@ async def test_streamed_text_cannot_ping(env, llm):
     assert "says alpha" in message["text"] and "hi" in message["text"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", STREAMING, indirect=True)
 async def test_stream_refused_falls_back_to_chat_update(env, llm):
     fake = env.fake
@@ -1028,6 +1030,7 @@ async def test_long_streamed_answer_is_attached(env, llm):
     assert not results(fake)
 
 
+@pytest.mark.slow
 async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delivered(llm, tmp_path, caplog, capsys):
     """Issue 10 items 10 and 11: 40 simultaneous mentions in one channel, against a Slack that
     allows one message write per second per channel (bursts of 3) and answers 429 beyond it.
@@ -1080,6 +1083,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
         await fake.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", [{"streaming": True, "COUNCIL_MAX_CONCURRENT": 1}], indirect=True)
 async def test_a_queued_streamed_council_shows_one_small_message_until_it_starts(env, llm):
     """Issue 10 item 11: while it waits, a queued council has one small message and no stream;

@@ -127,6 +127,7 @@ async def test_run_slack_http_mode(llm, tmp_path, fake):
         await service.aclose()
 
 
+@pytest.mark.slow
 async def test_run_slack_socket_mode(llm, tmp_path, fake):
     settings = make_settings(
         llm, tmp_path, SLACK_BOT_TOKEN=TOKEN, SLACK_API_URL=fake.api_url, SLACK_APP_TOKEN="xapp-test"

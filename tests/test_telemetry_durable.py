@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import aiohttp
+import pytest
 
 from tests.conftest import MEMBERS
 from tests.council_process import CouncilProcess
@@ -52,6 +53,7 @@ async def ready_within(session: aiohttp.ClientSession, url: str, workers: list[C
     assert status == 200, body
 
 
+@pytest.mark.slow
 async def test_a_council_keeps_its_trace_and_metrics_across_a_killed_worker(
     pg_server,
     llm_slow_reviews: ScriptedLLMServer,  # noqa: F811
