@@ -95,8 +95,9 @@ rust-test:
 
 # In parallel (pytest-xdist): every test binds port 0 and uses its own temporary directory and
 # database; `loadgroup` keeps the tests marked `xdist_group` (llama.cpp) in one worker.
-# Many tests wait on sockets and subprocesses, so more workers than cores pays (see README).
-TEST_WORKERS ?= 3
+# Most tests wait on sockets, subprocesses and the platforms' pacing, so three workers a core
+# pays on 2 cores: 6 workers 4:05-4:15, 4 workers 4:37 (see README).
+TEST_WORKERS ?= 6
 py-test: $(DEV_READY)
 	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
