@@ -21,7 +21,8 @@ SUFFIXES = {"counter": ("_total",), "gauge": ("",), "histogram": ("_bucket", "_s
 
 def exported_names() -> set[str]:
     names = set()
-    for metric in vars(metrics).values():
+    for attribute in metrics.__annotations__:  # the metrics are made on first use (core/telemetry/metrics.py)
+        metric = getattr(metrics, attribute)
         if isinstance(metric, MetricWrapperBase):
             names.update(metric._name + suffix for suffix in SUFFIXES[metric._type])
     return names
