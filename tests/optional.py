@@ -27,6 +27,7 @@ def llama_threads() -> int:
     llama.cpp's threads wait for each other at every step by spinning, so two threads on two
     cores that other processes also want run several times slower than one thread (a council
     on llama_cpp.server: 73 s against 125 s with two busy loops beside it), and burn the CPU
-    the other workers need. Alone (no xdist), a test gets every core."""
+    the other workers need. Alone (no xdist), a test gets every core. (The default split, without
+    LOCAL_N_THREADS, has a test of its own in tests/test_local_provider.py.)"""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     return max(1, (os.cpu_count() or 1) // workers)

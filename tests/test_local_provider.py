@@ -34,6 +34,7 @@ from core.providers.base import (
     TextDelta,
 )
 from core.providers.local import MISSING_LLAMA, LocalProvider
+from core.providers.local_generate import LocalGenerator
 from core.providers.router import ProviderRouter
 from core.settings import LOCAL_DEFAULT_MEMBERS, Settings
 from tests.factories import run_council_to_end
@@ -231,15 +232,25 @@ async def test_unknown_local_model_is_a_typed_error(provider):
 
 
 @llama_test
-async def test_any_gguf_path_works(settings):
-    # Without LOCAL_N_THREADS (the default: the cores shared by the models running now).
-    provider = LocalProvider(settings.model_copy(update={"local_n_threads": None}))
-    try:
-        path = local_models.smollm2_path()
-        completion = await provider.complete(str(path), QUESTION, CallOptions(max_tokens=8))
-        assert completion.text.strip()
-    finally:
-        await provider.aclose()
+async def test_any_gguf_path_works(provider):
+    path = local_models.smollm2_path()
+    completion = await provider.complete(str(path), QUESTION, CallOptions(max_tokens=8))
+    assert completion.text.strip()
+
+
+def test_without_local_n_threads_the_models_running_share_the_cores(tmp_path):
+    """The default thread count (the llama tests above pin theirs: see tests/optional.py)."""
+    shared = LocalGenerator(Settings(_env_file=None, LOCAL_MODELS_DIR=str(tmp_path)))
+    cores = shared._cpus
+    assert cores >= 1 and shared._threads_now() == cores
+    with shared.busy():
+        assert shared._threads_now() == cores
+        with shared.busy():
+            assert shared._threads_now() == max(1, cores // 2)
+    assert shared._threads_now() == cores
+    pinned = LocalGenerator(Settings(_env_file=None, LOCAL_MODELS_DIR=str(tmp_path), LOCAL_N_THREADS=3))
+    with pinned.busy(), pinned.busy():
+        assert pinned._threads_now() == 3
 
 
 @llama_test
