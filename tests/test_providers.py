@@ -201,8 +201,10 @@ async def test_parallel_calls_share_one_pool(server):
         await router.aclose()
 
 
-async def test_https_endpoint_is_verified_against_ssl_cert_file(tmp_path, monkeypatch):
-    """The router's transport checks certificates: an unknown CA is refused as unreachable, and
+@pytest.mark.parametrize("single_council", [False, True], ids=["aiohttp-pool", "httpx-pool"])
+async def test_https_endpoint_is_verified_against_ssl_cert_file(tmp_path, monkeypatch, single_council):
+    """Both transports check certificates (the servers' aiohttp pool, and the terminal's httpx pool
+    with its trust store loaded on a thread): an unknown CA is refused as unreachable, and
     SSL_CERT_FILE (as with httpx) names the CA to trust."""
     ca = trustme.CA()
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -210,7 +212,7 @@ async def test_https_endpoint_is_verified_against_ssl_cert_file(tmp_path, monkey
     async with ScriptedLLMServer(ssl_context=server_context) as tls_server:
         tls_server.script("m", Reply("over TLS"))
         settings = Settings(_env_file=None, LLM_BASE_URL=tls_server.base_url, LLM_API_KEY="k", LLM_MAX_RETRIES=0)
-        router = ProviderRouter(settings)
+        router = ProviderRouter(settings, single_council=single_council)
         try:
             with pytest.raises(ProviderUnavailableError):
                 await router.complete("m", MESSAGES, CallOptions(timeout_s=5))
@@ -219,7 +221,7 @@ async def test_https_endpoint_is_verified_against_ssl_cert_file(tmp_path, monkey
         ca_file = tmp_path / "ca.pem"
         ca.cert_pem.write_to_path(str(ca_file))
         monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
-        router = ProviderRouter(settings)
+        router = ProviderRouter(settings, single_council=single_council)
         try:
             assert (await router.complete("m", MESSAGES, CallOptions(timeout_s=5))).text == "over TLS"
         finally:

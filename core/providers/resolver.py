@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
 from core.providers.base import Provider, ProviderConfigError
+from core.providers.tls import TrustLoader
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -32,8 +33,10 @@ class ProviderResolver:
         single_council: bool = False,
     ):
         self.settings = settings
-        self._single_council = single_council
         self._owns_http = http_client is None and parent is None
+        # The terminal's first call waits for the trust store: loading starts now, beside the
+        # rest of start-up (core/providers/tls.py).
+        self._trust = TrustLoader() if single_council and self._owns_http else None
         self._http_client = http_client
         self._providers: dict[str, Provider] = {}
         # A tenant's resolver (ProviderRouter.for_endpoint) borrows its parent's pooled HTTP client
@@ -80,11 +83,12 @@ class ProviderResolver:
 
             timeout = httpx.Timeout(None, connect=10.0)  # per-call deadlines are asyncio timeouts
             connections = self.settings.llm_max_connections
-            if self._single_council:
-                # A dozen calls at most: httpx's own pool is cheap at that size, and not importing
-                # aiohttp saves the terminal's `council ask` a tenth of a second (core/providers/transport.py).
+            if self._trust is not None:
+                # One council: a dozen calls at most. httpx's own pool is cheap at that size, and
+                # not importing aiohttp saves the terminal's `council ask` a tenth of a second
+                # (core/providers/transport.py).
                 limits = httpx.Limits(max_connections=connections)
-                self._http_client = httpx.AsyncClient(timeout=timeout, limits=limits)
+                self._http_client = httpx.AsyncClient(timeout=timeout, limits=limits, verify=self._trust.context())
             else:
                 from core.providers.transport import AiohttpTransport
 

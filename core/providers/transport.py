@@ -16,13 +16,12 @@ Decompression is left to httpx (aiohttp's is off) so a body is never decoded twi
 from __future__ import annotations
 
 import asyncio
-import os
-import ssl
 from collections.abc import AsyncIterator
 
 import aiohttp
-import certifi
 import httpx
+
+from core.providers.tls import trust_context
 
 _CHUNK = 64 * 1024
 
@@ -67,9 +66,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     def _get_session(self) -> aiohttp.ClientSession:
         # Created on first use: a ClientSession binds to the running event loop.
         if self._session is None or self._session.closed:
-            # As httpx would: SSL_CERT_FILE or certifi's CA bundle (slim images may lack the
-            # system's), and the HTTP(S)_PROXY / NO_PROXY environment.
-            tls = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or certifi.where())
+            # As httpx would: its trust store (core/providers/tls.py) and the HTTP(S)_PROXY /
+            # NO_PROXY environment.
+            tls = trust_context()
             connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=self._keepalive_s, ssl=tls)
             self._session = aiohttp.ClientSession(
                 connector=connector,
