@@ -236,12 +236,24 @@ async def _wait_until_stored_as(api, status: CouncilStatus, council_id: str, wit
     raise AssertionError(f"council {council_id} not {status.value} within {within_s}s")
 
 
-async def _latest_council_id(api) -> str:
+async def _stored_ids(api) -> set[str]:
     storage = await Storage.open(str(api.database))
     try:
-        return (await storage.councils.history(limit=1))[0].council_id
+        return {summary.council_id for summary in await storage.councils.history(limit=500)}
     finally:
         await storage.close()
+
+
+async def _new_council_id(api, known: set[str], within_s: float) -> str:
+    """The council stored since `known` was read: a waiting client never saw its id, and its
+    council is stored only once it has stopped (taking the newest stored one raced with that)."""
+    deadline = time.perf_counter() + within_s
+    while not (new := await _stored_ids(api) - known):
+        if time.perf_counter() > deadline:
+            raise AssertionError(f"no new council stored within {within_s}s")
+        await asyncio.sleep(0.05)
+    assert len(new) == 1, new
+    return new.pop()
 
 
 async def test_a_streaming_client_that_hangs_up_stops_its_council(api, llm_for_api):
@@ -272,6 +284,7 @@ async def test_a_streaming_client_that_hangs_up_stops_its_council(api, llm_for_a
 async def test_a_waiting_client_that_hangs_up_stops_its_council(api, llm_for_api):
     for name in MEMBERS:  # answers arrive, then the reviews never do
         llm_for_api.script(name, ByStage(Reply(f"{name}: 42."), Hang(), Hang()))
+    known = await _stored_ids(api)
     async with httpx.AsyncClient(timeout=30) as http:
         waiting = asyncio.create_task(
             http.post(
@@ -282,8 +295,10 @@ async def test_a_waiting_client_that_hangs_up_stops_its_council(api, llm_for_api
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
-    council_id = await _latest_council_id(api)
-    took = await _wait_until_stored_as(api, CouncilStatus.CANCELLED, council_id, within_s=HANG_UP_STOPS_WITHIN_S)
+    hung_up = time.perf_counter()
+    council_id = await _new_council_id(api, known, within_s=HANG_UP_STOPS_WITHIN_S)
+    await _wait_until_stored_as(api, CouncilStatus.CANCELLED, council_id, within_s=HANG_UP_STOPS_WITHIN_S)
+    took = time.perf_counter() - hung_up
     calls = len(llm_for_api.requests)
     later = await requests_before_a_later_council(api, llm_for_api)
     assert len(later) == calls and not [r for r in later if r.stage == 3]
