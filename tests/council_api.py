@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import openai
+import pytest
+import pytest_asyncio
 
 from tests.conftest import MEMBERS
 from tests.llm_server import ScriptedLLMServer, council_member
@@ -108,3 +111,33 @@ async def requests_before_a_later_council(api: RunningApi, llm: ScriptedLLMServe
         )
     assert response.status_code == 200, response.text
     return [r for r in llm.requests if "Sentinel question" not in r.user]
+
+
+# The fixtures of the modules that share one `council api` per module (test_api, test_api_protocol):
+# imported there by name, so that each module starts its own.
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def llm_for_api() -> AsyncIterator[ScriptedLLMServer]:
+    async with ScriptedLLMServer() as server:
+        yield server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def api(llm_for_api: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[RunningApi]:
+    # One server and one asker for the whole module: run serially, a module asks more councils
+    # than the default hourly limit of 20 (the limits have servers of their own).
+    limits = {"RATE_LIMIT_USER_PER_HOUR": "1000", "RATE_LIMIT_CHANNEL_PER_HOUR": "1000"}
+    async with council_api(llm_for_api, tmp_path_factory.mktemp("api"), **limits) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def healthy(llm_for_api: ScriptedLLMServer) -> None:
+    llm_for_api.requests.clear()
+    script_healthy(llm_for_api)
+
+
+@pytest.fixture
+def client(api: RunningApi) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=api.base_url, api_key=API_KEY, max_retries=0)

@@ -12,10 +12,10 @@ import time
 import httpx
 import openai
 import pytest
-import pytest_asyncio
 
 from core.models import CouncilStatus, Platform
 from core.storage import Storage
+from tests import council_api as fixtures
 from tests.conftest import MEMBERS
 from tests.council_api import (
     API_KEY,
@@ -24,38 +24,13 @@ from tests.council_api import (
     council_api,
     council_env,
     requests_before_a_later_council,
-    script_healthy,
 )
-from tests.llm_server import ByStage, Fail, Hang, Reply, ScriptedLLMServer, council_member, ranking_review
+from tests.llm_server import ByStage, Fail, Hang, Reply, council_member, ranking_review
 
+# This module's fixtures, one `council api` for the module (tests/council_api.py).
+api, client, healthy, llm_for_api = fixtures.api, fixtures.client, fixtures.healthy, fixtures.llm_for_api
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 QUESTION = [{"role": "user", "content": "What is six times seven?"}]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def llm_for_api():
-    async with ScriptedLLMServer() as server:
-        yield server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def api(llm_for_api, tmp_path_factory):
-    # One server and one asker for the whole module: run serially, its 35 tests ask more councils
-    # than the default hourly limit of 20 (the limits have servers of their own, below).
-    limits = {"RATE_LIMIT_USER_PER_HOUR": "1000", "RATE_LIMIT_CHANNEL_PER_HOUR": "1000"}
-    async with council_api(llm_for_api, tmp_path_factory.mktemp("api"), **limits) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def healthy(llm_for_api):
-    llm_for_api.requests.clear()
-    script_healthy(llm_for_api)
-
-
-@pytest.fixture
-def client(api):
-    return openai.AsyncOpenAI(base_url=api.base_url, api_key=API_KEY, max_retries=0)
 
 
 async def until(condition, within_s: float = 10.0) -> None:

@@ -16,25 +16,22 @@ import pytest
 import pytest_asyncio
 
 from core.storage import Storage
+from tests import council_api as fixtures
 from tests.conftest import MEMBERS
-from tests.council_api import API_KEY, AUTH, council_api, requests_before_a_later_council, script_healthy
+from tests.council_api import (
+    API_KEY,
+    AUTH,
+    council_api,
+    requests_before_a_later_council,
+    script_healthy,
+)
 from tests.llm_server import ByStage, Fail, Reply, ScriptedLLMServer, council_member, ranking_review
 
+# This module's fixtures, one `council api` for the module (tests/council_api.py).
+api, client, healthy, llm_for_api = fixtures.api, fixtures.client, fixtures.healthy, fixtures.llm_for_api
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 QUESTION = [{"role": "user", "content": "What is six times seven?"}]
 BODY = {"model": "llm-council", "messages": QUESTION}
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def llm_for_api():
-    async with ScriptedLLMServer() as server:
-        yield server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def api(llm_for_api, tmp_path_factory):
-    async with council_api(llm_for_api, tmp_path_factory.mktemp("api")) as running:
-        yield running
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -42,17 +39,6 @@ async def keyless(llm_for_api, tmp_path_factory):
     """Loopback without keys: the set-up a page on another site would aim at."""
     async with council_api(llm_for_api, tmp_path_factory.mktemp("keyless"), COUNCIL_API_KEYS="") as running:
         yield running
-
-
-@pytest.fixture(autouse=True)
-def healthy(llm_for_api):
-    llm_for_api.requests.clear()
-    script_healthy(llm_for_api)
-
-
-@pytest.fixture
-def client(api):
-    return openai.AsyncOpenAI(base_url=api.base_url, api_key=API_KEY, max_retries=0)
 
 
 async def _councils(api) -> int:

@@ -5,11 +5,8 @@ Real loopback HTTP (ScriptedLLMServer) through a real ProviderRouter, as in test
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
-import sys
 from pathlib import Path
 
 from core.engine.council import BRIEF_PROMPT_ANSWERS
@@ -19,6 +16,7 @@ from core.providers.router import ProviderRouter
 from core.records.export import to_document
 from tests.factories import run_council_to_end
 from tests.llm_server import ByStage, RecordedRequest, Reply, ScriptedLLMServer, council_member
+from tests.test_cli import council
 from tests.test_council import ANSWERS, CHAIR, M1, M3, SYNTHESIS, config, members, prefer, router, script, server
 
 __all__ = ["router", "server"]  # fixtures, imported for pytest
@@ -237,6 +235,10 @@ def test_a_short_synthesis_is_shown_whole_at_the_end_when_the_answers_are_short(
 # --------------------------------------------------------------------------- the command line
 
 
+# Members a and b, chairman chair: the line-up of the command-line tests here and in test_synthesis_copy.
+TWO_AND_A_CHAIR = {"COUNCIL_MODELS": "a,b", "COUNCIL_CHAIRMAN": "chair"}
+
+
 async def test_council_ask_json_reports_the_replacement(tmp_path):
     scripts = {
         name: council_member(f"{name} says: Paris is the capital of France.", synthesis="Paris, says the stand-in.")
@@ -244,21 +246,8 @@ async def test_council_ask_json_reports_the_replacement(tmp_path):
     }
     scripts["chair"] = council_member("chair says Paris", synthesis=demo_echo)
     async with ScriptedLLMServer(scripts) as llm:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_"))}
-        env.update(
-            LLM_BASE_URL=llm.base_url,
-            LLM_API_KEY="k",
-            COUNCIL_MODELS="a,b",
-            COUNCIL_CHAIRMAN="chair",
-            DATABASE_URL=f"sqlite:///{tmp_path}/c.db",
-            PYTHONPATH=str(ROOT),
-        )
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "ask", "--json", "Capital of France?", cwd=tmp_path, env=env,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
+        code, out, err = await council(tmp_path, llm, "ask", "--json", "Capital of France?", extra_env=TWO_AND_A_CHAIR)
+    assert code == 0, err
     document = json.loads(out)
     assert document["status"] == "degraded"
     assert document["stage3"]["by_chairman"] is False
@@ -266,7 +255,7 @@ async def test_council_ask_json_reports_the_replacement(tmp_path):
         "The chairman (chair) failed: bad_response: its synthesis was unusable"
     )
     assert "Paris" in document["stage3"]["response"]
-    assert not _ANY_MARKER.search(out.decode()) and not _ANY_MARKER.search(err.decode())
+    assert not _ANY_MARKER.search(out) and not _ANY_MARKER.search(err)
 
 
 def test_a_quoted_answer_cannot_speak_in_the_prompts_voice():

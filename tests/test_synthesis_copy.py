@@ -7,11 +7,8 @@ two councils run end to end through the scripted LLM server and a real ProviderR
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +20,11 @@ from core.models import ConversationTurn, CouncilRequest, CouncilStatus
 from core.records.export import to_document
 from tests.factories import run_council_to_end
 from tests.llm_server import RecordedRequest, ScriptedLLMServer, council_member
+from tests.test_cli import council
 from tests.test_council import CHAIR, MEMBERS, config, members, prefer, router, script, server
 from tests.test_discord_adapter import answer_messages, council_option, wait_finished
 from tests.test_discord_adapter import env as discord_env
+from tests.test_synthesis import TWO_AND_A_CHAIR
 
 __all__ = ["discord_env", "router", "server"]  # fixtures, imported for pytest
 
@@ -378,21 +377,8 @@ async def test_council_ask_json_keeps_a_synthesis_restating_the_question(tmp_pat
     scripts = {name: council_member(RUST_GO_ANSWERS[i], synthesis="Stand-in.") for i, name in enumerate(("a", "b"))}
     scripts["chair"] = council_member("chair answer", synthesis=synthesis)
     async with ScriptedLLMServer(scripts) as llm:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_"))}
-        env.update(
-            LLM_BASE_URL=llm.base_url,
-            LLM_API_KEY="k",
-            COUNCIL_MODELS="a,b",
-            COUNCIL_CHAIRMAN="chair",
-            DATABASE_URL=f"sqlite:///{tmp_path}/c.db",
-            PYTHONPATH=str(ROOT),
-        )
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "ask", "--json", RUST_GO, cwd=tmp_path, env=env,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
+        code, out, err = await council(tmp_path, llm, "ask", "--json", RUST_GO, extra_env=TWO_AND_A_CHAIR)
+    assert code == 0, err
     document = json.loads(out)
     assert document["status"] == "ok", document["stage3"].get("note")
     assert document["stage3"]["by_chairman"] is True and document["stage3"]["response"] == synthesis
