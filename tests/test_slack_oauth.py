@@ -25,6 +25,7 @@ from tests.conftest import make_settings
 from tests.loopback_app import free_port
 from tests.slack_fake import FakeSlack, encode_form, sign
 from tests.test_slack_adapter import deliveries
+from tests.test_slack_run import command_fields
 
 SECRET = "oauth-signing-secret"
 CLIENT_ID, CLIENT_SECRET = "111.222", "client-secret-value"
@@ -81,18 +82,7 @@ class Deployment:
             return response.status
 
     async def command(self, team: str, channel: str, text: str) -> int:
-        fields = {
-            "team_id": team,
-            "channel_id": channel,
-            "channel_name": "general",
-            "user_id": "U1",
-            "user_name": "ada",
-            "command": "/council",
-            "text": text,
-            "api_app_id": "A1",
-            "response_url": self.fake.response_url(f"r-{team}"),
-            "trigger_id": f"trig-{time.time()}",
-        }
+        fields = command_fields(self.fake, text, team=team, channel=channel)
         return await self.post(encode_form(fields), "application/x-www-form-urlencoded")
 
     async def event(self, team: str, event: dict, event_id: str) -> int:
@@ -111,20 +101,21 @@ class Deployment:
         await self.session.close()
 
 
+def oauth_env(fake: FakeSlack, port: int) -> dict[str, str]:
+    """The settings of OAuth mode on the fake Slack, served on `port` (a new secret key each time)."""
+    return {
+        "SLACK_CLIENT_ID": CLIENT_ID,
+        "SLACK_CLIENT_SECRET": CLIENT_SECRET,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": fake.api_url,
+        "COUNCIL_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        "COUNCIL_SECRET_KEY": Fernet.generate_key().decode(),
+    }
+
+
 def oauth_settings(llm, tmp_path, fake: FakeSlack, port: int, **extra):
     """OAuth mode on the fake Slack, served on `port`."""
-    return make_settings(
-        llm,
-        tmp_path,
-        SLACK_CLIENT_ID=CLIENT_ID,
-        SLACK_CLIENT_SECRET=CLIENT_SECRET,
-        SLACK_SIGNING_SECRET=SECRET,
-        SLACK_API_URL=fake.api_url,
-        COUNCIL_PUBLIC_URL=f"http://127.0.0.1:{port}",
-        COUNCIL_SECRET_KEY=Fernet.generate_key().decode(),
-        SLACK_STREAMING="off",
-        **extra,
-    )
+    return make_settings(llm, tmp_path, **oauth_env(fake, port), SLACK_STREAMING="off", **extra)
 
 
 @pytest.fixture
@@ -270,22 +261,8 @@ def test_manifest_scopes_are_the_install_scopes():
 
 def org_command(fake: FakeSlack, team: str, channel: str) -> str:
     """/council from workspace `team` of organisation E1, where the app is installed org-wide."""
-    return encode_form(
-        {
-            "team_id": team,
-            "enterprise_id": "E1",
-            "is_enterprise_install": "true",
-            "channel_id": channel,
-            "channel_name": "general",
-            "user_id": "U1",
-            "user_name": "ada",
-            "command": "/council",
-            "text": "What is six times seven?",
-            "api_app_id": "A1",
-            "response_url": fake.response_url(f"r-{team}"),
-            "trigger_id": f"trig-{time.time()}",
-        }
-    )
+    fields = command_fields(fake, "What is six times seven?", team=team, channel=channel)
+    return encode_form({**fields, "enterprise_id": "E1", "is_enterprise_install": "true"})
 
 
 async def test_org_wide_install_authorises_each_workspace_of_the_organisation(deployment, fake):
@@ -372,12 +349,7 @@ async def test_council_slack_serves_the_install_page_in_oauth_mode(llm, tmp_path
     env.update(
         LLM_BASE_URL=llm.base_url,
         DATABASE_URL=f"sqlite:///{tmp_path}/cli.db",
-        SLACK_CLIENT_ID=CLIENT_ID,
-        SLACK_CLIENT_SECRET=CLIENT_SECRET,
-        SLACK_SIGNING_SECRET=SECRET,
-        SLACK_API_URL=fake.api_url,
-        COUNCIL_PUBLIC_URL=f"http://127.0.0.1:{port}",
-        COUNCIL_SECRET_KEY=Fernet.generate_key().decode(),
+        **oauth_env(fake, port),
         PYTHONPATH=ROOT,
     )
     process = await asyncio.create_subprocess_exec(

@@ -18,17 +18,18 @@ SECRET = "run-secret"
 TOKEN = "xoxb-test"
 
 
-def command_fields(fake: FakeSlack, text: str) -> dict[str, str]:
+def command_fields(fake: FakeSlack, text: str, team: str = "T1", channel: str = "C1") -> dict[str, str]:
+    """A `/council` slash command's form fields, as Slack posts them."""
     return {
-        "team_id": "T1",
-        "channel_id": "C1",
+        "team_id": team,
+        "channel_id": channel,
         "channel_name": "general",
         "user_id": "U1",
         "user_name": "ada",
         "command": "/council",
         "text": text,
         "api_app_id": "A1",
-        "response_url": fake.response_url("run"),
+        "response_url": fake.response_url(f"run-{team}"),
         "trigger_id": f"trig-{time.time()}",
     }
 
