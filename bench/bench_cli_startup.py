@@ -40,16 +40,8 @@ from tests.llm_server import ScriptedLLMServer, council_member  # noqa: E402
 def _env(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "OPENROUTER_", "DATABASE_URL"))}
     env["PYTHONPATH"] = str(ROOT)
-    if not NO_BYTECODE:
-        # An installed package runs from cached bytecode (pip compiles it; an editable install
-        # writes it on first import). Some sandboxes set this for every process, which would
-        # measure compiling ~150 modules from source on every run instead (--no-bytecode does).
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
-
-
-NO_BYTECODE = "--no-bytecode" in sys.argv
 
 
 def _cpu_of(process: subprocess.Popen) -> float:
@@ -153,6 +145,11 @@ def main() -> None:
     parser.add_argument("--councils", type=int, default=5)
     parser.add_argument("--no-bytecode", action="store_true", help="compile our modules from source on every run")
     args = parser.parse_args()
+    if not args.no_bytecode:
+        # An installed package runs from cached bytecode (pip compiles it; an editable install
+        # writes it on first import). Some sandboxes set this for every process, which would
+        # measure compiling ~150 modules from source on every run instead (--no-bytecode does).
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     bytecode = "compiled from source every run" if args.no_bytecode else "cached bytecode, as installed"
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; our modules: {bytecode}")
     with tempfile.TemporaryDirectory() as tmp:  # untimed: writes the bytecode caches a user's install has
