@@ -128,7 +128,9 @@ class CouncilService:
         self.reading = CouncilReading(settings, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
         self.events = storage.events  # platform event ids seen (retries are claimed once)
-        self.channels = ChannelAdmin(storage, router, self.permissions, self.admission.effective_config)
+        # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
+        self.tenants = Tenants(settings, storage, router, self.permissions)
+        self.channels = ChannelAdmin(storage, self.tenants.router_at, self.permissions, self.admission.effective_config)
         # Readers' votes and comments (core/records/feedback.py): the rule of who may vote lives there.
         self.feedback = CouncilFeedback(storage, self.redact, Permissions.visible_to, self.queries.get_result)
         self.workspace = WorkspaceChannels(storage, self.admission.effective_config)  # channels with their own settings
@@ -144,8 +146,6 @@ class CouncilService:
         self.direct = DirectModels(
             storage, router, self.admission.limits, self.channels.effective_config, settings.council_timeout_s
         )
-        # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
-        self.tenants = Tenants(settings, storage, router, self.permissions)
         self.admission.plans = self.tenants.plan
         self.admission.lineups = self.tenants.lineup
         self.runs.router_for = self._router_for

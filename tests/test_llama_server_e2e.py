@@ -24,6 +24,7 @@ from dataclasses import replace
 import httpx
 import pytest
 
+from core.engine.synthesis_check import COPY_MIN_WORDS
 from core.models import ChairmanToken, CouncilConfig, CouncilRequest, CouncilStatus, ParseStatus
 from core.providers.router import ProviderRouter
 from core.settings import Settings
@@ -178,7 +179,10 @@ async def test_full_council_over_llama_cpp_server(llama_server):
     # A 135M chairman may write a degenerate synthesis (core/engine/synthesis_check.py): then a member's
     # text stands in, and the result says why first.
     if result.synthesis.by_chairman:
-        assert len(tokens) >= 3, "the chairman's answer streamed"
-        assert "".join(tokens) == result.synthesis.text
+        assert tokens and "".join(tokens) == result.synthesis.text
+        # The screen holds an opening back until it can be judged (COPY_MIN_WORDS at the most), so
+        # only a longer synthesis is sure to arrive in pieces; a short one comes whole, at the end.
+        if len(result.synthesis.text.split()) > COPY_MIN_WORDS + 5:
+            assert len(tokens) >= 3, "the chairman's answer streamed"
     else:
         assert result.notices[0] == result.synthesis.note, result.notices

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-from core.errors import BudgetExceeded, InputRejected
+from core.errors import BudgetExceeded, InputRejected, UnknownModels
 from core.models import Actor, Origin, Platform
 from core.redact import Redactor
 from core.service import CouncilService
@@ -122,3 +122,22 @@ async def test_tenant_daily_budget_is_for_all_its_channels(llm, tmp_path):
         await service.ask("Elsewhere?", T1)  # another workspace is not held back
         usage = await service.tenants.usage("slack:T2")
         assert sum(day.councils for day in usage) == 1
+
+
+async def test_channel_models_are_checked_against_the_workspaces_own_endpoint(llm, tenant_llm, tmp_path):
+    tenant_llm.script("house-model", council_member("House model says 42.", synthesis="House answer."))
+    settings = make_settings(llm, tmp_path, COUNCIL_SECRET_KEY=Fernet.generate_key().decode())
+    async with await CouncilService.open(settings) as service:
+        # Before the workspace has a key of its own, its channels run on the operator's endpoint.
+        with pytest.raises(UnknownModels, match="house-model"):
+            await service.channels.set_members(ADMIN, T2, ["house-model", "beta"])
+        await service.tenants.set_key(ADMIN, T2, TENANT_KEY, base_url=tenant_llm.base_url)
+        config = await service.channels.set_members(ADMIN, T2, ["house-model", "beta"])
+        assert config.members == ["house-model", "beta"]
+        assert (await service.channels.set_chairman(ADMIN, T2, "house-model")).chairman == "house-model"
+        # Another workspace still has only the operator's models.
+        with pytest.raises(UnknownModels, match="house-model"):
+            await service.channels.set_chairman(ADMIN, T1, "house-model")
+        result = await service.ask("What is six times seven?", T2)
+        assert [a.model for a in result.answers] == ["house-model", "beta"]
+        assert result.synthesis is not None and result.synthesis.text == "House answer."

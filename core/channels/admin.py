@@ -21,12 +21,14 @@ class ChannelAdmin:
     def __init__(
         self,
         storage: Storage,
-        router: ProviderRouter,
+        router_at: Callable[[Origin], Awaitable[ProviderRouter]],
         permissions: Permissions,
         config_at: Callable[[Origin, ChannelSettings | None], Awaitable[CouncilConfig]],
     ) -> None:
         self.storage = storage
-        self.router = router
+        # Tenants.router_at: model ids are checked against the endpoint the channel's councils call,
+        # its workspace's own when it set a key.
+        self._router_at = router_at
         self.permissions = permissions
         self._config_at = config_at  # Admission.effective_config: the channel's, its tenant's, the operator's
 
@@ -41,7 +43,7 @@ class ChannelAdmin:
     async def set_members(self, actor: Actor, origin: Origin, members: Sequence[str]) -> CouncilConfig:
         self.permissions.require_admin(actor, origin.platform)
         cleaned = clean_members(members)
-        await require_known_models(self.router, seats.all_models(cleaned))
+        await require_known_models(await self._router_at(origin), seats.all_models(cleaned))
         await self._save_channel(actor, origin, {"members": cleaned}, "set_members")
         return await self.effective_config(origin)
 
@@ -50,7 +52,7 @@ class ChannelAdmin:
         chairman = seats.clean_seat(chairman)
         if not chairman:
             raise InputRejected("Name the chairman's model id.")
-        await require_known_models(self.router, seats.seat_models(chairman))
+        await require_known_models(await self._router_at(origin), seats.seat_models(chairman))
         await self._save_channel(actor, origin, {"chairman": chairman}, "set_chairman")
         return await self.effective_config(origin)
 

@@ -151,6 +151,12 @@ class Tenants:
         await self._check_budget(tenant)
         return TenantPlan(router, True, await self.lineup(origin)) if own else TenantPlan(router)
 
+    async def router_at(self, origin: Origin) -> ProviderRouter:
+        """The router a council asked from `origin` calls (its tenant's own key, else the operator's),
+        without `plan`'s key requirement and budget: what admin commands check model ids against."""
+        router, _ = await self.routers.for_tenant(tenant_of(origin))
+        return router
+
     async def lineup(self, origin: Origin) -> TenantLineup:
         """The line-up the tenant of `origin` set with its own key (its councils run on it): what
         `plan` gives a council, and what the admin views show without building a router."""
