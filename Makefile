@@ -27,6 +27,10 @@ PIP_INSTALL = $(PYTHON) -m pip install --find-links $(WHEEL_CACHE)
 STAMPS := .make/$(subst /,_,$(PYTHON))
 RUST_SOURCES := rust/Cargo.toml $(wildcard rust/Cargo.lock rust/*/Cargo.toml rust/*/src/*.rs rust/*/src/*/*.rs)
 INSTALL_INPUTS := pyproject.toml $(RUST_SOURCES)
+# An editable install compiles none of our modules, where pip compiles an installed wheel's: compile
+# them as pip would, so that every `council` process starts from bytecode even where
+# PYTHONDONTWRITEBYTECODE is set (Python still reads bytecode then; it skips a file whose source changed).
+COMPILE = $(PYTHON) -m compileall -q core bot
 # What the Python targets need first: the dev install into .venv (nothing when PYTHON is given).
 DEV_READY := $(if $(PYTHON_DEP),$(STAMPS)/dev)
 
@@ -70,11 +74,13 @@ $(VENV)/bin/python: | prerequisites
 $(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
 	@echo "» Installing the project with the [local] extra into $(PYTHON) (maturin builds the Rust ranking module)"
 	$(PIP_INSTALL) --quiet -e '.[local]'
+	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/dev: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
 	@echo "» Installing the project with its dev, local, server, charts, api, postgres, otel and eval extras into $(PYTHON)"
 	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel,eval]'
+	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
 
 # llama-cpp-python ships only source on PyPI: its wheel is built once and kept in WHEEL_CACHE,
@@ -99,6 +105,7 @@ rust-test:
 # pays on 2 cores: 6 workers 4:05-4:15, 4 workers 4:37 (see README).
 TEST_WORKERS ?= 6
 py-test: $(DEV_READY)
+	@$(COMPILE) tests
 	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 bench: $(DEV_READY)
