@@ -103,10 +103,13 @@ rust-test:
 # database; `loadgroup` keeps the tests marked `xdist_group` (llama.cpp) in one worker.
 # Most tests wait on sockets, subprocesses and the platforms' pacing, so three workers a core
 # pays on 2 cores: 6 workers 4:05-4:15, 4 workers 4:37 (see README).
+# A worker that crashes (a segfault in native code) ends the run at once, with the test it was
+# running named: pytest-xdist 3.8.0 replaces a crashed worker under `loadgroup` and then waits for
+# ever (pytest-xdist#1323, #1327, fixed after that release).
 TEST_WORKERS ?= 6
 py-test: $(DEV_READY)
 	@$(COMPILE) tests
-	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --max-worker-restart 0
 
 bench: $(DEV_READY)
 	$(PYTHON) bench/bench_ranking.py
