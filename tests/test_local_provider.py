@@ -34,7 +34,7 @@ from core.providers.base import (
     TextDelta,
 )
 from core.providers.local import MISSING_LLAMA, LocalProvider
-from core.providers.local_generate import LocalGenerator
+from core.providers.local_generate import Aborted, LocalGenerator
 from core.providers.router import ProviderRouter
 from core.settings import LOCAL_DEFAULT_MEMBERS, Settings
 from tests.factories import run_council_to_end
@@ -183,23 +183,37 @@ async def test_loop_stays_responsive_while_a_model_runs(provider):
     await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=32))
     elapsed = time.perf_counter() - start
     task.cancel()
-    assert ticks >= max(3, int(elapsed / 0.01 * 0.3))  # the event loop kept running
+    # The event loop kept running (a blocked loop ticks not at all); a loaded machine gives it fewer turns.
+    assert ticks >= max(3, int(elapsed / 0.01 * 0.1))
 
 
 @llama_test
 async def test_timeout_is_typed_stops_the_worker_and_frees_the_model(provider):
     await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=4))  # load first
+    ended: list[str] = []  # how the worker's generation ended
+    run_stream = provider._generator._run_stream
+
+    def recording(*args, **kwargs):  # runs in the worker thread
+        try:
+            text, finish, emitted = run_stream(*args, **kwargs)
+        except Aborted:
+            ended.append("aborted")
+            raise
+        ended.append(f"finished ({finish})")
+        return text, finish, emitted
+
+    provider._generator._run_stream = recording
     long = [ChatMessage(role="user", content="Write a very long story about a dragon. " * 150)]
-    start = time.perf_counter()
     with pytest.raises(ProviderTimeoutError) as caught:
         await provider.complete("smollm2", long, CallOptions(timeout_s=0.5, max_tokens=400))
-    assert time.perf_counter() - start < 2.0
     assert "local:smollm2" in caught.value.message and "0.5 s" in caught.value.message
-    # The aborted call released the model promptly: the next call is not stuck behind it.
-    start = time.perf_counter()
-    after = await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=8, timeout_s=30))
+    # The worker was stopped (inside llama.cpp's decode, or at the next token), not left to write its
+    # 400 tokens; checked by how it ended rather than by a clock, which a loaded machine stretches.
+    await asyncio.wait(list(provider._running), timeout=120)
+    assert ended == ["aborted"]
+    # It released the model: the next call runs on it.
+    after = await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=8, timeout_s=60))
     assert after.text.strip()
-    assert time.perf_counter() - start < 15
 
 
 @llama_test

@@ -119,7 +119,7 @@ async def test_a_cancelled_tool_call_stops_its_council(llm, tmp_path):
                 summaries = await storage.councils.history(limit=1)
                 if summaries and summaries[0].status is CouncilStatus.CANCELLED:
                     break
-                assert time.perf_counter() - cancelled_at < 2.0, "council still running 2 s after the cancel"
+                assert time.perf_counter() - cancelled_at < 10, "council still running 10 s after the cancel"
                 await asyncio.sleep(0.05)
         finally:
             await storage.close()
