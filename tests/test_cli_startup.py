@@ -2,12 +2,8 @@
 depend on heavy modules staying out of the paths `history` and `ask` take (docs/dev/CONTRACTS.md,
 "Start-up"). Python lists every import it makes on stderr with PYTHONPROFILEIMPORTTIME=1."""
 
-import asyncio
 import json
-import sys
 
-from tests.conftest import MEMBERS
-from tests.llm_server import ScriptedLLMServer, council_member
 from tests.test_cli import council
 
 # Loaded only by the processes and questions that use them.
@@ -59,47 +55,3 @@ async def test_ask_json_prints_its_whole_result_through_the_quick_exit(tmp_path,
     assert code == 0 and result["status"] == "ok" and result["stage3"]["response"]
     code, out, _ = await council(tmp_path, llm, "history")
     assert code == 0 and result["id"][:8] in out
-
-
-# Runs a council in a fresh interpreter (where every model still defers its validator) and prints
-# the models not yet built when stage 2 starts.
-UNBUILT_AT_STAGE_2 = """
-import asyncio, sys
-from core.engine.council import run_council
-from core.models import _Model, CouncilConfig, CouncilRequest, StageStarted
-from core.models.warm import _subclasses
-from core.providers.router import ProviderRouter
-from core.settings import Settings
-
-async def main():
-    router = ProviderRouter(Settings(_env_file=None, LLM_BASE_URL=sys.argv[1], LLM_API_KEY="x"))
-    config = CouncilConfig(members=sys.argv[2].split(","), chairman=sys.argv[2].split(",")[0])
-    unbuilt = None
-    async for event in run_council(CouncilRequest(question="Six times seven?", config=config), router):
-        if isinstance(event, StageStarted) and event.stage == 2:
-            unbuilt = [m.__name__ for m in _subclasses(_Model) if not m.__pydantic_complete__]
-    await router.aclose()
-    print(unbuilt)
-
-asyncio.run(main())
-"""
-
-
-async def test_models_are_built_while_stage_one_waits_on_its_members():
-    """core/models/warm.py: the validators a council needs later are built during stage 1's calls,
-    not at the stage changes a user waits through."""
-    async with ScriptedLLMServer() as server:
-        for name in MEMBERS:
-            server.script(name, council_member(f"{name} says 42.", latency_s=0.3))
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            UNBUILT_AT_STAGE_2,
-            server.base_url,
-            ",".join(MEMBERS),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
-    assert out.decode().strip() == "[]"

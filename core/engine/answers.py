@@ -24,7 +24,6 @@ from core.models import (
     StageStarted,
     seats,
 )
-from core.models.warm import build_deferred_models
 
 if TYPE_CHECKING:
     from core.providers.router import ProviderRouter
@@ -47,8 +46,6 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
         "answer",
         config.member_timeout_s,
     )
-    # The models' deferred validators build while these calls are in flight (core/models/warm.py).
-    calls.spawn(build_deferred_models(), "warm")
     yield state.event(StageStarted, stage=1)
     for member in pending:
         yield state.event(MemberStarted, model=member)

@@ -36,7 +36,7 @@ import time
 from collections.abc import AsyncGenerator, Coroutine
 from contextlib import nullcontext
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from core.engine import notices, waiting
 from core.engine.batch import Batch, Call, Outcome, SeatCall, StagePolicy
@@ -46,8 +46,6 @@ from core.providers.base import ProviderError
 from core.telemetry.tracing import StageTrace
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 _SHUTDOWN_WAIT_S = 2.0  # how long cleanup waits for cancelled calls to unwind
 
@@ -62,7 +60,7 @@ class Calls:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.stage: StageTrace | None = None  # the stage whose calls are being launched (run_council sets it)
 
-    def spawn(self, coro: Coroutine[Any, Any, T], what: str) -> asyncio.Task[T]:
+    def spawn(self, coro: Coroutine[Any, Any, Outcome], what: str) -> asyncio.Task[Outcome]:
         # Named after the council so that a leak would be easy to attribute (tests check it).
         # A late review keeps the context of the stage that launched it.
         context = self.stage.context() if self.stage is not None else None
