@@ -82,7 +82,7 @@ from core.telemetry.health import ProcessHealth
 from core.telemetry.metrics import collect as collect_metrics
 from core.telemetry.metrics import count_platform_write
 from core.telemetry.tracing import continued, submitted
-from core.tenants import Tenants, tenant_of
+from core.tenants import Tenants
 
 if TYPE_CHECKING:
     from core.eval.session import CouncilEvals
@@ -148,7 +148,7 @@ class CouncilService:
         )
         self.admission.plans = self.tenants.plan
         self.admission.lineups = self.tenants.lineup
-        self.runs.router_for = self._router_for
+        self.runs.router_for = self.tenants.router_at
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
@@ -252,7 +252,7 @@ class CouncilService:
         wants_search = self.reading.wants_search(search, channel)
 
         async def before_start() -> list[str]:
-            router = await self._router_for(request.origin)
+            router = await self.tenants.router_at(request.origin)
             return [*notices, *await self.reading.prepare(request, search=wants_search, router=router)]
 
         return await self.runs.start(request, ticket, before_start)
@@ -298,13 +298,8 @@ class CouncilService:
         self.worker.register(platform, deliver)
 
     async def _prepare(self, request: CouncilRequest, search: bool) -> list[str]:
-        router = await self._router_for(request.origin)
+        router = await self.tenants.router_at(request.origin)
         return await self.reading.prepare(request, search=search, router=router)
-
-    async def _router_for(self, origin: Origin) -> ProviderRouter:
-        """The council's tenant's router (its own key), else the operator's."""
-        router, _ = await self.tenants.routers.for_tenant(tenant_of(origin))
-        return router
 
     async def ask(
         self, question: str, origin: Origin | None = None, history: Sequence[ConversationTurn] = ()
