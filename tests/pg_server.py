@@ -58,7 +58,8 @@ def _server_user() -> str | None:
             return name
         except KeyError:
             continue
-    subprocess.run(["useradd", "--system", "--no-create-home", SERVER_USER_CANDIDATES[-1]], check=True)
+    useradd = shutil.which("useradd", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin") or "useradd"
+    subprocess.run([useradd, "--system", "--no-create-home", SERVER_USER_CANDIDATES[-1]], check=True)
     return SERVER_USER_CANDIDATES[-1]
 
 
@@ -78,9 +79,18 @@ class PostgresServer:
 
     def _run(self, *args: str) -> None:
         command = [str(self.bin_dir / args[0]), *args[1:]]
-        if self.user:
-            command = ["runuser", "-u", self.user, "--", *command]
-        subprocess.run(command, check=True, capture_output=True, cwd=self.root)
+        # As the server user, switched to by subprocess itself: no `runuser`, which a root shell
+        # without /usr/sbin on its PATH would not find.
+        account = pwd.getpwnam(self.user) if self.user else None
+        subprocess.run(
+            command,
+            check=True,
+            capture_output=True,
+            cwd=self.root,
+            user=account.pw_uid if account else None,
+            group=account.pw_gid if account else None,
+            extra_groups=[] if account else None,
+        )
 
     def start(self) -> PostgresServer:
         if self.user:
