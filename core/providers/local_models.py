@@ -231,6 +231,26 @@ def gemma_path(spec: Bundled | None = None, settings: Settings | None = None) ->
     return target
 
 
+def _remove_orphaned_parts(target: Path) -> None:
+    """Temporary files of processes that were killed while assembling (250 MB each): a process that
+    dies by a signal never reaches the `finally` that removes its own."""
+    prefix = f".{target.name}."
+    for part in target.parent.glob(f"{prefix}*.part"):
+        pid = part.name.removeprefix(prefix).split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            part.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def _gemma_chunks(spec: Bundled, gemma: ModuleType) -> list[Path]:
     """The chunk files of the part packages, each present."""
     try:
@@ -253,6 +273,7 @@ def _assemble(spec: Bundled, gemma: ModuleType, target: Path) -> None:
     """The verified model at `target`, written under a temporary name first (callers hold _assemble_lock)."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_orphaned_parts(target)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.part")
         try:
             gemma.assemble(tmp, overwrite=True)
