@@ -69,6 +69,10 @@ class TenantLineup:
     members: list[str] | None = None
     chairman: str | None = None
 
+    @classmethod
+    def of(cls, key: TenantKeyInfo) -> TenantLineup:
+        return cls(key.members, key.chairman)
+
 
 OPERATORS_LINEUP = TenantLineup()
 
@@ -143,13 +147,13 @@ class Tenants:
         without its own key when COUNCIL_REQUIRE_TENANT_KEY is set, and (BudgetExceeded) one whose
         daily budget is spent."""
         tenant = tenant_of(origin)
-        router, own = await self.routers.for_tenant(tenant)
+        router, key = await self.routers.for_tenant(tenant)
         if tenant is None:
             return TenantPlan(router)
-        if not own and self.settings.require_tenant_key:
+        if key is None and self.settings.require_tenant_key:
             raise InputRejected(ADD_A_KEY)
         await self._check_budget(tenant)
-        return TenantPlan(router, True, await self.lineup(origin)) if own else TenantPlan(router)
+        return TenantPlan(router, True, TenantLineup.of(key)) if key is not None else TenantPlan(router)
 
     async def router_at(self, origin: Origin) -> ProviderRouter:
         """The router a council asked from `origin` calls (its tenant's own key, else the operator's),
@@ -162,9 +166,7 @@ class Tenants:
         `plan` gives a council, and what the admin views show without building a router."""
         tenant = tenant_of(origin)
         found = await self.store.get_key(tenant) if tenant else None
-        if found is None:
-            return OPERATORS_LINEUP
-        return TenantLineup(found[0].members, found[0].chairman)
+        return TenantLineup.of(found[0]) if found is not None else OPERATORS_LINEUP
 
     async def _check_budget(self, tenant: str) -> None:
         spend = await self.spend(tenant)
