@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from tests.llm_server import Fail
-from tests.test_cli import ROOT, council
+from tests.test_cli import ROOT, cli_env, council
 
 LEAKED_KEY = "sk-proxy-echoes-0123456789"
 
@@ -233,15 +233,13 @@ async def test_a_reader_that_stops_reading_is_no_error(tmp_path, llm):
     assert (await council(tmp_path, llm, "ask", "--json", "What is six times seven?"))[0] == 0
     read_end, write_end = os.pipe()
     os.close(read_end)  # every write now fails with EPIPE
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "DATABASE_URL"))}
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path}/cli.db", PYTHONPATH=str(ROOT))
     try:
         done = await asyncio.to_thread(
             subprocess.run,
             [sys.executable, "-m", "bot.cli", "history"],
             stdout=write_end,
             stderr=subprocess.PIPE,
-            env=env,
+            env=cli_env(llm, tmp_path),
             cwd=tmp_path,
             timeout=60,
         )
