@@ -129,13 +129,15 @@ class _Metrics:
         self._defined: dict[str, Any] | None = None
 
     def get(self, name: str) -> Any:
-        if not self.collecting:
-            return _Uncounted()
+        return self.registered()[name] if self.collecting else _UNCOUNTED
+
+    def registered(self) -> dict[str, Any]:
         if self._defined is None:
             self._defined = _define()
-        return self._defined[name]
+        return self._defined
 
 
+_UNCOUNTED = _Uncounted()
 _metrics = _Metrics()
 _NAMES = frozenset(__annotations__)
 
@@ -188,7 +190,7 @@ def exposition() -> tuple[bytes, str]:
     their content type."""
     from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
-    _metrics.get("COUNCILS_STARTED")  # every metric is listed, counted or not
+    _metrics.registered()  # every metric is listed, counted or not
     if multiprocess_dir() is None:
         return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
