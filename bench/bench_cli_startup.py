@@ -151,8 +151,9 @@ def main() -> None:
     args = parser.parse_args()
     if not args.no_bytecode:
         # An installed package runs from cached bytecode (pip compiles it; an editable install
-        # writes it on first import). Some sandboxes set this for every process, which would
-        # measure compiling ~150 modules from source on every run instead (--no-bytecode does).
+        # writes it on first import). Some sandboxes set this for every process, which, where no
+        # caches exist yet, would measure compiling ~150 modules from source on every run instead
+        # (--no-bytecode keeps that setting).
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     bytecode = "no caches written" if args.no_bytecode else "cached bytecode, as installed"
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; our modules: {bytecode}")
