@@ -74,6 +74,19 @@ class Settings(BaseSettings):
     local_n_ctx: int = Field(4096, alias="LOCAL_N_CTX", ge=512)
     local_n_threads: int | None = Field(None, alias="LOCAL_N_THREADS")
     local_max_tokens: int = Field(384, alias="LOCAL_MAX_TOKENS", ge=16)
+    local_runtime_mb: int | None = Field(
+        None,
+        alias="LOCAL_RUNTIME_MB",
+        ge=256,
+        description="Memory ceiling (MB of address space) of each local model's runtime process; "
+        "unset: the model file + its KV cache at LOCAL_N_CTX + 1024 MB",
+    )
+    local_load_timeout_s: float = Field(
+        120.0,
+        alias="LOCAL_LOAD_TIMEOUT_S",
+        gt=0,
+        description="How long a local model's runtime process may take to load its model before it is killed",
+    )
 
     # ----------------------------------------------------------------- council
     council_models: CsvList = Field(default_factory=list, alias="COUNCIL_MODELS")
