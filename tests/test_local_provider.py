@@ -209,6 +209,22 @@ async def test_timeout_is_typed_stops_the_worker_and_frees_the_model(provider):
 
 
 @llama_test
+async def test_a_call_that_gives_up_waiting_for_a_busy_model_leaves_the_running_call_alone(provider):
+    await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=4))  # loaded
+    long = [ChatMessage(role="user", content="Write a long story about a dragon.")]
+    running = provider.stream("smollm2", long, CallOptions(max_tokens=120, timeout_s=120))
+    first = await anext(running)  # the call is in the runtime now
+    (runtime,) = provider._runtimes.values()
+    with pytest.raises(ProviderTimeoutError, match="busy with other calls"):
+        await provider.complete("smollm2-creative", QUESTION, CallOptions(timeout_s=0.2))
+    assert runtime.lock.locked()  # still the running call's: the one that gave up never held it
+    rest = [item async for item in running]
+    assert isinstance(first, TextDelta) and isinstance(rest[-1], Completion)
+    assert rest[-1].text.strip() and runtime.last_outcome == "done"
+    assert not runtime.lock.locked()
+
+
+@llama_test
 async def test_too_long_prompt_is_cut_to_fit_the_context(models_dir):
     small = Settings(
         _env_file=None,

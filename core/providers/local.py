@@ -101,13 +101,14 @@ class LocalProvider:
     ) -> AsyncIterator[StreamItem]:
         started = time.perf_counter()
         deadline = asyncio.get_running_loop().time() + options.timeout_s
-        runtime: ModelRuntime | None = None
+        runtime: ModelRuntime | None = None  # set once we hold its lock
         started_call = False
         try:
             async with asyncio.timeout_at(deadline):
                 resolved = await self._resolve(model)
-                runtime = self._runtime(resolved)
-                await runtime.lock.acquire()
+                wanted = self._runtime(resolved)
+                await wanted.lock.acquire()
+                runtime = wanted
                 await runtime.ensure_loaded()
             runtime.start(self._request(resolved, messages, options))
             started_call = True
@@ -126,7 +127,7 @@ class LocalProvider:
                 + ("" if started_call else " (the model was busy with other calls)")
             ) from None
         finally:
-            if runtime is not None and runtime.lock.locked():
+            if runtime is not None:
                 self._release(runtime, started_call)
 
     async def aclose(self) -> None:
