@@ -65,6 +65,7 @@ class ModelRuntime:
         self.lock = asyncio.Lock()  # one call at a time, held until the child ended it
         self.in_flight = False  # a generation is running in the child
         self.last_outcome: str | None = None  # how the last call ended: done, aborted, error, crashed
+        self.last_call_s: float | None = None  # the last finished call's time inside the child
         self._process: asyncio.subprocess.Process | None = None
         self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._readers: list[asyncio.Task] = []
@@ -228,6 +229,7 @@ class ModelRuntime:
             self.last_outcome = event.kind
             if event.kind == "done":
                 self._crashes = 0
+                self.last_call_s = event.data.get("elapsed_s")
             return event
         self.last_outcome = "error"
         raise self._failure(event)

@@ -11,7 +11,7 @@ stderr and never the protocol stream, nor a user's terminal.
                       {"op": "stop"}                the running call ends at once (mid-decode too)
     child -> parent   {"ev": "loaded"}              once, after the model loaded
                       {"ev": "delta", "text"}       a piece of the answer
-                      {"ev": "done", "text", "usage", "finish"}
+                      {"ev": "done", "text", "usage", "finish", "elapsed_s"}  (the call's time in here)
                       {"ev": "aborted"}             the call was stopped
                       {"ev": "error", "kind", "message"}   a typed failure of this call (or of the load)
 
@@ -27,6 +27,7 @@ import os
 import resource
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -97,6 +98,7 @@ class Worker:
             self.thread.start()
 
     def _generate(self, request: dict[str, Any], stop: threading.Event) -> None:
+        started = time.perf_counter()
         try:
             resolved = LocalModel(request["name"], self.instance.path, Preset(**request["preset"]))
             messages = [ChatMessage(role=m["role"], content=m["content"]) for m in request["messages"]]
@@ -105,7 +107,8 @@ class Worker:
             text, usage, finish = self.generator.generate(
                 self.instance, resolved, messages, sampling, stop, emit, int(request["threads"])
             )
-            self.channel.send("done", text=text, usage=usage.model_dump(), finish=finish)
+            elapsed = time.perf_counter() - started
+            self.channel.send("done", text=text, usage=usage.model_dump(), finish=finish, elapsed_s=elapsed)
         except Aborted:
             self.channel.send("aborted")
         except ProviderError as exc:
