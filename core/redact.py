@@ -11,7 +11,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -60,12 +60,7 @@ class Redactor:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Redactor:
-        secrets = []
-        for name in type(settings).model_fields:
-            value = getattr(settings, name)
-            if isinstance(value, SecretStr):
-                secrets.append(value.get_secret_value())
-        return cls(secrets)
+        return cls(settings.secret_values())
 
     def __bool__(self) -> bool:
         return bool(self._current())

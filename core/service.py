@@ -116,13 +116,17 @@ class CouncilService:
         self.router = router
         self.redact = Redactor.from_settings(settings)
         # Taken when this process first runs a council (or a bot starts): read-only uses never own.
-        self.owner = CouncilOwner(storage, lease_s or settings.lease_s)
+        self.owner = CouncilOwner(storage, lease_s or settings.durable.lease_s)
         # On PostgreSQL the cap holds across every process on the database; SQLite is one process.
         self.shared_cap = (
-            SharedCap(storage, self.owner, settings.max_concurrent_councils) if storage.backend == POSTGRESQL else None
+            SharedCap(storage, self.owner, settings.limits.max_concurrent_councils)
+            if storage.backend == POSTGRESQL
+            else None
         )
-        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils, self.shared_cap)
-        self.permissions = Permissions(settings.admin_users)
+        self.gate = ConcurrencyGate(
+            settings.limits.max_concurrent_councils, settings.limits.max_queued_councils, self.shared_cap
+        )
+        self.permissions = Permissions(settings.limits.admin_users)
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.runs = CouncilRuns(storage, router, self.redact)
         self.reading = CouncilReading(settings, router, self.redact)
@@ -144,7 +148,7 @@ class CouncilService:
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
         # Members as models (the API's /v1/models): one member or the chairman answering alone.
         self.direct = DirectModels(
-            storage, router, self.admission.limits, self.channels.effective_config, settings.council_timeout_s
+            storage, router, self.admission.limits, self.channels.effective_config, settings.council.timeout_s
         )
         self.admission.plans = self.tenants.plan
         self.admission.lineups = self.tenants.lineup
@@ -152,7 +156,7 @@ class CouncilService:
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
-        tracing.record_content(settings.trace_content)
+        tracing.record_content(settings.telemetry.trace_content)
 
     @cached_property
     def evals(self) -> CouncilEvals:
@@ -180,8 +184,8 @@ class CouncilService:
         storage = await open_configured_storage(settings)
         router = router or ProviderRouter(settings, single_council=single_council)
         service = cls(settings, storage, router, lease_s=lease_s)
-        if settings.retention_days:
-            await service.retention.start(timedelta(days=settings.retention_days))
+        if settings.storage.retention_days:
+            await service.retention.start(timedelta(days=settings.storage.retention_days))
         return service
 
     async def aclose(self) -> None:

@@ -168,9 +168,9 @@ class Answerer:
     ) -> EvalAnswer:
         """One call with the members' stage-1 prompt: the member alone sees what it sees in a council."""
         options = CallOptions(
-            timeout_s=self.settings.council_timeout_s,
+            timeout_s=self.settings.council.timeout_s,
             temperature=temperature,
-            max_tokens=max_tokens or self.settings.council_max_answer_tokens,
+            max_tokens=max_tokens or self.settings.council.max_answer_tokens,
         )
         start = time.perf_counter()
         try:

@@ -43,13 +43,14 @@ class ProviderRouter:
         the default endpoint, OpenRouter); it shares this router's connection pool and local models.
         The operator's keys are not in it: a tenant's council cannot spend them."""
         s = self.settings
-        tenant = s.model_copy(
+        endpoint = s.providers.model_copy(
             update={
-                "llm_base_url": base_url or s.openrouter_base_url,
-                "llm_api_key": api_key,
+                "base_url": base_url or s.providers.openrouter_base_url,
+                "api_key": api_key,
                 "openrouter_api_key": None if base_url else api_key,
             }
         )
+        tenant = s.model_copy(update={"providers": endpoint})
         return ProviderRouter(tenant, _parent=self._resolver)
 
     async def endpoint_models(self) -> list[str]:

@@ -136,7 +136,7 @@ class Tenants:
         """The app was uninstalled from a workspace: its tokens are gone already (bolt deletes them);
         with COUNCIL_PURGE_ON_UNINSTALL its councils, keys and settings go too."""
         workspace = team_id or enterprise_id
-        if not self.settings.purge_on_uninstall or not workspace:
+        if not self.settings.tenants.purge_on_uninstall or not workspace:
             return None
         return await self.purge(f"slack:{workspace}", "slack:app_uninstalled")
 
@@ -150,7 +150,7 @@ class Tenants:
         router, key = await self.routers.for_tenant(tenant)
         if tenant is None:
             return TenantPlan(router)
-        if key is None and self.settings.require_tenant_key:
+        if key is None and self.settings.tenants.require_key:
             raise InputRejected(ADD_A_KEY)
         await self._check_budget(tenant)
         return TenantPlan(router, True, TenantLineup.of(key)) if key is not None else TenantPlan(router)
@@ -255,7 +255,7 @@ class Tenants:
     async def spend(self, tenant: str) -> TenantSpend:
         budget = await self.store.budget(tenant)
         if budget is None:
-            budget = self.settings.tenant_daily_budget_usd
+            budget = self.settings.tenants.daily_budget_usd
         return TenantSpend(
             tenant=tenant,
             spent_today_usd=await self.store.spent_since(tenant, _day_start()),
