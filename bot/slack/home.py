@@ -49,13 +49,9 @@ def _config_line(config, settings=None) -> str:
     line = f"members {', '.join(config.members)} · chairman {config.chairman}"
     if settings is not None:
         limits = [
-            f"{settings.limits.user_limit_per_hour}/h per user"
-            if settings.limits.user_limit_per_hour is not None
-            else None,
-            f"{settings.limits.channel_limit_per_hour}/h per channel"
-            if settings.limits.channel_limit_per_hour is not None
-            else None,
-            f"${settings.limits.daily_budget_usd:.2f}/day" if settings.limits.daily_budget_usd is not None else None,
+            f"{settings.user_limit_per_hour}/h per user" if settings.user_limit_per_hour is not None else None,
+            f"{settings.channel_limit_per_hour}/h per channel" if settings.channel_limit_per_hour is not None else None,
+            f"${settings.daily_budget_usd:.2f}/day" if settings.daily_budget_usd is not None else None,
         ]
         if any(limits):
             line += " · " + ", ".join(x for x in limits if x)
