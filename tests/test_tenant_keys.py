@@ -11,8 +11,8 @@ from cryptography.fernet import Fernet
 
 from core.errors import BudgetExceeded, InputRejected, UnknownModels
 from core.models import Actor, Origin, Platform
-from core.redact import Redactor
 from core.service import CouncilService
+from core.shared.redact import Redactor
 from tests.conftest import MEMBERS, make_settings
 from tests.llm_server import ScriptedLLMServer, council_member
 

@@ -222,7 +222,7 @@ def build_slack_bot(service: CouncilService, settings: Settings, **options: Any)
 
 def build_web_app(app: AsyncApp, service: CouncilService, path: str = EVENTS_PATH) -> web.Application:
     """An aiohttp application serving the Events API (events, commands, interactivity) at `path`,
-    /health, /ready and /metrics (core/telemetry/health.py), and in OAuth mode bolt's install page
+    /health, /ready and /metrics (core/durable/health.py), and in OAuth mode bolt's install page
     and redirect (/slack/install, /slack/oauth_redirect)."""
 
     async def events(request: web.Request) -> web.Response:

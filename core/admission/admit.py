@@ -25,8 +25,8 @@ from core.models import (
 from core.models.files import FILES_ONLY_QUESTION, ExtractedAttachment
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.storage import Storage
 from core.tenants.service import OPERATORS_LINEUP, TenantLineup, TenantPlan
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from core.admission.limits import validate_question
 from core.models import ConversationTurn
 from core.models.text import clean_text
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 
 
 class QuestionCleaner:

@@ -31,8 +31,8 @@ from core.models import (
 )
 from core.providers.base import CallOptions, ProviderError, StreamItem
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 
 EVAL_ORIGIN = Origin(platform=Platform.CLI, channel_id="eval", user_id="operator")
 ConfigFor = Callable[[str], Awaitable[CouncilConfig]]

@@ -11,8 +11,8 @@ from core.models import ChatMessage, Completion
 from core.providers.base import CallOptions, Provider, ProviderError, ProviderTimeoutError, StreamItem, redacted_errors
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.telemetry.calls import ModelCall
 
 if TYPE_CHECKING:

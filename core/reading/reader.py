@@ -15,8 +15,8 @@ from pydantic import SecretStr
 from core.models import ChannelSettings, CouncilRequest, Platform, seats
 from core.models.files import AttachmentBatch, IncomingFile
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 
 if TYPE_CHECKING:
     from core.reading.attachments import AttachmentFetcher, AttachmentLimits, AttachmentReaders

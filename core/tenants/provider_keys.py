@@ -8,12 +8,12 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from core.admission.permissions import Permissions
 from core.channels.admin import clean_members
+from core.channels.permissions import Permissions
 from core.errors import InputRejected, UnknownModels
 from core.models import Actor, Origin, TenantKeyInfo, seats
 from core.providers.base import ProviderError
-from core.redact import Redactor
+from core.shared.redact import Redactor
 from core.tenants.ids import tenant_of
 from core.tenants.keys import KEY_TAIL, TenantStore
 from core.tenants.routing import TenantRouters

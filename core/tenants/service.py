@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from core.admission.permissions import Permissions
+from core.channels.permissions import Permissions
 from core.errors import ConfigurationError, InputRejected
 from core.models import Origin, PurgeCounts, TenantKeyInfo
 from core.providers.router import ProviderRouter

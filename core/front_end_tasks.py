@@ -14,8 +14,8 @@ from core.models import ChatMessage, Completion, Origin
 from core.models.seats import primary
 from core.providers.base import CallOptions, ProviderError
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.storage import Storage
 
 
