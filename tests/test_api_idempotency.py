@@ -123,7 +123,7 @@ async def test_a_refused_request_frees_its_key(llm, tmp_path):
 
 
 async def test_a_repeated_key_after_a_restart_follows_the_stored_council_as_it_was_told(llm, tmp_path):
-    """The council is no longer in memory (another process, or let go: core/runs.py): a repeated
+    """The council is no longer in memory (another process, or let go: core/durable/runs.py): a repeated
     key is told the stored council's story, its progress too, as the first request was."""
     body = {"model": "llm-council", "stream": True, "messages": QUESTION}
     headers = {"Authorization": f"Bearer {API_KEY}", "Idempotency-Key": "restart-1"}

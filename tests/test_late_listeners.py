@@ -1,5 +1,5 @@
 """Listeners that join a council late (issue 36): what a process keeps of a finished council is its
-result, the last few of them (core/runs.py: KEEP_FINISHED), and the chairman's streamed pieces
+result, the last few of them (core/durable/runs.py: KEEP_FINISHED), and the chairman's streamed pieces
 are merged once the synthesis is complete; a listener still gets the whole council, from memory
 while it runs and from the database after. A real CouncilService against the scripted server."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from core import runs
+from core.durable import runs
 from core.models import ChairmanToken, CouncilEvent, CouncilFinished, Origin
 from tests.conftest import MEMBERS
 from tests.llm_server import council_member

@@ -509,7 +509,7 @@ async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_
         "-c",
         OWNER_SCRIPT,
         llm.base_url,
-        settings.database_url,
+        settings.storage.database_url,
         str(OWNER_LEASE_S),
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
@@ -553,6 +553,6 @@ async def test_closing_after_councils_gives_the_lease_up_cleanly(llm, tmp_path, 
         svc = await CouncilService.open(settings, lease_s=0.03)
         await asyncio.gather(*(svc.ask(f"Question {i}?") for i in range(3)))
         await svc.aclose()
-        async with await Storage.open(settings.database_url) as storage:
+        async with await Storage.open(settings.storage.database_url) as storage:
             assert await storage.db.fetchall("SELECT owner_id FROM council_owners") == []  # given up
     assert not [r.getMessage() for r in caplog.records if "lease" in r.getMessage() and r.levelno >= logging.WARNING]

@@ -1,6 +1,6 @@
 """A finished council told again as its events, from its result alone.
 
-What a listener that joins after the council's events were let go (core/runs.py keeps a finished
+What a listener that joins after the council's events were let go (core/durable/runs.py keeps a finished
 council's result, not its events) or after the process forgot it (the stored council) follows:
 the events of core/engine/council.py's grammar, in its order, with the chairman's streamed text as
 one ChairmanToken. Every answer, review, the aggregate, the synthesis and the result are there;

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from core.admission.limits import Ticket
+from core.durable.run_log import EventLog
 from core.engine.control import CouncilControl
 from core.models import (
     ChairmanFinished,
@@ -27,8 +28,7 @@ from core.models import (
 )
 from core.providers.router import ProviderRouter
 from core.records.story import story
-from core.redact import Redactor
-from core.run_log import EventLog
+from core.shared.redact import Redactor
 from core.storage import Storage
 from core.telemetry.councils import CouncilTelemetry
 
@@ -51,7 +51,7 @@ class Journal(Protocol):
 
 class CouncilRun:
     """A running (or finished) council that any number of listeners can follow. While it runs,
-    its events are kept (core/run_log.py); once it has finished and nobody listens, only its
+    its events are kept (core/durable/run_log.py); once it has finished and nobody listens, only its
     result: later listeners get the council's story from it (core/records/story.py)."""
 
     def __init__(self, request: CouncilRequest, ticket: Ticket | None = None):

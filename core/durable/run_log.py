@@ -1,4 +1,4 @@
-"""A running council's events in memory, numbered, for the listeners that follow it (core/runs.py).
+"""A running council's events in memory, numbered, for the listeners that follow it (core/durable/runs.py).
 
 Each event gets a number (from 1, in the council's order) that never changes: a listener resumes
 after the last number it saw (an SSE client's Last-Event-ID). What the log holds is bounded by the
