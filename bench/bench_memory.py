@@ -83,7 +83,11 @@ async def measure(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-memory-"))
     process, api_url, drain = await start_api({**council_env(base, tmp / "api.db"), "LOG_LEVEL": "WARNING"})
     try:
-        limits = httpx.Limits(max_connections=args.concurrency * 2, max_keepalive_connections=args.concurrency * 2)
+        # Idle connections are let go well before uvicorn's 5 s keep-alive closes them: a request
+        # sent on one it is closing fails with ReadError (on a loaded machine, batches pause).
+        limits = httpx.Limits(
+            max_connections=args.concurrency * 2, max_keepalive_connections=args.concurrency * 2, keepalive_expiry=1.0
+        )
         async with httpx.AsyncClient(timeout=300, limits=limits) as http:
             print(
                 f"python {sys.version.split()[0]}, {os.cpu_count()} CPU(s); `council api` on SQLite, pid {process.pid}"
