@@ -59,7 +59,7 @@ class InProcess:
         self.settings = settings
         self.resolved = local_models.resolve(name, settings)
         self.instance = ModelInstance(path=self.resolved.path, chat_format=self.resolved.chat_format)
-        self.generator = LocalGenerator(settings.local_n_ctx, settings.local_n_threads or 1)
+        self.generator = LocalGenerator(settings.local.n_ctx, settings.local.n_threads or 1)
 
     def load(self) -> None:
         self.generator.load(self.instance)
@@ -72,7 +72,7 @@ class InProcess:
         def emit(kind: str, value: str) -> None:  # the old provider handed each piece to the loop
             loop.call_soon_threadsafe(pieces.append, value)
 
-        threads = self.settings.local_n_threads or 1
+        threads = self.settings.local.n_threads or 1
         _text, usage, _finish = await asyncio.to_thread(
             self.generator.generate,
             self.instance,

@@ -48,14 +48,8 @@ def broken(tmp_path_factory) -> dict[str, Path]:
 
 
 def _settings(tmp_path: Path, **extra) -> Settings:
-    return Settings(
-        _env_file=None,
-        LOCAL_MODELS_DIR=str(tmp_path),
-        LOCAL_N_CTX=4096,
-        LOCAL_MAX_TOKENS=64,
-        LOCAL_N_THREADS=llama_threads(),
-        **extra,
-    )
+    values = {"LOCAL_MODELS_DIR": str(tmp_path), "LOCAL_N_CTX": 4096, "LOCAL_MAX_TOKENS": 64}
+    return Settings(_env_file=None, LOCAL_N_THREADS=llama_threads(), **{**values, **extra})
 
 
 @pytest.fixture
@@ -168,7 +162,7 @@ async def test_a_runtime_killed_mid_answer_fails_that_call_and_the_next_one_work
 async def test_a_council_completes_when_one_member_aborts_and_another_is_killed(tmp_path, broken):
     """Members: SmolLM2, the aborting file, and Gemma, whose runtime gets SIGSEGV as it starts
     answering. Two members fail, each with one typed line; the council completes with SmolLM2."""
-    settings = _settings(tmp_path).model_copy(update={"local_max_tokens": 96})
+    settings = _settings(tmp_path, LOCAL_MAX_TOKENS=96)
     router = ProviderRouter(settings)
     provider, _ = router.resolve("local:smollm2")
     assert isinstance(provider, LocalProvider)

@@ -83,7 +83,7 @@ class LocalProvider:
         return local_models.available_names()
 
     def context_window(self, model: str) -> int | None:
-        return self.settings.local_n_ctx  # every local model is loaded with this window
+        return self.settings.local.n_ctx  # every local model is loaded with this window
 
     async def complete(self, model: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
         if options.response_format is not None:  # no JSON-schema decoding here: the caller falls back
@@ -164,7 +164,7 @@ class LocalProvider:
             "preset": dataclasses.asdict(resolved.preset),
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "sampling": dataclasses.asdict(sampling_for(resolved.preset, options, self.settings)),
-            "threads": threads_for(self._cpus, busy, self.settings.local_n_threads),
+            "threads": threads_for(self._cpus, busy, self.settings.local.n_threads),
         }
 
     def _release(self, runtime: ModelRuntime, started_call: bool) -> None:

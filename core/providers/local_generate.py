@@ -67,7 +67,7 @@ class Sampling:
 def sampling_for(preset: Preset, options: CallOptions, settings: Settings) -> Sampling:
     """The preset's sampling; the call's max_tokens (capped by LOCAL_MAX_TOKENS) and temperature win,
     and a review gets the grammar of its ranking."""
-    limit = settings.local_max_tokens
+    limit = settings.local.max_tokens
     max_tokens = min(options.max_tokens, limit) if options.max_tokens else limit
     temperature = options.temperature if options.temperature is not None else preset.temperature
     grammar = ranking_grammar(options.ranking_labels) if options.ranking_labels else None

@@ -31,14 +31,14 @@ _CAUSE_MARKERS = ("GGML_ASSERT", "error", "failed", "terminate called", "what():
 def memory_ceiling_mb(path: Path, settings: Settings, threads: int) -> int:
     """LOCAL_RUNTIME_MB, else what the model needs: its file, its KV cache at LOCAL_N_CTX, its
     compute buffers, and a margin (the interpreter, thread stacks)."""
-    if settings.local_runtime_mb:
-        return settings.local_runtime_mb
+    if settings.local.runtime_mb:
+        return settings.local.runtime_mb
     size = path.stat().st_size
     try:
         entries = read_metadata(path)
     except GGUFError as exc:
         raise ProviderConfigError(f"cannot load the local model file {path.name}: {exc}") from exc
-    kv = kv_cache_bytes(entries, settings.local_n_ctx)
+    kv = kv_cache_bytes(entries, settings.local.n_ctx)
     if kv is None:  # an architecture whose shape we cannot read: as much again as the file
         kv = size
     compute = 2 * (vocab_size(entries) or 256_000) * _BATCH * 4

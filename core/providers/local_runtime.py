@@ -89,19 +89,19 @@ class ModelRuntime:
         delay = self._restart_at - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        threads = self.settings.local_n_threads or _cpu_count()
+        threads = self.settings.local.n_threads or _cpu_count()
         self._limit_mb = await asyncio.to_thread(memory_ceiling_mb, self.path, self.settings, threads)
         await self._spawn(self._limit_mb, threads)
         self._phase = "loading"
         try:
-            async with asyncio.timeout(self.settings.local_load_timeout_s):
+            async with asyncio.timeout(self.settings.local.load_timeout_s):
                 event = await self._events.get()
         except TimeoutError:
             await self.kill()
             self._crashed()
             raise LocalRuntimeCrash(
                 f"the local model runtime did not load {self.path.name} within "
-                f"{self.settings.local_load_timeout_s:g} s (LOCAL_LOAD_TIMEOUT_S)"
+                f"{self.settings.local.load_timeout_s:g} s (LOCAL_LOAD_TIMEOUT_S)"
             ) from None
         except BaseException:  # the caller gave up mid-load: a half-loaded child is of no use
             await self.kill()
@@ -115,7 +115,7 @@ class ModelRuntime:
 
     async def _spawn(self, limit_mb: int, threads: int) -> None:
         command = [sys.executable, "-m", "core.providers.local_worker", str(self.path)]
-        command += ["--n-ctx", str(self.settings.local_n_ctx), "--threads", str(threads), "--limit-mb", str(limit_mb)]
+        command += ["--n-ctx", str(self.settings.local.n_ctx), "--threads", str(threads), "--limit-mb", str(limit_mb)]
         if self.chat_format:
             command += ["--chat-format", self.chat_format]
         self._events = asyncio.Queue()
