@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import sys
 import threading
 import time
@@ -67,6 +66,11 @@ def _limit_memory(limit_mb: int | None) -> None:
     if not limit_mb:
         return
     ceiling = limit_mb * 1024 * 1024
+    try:
+        import resource  # POSIX only
+    except ImportError:  # pragma: no cover - Windows: no ceiling
+        print("no memory ceiling on this platform", file=sys.stderr)
+        return
     try:
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
