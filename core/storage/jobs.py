@@ -16,6 +16,7 @@ from core.models import (
 )
 from core.storage.councils import OWNER_GONE, RUNNING
 from core.storage.database import Database
+from core.storage.reconnect import reconnecting
 
 STAGE_ANSWERS, STAGE_REVIEWS = 1, 2
 
@@ -77,6 +78,7 @@ class JobRepository:
         )
         return changed > 0
 
+    @reconnecting
     async def take(self, council_id: str, owner_id: str) -> CouncilJob | None:
         """Make `owner_id` the owner of a running council and count the attempt; None when the
         council is no longer running (finished, or unknown)."""
@@ -145,6 +147,7 @@ class JobRepository:
         rows = await self._db.fetchall("SELECT 1 FROM council_deliveries WHERE council_id = ?", (council_id,))
         return bool(rows)
 
+    @reconnecting
     async def forget_finished(self) -> int:
         """Jobs and delivery claims of councils that are no longer stored (pruned)."""
         async with self._db.transaction() as tx:

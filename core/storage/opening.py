@@ -20,7 +20,7 @@ async def open_configured_storage(settings: Settings) -> Storage:
         if target.dialect == SQLITE:
             # Probed synchronously first: a failed aiosqlite connect leaves its worker thread to die noisily.
             await asyncio.to_thread(_probe_sqlite, target.location)
-        return await Storage.open(settings.storage.database_url)
+        return await Storage.open(settings.storage.database_url, wait_s=settings.storage.database_wait_s)
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigurationError(
