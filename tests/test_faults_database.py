@@ -4,8 +4,11 @@ full or its file read-only, another process holding SQLite's write lock."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -66,3 +69,90 @@ async def test_postgresql_restarted_mid_council(tmp_path, llm, pg_server):
         restarted = conn.execute("SELECT extract(epoch FROM pg_postmaster_start_time())").fetchone()[0]
     assert float(restarted) > started + 1  # the server did restart while the council ran
     assert rows == [("ok",)]  # stored once, finished
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB tmpfs of our own (root only; skipped where mounting is refused)."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount_point)], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip() or done.returncode}")
+    yield mount_point
+    subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def fill(directory: Path) -> Path:
+    """Every free byte of the file system taken by one file."""
+    filler = directory / "filler"
+    with filler.open("wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def chattr(flag: str, files: list[str]) -> bool:
+    return subprocess.run(["chattr", flag, *files], capture_output=True, check=False).returncode == 0
+
+
+def integrity(path: Path) -> str:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def stored(path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT id, status FROM councils ORDER BY created_at").fetchall()
+
+
+async def test_sqlite_disk_fills_mid_council(tmp_path, llm, small_disk):
+    database = small_disk / "council.db"
+    env = cli_env(llm, tmp_path, DATABASE_URL=f"sqlite:///{database}")
+    await migrated(env, tmp_path)
+    slow_members(llm, 0.7)
+    filler: list[Path] = []
+    code, out, err = await run_ask(env, tmp_path, during=lambda: filler.append(fill(small_disk)))
+    assert "Traceback" not in out + err, err
+    assert code == 0, err
+    assert "Final answer by beta: 42." in out
+    notice = [line for line in (out + err).splitlines() if "could not be saved" in line]
+    assert len(notice) == 1 and "database or disk is full" in notice[0], out + err
+
+    filler[0].unlink()  # space is back
+    assert integrity(database) == "ok"
+    assert [status for _, status in stored(database)] in (["running"], [])  # never half a result
+    code, out, err = await run_ask(env, tmp_path)
+    assert code == 0 and "could not be saved" not in out + err, err
+    assert integrity(database) == "ok"
+    assert "ok" in [status for _, status in stored(database)]
+
+
+async def test_sqlite_read_only_file_is_refused_in_one_line(tmp_path, llm):
+    """The database file made read-only (immutable: root ignores file modes) before a council: the
+    command refuses in one line naming the file and SQLite's reason, and the file is left whole.
+    (Made read-only under a running process, the open connection keeps writing: Linux checks
+    at open; a file system remounted read-only fails the writes like a full disk, above.)"""
+    database = tmp_path / "council.db"
+    env = cli_env(llm, tmp_path, DATABASE_URL=f"sqlite:///{database}")
+    await migrated(env, tmp_path)
+    files = [str(p) for p in tmp_path.glob("council.db*")]
+    if not chattr("+i", files):
+        pytest.skip("chattr +i is refused here")
+    try:
+        code, out, err = await run_ask(env, tmp_path)
+    finally:
+        chattr("-i", files)
+    assert "Traceback" not in out + err, err
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"council: DATABASE_URL: cannot open the database {database} (attempt to write a readonly database). "
+        "Point DATABASE_URL at a writable file, e.g. sqlite:////absolute/path/council.db."
+    ]
+    assert integrity(database) == "ok"
