@@ -96,11 +96,11 @@ class PostgresServer:
         if self.user:
             shutil.chown(self.root, self.user)
         self._run("initdb", "-D", str(self.data), "-U", DB_USER, "-A", "trust", "--no-sync", "-E", "UTF8")
-        options = (
+        self.options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
-        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
+        self.start_again()
         return self
 
     def stop(self) -> None:
@@ -130,4 +130,4 @@ class PostgresServer:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def start_again(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w", "start")
+        self._run("pg_ctl", "-D", str(self.data), "-o", self.options, "-l", str(self.root / "log"), "-w", "start")
