@@ -13,6 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from core.storage.migrations import migration_files
 from tests.conftest import MEMBERS
 from tests.llm_server import council_member
 from tests.test_cli import cli_env
@@ -156,3 +157,18 @@ async def test_sqlite_read_only_file_is_refused_in_one_line(tmp_path, llm):
         "Point DATABASE_URL at a writable file, e.g. sqlite:////absolute/path/council.db."
     ]
     assert integrity(database) == "ok"
+
+
+async def test_a_database_newer_than_this_release_is_refused_in_one_line(tmp_path, llm):
+    database = tmp_path / "council.db"
+    env = cli_env(llm, tmp_path, DATABASE_URL=f"sqlite:///{database}")
+    await migrated(env, tmp_path)
+    known = migration_files()[-1][0]
+    with sqlite3.connect(database) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (?, 'from_the_future', '2030-01-01')", (known + 1,))
+    code, _, err = await run_ask(env, tmp_path)
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"council: DATABASE_URL: the database {database} has schema version {known + 1}, but this version of "
+        f"the bot only knows up to {known}: upgrade the bot (or point DATABASE_URL elsewhere)."
+    ]
