@@ -172,3 +172,26 @@ async def test_a_database_newer_than_this_release_is_refused_in_one_line(tmp_pat
         f"council: DATABASE_URL: the database {database} has schema version {known + 1}, but this version of "
         f"the bot only knows up to {known}: upgrade the bot (or point DATABASE_URL elsewhere)."
     ]
+
+
+async def test_sqlite_locked_by_another_process_is_waited_for(tmp_path, llm):
+    """Another process holds SQLite's write lock for 7 s (longer than the old 5 s busy timeout)
+    when the council starts: it waits for the lock (DATABASE_WAIT_S) instead of failing."""
+    database = tmp_path / "council.db"
+    env = cli_env(llm, tmp_path, DATABASE_URL=f"sqlite:///{database}")
+    await migrated(env, tmp_path)
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "import sqlite3, sys, time\n"
+        f"conn = sqlite3.connect({str(database)!r}, isolation_level=None)\n"
+        "conn.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(7); conn.execute('COMMIT')",
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert holder.stdout is not None
+    assert (await holder.stdout.readline()).strip() == b"locked"
+    code, out, err = await run_ask(env, tmp_path)
+    await holder.wait()
+    assert "locked" not in err and "Traceback" not in err, err
+    assert code == 0 and "could not be saved" not in out + err, err
+    assert [status for _, status in stored(database)] == ["ok"]
