@@ -1,7 +1,8 @@
 """Platform connections that drop mid-council (issue 37): Slack's Socket Mode socket closed by
-Slack's side, abruptly or after its `disconnect` warning. The bot opens a new connection, the
+Slack's side, abruptly or after its `disconnect` warning: the bot opens a new connection, the
 council in flight is answered once, an event sent on the new connection is answered, and Slack's
-redelivery of an event (its envelope not acked before the drop) starts nothing twice."""
+redelivery of an event (its envelope not acked before the drop) starts nothing twice. Discord's
+gateway closed mid-council: the bot resumes its session and gets the events it missed."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from core.service import CouncilService
 from tests.conftest import MEMBERS, make_settings
 from tests.llm_server import council_member
 from tests.slack_fake import FakeSlack
+from tests.test_discord_adapter import answer_messages, wait_finished
+from tests.test_discord_adapter import env as discord_env  # noqa: F401 (fixture)
 from tests.test_slack_run import answers, mention
 
 TOKEN = "xoxb-test"
@@ -65,3 +68,26 @@ async def test_slack_socket_dropped_mid_council(llm, tmp_path, fake, warned):
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await service.aclose()
+
+
+async def test_discord_gateway_dropped_mid_council_resumes(discord_env, llm):  # noqa: F811
+    """The gateway connection closed by Discord (4000, resumable) while a council runs, and a
+    mention sent while the bot is away: the bot RESUMEs its session (no new IDENTIFY), gets the
+    mention it missed, and each council is answered exactly once."""
+    fake = discord_env.fake
+    for name in MEMBERS:
+        llm.script(name, council_member(f"{name}: 42.", synthesis=f"Final answer by {name}: 42.", latency_s=1.0))
+    await fake.push_message(f"<@{fake.bot_id}> What is six times seven?")
+    await llm.wait_for_requests(lambda: llm.requests_for(stage=1), timeout=10)
+    identified = len(fake.identifies)
+
+    await fake.drop_gateway()
+    missed = await fake.push_message(f"<@{fake.bot_id}> And seven times six?")  # while it is away
+    await fake.wait_for(lambda: fake.resumes, 20)
+    await wait_finished(fake, 2, within_s=60)
+    assert len(fake.identifies) == identified  # resumed, not a fresh session that lost the events
+    assert len(answer_messages(fake)) == 2
+    assert {int(m["channel_id"]) for m in answer_messages(fake)} == {int(t["id"]) for t in fake.threads()}
+    assert int(missed["id"]) in {int(t["id"]) for t in fake.threads()}
+    await asyncio.sleep(1)  # nothing answered twice after the replay
+    assert len(answer_messages(fake)) == 2
