@@ -17,17 +17,11 @@ from tests.llm_server import council_member
 from tests.slack_fake import FakeSlack
 from tests.test_discord_adapter import answer_messages, wait_finished
 from tests.test_discord_adapter import env as discord_env  # noqa: F401 (fixture)
+from tests.test_durable_processes import TOKEN
+from tests.test_durable_processes import fake as fake
 from tests.test_slack_run import answers, mention
 
-TOKEN = "xoxb-test"
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def fake():
-    f = await FakeSlack(token=TOKEN).start()
-    yield f
-    await f.close()
 
 
 def answered(fake: FakeSlack, ts: str) -> int:
@@ -35,7 +29,7 @@ def answered(fake: FakeSlack, ts: str) -> int:
 
 
 @pytest.mark.parametrize("warned", [False, True], ids=["abrupt", "warned"])
-async def test_slack_socket_dropped_mid_council(llm, tmp_path, fake, warned):
+async def test_slack_socket_dropped_mid_council(llm, tmp_path, fake: FakeSlack, warned):
     for name in MEMBERS:
         llm.script(name, council_member(f"{name}: 42.", synthesis=f"Final answer by {name}: 42.", latency_s=1.0))
     settings = make_settings(
