@@ -13,8 +13,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from core.storage import Storage
 from core.storage.migrations import migration_files
 from tests.conftest import MEMBERS
+from tests.factories import make_result
 from tests.llm_server import council_member
 from tests.test_cli import cli_env
 
@@ -195,3 +197,31 @@ async def test_sqlite_locked_by_another_process_is_waited_for(tmp_path, llm):
     assert "locked" not in err and "Traceback" not in err, err
     assert code == 0 and "could not be saved" not in out + err, err
     assert [status for _, status in stored(database)] == ["ok"]
+
+
+def terminate_connections(url: str) -> int:
+    """Every other connection to the database killed by the server (AdminShutdown, 57P01)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)
+
+
+async def test_postgresql_connections_killed_between_writes(pg_server):
+    """The server kills the pool's connections (an operator's pg_terminate_backend, a proxy's
+    idle cut): the next writes and reads take fresh connections and succeed."""
+    url = pg_server.new_database()
+    async with await Storage.open(url, wait_s=10) as storage:
+        first = make_result(council_id="c0ffee0000000001")
+        await storage.save_result(first)
+        assert terminate_connections(url) >= 1
+        second = make_result(council_id="c0ffee0000000002")
+        await storage.save_result(second)  # a transaction (@reconnecting)
+        assert terminate_connections(url) >= 1
+        assert await storage.councils.get(second.council_id) is not None  # a plain read
+        assert terminate_connections(url) >= 1
+        await storage.owners.renew("owner", 30.0)  # a plain write
+        rows = await storage.db.fetchall("SELECT count(*) FROM councils")
+        assert rows[0][0] == 2
