@@ -77,6 +77,7 @@ from core.settings import Settings, load_settings
 from core.shared.redact import Redactor
 from core.storage import Storage
 from core.storage.copy import migrate_database
+from core.storage.jobs import JobTooNew
 from core.storage.opening import open_configured_storage
 from core.telemetry import metrics, tracing
 from core.telemetry.logs import configure_logging
@@ -319,7 +320,10 @@ class CouncilService:
             self.permissions.require_may_stop(actor, run.request.origin)
             run.stop(synthesize=synthesize)
             return True
-        job = await self.storage.jobs.get(council_id)  # a durable council another process runs
+        try:
+            job = await self.storage.jobs.get(council_id)  # a durable council another process runs
+        except JobTooNew:
+            job = None  # a newer version runs it: its own Stop button reaches it
         if job is None:
             return False
         self.permissions.require_may_stop(actor, job.request.origin)

@@ -31,6 +31,13 @@ DISCORD_EPOCH_MS = 1420070400000
 _counter = itertools.count(1)
 
 
+@dataclass
+class _Session:
+    shard: tuple[int, int]
+    ws: web.WebSocketResponse | None
+    events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+
+
 def snowflake() -> int:
     ms = int(time.time() * 1000) - DISCORD_EPOCH_MS
     return (ms << 22) | (next(_counter) & 0x3FFFFF)
@@ -95,6 +102,10 @@ class FakeDiscord:
         self.recommended_shards = 1  # what GET /gateway/bot advises
         # Each open gateway connection and the shard it identified as: (shard_id, num_shards).
         self._sockets: dict[web.WebSocketResponse, tuple[int, int]] = {}
+        # Gateway sessions, as Discord keeps them for a RESUME: each one's shard, its connection
+        # (None while disconnected) and the events dispatched to it, with their sequence numbers.
+        self._sessions: dict[str, _Session] = {}
+        self.resumes: list[dict[str, Any]] = []  # RESUME payloads received (op 6)
         self._seq = 0
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
@@ -488,15 +499,30 @@ class FakeDiscord:
         return (guild_id >> 22) % num_shards
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        """To every connection, except that a guild's events go only to the shard that guild is on."""
+        """To every session, except that a guild's events go only to the shard that guild is on;
+        a session whose connection dropped keeps them for its RESUME, as Discord does."""
         guild = data.get("guild_id") or (data.get("id") if event == "GUILD_CREATE" else None)
-        for ws, (shard, count) in list(self._sockets.items()):
-            if not ws.closed and (guild is None or self.shard_of(int(guild), count) == shard):
-                await self._send(ws, event, data)
+        for session in list(self._sessions.values()):
+            shard, count = session.shard
+            if guild is None or self.shard_of(int(guild), count) == shard:
+                self._seq += 1
+                session.events.append((self._seq, event, data))
+                if session.ws is not None and not session.ws.closed:
+                    await self._frame(session.ws, self._seq, event, data)
+
+    async def drop_gateway(self, code: int = 4000) -> None:
+        """Every gateway connection closed from Discord's side with `code` (4000, unknown error:
+        resumable); the sessions stay, so the bot may RESUME them and get what it missed."""
+        for ws in list(self._sockets):
+            await ws.close(code=code)
 
     async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
         self._seq += 1
-        await ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": data}))
+        await self._frame(ws, self._seq, event, data)
+
+    @staticmethod
+    async def _frame(ws: web.WebSocketResponse, seq: int, event: str, data: dict[str, Any]) -> None:
+        await ws.send_str(json.dumps({"op": 0, "t": event, "s": seq, "d": data}))
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
@@ -518,6 +544,7 @@ class FakeDiscord:
                 self._sockets[ws] = (shard, count)
                 ours = self.shard_of(self.guild_id, count) == shard
                 session = f"session-{snowflake()}"
+                self._sessions[session] = _Session((shard, count), ws)
                 ready = {
                     "v": 10,
                     "user": self.bot_user(),
@@ -533,10 +560,28 @@ class FakeDiscord:
                 if ours:
                     await self._send(ws, "GUILD_CREATE", self.guild_payload())
                 self.ready.set()
-            elif op == 6:  # RESUME: we keep no session state; ask for a fresh IDENTIFY
-                await ws.send_str(json.dumps({"op": 9, "d": False, "s": None, "t": None}))
+            elif op == 6:
+                await self._resume(ws, frame["d"])
         self._sockets.pop(ws, None)
+        for session in self._sessions.values():
+            if session.ws is ws:
+                session.ws = None
         return ws
+
+    async def _resume(self, ws: web.WebSocketResponse, resume: dict[str, Any]) -> None:
+        """RESUME: the events the session missed after `seq`, then RESUMED; an unknown session
+        is told to IDENTIFY again (op 9, not resumable)."""
+        self.resumes.append(resume)
+        session = self._sessions.get(resume.get("session_id", ""))
+        if session is None:
+            await ws.send_str(json.dumps({"op": 9, "d": False, "s": None, "t": None}))
+            return
+        session.ws = ws
+        self._sockets[ws] = session.shard
+        for seq, event, data in session.events:
+            if seq > (resume.get("seq") or 0):
+                await self._frame(ws, seq, event, data)
+        await self._send(ws, "RESUMED", {})
 
     # ------------------------------------------------------------------ REST
 

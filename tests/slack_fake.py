@@ -522,9 +522,25 @@ class FakeSlack:
                 self.sockets.remove(ws)
         return ws
 
-    async def send_envelope(self, kind: str, payload: dict[str, Any], *, socket: int = -1) -> str:
+    async def drop_sockets(self, *, warned: bool = False) -> None:
+        """Every Socket Mode connection closed from Slack's side: abruptly (a network drop, a
+        Slack restart), or `warned` first by the `disconnect` message Slack sends before it
+        recycles a connection. The app is expected to open a new one (apps.connections.open)."""
+        for ws in list(self.sockets):
+            if warned:
+                await ws.send_json(
+                    {"type": "disconnect", "reason": "refresh_requested", "debug_info": {"host": "fake"}}
+                )
+            await ws.close(code=1006 if not warned else 1000)
+            if ws in self.sockets:
+                self.sockets.remove(ws)
+
+    async def send_envelope(
+        self, kind: str, payload: dict[str, Any], *, socket: int = -1, retry_attempt: int = 0
+    ) -> str:
         """Deliver a Socket Mode envelope (events_api, slash_commands, interactive) to the app, on
-        its newest connection or the one at index `socket` (Slack picks any of an app's up to 10)."""
+        its newest connection or the one at index `socket` (Slack picks any of an app's up to 10);
+        `retry_attempt` > 0: Slack's redelivery of an event whose envelope it did not see acked."""
         envelope_id = f"env-{next(self._envelopes)}"
         await self.sockets[socket].send_json(
             {
@@ -532,8 +548,8 @@ class FakeSlack:
                 "type": kind,
                 "payload": payload,
                 "accepts_response_payload": kind != "events_api",
-                "retry_attempt": 0,
-                "retry_reason": "",
+                "retry_attempt": retry_attempt,
+                "retry_reason": "timeout" if retry_attempt else "",
             }
         )
         return envelope_id

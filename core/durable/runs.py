@@ -30,6 +30,7 @@ from core.providers.router import ProviderRouter
 from core.records.story import story
 from core.shared.redact import Redactor
 from core.storage import Storage
+from core.storage.reconnect import storage_failure
 from core.telemetry.councils import CouncilTelemetry
 
 log = logging.getLogger(__name__)
@@ -293,9 +294,12 @@ class CouncilRuns:
         result = self.redact.model(result)
         try:
             await self.storage.save_result(result)
-        except Exception:
-            log.exception("could not store council %s", run.council_id)
-            result.notices.append("This council could not be saved to history.")
+        except Exception as exc:
+            # The answer is still delivered: one line says why it is not in history (no traceback:
+            # a full disk or a database that stayed away is an operator's matter, not a crash).
+            why = self.redact(storage_failure(exc))
+            log.error("could not store council %s: %s", run.council_id, why)
+            result.notices.append(f"This council could not be saved to history: {why}.")
         return result
 
 

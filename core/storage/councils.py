@@ -30,6 +30,7 @@ from core.models import (
 from core.storage import totals
 from core.storage.attachments_sources import with_material, write_material
 from core.storage.database import Database, Row, Transaction
+from core.storage.reconnect import reconnecting
 from core.storage.values import dumps, filters, insert_sql, iso
 
 RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
@@ -47,6 +48,7 @@ class CouncilRepository:
         row = {**_request_columns(request), "status": RUNNING, "owner_id": owner_id}
         await self._db.execute(insert_sql("councils", row) + " ON CONFLICT (id) DO NOTHING", row)
 
+    @reconnecting
     async def save(self, results: Iterable[CouncilResult]) -> None:
         """Store finished councils, all tables in one transaction; saving again replaces one."""
         async with self._db.transaction() as tx:
@@ -69,6 +71,7 @@ class CouncilRepository:
         )
         return [row["id"] for row in rows]
 
+    @reconnecting
     async def mark_interrupted(self, now: float | None = None) -> int:
         """Store as failed, with why, the running councils whose owner stopped renewing its lease
         (or that have no owner: written before owners existed) and that cannot be resumed (no
@@ -159,6 +162,7 @@ class CouncilRepository:
             for r in rows
         ]
 
+    @reconnecting
     async def prune(self, older_than: datetime) -> int:
         """Delete councils created before `older_than` (with all their rows, and what they added to
         the leaderboard totals). Returns how many."""
