@@ -121,6 +121,10 @@ class CouncilRuns:
     def get(self, council_id: str) -> CouncilRun | None:
         return self._runs.get(council_id)
 
+    def active(self) -> list[tuple[str, CouncilRun]]:
+        """(id, run) of the councils this process runs or has just finished."""
+        return list(self._runs.items())
+
     async def start(
         self,
         request: CouncilRequest,

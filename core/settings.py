@@ -229,6 +229,23 @@ class Settings(BaseSettings):
     # The model that answers a chat front end's background tasks (titles, tags, follow-ups) alone,
     # instead of a council. Empty: the member with the lowest stored latency (else the first).
     api_task_model: str | None = Field(None, alias="COUNCIL_API_TASK_MODEL")
+    # ----------------------------------------------------------------- the browser app (bot/web)
+    web: bool = Field(
+        False, alias="COUNCIL_WEB", description="`council api` also serves the browser app on its port (docs/web.md)"
+    )
+    web_host: str = Field("127.0.0.1", alias="COUNCIL_WEB_HOST", description="where `council web` listens")
+    web_port: int = Field(8080, alias="COUNCIL_WEB_PORT", ge=0, le=65535, description="the port of `council web`")
+    web_session_secret: SecretStr | None = Field(
+        None,
+        alias="COUNCIL_WEB_SECRET",
+        description="signs the browser's session cookie; empty: a random key per process (sign-ins end at restart)",
+    )
+    discord_client_id: str | None = Field(
+        None, alias="DISCORD_CLIENT_ID", description="the Discord application's id, for Sign in with Discord"
+    )
+    discord_client_secret: SecretStr | None = Field(
+        None, alias="DISCORD_CLIENT_SECRET", description="the Discord application's OAuth2 secret"
+    )
 
     _split = field_validator(
         "council_models",
@@ -291,6 +308,8 @@ class Settings(BaseSettings):
         "slack_signing_secret",
         "slack_client_secret",
         "secret_key",
+        "web_session_secret",
+        "discord_client_secret",
         "discord_token",
         mode="before",
     )
@@ -350,6 +369,7 @@ class Settings(BaseSettings):
         "slack_api_url",
         "discord_api_url",
         "slack_client_id",
+        "discord_client_id",
         "public_url",
         "tenant_daily_budget_usd",
         "api_task_model",

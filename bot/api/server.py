@@ -26,7 +26,7 @@ _address_log.setLevel(logging.INFO)
 # On SIGTERM, requests still running after this are cancelled (their councils are stopped and
 # their file readers killed), so that the process ends within 10 s whatever they were doing
 # (Docker's default before SIGKILL); the rest of the 10 s is for closing the service.
-_SHUTDOWN_GRACE_S = 3
+SHUTDOWN_GRACE_S = 3
 
 
 def build_asgi(service: CouncilService, host: str) -> Any:
@@ -46,7 +46,12 @@ def build_asgi(service: CouncilService, host: str) -> Any:
             yield
 
     hosts = allowed_hosts(settings.api_allowed_hosts, host)
-    return create_app(service, keys, hosts=hosts, mcp_app=endpoint, lifespan=lifespan)
+    api = create_app(service, keys, hosts=hosts, mcp_app=endpoint, lifespan=lifespan)
+    if not settings.web:
+        return api
+    from bot.web.app import Beside, create_web_app
+
+    return Beside(api, create_web_app(service, host))
 
 
 async def serve_api(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
@@ -62,16 +67,17 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
         access_log=False,
         lifespan="on",
         log_config=None,
-        timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
     server = uvicorn.Server(config)
-    listener = _bind(host, port)  # bound here so that the real port is known, also for port 0
+    listener = bind(host, port)  # bound here so that the real port is known, also for port 0
     bound = listener.getsockname()[1]
-    _announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH})")
+    web = f", browser app: http://{host}:{bound}/" if service.settings.web else ""
+    announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH}{web})")
     await server.serve(sockets=[listener])
 
 
-def _announce(service: CouncilService, line: str) -> None:
+def announce(service: CouncilService, line: str) -> None:
     """The address, shown whatever LOG_LEVEL says: as it is, or with LOG_FORMAT=json as a log line
     (every line of the process is then one JSON object)."""
     if service.settings.log_format == "json":
@@ -80,7 +86,7 @@ def _announce(service: CouncilService, line: str) -> None:
         print(line, file=sys.stderr)
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     listener = socket.socket(family, kind, proto)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -106,28 +106,11 @@ class CouncilRepository:
         """Finished councils (any status but running), newest first; None filters match anything."""
         where, params = filters(platform, workspace_id, channel_id, user_id)
         rows = await self._db.fetchall(
-            f"""SELECT id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
-                       platform, workspace_id, channel_id, thread_id, user_id, user_name, config
-                FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
+            f"""SELECT {SUMMARY_COLUMNS} FROM councils WHERE {where} AND status != ?
+                ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
             (*params, RUNNING, max(0, limit), max(0, offset)),
         )
-        summaries = [
-            CouncilSummary(
-                council_id=r["id"],
-                created_at=datetime.fromisoformat(r["created_at"]),
-                question=r["question"],
-                status=CouncilStatus(r["status"]),
-                members=json.loads(r["members"]),
-                chairman=r["chairman"],
-                winner=r["winner"],
-                agreement_w=r["agreement_w"],
-                cost_usd=r["cost_usd"],
-                duration_s=r["duration_s"],
-                origin=_origin_from_row(r),
-                mode=CouncilConfig.model_validate_json(r["config"]).mode,
-            )
-            for r in rows
-        ]
+        summaries = [summary_from_row(r) for r in rows]
         return await with_material(self._db, summaries)
 
     async def unfinished(
@@ -351,6 +334,28 @@ def _usage_columns(usage: Usage) -> dict[str, Any]:
         "completion_tokens": usage.completion_tokens,
         "cost_usd": usage.cost_usd,
     }
+
+
+# The columns `summary_from_row` reads.
+SUMMARY_COLUMNS = """id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
+                     platform, workspace_id, channel_id, thread_id, user_id, user_name, config"""
+
+
+def summary_from_row(r: Row) -> CouncilSummary:
+    return CouncilSummary(
+        council_id=r["id"],
+        created_at=datetime.fromisoformat(r["created_at"]),
+        question=r["question"],
+        status=CouncilStatus(r["status"]),
+        members=json.loads(r["members"]),
+        chairman=r["chairman"],
+        winner=r["winner"],
+        agreement_w=r["agreement_w"],
+        cost_usd=r["cost_usd"],
+        duration_s=r["duration_s"],
+        origin=_origin_from_row(r),
+        mode=CouncilConfig.model_validate_json(r["config"]).mode,
+    )
 
 
 def _origin_from_row(row: Row) -> Origin:
