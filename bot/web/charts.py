@@ -29,16 +29,16 @@ def agreement_meter(w: float | None) -> Markup:
     if w is None:
         return Markup("")
     filled = max(0.0, min(1.0, w)) * 300
-    return _svg(
-        28,
+    meter = _svg(
+        24,
         f"Agreement (Kendall's W): {w:.2f}",
         [
             '<rect class="meter-track" x="0" y="4" width="300" height="16" rx="8"/>',
             f'<rect class="meter-fill" x="0" y="4" width="{filled:.1f}" height="16" rx="8"/>',
-            f'<text class="chart-text" x="310" y="17">W = {w:.2f}</text>',
         ],
-        width=380,
+        width=300,
     )
+    return Markup(f'{meter}<span class="meter-value">W = {w:.2f}</span>')
 
 
 def timeline(calls: Sequence[ModelCall]) -> Markup:
@@ -64,7 +64,7 @@ def timeline(calls: Sequence[ModelCall]) -> Markup:
     axis_y = len(calls) * ROW + 14
     body.append(f'<text class="chart-text" x="{LABEL}" y="{axis_y}">0 s</text>')
     body.append(f'<text class="chart-text" x="{WIDTH - 60}" y="{axis_y}">{end:.1f} s</text>')
-    return _svg(axis_y + 6, "Model calls over time", body)
+    return Markup('<div class="chart-scroll">') + _svg(axis_y + 6, "Model calls over time", body) + Markup("</div>")
 
 
 def rating_intervals(rows: Sequence[LeaderboardRow]) -> Markup:

@@ -63,7 +63,26 @@ function follow(article) {
       case "queued": status.textContent = "Queued (position " + event.position + ")…"; break;
       case "started": status.textContent = "Stage 1: " + event.members.length + " members are answering…"; break;
       case "stage_started": status.textContent = ["", "Stage 1: answering…", "Stage 2: reviewing…", "Stage 3: the chairman is writing…"][event.stage]; break;
-      case "member_finished": case "member_failed": stage1.appendChild(fragment(event.html)); break;
+      case "member_started": {
+        const pending = document.createElement("section");
+        pending.className = "panel pending";
+        pending.dataset.model = event.model;
+        const name = document.createElement("h3");
+        name.textContent = event.model;
+        const note = document.createElement("p");
+        note.className = "meta";
+        note.textContent = "answering…";
+        pending.append(name, note);
+        stage1.appendChild(pending);
+        break;
+      }
+      case "member_finished": case "member_failed": {
+        const answer = event.answer;
+        const pending = Array.from(stage1.querySelectorAll(".pending")).find(
+          (p) => p.dataset.model === answer.model || p.dataset.model === answer.seat);
+        if (pending) pending.replaceWith(fragment(event.html)); else stage1.appendChild(fragment(event.html));
+        break;
+      }
       case "review_finished": stage2.appendChild(fragment(event.html)); break;
       case "chairman_token":
         if (!streaming) { streaming = document.createElement("div"); streaming.className = "streaming"; synthesis.appendChild(streaming); }
