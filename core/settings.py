@@ -418,6 +418,10 @@ class Settings(BaseSettings):
         )
         return [name for name, value in needed if not value]
 
+    def council_url(self, council_id: str) -> str | None:
+        """The council's page in the browser app (bot/web) at COUNCIL_PUBLIC_URL; None while it is unset."""
+        return f"{self.public_url.rstrip('/')}/c/{council_id}" if self.public_url else None
+
     def slack_oauth_url(self, path: str) -> str | None:
         """SLACK_INSTALL_PATH or SLACK_REDIRECT_PATH on COUNCIL_PUBLIC_URL (None while it is unset)."""
         return self.public_url.rstrip("/") + path if self.public_url else None

@@ -275,7 +275,9 @@ class ChatCompletions:
                 "idempotency_key_in_use",
                 retry_after_s=5,
             ) from None
-        return StoredAnswer(result, choice.id, chat, answer_format)
+        return StoredAnswer(
+            result, choice.id, chat, answer_format, self.service.settings.council_url(result.council_id)
+        )
 
 
 def _fingerprint(body: dict[str, Any]) -> str:

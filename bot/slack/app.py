@@ -200,6 +200,7 @@ def _surface(
         pacer=ChannelPacer(pace),
         interval=interval,
         streaming=streaming or settings.slack_streaming,
+        settings=settings,
     )
 
 
