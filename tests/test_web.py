@@ -19,6 +19,7 @@ import pytest
 from core.models import Origin, Platform
 from core.service import CouncilService
 from tests.conftest import BACKENDS, backend_url, make_settings
+from tests.discord_fake import FakeDiscord
 from tests.factories import make_result
 from tests.slack_fake import FakeSlack
 from tests.web_app import serve_web
@@ -284,3 +285,62 @@ async def follow(web: httpx.AsyncClient, council_id: str, last_id: int | None = 
                 if events[-1][1]["kind"] == "finished":
                     break
     return events
+
+
+@pytest.fixture
+async def discord():
+    fake = FakeDiscord()
+    fake.register_app("discord-client", "discord-secret")
+    await fake.start()
+    yield fake
+    await fake.close()
+
+
+@pytest.fixture
+async def discord_web(llm, tmp_path, discord):
+    settings = make_settings(
+        llm, tmp_path, DISCORD_API_URL=discord.api_url, DISCORD_CLIENT_ID="discord-client",
+        DISCORD_CLIENT_SECRET="discord-secret",
+    )  # fmt: skip
+    guild, user = str(discord.guild_id), discord.oauth_person["id"]
+    async with await CouncilService.open(settings) as service:
+        for council_id, where, asker, question in (
+            ("d1", (guild, "C1"), user, "Mine, in the server"),
+            ("d2", (guild, "C2"), "someone-else", "Someone else's, in the server"),
+            ("d3", ("other-guild", "C1"), user, "Mine, in another server"),
+        ):
+            stored = council(
+                council_id.ljust(16, "0"), platform=Platform.DISCORD, workspace=where[0], channel=where[1], user=asker,
+                question=question,
+            )  # fmt: skip
+            await service.storage.save_result(stored)
+        async with serve_web(service) as url:
+            yield url
+
+
+async def listed(client: httpx.AsyncClient) -> list[str]:
+    return sorted(c["question"] for c in (await client.get("/", headers=JSON)).json()["councils"])
+
+
+async def test_sign_in_with_discord_one_server_at_a_time_by_the_same_rule(discord_web, discord):
+    async with httpx.AsyncClient(base_url=discord_web, follow_redirects=True, timeout=20) as member:
+        landed = await member.get("/signin/discord")  # one server: signed in to it at once
+        assert str(landed.url) == discord_web + "/", landed.text
+        assert await listed(member) == ["Mine, in the server"]
+        assert (await member.get("/c/d200000000000000")).status_code == 404
+        assert (await member.get("/c/d300000000000000")).status_code == 404  # another server: not found
+    manage_server = str(0x20)
+    discord.oauth_person["guilds"] = [
+        {"id": "other-guild", "name": "Other", "owner": False, "permissions": "0"},
+        {"id": str(discord.guild_id), "name": "Test server", "owner": False, "permissions": manage_server},
+    ]
+    async with httpx.AsyncClient(base_url=discord_web, follow_redirects=True, timeout=20) as admin:
+        chooser = await admin.get("/signin/discord")  # two servers: the person chooses
+        assert "Which server" in chooser.text and "Other" in chooser.text
+        chosen = await admin.post(
+            "/signin/discord/guild", data={"guild": str(discord.guild_id), "csrf_token": csrf_of(chooser.text)}
+        )
+        assert str(chosen.url) == discord_web + "/"
+        assert await listed(admin) == ["Mine, in the server", "Someone else's, in the server"]  # Manage Server
+        forged = await admin.post("/signin/discord/guild", data={"guild": "not-mine", "csrf_token": "x"})
+        assert forged.status_code == 400

@@ -83,3 +83,9 @@ async def test_mcp_consult_council_links_the_councils_page(llm, tmp_path):
         result = await client.call_tool("consult_council", {"question": "What is six times seven?"})
     answer = result.structured_content
     assert not result.is_error and answer["url"] == f"https://council.example.com/c/{answer['council_id']}"
+
+
+async def test_council_web_refuses_to_serve_everyone_beyond_loopback_without_sign_in_or_keys(tmp_path, llm):
+    code, _, err = await run_council_command(tmp_path, llm, "web", "--host", "0.0.0.0", "--port", "0")
+    assert code != 0 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("council: Refusing to serve the browser app on 0.0.0.0 to anyone")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from collections.abc import Collection
+from urllib.parse import urlsplit
 
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
@@ -74,11 +75,16 @@ def csrf_token(request: Request) -> str:
     return token
 
 
-def form_allowed(request: Request, offered: object) -> bool:
-    """A form post is ours: from our own origin (when the browser says), with the session's token."""
+def form_allowed(request: Request, offered: object, public_url: str | None = None) -> bool:
+    """A form post is ours: from our own origin (when the browser says: the address it was served
+    at, or COUNCIL_PUBLIC_URL's behind a proxy), with the session's token."""
     origin = request.headers.get("origin")
     if origin is not None and origin != "null":
-        if origin.rstrip("/") != f"{request.url.scheme}://{request.url.netloc}":
+        ours = {f"{request.url.scheme}://{request.url.netloc}"}
+        if public_url:
+            parts = urlsplit(public_url)
+            ours.add(f"{parts.scheme}://{parts.netloc}")
+        if origin.rstrip("/") not in ours:
             return False
     expected = request.session.get(CSRF_KEY)
     return isinstance(expected, str) and isinstance(offered, str) and hmac.compare_digest(expected, offered)
