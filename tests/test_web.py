@@ -97,6 +97,20 @@ async def test_search_finds_questions_and_answers_with_the_databases_full_text_i
     assert bad.status_code == 400 and "Unknown filter value" in bad.text
 
 
+async def test_search_pages_through_every_match_once_and_forgets_pruned_councils(service, web):
+    for i in range(30):
+        await service.storage.save_result(council(f"{i:016x}", question=f"Zebra question {i}", minutes_ago=60 - i))
+    await service.storage.save_result(council(f"{5:016x}", question="Zebra question 5", minutes_ago=55))  # again
+    first = (await web.get("/", params={"q": "zebras"}, headers=JSON)).json()
+    second = (await web.get("/", params={"q": "zebras", "after": first["next"]}, headers=JSON)).json()
+    shown = [c["question"] for c in first["councils"] + second["councils"]]
+    assert shown == [f"Zebra question {i}" for i in range(29, -1, -1)] and second["next"] is None
+    assert 'href="/?q=zebras&amp;after=' in (await web.get("/", params={"q": "zebras"})).text
+    await service.queries.prune(timedelta(minutes=45))
+    left = (await web.get("/", params={"q": "zebra"}, headers=JSON)).json()["councils"]
+    assert [c["question"] for c in left] == [f"Zebra question {i}" for i in range(29, 15, -1)]
+
+
 async def test_a_council_page_puts_the_final_answer_first_and_shows_every_stage(service, web):
     await service.storage.save_result(council("c0ffee0000000001"))
     page = await web.get("/c/c0ffee00", follow_redirects=True)  # a unique start of the id

@@ -29,7 +29,7 @@ from core.models import (
 )
 from core.storage import totals
 from core.storage.attachments_sources import with_material, write_material
-from core.storage.database import Database, Row, Transaction
+from core.storage.database import SQLITE, Database, Row, Transaction
 from core.storage.values import dumps, filters, insert_sql, iso
 
 RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
@@ -152,9 +152,12 @@ class CouncilRepository:
             )
             for row in rows:
                 await totals.apply(tx, CouncilResult.model_validate_json(row[0]), -1)
-            return await tx.execute(
+            removed = await tx.execute(
                 "DELETE FROM councils WHERE created_at < ? AND status != ?", (iso(older_than), RUNNING)
             )
+            if self._db.dialect == SQLITE:  # the search index's numbers of the councils now gone
+                await tx.execute("DELETE FROM council_search_rows WHERE council_id NOT IN (SELECT id FROM councils)")
+            return removed
 
     async def spent_since(self, channel_key: str | None, since: datetime) -> float:
         """Total cost (USD) of councils created since `since`, for one channel key or all (None)."""
