@@ -25,4 +25,4 @@ class LinkedRenderer:
 
 def renderer(render: Any, settings: Settings | None) -> Renderer:
     """`render` itself, or with links when COUNCIL_PUBLIC_URL is set."""
-    return LinkedRenderer(render, settings) if settings is not None and settings.public_url else render
+    return LinkedRenderer(render, settings) if settings is not None and settings.tenants.public_url else render

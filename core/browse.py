@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core.admission.permissions import Permissions
+from core.channels.permissions import Permissions
+from core.durable.runs import CouncilRun, CouncilRuns
 from core.errors import InputRejected, NotFound
 from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin
 from core.models.browse import HistoryPage, HistoryQuery, ModelCall, Viewer
@@ -19,7 +20,6 @@ from core.models.feedback import FeedbackVote
 from core.records.export import to_json, to_markdown
 from core.records.feedback import CouncilFeedback
 from core.records.queries import CouncilQueries, HistoryScope
-from core.runs import CouncilRun, CouncilRuns
 from core.storage import Storage
 
 EVAL_RUNS_SHOWN = 50

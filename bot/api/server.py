@@ -31,7 +31,7 @@ SHUTDOWN_GRACE_S = 3
 
 def build_asgi(service: CouncilService, host: str) -> Any:
     settings = service.settings
-    keys = ApiKeys.parse(settings.api_keys, settings.api_trusted_keys)
+    keys = ApiKeys.parse(settings.api.keys, settings.api.trusted_keys)
     check_exposure(keys, host)
     mcp = build_mcp(service, keys)
     # Host and Origin are checked for every path, /mcp too, by bot/api/guard.py (with the names
@@ -45,9 +45,9 @@ def build_asgi(service: CouncilService, host: str) -> Any:
         async with mcp.session_manager.run():
             yield
 
-    hosts = allowed_hosts(settings.api_allowed_hosts, host)
+    hosts = allowed_hosts(settings.api.allowed_hosts, host)
     api = create_app(service, keys, hosts=hosts, mcp_app=endpoint, lifespan=lifespan)
-    if not settings.web:
+    if not settings.web.enabled:
         return api
     from bot.web.app import Beside, create_web_app
 
@@ -55,8 +55,8 @@ def build_asgi(service: CouncilService, host: str) -> Any:
 
 
 async def serve_api(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
-    host = host or service.settings.api_host
-    port = service.settings.api_port if port is None else port
+    host = host or service.settings.api.host
+    port = service.settings.api.port if port is None else port
     app = build_asgi(service, host)
     # log_config=None: uvicorn's lines go through our root handler (text or JSON, redacted).
     config = uvicorn.Config(
@@ -72,7 +72,7 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
     server = uvicorn.Server(config)
     listener = bind(host, port)  # bound here so that the real port is known, also for port 0
     bound = listener.getsockname()[1]
-    web = f", browser app: http://{host}:{bound}/" if service.settings.web else ""
+    web = f", browser app: http://{host}:{bound}/" if service.settings.web.enabled else ""
     announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH}{web})")
     await server.serve(sockets=[listener])
 
@@ -80,7 +80,7 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
 def announce(service: CouncilService, line: str) -> None:
     """The address, shown whatever LOG_LEVEL says: as it is, or with LOG_FORMAT=json as a log line
     (every line of the process is then one JSON object)."""
-    if service.settings.log_format == "json":
+    if service.settings.telemetry.log_format == "json":
         _address_log.info(line)
     else:
         print(line, file=sys.stderr)
@@ -102,4 +102,4 @@ def bind(host: str, port: int) -> socket.socket:
 
 async def serve_mcp_stdio(service: CouncilService) -> None:
     settings = service.settings
-    await build_mcp(service, ApiKeys.parse(settings.api_keys, settings.api_trusted_keys)).run_stdio_async()
+    await build_mcp(service, ApiKeys.parse(settings.api.keys, settings.api.trusted_keys)).run_stdio_async()

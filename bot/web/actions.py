@@ -32,7 +32,7 @@ class Actions:
     async def _checked_form(self, request: Request, viewer: Viewer):  # type: ignore[no-untyped-def]
         form = await request.form(max_part_size=MAX_FILE_FORM_BYTES)
         if "authorization" not in request.headers and not form_allowed(
-            request, form.get(CSRF_FIELD), self.service.settings.public_url
+            request, form.get(CSRF_FIELD), self.service.settings.tenants.public_url
         ):
             raise PermissionDenied("This form expired or came from another site: reload the page and try again.")
         return form
@@ -127,7 +127,7 @@ class Actions:
 
     async def discord_guild(self, request: Request) -> Response:
         form = await request.form()
-        if not form_allowed(request, form.get(CSRF_FIELD), self.service.settings.public_url):
+        if not form_allowed(request, form.get(CSRF_FIELD), self.service.settings.tenants.public_url):
             return self.signin_page(request, "This form expired: sign in again.")
         try:
             signin.discord_choose(request, str(form.get("guild") or ""))
@@ -137,6 +137,6 @@ class Actions:
 
     async def signout(self, request: Request) -> Response:
         form = await request.form()
-        if form_allowed(request, form.get(CSRF_FIELD), self.service.settings.public_url):
+        if form_allowed(request, form.get(CSRF_FIELD), self.service.settings.tenants.public_url):
             request.session.clear()
         return RedirectResponse("/signin" if self.pages.auth.can_sign_in else "/", status_code=303)

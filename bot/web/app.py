@@ -90,8 +90,8 @@ def web_routes(service: CouncilService, auth: WebAuth) -> list[Any]:
 
 def session_middleware(service: CouncilService) -> Middleware:
     settings = service.settings
-    secret = settings.web_session_secret.get_secret_value() if settings.web_session_secret else secrets.token_hex(32)
-    https = bool(settings.public_url and settings.public_url.startswith("https://"))
+    secret = settings.web.session_secret.get_secret_value() if settings.web.session_secret else secrets.token_hex(32)
+    https = bool(settings.tenants.public_url and settings.tenants.public_url.startswith("https://"))
     return Middleware(
         SessionMiddleware,
         secret_key=secret,
@@ -106,7 +106,7 @@ def create_web_app(service: CouncilService, host: str, *, lifespan: Any = None) 
     """The app for `council web` bound to `host` (which decides, with the settings, who may read)."""
     auth = WebAuth.from_settings(service.settings, host)
     app = Starlette(routes=web_routes(service, auth), middleware=[session_middleware(service)], lifespan=lifespan)
-    return SecurityHeaders(app, allowed_hosts(service.settings.api_allowed_hosts, host))
+    return SecurityHeaders(app, allowed_hosts(service.settings.api.allowed_hosts, host))
 
 
 # The API's own paths, when both share a port: everything else is the browser app's.

@@ -34,9 +34,9 @@ class WebAuth:
 
     @classmethod
     def from_settings(cls, settings: Settings, host: str) -> WebAuth:
-        keys = ApiKeys.parse(settings.api_keys, settings.api_trusted_keys)
-        slack = bool(settings.slack_client_id and settings.slack_client_secret)
-        discord = bool(settings.discord_client_id and settings.discord_client_secret)
+        keys = ApiKeys.parse(settings.api.keys, settings.api.trusted_keys)
+        slack = bool(settings.slack.client_id and settings.slack.client_secret)
+        discord = bool(settings.discord.client_id and settings.discord.client_secret)
         closed = keys.enabled or slack or discord
         if not closed and host not in LOOPBACK_HOSTS:
             raise ConfigurationError(

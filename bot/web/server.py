@@ -11,8 +11,8 @@ from core.service import CouncilService
 
 
 async def serve_web(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
-    host = host or service.settings.web_host
-    port = service.settings.web_port if port is None else port
+    host = host or service.settings.web.host
+    port = service.settings.web.port if port is None else port
     app = create_web_app(service, host)
     config = uvicorn.Config(
         app,

@@ -44,7 +44,7 @@ class SignInFailed(CouncilError):
 
 
 def redirect_uri(settings: Settings, request: Request, platform: str) -> str:
-    base = settings.public_url.rstrip("/") if settings.public_url else str(request.base_url).rstrip("/")
+    base = settings.tenants.public_url.rstrip("/") if settings.tenants.public_url else str(request.base_url).rstrip("/")
     return f"{base}/signin/{platform}/callback"
 
 
@@ -67,14 +67,14 @@ def _check_state(request: Request) -> None:
 
 
 def _slack_host(settings: Settings) -> str:
-    if not settings.slack_api_url:
+    if not settings.slack.api_url:
         return "https://slack.com"
-    parts = urlsplit(settings.slack_api_url)
+    parts = urlsplit(settings.slack.api_url)
     return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
 
 
 def _slack_client(settings: Settings) -> AsyncWebClient:
-    base = (settings.slack_api_url or "https://slack.com/api").rstrip("/") + "/"
+    base = (settings.slack.api_url or "https://slack.com/api").rstrip("/") + "/"
     return AsyncWebClient(base_url=base)
 
 
@@ -82,7 +82,7 @@ def slack_start(settings: Settings, request: Request) -> Response:
     nonce = secrets.token_urlsafe(16)
     request.session[_NONCE] = nonce
     generator = OpenIDConnectAuthorizeUrlGenerator(
-        client_id=settings.slack_client_id or "",
+        client_id=settings.slack.client_id or "",
         scopes=SLACK_SCOPES,
         redirect_uri=redirect_uri(settings, request, "slack"),
         authorization_url=_slack_host(settings) + "/openid/connect/authorize",
@@ -94,10 +94,10 @@ async def slack_finish(settings: Settings, request: Request) -> Viewer:
     _check_state(request)
     nonce = request.session.pop(_NONCE, None)
     client = _slack_client(settings)
-    secret = settings.slack_client_secret.get_secret_value() if settings.slack_client_secret else ""
+    secret = settings.slack.client_secret.get_secret_value() if settings.slack.client_secret else ""
     try:
         token = await client.openid_connect_token(
-            client_id=settings.slack_client_id or "",
+            client_id=settings.slack.client_id or "",
             client_secret=secret,
             code=request.query_params.get("code", ""),
             redirect_uri=redirect_uri(settings, request, "slack"),
@@ -121,11 +121,11 @@ async def slack_finish(settings: Settings, request: Request) -> Viewer:
 async def _slack_admin(settings: Settings, user: str) -> bool:
     """Workspace admins and owners see their workspace's councils (as in chat): asked with the
     bot's token when there is one (otherwise COUNCIL_ADMIN_USERS alone names admins)."""
-    if settings.slack_bot_token is None:
+    if settings.slack.bot_token is None:
         return False
     client = _slack_client(settings)
     try:
-        info = await client.users_info(token=settings.slack_bot_token.get_secret_value(), user=user)
+        info = await client.users_info(token=settings.slack.bot_token.get_secret_value(), user=user)
     except SlackApiError:
         return False
     person = info.get("user") or {}
@@ -144,14 +144,14 @@ def _claims(jwt: str) -> dict[str, Any]:
 
 
 def _discord_api(settings: Settings) -> str:
-    return (settings.discord_api_url or DISCORD_API).rstrip("/")
+    return (settings.discord.api_url or DISCORD_API).rstrip("/")
 
 
 def discord_start(settings: Settings, request: Request) -> Response:
     parts = urlsplit(_discord_api(settings))
     query = urlencode(
         {
-            "client_id": settings.discord_client_id or "",
+            "client_id": settings.discord.client_id or "",
             "redirect_uri": redirect_uri(settings, request, "discord"),
             "response_type": "code",
             "scope": DISCORD_SCOPES,
@@ -166,7 +166,7 @@ async def discord_finish(settings: Settings, request: Request) -> list[dict[str,
     """The person's servers (id, name, admin); one is signed in to at once (`discord_choose`)."""
     _check_state(request)
     api = _discord_api(settings)
-    secret = settings.discord_client_secret.get_secret_value() if settings.discord_client_secret else ""
+    secret = settings.discord.client_secret.get_secret_value() if settings.discord.client_secret else ""
     async with httpx.AsyncClient(timeout=15) as http:
         token = await http.post(
             f"{api}/oauth2/token",
@@ -175,7 +175,7 @@ async def discord_finish(settings: Settings, request: Request) -> list[dict[str,
                 "code": request.query_params.get("code", ""),
                 "redirect_uri": redirect_uri(settings, request, "discord"),
             },
-            auth=(settings.discord_client_id or "", secret),
+            auth=(settings.discord.client_id or "", secret),
         )
         if token.status_code != 200:
             raise SignInFailed(f"Discord refused the sign-in (HTTP {token.status_code}).")
