@@ -57,7 +57,15 @@ def build_asgi(service: CouncilService, host: str) -> Any:
 async def serve_api(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
     host = host or service.settings.api.host
     port = service.settings.api.port if port is None else port
-    app = build_asgi(service, host)
+    server, listener = http_server(build_asgi(service, host), host, port, lifespan="on")
+    bound = listener.getsockname()[1]
+    web = f", browser app: http://{host}:{bound}/" if service.settings.web.enabled else ""
+    announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH}{web})")
+    await server.serve(sockets=[listener])
+
+
+def http_server(app: Any, host: str, port: int, *, lifespan: str) -> tuple[uvicorn.Server, socket.socket]:
+    """uvicorn for `app` and its listening socket, bound here so that the real port is known (port 0)."""
     # log_config=None: uvicorn's lines go through our root handler (text or JSON, redacted).
     config = uvicorn.Config(
         app,
@@ -65,16 +73,11 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
         port=port,
         log_level="warning",
         access_log=False,
-        lifespan="on",
+        lifespan=lifespan,  # type: ignore[arg-type]
         log_config=None,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
-    server = uvicorn.Server(config)
-    listener = bind(host, port)  # bound here so that the real port is known, also for port 0
-    bound = listener.getsockname()[1]
-    web = f", browser app: http://{host}:{bound}/" if service.settings.web.enabled else ""
-    announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH}{web})")
-    await server.serve(sockets=[listener])
+    return uvicorn.Server(config), bind(host, port)
 
 
 def announce(service: CouncilService, line: str) -> None:
