@@ -14,7 +14,7 @@ from core.channels.permissions import Permissions
 from core.durable.runs import CouncilRun, CouncilRuns
 from core.errors import InputRejected, NotFound
 from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin
-from core.models.browse import HistoryPage, HistoryQuery, ModelCall, Viewer
+from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer
 from core.models.eval import EvalReport, EvalRunSummary
 from core.models.feedback import FeedbackVote
 from core.records.export import to_json, to_markdown
@@ -115,11 +115,11 @@ class CouncilBrowser:
             raise NotFound("This council has not finished: export it once it has.")
         return to_json(view.result, view.votes) if fmt == "json" else to_markdown(view.result, view.votes)
 
-    async def leaderboard(self, viewer: Viewer) -> Leaderboard:
-        """Everything for the operator; a signed-in person's workspace; an API key's own councils."""
-        if viewer.origin is None:
-            return await self._leaders(None, "all")
-        return await self._leaders(viewer.origin, "channel" if viewer.origin.channel_id else "workspace")
+    async def leaderboard(self, viewer: Viewer) -> tuple[Leaderboard, HeadToHead]:
+        """Ratings and pairwise wins: everything for the operator, a signed-in person's workspace, an
+        API key's own councils."""
+        origin, scope = _scope(viewer)
+        return await self._leaders(origin, scope), await self.queries.head_to_head(origin, scope)
 
     async def eval_runs(self, viewer: Viewer) -> list[EvalRunView]:
         """`council eval` runs are the operator's: shown to the operator and admins."""
@@ -146,6 +146,12 @@ class CouncilBrowser:
             raise InputRejected(f"Not a model of this council: {', '.join(unknown)}.")
         if members and len(members) < 2 and mode != "quick":
             raise InputRejected("Choose at least two members (or none for the channel's council).")
+
+
+def _scope(viewer: Viewer) -> tuple[Origin | None, HistoryScope]:
+    if viewer.origin is None:
+        return None, "all"
+    return viewer.origin, "channel" if viewer.origin.channel_id else "workspace"
 
 
 def timeline(result: CouncilResult) -> list[ModelCall]:

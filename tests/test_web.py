@@ -151,7 +151,11 @@ async def test_pages_and_assets_are_small_and_the_leaderboard_and_eval_pages_ans
     await service.storage.save_result(council("c0ffee0000000001"))
     board = await web.get("/leaderboard", headers=JSON)
     assert board.status_code == 200 and {row["model"] for row in board.json()["rows"]} >= {"m-a", "m-b"}
-    assert "95% interval" in (await web.get("/leaderboard")).text
+    pairs = board.json()["head_to_head"]  # three ballots: m-b > m-c, m-a > m-c, m-a > m-b
+    wins = {(a, b): pairs["wins"][i][j] for i, a in enumerate(pairs["models"]) for j, b in enumerate(pairs["models"])}
+    assert pairs["models"] == ["m-a", "m-b", "m-c"] and wins["m-a", "m-b"] == 1 and wins["m-b", "m-a"] == 0
+    page = (await web.get("/leaderboard")).text
+    assert "95% interval" in page and "Head to head" in page
     assert (await web.get("/eval", headers=JSON)).json() == {"runs": []}
     css, js = await web.get("/static/app.css"), await web.get("/static/app.js")
     assert css.status_code == js.status_code == 200 and len(css.content) + len(js.content) < 30_000

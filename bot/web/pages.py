@@ -120,9 +120,12 @@ class ReadPages:
 
     async def leaderboard(self, request: Request) -> Response:
         viewer = self.pages.viewer(request)
-        board = await self.browse.leaderboard(viewer)
+        board, pairs = await self.browse.leaderboard(viewer)
         chart = charts.rating_intervals(board.rows)
-        return self.pages.twin(request, board, "leaderboard.html", page="leaderboard", board=board, chart=chart)
+        data = {**board.model_dump(mode="json"), "head_to_head": pairs.model_dump(mode="json")}
+        return self.pages.twin(
+            request, data, "leaderboard.html", page="leaderboard", board=board, chart=chart, pairs=pairs
+        )
 
     async def eval_runs(self, request: Request) -> Response:
         viewer = self.pages.viewer(request)

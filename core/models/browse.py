@@ -114,3 +114,10 @@ class ModelCall(BaseModel):
     ok: bool
     attempts: int = 1  # models tried for the seat (fallbacks) or retries the result recorded
     note: str | None = None
+
+
+class HeadToHead(BaseModel):
+    """How often each model's answer was ranked above each other's, over the stored ballots."""
+
+    models: list[str]  # most wins first
+    wins: list[list[int]]  # wins[i][j]: ballots that ranked models[i] above models[j]
