@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from bot.api.server import build_asgi
 from bot.discord.surface import DiscordSurface
 from bot.slack.surface import slack_surface
+from bot.web.app import create_web_app
 from core.service import CouncilService
 from tests.conftest import make_settings
 from tests.council_api import ROOT, council_env
@@ -89,3 +90,13 @@ async def test_council_web_refuses_to_serve_everyone_beyond_loopback_without_sig
     code, _, err = await run_council_command(tmp_path, llm, "web", "--host", "0.0.0.0", "--port", "0")
     assert code != 0 and len(err.strip().splitlines()) == 1, err
     assert err.startswith("council: Refusing to serve the browser app on 0.0.0.0 to anyone")
+
+
+async def test_behind_a_proxy_the_public_name_is_answered_and_a_rebound_name_is_not(llm, tmp_path):
+    settings = make_settings(llm, tmp_path, COUNCIL_PUBLIC_URL=PUBLIC)
+    async with await CouncilService.open(settings) as service:
+        transport = httpx.ASGITransport(app=create_web_app(service, "127.0.0.1"))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            assert (await client.get("/", headers={"Host": "council.example.com"})).status_code == 200
+            assert (await client.get("/", headers={"Host": "127.0.0.1:8080"})).status_code == 200
+            assert (await client.get("/", headers={"Host": "evil.example"})).status_code == 421

@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Coroutine
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -106,7 +107,15 @@ def create_web_app(service: CouncilService, host: str, *, lifespan: Any = None) 
     """The app for `council web` bound to `host` (which decides, with the settings, who may read)."""
     auth = WebAuth.from_settings(service.settings, host)
     app = Starlette(routes=web_routes(service, auth), middleware=[session_middleware(service)], lifespan=lifespan)
-    return SecurityHeaders(app, allowed_hosts(service.settings.api.allowed_hosts, host))
+    return SecurityHeaders(app, _hosts(service, host))
+
+
+def _hosts(service: CouncilService, bound: str) -> frozenset[str] | None:
+    """The Host names answered (guard.allowed_hosts), and COUNCIL_PUBLIC_URL's: behind a proxy on
+    loopback, the public name is what browsers send."""
+    hosts = allowed_hosts(service.settings.api.allowed_hosts, bound)
+    public = urlsplit(service.settings.tenants.public_url or "").hostname
+    return hosts | {public} if hosts is not None and public else hosts
 
 
 # The API's own paths, when both share a port: everything else is the browser app's.
