@@ -251,3 +251,37 @@ def test_sign_in_with_slack_shows_your_workspaces_councils_and_another_workspace
         "openid.connect.token",
         "openid.connect.userInfo",
     ]
+
+
+def test_without_javascript_every_panel_is_a_section_of_its_own(app):
+    app.run(app.service.storage.save_result(council("c0ffee0000000001")))
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        driver.get(f"{app.url}/c/c0ffee0000000001")
+        assert driver.find_elements(By.CSS_SELECTOR, '[role="tablist"]') == []  # the script did not run
+        panels = driver.find_elements(By.CSS_SELECTOR, ".panel")
+        assert len(panels) == 8 and all(panel.is_displayed() for panel in panels)
+        headings = [panel.find_element(By.TAG_NAME, "h3").text for panel in panels]
+        assert headings[0].startswith("m-a") and headings[4] == "Review by m-a"
+    finally:
+        driver.quit()
+
+
+def test_pages_fit_a_phone_and_follow_the_systems_dark_theme(app, browser):
+    app.run(app.service.storage.save_result(council("c0ffee0000000001", answer="x" * 400)))
+    browser.set_window_size(390, 844)
+    for path in ("/", "/c/c0ffee0000000001", "/leaderboard", "/ask"):
+        browser.get(app.url + path)
+        width = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1], (path, width)  # nothing wider than the screen: no sideways scrolling
+    background = "return getComputedStyle(document.body).backgroundColor"
+    light = browser.execute_script(background)
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}
+    )
+    assert browser.execute_script(background) != light
