@@ -362,3 +362,16 @@ async def test_sign_in_with_discord_one_server_at_a_time_by_the_same_rule(discor
         assert await listed(admin) == ["Mine, in the server", "Someone else's, in the server"]  # Manage Server
         forged = await admin.post("/signin/discord/guild", data={"guild": "not-mine", "csrf_token": "x"})
         assert forged.status_code == 400
+
+
+async def test_a_file_sent_with_the_question_is_read_for_the_council(service, web, llm):
+    token = csrf_of((await web.get("/ask")).text)
+    files = {"files": ("notes.txt", b"The launch code word is HEDGEHOG.", "text/plain")}
+    asked = await web.post("/ask", data={"question": "What is the code word?", "csrf_token": token}, files=files)
+    assert asked.status_code == 303, asked.text
+    council_id = asked.headers["location"].removeprefix("/c/")
+    await follow(web, council_id)
+    stored = (await web.get(f"/c/{council_id}", headers=JSON)).json()["council"]
+    assert [a["name"] for a in stored["request"]["attachments"]] == ["notes.txt"]
+    assert any("HEDGEHOG" in str(r.messages) for r in llm.requests_for("alpha"))
+    assert "Files: notes.txt" in (await web.get(f"/c/{council_id}")).text
