@@ -18,9 +18,10 @@ import pytest
 
 from core.models import Origin, Platform
 from core.service import CouncilService
-from tests.conftest import BACKENDS, backend_url, make_settings
+from tests.conftest import BACKENDS, MEMBERS, backend_url, make_settings
 from tests.discord_fake import FakeDiscord
 from tests.factories import make_result
+from tests.llm_server import council_member
 from tests.slack_fake import FakeSlack
 from tests.web_app import serve_web
 
@@ -274,8 +275,8 @@ async def test_asking_needs_the_forms_token_then_answers_303_to_the_live_page(se
     assert kinds[0] == "started" and kinds[-1] == "finished" and kinds.count("member_finished") == 3
     review = next(event for _, event in events if event["kind"] == "review_finished")
     assert "Extracted ballot:</strong> 1." in review["html"]
-    resumed = await follow(web, council_id, last_id=events[-3][0])
-    assert [i for i, _ in resumed] == [events[-2][0], events[-1][0]]  # Last-Event-ID resumes after it
+    resumed = await follow(web, council_id, last_id=events[-3][0])  # the run has finished: the end
+    assert resumed[-1][1]["kind"] == "finished" and all(i > events[-3][0] for i, _ in resumed)
     stored = (await web.get(f"/c/{council_id}", headers=JSON)).json()
     assert stored["council"]["request"]["origin"]["channel_id"] == "web"
 
@@ -287,7 +288,23 @@ async def test_members_outside_the_channels_line_up_are_refused(service, web):
     assert page.status_code == 200 and "Not a model of this council: evil/model." in page.text
 
 
-async def follow(web: httpx.AsyncClient, council_id: str, last_id: int | None = None) -> list[tuple[int, dict]]:
+async def test_a_dropped_event_stream_resumes_after_the_last_event_it_got(service, web, llm):
+    for name in MEMBERS:
+        llm.script(name, council_member(f"{name} answers.", synthesis="Final.", latency_s=0.4))
+    token = csrf_of((await web.get("/ask")).text)
+    asked = await web.post("/ask", data={"question": "Slowly, please?", "csrf_token": token})
+    council_id = asked.headers["location"].removeprefix("/c/")
+    first = await follow(web, council_id, stop_after=2)  # the connection drops after two events
+    rest = await follow(web, council_id, last_id=first[-1][0])
+    numbers = [i for i, _ in first + rest]
+    assert numbers == list(range(1, len(numbers) + 1))  # nothing lost, nothing twice
+    kinds = [event["kind"] for _, event in first + rest]
+    assert kinds[0] == "started" and kinds.count("member_finished") == 3 and kinds[-1] == "finished"
+
+
+async def follow(
+    web: httpx.AsyncClient, council_id: str, last_id: int | None = None, stop_after: int | None = None
+) -> list[tuple[int, dict]]:
     headers = {"Last-Event-ID": str(last_id)} if last_id is not None else {}
     events: list[tuple[int, dict]] = []
     async with web.stream("GET", f"/c/{council_id}/events", headers=headers) as stream:
@@ -300,7 +317,7 @@ async def follow(web: httpx.AsyncClient, council_id: str, last_id: int | None = 
                 event_id = int(line[4:])
             elif line.startswith("data: "):
                 events.append((event_id, json.loads(line[6:])))
-                if events[-1][1]["kind"] == "finished":
+                if events[-1][1]["kind"] == "finished" or len(events) == stop_after:
                     break
     return events
 

@@ -83,11 +83,8 @@ async def _stream(run: CouncilRun, after: int) -> AsyncIterator[str]:
     queue: asyncio.Queue[tuple[int, CouncilEvent] | None] = asyncio.Queue()
 
     async def pump() -> None:
-        index = 0
-        async for event in run.events():
-            index += 1
-            if index > after:
-                queue.put_nowait((index, event))
+        async for numbered in run.numbered(after):  # the run's own numbers: they survive a resume
+            queue.put_nowait(numbered)
         queue.put_nowait(None)
 
     task = asyncio.create_task(pump())
