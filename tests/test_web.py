@@ -392,3 +392,25 @@ async def test_a_file_sent_with_the_question_is_read_for_the_council(service, we
     assert [a["name"] for a in stored["request"]["attachments"]] == ["notes.txt"]
     assert any("HEDGEHOG" in str(r.messages) for r in llm.requests_for("alpha"))
     assert "Files: notes.txt" in (await web.get(f"/c/{council_id}")).text
+
+
+async def test_stored_eval_runs_show_with_their_accuracy_against_cost_to_the_operator(service, web):
+    from core.models.eval import ConfigReport, EvalPlan, EvalReport
+
+    plan = EvalPlan(members=MEMBERS, chairman="alpha", scorer="exact")
+    run_id = await service.storage.evals.create("fp", "bundled", 10, ["standard", "member:alpha"], plan)
+
+    def config(name: str, accuracy: float, cost: float) -> ConfigReport:
+        return ConfigReport(
+            name=name, accuracy=accuracy, ci_low=accuracy - 0.1, ci_high=accuracy + 0.1, mean_calls=3, tokens=900,
+            cost_usd=cost, latency_p50_s=1.0, latency_p95_s=2.0, p_value=None, escalated=None,
+        )  # fmt: skip
+
+    report = EvalReport(
+        run=run_id, dataset="bundled", configs=[config("standard", 0.8, 0.01), config("alpha", 0.6, 0.002)]
+    )
+    await service.storage.evals.finish(run_id, report.model_dump_json())
+    runs = (await web.get("/eval", headers=JSON)).json()["runs"]
+    assert [c["name"] for c in runs[0]["report"]["configs"]] == ["standard", "alpha"]
+    page = (await web.get("/eval")).text
+    assert "<title>Accuracy against cost per question</title>" in page and "80%" in page
