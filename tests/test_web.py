@@ -414,3 +414,29 @@ async def test_stored_eval_runs_show_with_their_accuracy_against_cost_to_the_ope
     assert [c["name"] for c in runs[0]["report"]["configs"]] == ["standard", "alpha"]
     page = (await web.get("/eval")).text
     assert "<title>Accuracy against cost per question</title>" in page and "80%" in page
+
+
+async def test_in_oauth_distribution_a_workspace_admin_is_known_by_the_workspaces_own_bot(llm, tmp_path, slack):
+    import time
+
+    from cryptography.fernet import Fernet
+
+    settings = make_settings(
+        llm,
+        tmp_path,
+        SLACK_API_URL=slack.api_url,
+        SLACK_CLIENT_ID="web-client",
+        SLACK_CLIENT_SECRET="web-secret",
+        COUNCIL_SECRET_KEY=Fernet.generate_key().decode(),
+    )  # fmt: skip  (no SLACK_BOT_TOKEN: each workspace's bot token is stored at its install)
+    async with await CouncilService.open(settings) as service:
+        await service.tenants.installations.save_bot("", "T1", time.time(), {"bot_token": "xoxb-test"})
+        await service.storage.save_result(council("0a1c000000000001", user="U1", question="Ada's"))
+        await service.storage.save_result(council("0b0b000000000001", user="U2", channel="C2", question="Bob's"))
+        slack.oidc_person = ("U9", "T1")
+        async with serve_web(service) as url, sign_in(url) as admin:
+            assert sorted(c["question"] for c in (await admin.get("/", headers=JSON)).json()["councils"]) == [
+                "Ada's",
+                "Bob's",
+            ]
+    assert [call.args.get("user") for call in slack.calls_to("users.info")] == ["U9"]

@@ -105,10 +105,17 @@ class Actions:
 
     async def slack_callback(self, request: Request) -> Response:
         try:
-            await signin.slack_finish(self.service.settings, request)
+            await signin.slack_finish(self.service.settings, request, self._team_token)
         except CouncilError as exc:
             return self.signin_page(request, exc.user_message)
         return RedirectResponse("/", status_code=303)
+
+    async def _team_token(self, team: str) -> str | None:
+        if self.service.settings.tenants.secret_key is None:  # no OAuth distribution: nothing stored
+            return None
+        bot = await self.service.tenants.installations.find_team_bot(team)
+        token = (bot or {}).get("bot_token")
+        return token if isinstance(token, str) else None
 
     async def discord_start(self, request: Request) -> Response:
         if not self.pages.auth.discord:

@@ -12,6 +12,7 @@ import base64
 import json
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -37,6 +38,10 @@ MANAGE_GUILD = 0x20  # Discord's Manage Server permission bit: the server's admi
 _STATE = "signin_state"
 _NONCE = "signin_nonce"
 _GUILDS = "signin_guilds"  # a Discord person in several servers chooses one
+
+
+# A workspace's stored bot token (Slack OAuth distribution), to ask Slack whether someone is an admin.
+TeamToken = Callable[[str], Awaitable[str | None]]
 
 
 class SignInFailed(CouncilError):
@@ -90,7 +95,7 @@ def slack_start(settings: Settings, request: Request) -> Response:
     return RedirectResponse(generator.generate(state=_start(request), nonce=nonce), status_code=302)
 
 
-async def slack_finish(settings: Settings, request: Request) -> Viewer:
+async def slack_finish(settings: Settings, request: Request, team_token: TeamToken | None = None) -> Viewer:
     _check_state(request)
     nonce = request.session.pop(_NONCE, None)
     client = _slack_client(settings)
@@ -113,19 +118,23 @@ async def slack_finish(settings: Settings, request: Request) -> Viewer:
     if not team or not user:
         raise SignInFailed("Slack did not say which workspace you signed in to.")
     name = str(info.get("name") or user)
-    viewer = Viewer.signed_in(Platform.SLACK, str(team), str(user), name, admin=await _slack_admin(settings, user))
+    bot_token = settings.slack.bot_token.get_secret_value() if settings.slack.bot_token else None
+    if bot_token is None and team_token is not None:  # OAuth distribution: the workspace's own bot
+        bot_token = await team_token(str(team))
+    admin = await _slack_admin(settings, bot_token, str(user))
+    viewer = Viewer.signed_in(Platform.SLACK, str(team), str(user), name, admin=admin)
     remember(request, viewer)
     return viewer
 
 
-async def _slack_admin(settings: Settings, user: str) -> bool:
+async def _slack_admin(settings: Settings, bot_token: str | None, user: str) -> bool:
     """Workspace admins and owners see their workspace's councils (as in chat): asked with the
     bot's token when there is one (otherwise COUNCIL_ADMIN_USERS alone names admins)."""
-    if settings.slack.bot_token is None:
+    if bot_token is None:
         return False
     client = _slack_client(settings)
     try:
-        info = await client.users_info(token=settings.slack.bot_token.get_secret_value(), user=user)
+        info = await client.users_info(token=bot_token, user=user)
     except SlackApiError:
         return False
     person = info.get("user") or {}
