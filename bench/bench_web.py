@@ -22,7 +22,6 @@ import random
 import re
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -30,6 +29,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench_leaderboard import bench_database
 
 from core.models import CouncilResult
 from core.service import CouncilService
@@ -155,16 +156,7 @@ async def main() -> None:
     parser.add_argument("--db", help="keep the filled SQLite database here and reuse it on later runs")
     parser.add_argument("--postgres", action="store_true", help="run on a temporary PostgreSQL server")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        path = Path(args.db) if args.db else Path(tmp, "bench.db")
-        reuse = path.exists() and not args.postgres
-        url = f"sqlite:///{path}"
-        if args.postgres:
-            from tests.pg_server import PostgresServer
-
-            server = PostgresServer().start()
-            stack.callback(server.stop)
-            url = server.new_database()
+    with bench_database(args.db, args.postgres) as (url, reuse):
         settings = Settings(_env_file=None, DATABASE_URL=url, LLM_BASE_URL="http://127.0.0.1:9/v1")
         async with await CouncilService.open(settings) as service:
             print(f"backend: {service.storage.backend}")
