@@ -19,6 +19,7 @@ concern is one attribute that adapters call directly, never through a forwarding
     service.evals        core/eval/session.py           `council eval`: runs, their stored samples and reports
     service.direct       core/direct.py                 members as models: one member (or the chairman) alone
     service.tenants      core/tenants/service.py        many workspaces: Slack installations, tenants' own keys, budgets
+    service.browse       core/browse.py                 the browser app: history, one council, its calls, as a viewer
 
 Besides the service, this module is the door for the few functions adapters call without one (the
 CLI's doctor, migrate-db, exports and logging set-up) and the handles they hold (`CouncilRun`,
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, TypeVar
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
 from core.admission.shared_cap import SharedCap
+from core.browse import CouncilBrowser, CouncilView, EvalRunView, timeline
 from core.channels.admin import ChannelAdmin
 from core.channels.permissions import Permissions
 from core.channels.workspace import WorkspaceChannels
@@ -93,6 +95,8 @@ __all__ = [
     "CouncilMessages",
     "CouncilRun",
     "CouncilService",
+    "CouncilView",
+    "EvalRunView",
     "Redactor",
     "collect_metrics",
     "configure_logging",
@@ -102,6 +106,7 @@ __all__ = [
     "feedback_lines",
     "leaderboard_document",
     "migrate_database",
+    "timeline",
     "to_json",
 ]
 
@@ -155,6 +160,10 @@ class CouncilService:
         self.admission.plans = self.tenants.plan
         self.admission.lineups = self.tenants.lineup
         self.runs.router_for = self.tenants.router_at
+        # The browser app (bot/web): history, one council, the leaderboard and eval runs as a viewer sees them.
+        self.browse = CouncilBrowser(
+            storage, self.permissions, self.queries, self.runs, self.feedback, self.leaderboard, self.direct.available
+        )
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))

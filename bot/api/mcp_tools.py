@@ -42,6 +42,7 @@ class CouncilAnswer(BaseModel):
     agreement_w: float | None
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
+    url: str | None = None  # the council's page in the browser app (COUNCIL_PUBLIC_URL)
 
 
 class PastCouncil(BaseModel):
@@ -72,7 +73,7 @@ def _caller(ctx: Context, keys: ApiKeys) -> Caller:
     return Caller(caller_origin(keys, name or LOCAL_USER, headers), owns_database=False)
 
 
-def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
+def _answer(result: CouncilResult, text: str, link: str | None = None) -> CouncilAnswer:
     aggregate = result.aggregate
     return CouncilAnswer(
         council_id=result.council_id,
@@ -87,6 +88,7 @@ def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
         agreement_w=aggregate.agreement_w if aggregate else None,
         notices=result.notices,
         escalated=result.escalated,
+        url=link,
     )
 
 
@@ -125,7 +127,7 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         transcript, result = await _follow(service, caller, run, ctx)
         if result.status is CouncilStatus.FAILED:
             raise ToolError(transcript.failure or "The council failed.")
-        return _answer(result, transcript.content)
+        return _answer(result, transcript.content, service.settings.council_url(result.council_id))
 
     @server.tool()
     async def council_history(ctx: Context, limit: int = 10) -> CouncilHistory:

@@ -258,15 +258,17 @@ def completion_body(
     return body | ({"metadata": metadata} if metadata is not None else {})
 
 
-def council_metadata(result: CouncilResult) -> dict[str, Any]:
-    """What a council's completion says about it besides the answer (`metadata`, as in the export)."""
+def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str, Any]:
+    """What a council's completion says about it besides the answer (`metadata`, as in the export);
+    `link`: its page in the browser app (COUNCIL_PUBLIC_URL)."""
     config = result.request.config
-    return {
+    metadata = {
         "council_id": result.council_id,
         "status": result.status.value,
         "mode": config.mode,
         "escalated": result.escalated,
     }
+    return {**metadata, "url": link} if link else metadata
 
 
 def chunk_body(

@@ -102,7 +102,12 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
 
 
 def print_result(
-    result: CouncilResult, *, answer_shown: bool = False, answer_printed: bool = False, details: bool = True
+    result: CouncilResult,
+    *,
+    answer_shown: bool = False,
+    answer_printed: bool = False,
+    details: bool = True,
+    link: str | None = None,
 ) -> None:
     """The result on stdout; `answer_shown`: the final answer is on the same screen already;
     `answer_printed`: `print_answer` printed it as soon as it was complete; `details`: end with the
@@ -134,7 +139,9 @@ def print_result(
         f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
     )
     if details:
-        print(f"Details: {council_command()} show {result.council_id}")
+        print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
+    elif link:
+        print(f"In the browser: {link}")
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:

@@ -212,9 +212,10 @@ def agreement_text(result: CouncilResult) -> str:
     return f"Kendall's W = {w:.2f} ({word}); {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
 
 
-def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
+def result_messages(result: CouncilResult, link: str | None = None) -> list[dict[str, Any]]:
     """Messages (kwargs for `send`) with the final answer: degraded notice first, answer,
-    ranking and agreement as fields. A long answer is cut here; the runner attaches its full text
+    ranking and agreement as fields; `link` (the council's page in the browser app) on the title.
+    A long answer is cut here; the runner attaches its full text
     (bot/following.py, the same on Slack)."""
     header = emoji(result_header(result))
     synthesis = result.synthesis
@@ -235,6 +236,8 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
         answer = clip(answer, LONG_ANSWER_CHARS - 200) + "\n\n*(cut here — the full answer is attached)*"
     text = (header + "\n\n" + answer).strip() if header else answer
     embeds = text_embeds(text or "No answer.", title=title, color=_color(result))
+    if link:
+        embeds[0].url = link
     last = embeds[-1]
     if result.aggregate is not None:
         ranking = safe(ranking_line(result.aggregate))

@@ -200,6 +200,7 @@ def _surface(
         pacer=ChannelPacer(pace),
         interval=interval,
         streaming=streaming or settings.slack.streaming,
+        settings=settings,
     )
 
 

@@ -215,6 +215,10 @@ class CouncilRuns:
         while self._finished and next(iter(self._finished.values()))[0] < deadline:
             self._finished.popitem(last=False)
 
+    def active(self) -> list[tuple[str, CouncilRun]]:
+        """(id, run) of the councils this process runs or has just finished."""
+        return list(self._runs.items())
+
     async def start(
         self,
         request: CouncilRequest,

@@ -29,7 +29,7 @@ from core.models import (
 )
 from core.storage import totals
 from core.storage.attachments_sources import with_material, write_material
-from core.storage.database import Database, Row, Transaction
+from core.storage.database import SQLITE, Database, Row, Transaction
 from core.storage.reconnect import reconnecting
 from core.storage.values import dumps, filters, insert_sql, iso
 
@@ -109,28 +109,11 @@ class CouncilRepository:
         """Finished councils (any status but running), newest first; None filters match anything."""
         where, params = filters(platform, workspace_id, channel_id, user_id)
         rows = await self._db.fetchall(
-            f"""SELECT id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
-                       platform, workspace_id, channel_id, thread_id, user_id, user_name, config
-                FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
+            f"""SELECT {SUMMARY_COLUMNS} FROM councils WHERE {where} AND status != ?
+                ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
             (*params, RUNNING, max(0, limit), max(0, offset)),
         )
-        summaries = [
-            CouncilSummary(
-                council_id=r["id"],
-                created_at=datetime.fromisoformat(r["created_at"]),
-                question=r["question"],
-                status=CouncilStatus(r["status"]),
-                members=json.loads(r["members"]),
-                chairman=r["chairman"],
-                winner=r["winner"],
-                agreement_w=r["agreement_w"],
-                cost_usd=r["cost_usd"],
-                duration_s=r["duration_s"],
-                origin=_origin_from_row(r),
-                mode=CouncilConfig.model_validate_json(r["config"]).mode,
-            )
-            for r in rows
-        ]
+        summaries = [summary_from_row(r) for r in rows]
         return await with_material(self._db, summaries)
 
     async def unfinished(
@@ -173,9 +156,12 @@ class CouncilRepository:
             )
             for row in rows:
                 await totals.apply(tx, CouncilResult.model_validate_json(row[0]), -1)
-            return await tx.execute(
+            removed = await tx.execute(
                 "DELETE FROM councils WHERE created_at < ? AND status != ?", (iso(older_than), RUNNING)
             )
+            if self._db.dialect == SQLITE:  # the search index's numbers of the councils now gone
+                await tx.execute("DELETE FROM council_search_rows WHERE council_id NOT IN (SELECT id FROM councils)")
+            return removed
 
     async def spent_since(self, channel_key: str | None, since: datetime) -> float:
         """Total cost (USD) of councils created since `since`, for one channel key or all (None)."""
@@ -355,6 +341,28 @@ def _usage_columns(usage: Usage) -> dict[str, Any]:
         "completion_tokens": usage.completion_tokens,
         "cost_usd": usage.cost_usd,
     }
+
+
+# The columns `summary_from_row` reads.
+SUMMARY_COLUMNS = """id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
+                     platform, workspace_id, channel_id, thread_id, user_id, user_name, config"""
+
+
+def summary_from_row(r: Row) -> CouncilSummary:
+    return CouncilSummary(
+        council_id=r["id"],
+        created_at=datetime.fromisoformat(r["created_at"]),
+        question=r["question"],
+        status=CouncilStatus(r["status"]),
+        members=json.loads(r["members"]),
+        chairman=r["chairman"],
+        winner=r["winner"],
+        agreement_w=r["agreement_w"],
+        cost_usd=r["cost_usd"],
+        duration_s=r["duration_s"],
+        origin=_origin_from_row(r),
+        mode=CouncilConfig.model_validate_json(r["config"]).mode,
+    )
 
 
 def _origin_from_row(row: Row) -> Origin:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from core.models import CouncilResult
 from core.storage import migrations, reviewer_totals
+from core.storage.browse import BrowseRepository
 from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
 from core.storage.database import WAIT_S, Database, open_database
@@ -36,6 +37,7 @@ class Storage:
     def __init__(self, db: Database):
         self.db = db
         self.councils = CouncilRepository(db)
+        self.browse = BrowseRepository(db)  # the browser's history: search and keyset pages (bot/web)
         self.stats = StatsRepository(db)
         self.channels = ChannelRepository(db)
         self.events = EventRepository(db)
