@@ -10,6 +10,9 @@ are documented there and mirrored by the pure-Python reference in tests/ranking_
   rust/ranking/src/parse.rs; it is not restated here.
 - parse_verdict: a judge's `VERDICT: AGREE` / `VERDICT: DISAGREE` on two answers (auto mode); the
   format is the module comment of rust/ranking/src/verdict.rs.
+- parse_scores / score_summary: rubric scores in a reviewer's text (`Response A: Accuracy=8, ...`,
+  lists, tables), each answer's mean per criterion and the consensus (0-100 from the scores'
+  spread); the format and the formula are the module comment of rust/ranking/src/scores.rs.
 - aggregate / aggregate_models: mean rank, partial-ballot Borda (a candidate at 1-based position p
   on a ballot of length m gets m - p points, unranked get 0, summed over ballots), Copeland from
   pairwise majorities over the ballots ranking both (win 1, tie 0.5, never compared 0),
@@ -46,7 +49,9 @@ __all__ = [
     "kendall_w",
     "leaderboard",
     "parse_ranking",
+    "parse_scores",
     "parse_verdict",
+    "score_summary",
 ]
 
 ParseStatus = Literal["complete", "partial", "none"]
@@ -119,6 +124,32 @@ def parse_verdict(text: str) -> Verdict:
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     return _ranking.parse_verdict(text)
+
+
+Scores = dict[str, dict[str, float]]  # label (or model) -> criterion -> score
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreSummary:
+    means: Scores  # candidate -> criterion -> mean over the reviewers that scored it
+    consensus: float | None  # 0-100 from the scores' spread; None when nothing was scored twice
+
+
+def parse_scores(text: str, labels: Sequence[str], criteria: Sequence[str], low: float, high: float) -> Scores:
+    """The rubric scores in a reviewer's text: label -> criterion -> score (labels scored at all)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return _ranking.parse_scores(text, _seq(labels, "labels"), _seq(criteria, "criteria"), low, high)
+
+
+def score_summary(
+    sheets: Iterable[Mapping[str, Mapping[str, float]]], criteria: Sequence[str], low: float, high: float
+) -> ScoreSummary:
+    """Each candidate's mean per criterion and the consensus over reviewers' sheets
+    (candidate -> criterion -> score, one sheet per reviewer)."""
+    plain = [{c: dict(v) for c, v in _items(sheet, "a sheet").items()} for sheet in sheets]
+    means, consensus = _ranking.rubric_summary(plain, _seq(criteria, "criteria"), low, high)
+    return ScoreSummary(means, consensus)
 
 
 _native_aggregate = _ranking.aggregate

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, Settin
 
 from core.database_url import DatabaseTarget, parse_database_url
 from core.errors import ConfigurationError
+from core.models.rubric import DEFAULT_RUBRIC, Rubric, parse_rubric
 from core.paths import default_database_url
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -97,6 +98,13 @@ class Settings(BaseSettings):
     council_ballot_format: Literal["text", "json", "auto"] = Field("text", alias="COUNCIL_BALLOT_FORMAT")
     council_reviewer_weights: Annotated[dict[str, float] | Literal["auto"], NoDecode] = Field(
         default_factory=dict, alias="COUNCIL_REVIEWER_WEIGHTS"
+    )
+    # Issue 33: the rubric reviewers score each response on (core/models/rubric.py).
+    council_rubric: str = Field(
+        DEFAULT_RUBRIC,
+        alias="COUNCIL_RUBRIC",
+        description="Criteria reviewers score each response on, comma-separated, optionally with the scale "
+        "(`accuracy, clarity: 1-5`); `off` turns rubric scores and the consensus figure off.",
     )
 
     # ----------------------------------------------------------------- limits
@@ -251,6 +259,16 @@ class Settings(BaseSettings):
     @classmethod
     def _lower_name(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("council_rubric")
+    @classmethod
+    def _check_rubric(cls, value: str) -> str:
+        parse_rubric(value)  # a malformed rubric is refused at start-up, naming what is wrong
+        return value
+
+    @property
+    def rubric(self) -> Rubric | None:
+        return parse_rubric(self.council_rubric)
 
     @field_validator("council_reviewer_weights", mode="before")
     @classmethod

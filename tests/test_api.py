@@ -410,7 +410,15 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
     assert result.request.config.mode == "auto" and result.escalated is True  # "alpha says: 42." vs "beta says: 42."
     assert len(llm_for_api.requests) == 7 and len(llm_for_api.requests_for(stage=1)) == 3
     assert "Escalated: the first two answers disagreed" in completion.choices[0].message.reasoning_content
-    assert completion.metadata == {"council_id": result.council_id, "status": "ok", "mode": "auto", "escalated": True}
+    assert completion.metadata == {
+        "council_id": result.council_id,
+        "status": "ok",
+        "mode": "auto",
+        "escalated": True,
+        "agreement_w": result.aggregate.agreement_w,
+        "consensus": None,  # these reviewers give no rubric scores
+        "scores": {},
+    }
 
 
 async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_for_api):

@@ -40,6 +40,8 @@ class CouncilAnswer(BaseModel):
     by_chairman: bool
     ranking: list[RankedModel]
     agreement_w: float | None
+    consensus: float | None = None  # of the rubric scores, 0-100 (issue 33)
+    scores: dict[str, dict[str, float]] = {}  # model -> criterion -> mean rubric score
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
 
@@ -51,6 +53,7 @@ class PastCouncil(BaseModel):
     status: str
     winner: str | None
     agreement_w: float | None
+    consensus: float | None = None
 
 
 class CouncilHistory(BaseModel):
@@ -85,6 +88,8 @@ def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
             for e in (aggregate.entries if aggregate else [])
         ],
         agreement_w=aggregate.agreement_w if aggregate else None,
+        consensus=aggregate.consensus if aggregate else None,
+        scores=aggregate.scores if aggregate else {},
         notices=result.notices,
         escalated=result.escalated,
     )
@@ -203,4 +208,5 @@ def _past_council(s: CouncilSummary) -> PastCouncil:
         status=s.status.value,
         winner=s.winner,
         agreement_w=s.agreement_w,
+        consensus=s.consensus,
     )

@@ -266,6 +266,11 @@ def council_metadata(result: CouncilResult) -> dict[str, Any]:
         "status": result.status.value,
         "mode": config.mode,
         "escalated": result.escalated,
+        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100, issue 33),
+        # with each answer's mean score per criterion (model -> criterion -> mean).
+        "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
+        "consensus": result.aggregate.consensus if result.aggregate else None,
+        "scores": result.aggregate.scores if result.aggregate else {},
     }
 
 

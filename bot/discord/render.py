@@ -29,7 +29,7 @@ from bot.render_text import (
     split_text,
 )
 from core.models import CouncilResult, CouncilStatus, counted
-from core.models.lines import file_summary
+from core.models.lines import consensus_text, file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -209,7 +209,12 @@ def agreement_text(result: CouncilResult) -> str:
         return "n/a"
     w = agg.agreement_w
     word = "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
-    return f"Kendall's W = {w:.2f} ({word}); {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
+    consensus = consensus_text(agg)
+    return (
+        f"Kendall's W = {w:.2f} ({word})"
+        + (f"; rubric {consensus}" if consensus else "")
+        + f"; {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
+    )
 
 
 def result_messages(result: CouncilResult) -> list[dict[str, Any]]:

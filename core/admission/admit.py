@@ -162,6 +162,7 @@ class Admission:
             max_reviewers=s.council_max_reviewers,
             max_answer_tokens=s.council_max_answer_tokens,
             ballot_format=s.council_ballot_format,
+            rubric=s.rubric,
         )
 
     async def _with_overrides(

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.models.files import ExtractedAttachment
+from core.models.rubric import Rubric
 from core.models.search import SearchResult
 
 
@@ -199,6 +200,9 @@ class CouncilConfig(_Model):
     # The weight of each member's ballot (COUNCIL_REVIEWER_WEIGHTS, resolved at admission by
     # core/engine/weights.py); a reviewer left out weighs 1.
     reviewer_weights: dict[str, float] = Field(default_factory=dict)
+    # What reviewers score each response on besides ranking it (COUNCIL_RUBRIC; None: no scores,
+    # as in councils stored before issue 33).
+    rubric: Rubric | None = None
 
 
 class AnswerFormat(_Model):
@@ -275,6 +279,8 @@ class Review(_Model):
     # Which format produced the ballot (None: the call failed, or a council stored before ballot
     # formats existed; those are also left out of the bias audit's running totals).
     format: Literal["json", "text"] | None = None
+    # Rubric scores read from the review (rust/ranking/src/scores.rs): label -> criterion -> score.
+    scores: dict[str, dict[str, float]] = Field(default_factory=dict)
     error: ErrorInfo | None = None
     latency_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -313,6 +319,10 @@ class Aggregate(_Model):
     reviewer_tau: dict[str, float] = Field(default_factory=dict)
     dissent: list[Dissent] = Field(default_factory=list)
     ballots_late: int = 0  # reviews that arrived after the chairman had started (counted here)
+    # Rubric scores: each answer's mean per criterion (model -> criterion -> mean) and the
+    # consensus, 0-100 from the scores' spread (rust/ranking/src/scores.rs); None without scores.
+    scores: dict[str, dict[str, float]] = Field(default_factory=dict)
+    consensus: float | None = None
 
 
 class Synthesis(_Model):
@@ -550,6 +560,7 @@ class CouncilSummary(_Model):
     mode: CouncilMode = "standard"
     winner: str | None = None
     agreement_w: float | None = None
+    consensus: float | None = None  # of the rubric scores (issue 33)
     cost_usd: float | None = None
     duration_s: float | None = None
     origin: Origin = Field(default_factory=Origin)

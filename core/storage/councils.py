@@ -106,8 +106,8 @@ class CouncilRepository:
         """Finished councils (any status but running), newest first; None filters match anything."""
         where, params = filters(platform, workspace_id, channel_id, user_id)
         rows = await self._db.fetchall(
-            f"""SELECT id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
-                       platform, workspace_id, channel_id, thread_id, user_id, user_name, config
+            f"""SELECT id, created_at, question, status, members, chairman, winner, agreement_w, consensus, cost_usd,
+                       duration_s, platform, workspace_id, channel_id, thread_id, user_id, user_name, config
                 FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
             (*params, RUNNING, max(0, limit), max(0, offset)),
         )
@@ -121,6 +121,7 @@ class CouncilRepository:
                 chairman=r["chairman"],
                 winner=r["winner"],
                 agreement_w=r["agreement_w"],
+                consensus=r["consensus"],
                 cost_usd=r["cost_usd"],
                 duration_s=r["duration_s"],
                 origin=_origin_from_row(r),
@@ -237,6 +238,7 @@ def _council_row(result: CouncilResult) -> dict[str, Any]:
         "status": result.status.value,
         "winner": _winner(result),
         "agreement_w": aggregate.agreement_w if aggregate else None,
+        "consensus": aggregate.consensus if aggregate else None,
         "error": result.error.model_dump_json() if result.error else None,
         "notices": dumps(result.notices),
         "timings": dumps(result.timings),
@@ -277,6 +279,7 @@ def _review_row(council_id: str, position: int, r: Review) -> dict[str, Any]:
         "ballot_labels": dumps(r.ballot_labels),
         "ballot_models": dumps(r.ballot_models),
         "parse_status": r.parse_status.value,
+        "scores": dumps(r.scores) if r.scores else None,
         **_error_columns(r.error),
         "latency_s": r.latency_s,
         **_usage_columns(r.usage),

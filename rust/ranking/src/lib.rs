@@ -5,6 +5,7 @@
 //!   optionally with weighted ballots;
 //! * [`agreement`]: Kendall's W with tie correction, and Kendall's tau of one ballot against a reference;
 //! * [`leaderboard`]: Bradley-Terry ratings over many ballots with bootstrap intervals;
+//! * [`scores`]: rubric scores from a reviewer's text, each answer's means and the consensus;
 //! * [`verdict`]: a judge's AGREE / DISAGREE verdict on two answers (auto mode).
 //!
 //! Nothing here panics on any input: invalid input is a [`RankingError`].
@@ -13,6 +14,7 @@ pub mod aggregate;
 pub mod agreement;
 pub mod leaderboard;
 pub mod parse;
+pub mod scores;
 pub mod verdict;
 
 pub use aggregate::{
@@ -22,6 +24,7 @@ pub use aggregate::{
 pub use agreement::{kendall_tau, kendall_w, kendall_w_indices};
 pub use leaderboard::{leaderboard, leaderboard_counted, Rating};
 pub use parse::{parse_ranking, validate_labels, ParseStatus, ParsedRanking};
+pub use scores::{parse_scores, rubric_summary, Rubric, RubricSummary, ScoreSheet};
 pub use verdict::{parse_verdict, Verdict};
 
 /// Invalid input (surfaces in Python as `ValueError`).
