@@ -885,3 +885,49 @@ def rubric_summary(
                 spreads.append(sd / ((high - low) / 2))
     consensus = min(100.0, max(0.0, 100 * (1 - sum(spreads) / len(spreads)))) if spreads else None
     return means, consensus
+
+
+# ----------------------------------------------------------------------------------- composition
+# rust/ranking/src/composition.rs: which groups of texts support each sentence, and the shares.
+
+MIN_CONTAINMENT = 0.2
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in re.split(r"[^\w]|_", text) if w]
+
+
+def _trigram_list(words: list[str]) -> list[tuple[str, str, str]]:
+    return list(zip(words, words[1:], words[2:], strict=False))
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for i, c in enumerate(text):
+        if c == "\n" or (c in ".!?。" and (i + 1 == len(text) or text[i + 1].isspace())):
+            spans.append((start, i + 1))
+            start = i + 1
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def composition(synthesis: str, groups: Sequence[Sequence[str]]) -> tuple[list[float], float, list[tuple]]:
+    known = [{g for text in texts for g in _trigram_list(_words(text))} for texts in groups]
+    shares, own, total, sentences = [0.0] * len(groups), 0.0, 0.0, []
+    for start, end in _sentence_spans(synthesis):
+        words = _words(synthesis[start:end])
+        grams = _trigram_list(words)
+        support = []
+        if grams:
+            contain = [sum(g in k for g in grams) / len(grams) for k in known]
+            support = [(i, c) for i, c in enumerate(contain) if c >= MIN_CONTAINMENT]
+            found = sum(any(g in known[i] for i, _ in support) for g in grams) / len(grams)
+            for i, c in support:
+                shares[i] += len(words) * found * c / sum(c for _, c in support)
+            own += len(words) * (1 - found)
+            total += len(words)
+        sentences.append((start, end, len(words), support))
+    if total:
+        return [s / total for s in shares], own / total, sentences
+    return shares, 1.0, sentences

@@ -418,6 +418,7 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
         "agreement_w": result.aggregate.agreement_w,
         "consensus": None,  # these reviewers give no rubric scores
         "scores": {},
+        "composition": result.composition,
     }
 
 

@@ -42,6 +42,7 @@ class CouncilAnswer(BaseModel):
     agreement_w: float | None
     consensus: float | None = None  # of the rubric scores, 0-100 (issue 33)
     scores: dict[str, dict[str, float]] = {}  # model -> criterion -> mean rubric score
+    composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
 
@@ -90,6 +91,7 @@ def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
         agreement_w=aggregate.agreement_w if aggregate else None,
         consensus=aggregate.consensus if aggregate else None,
         scores=aggregate.scores if aggregate else {},
+        composition=result.composition,
         notices=result.notices,
         escalated=result.escalated,
     )

@@ -271,6 +271,8 @@ def council_metadata(result: CouncilResult) -> dict[str, Any]:
         "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
         "consensus": result.aggregate.consensus if result.aggregate else None,
         "scores": result.aggregate.scores if result.aggregate else {},
+        # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
+        "composition": result.composition,
     }
 
 

@@ -42,7 +42,7 @@ from core.models import (
     Leaderboard,
     counted,
 )
-from core.models.lines import file_summary
+from core.models.lines import composition_line, file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -317,6 +317,8 @@ def _answer_tail(result: CouncilResult) -> list[dict[str, Any]]:
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
         tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
+    if (meter := composition_line(result.composition)) is not None:
+        tail_blocks.append(context(plain(meter)))
     tail_blocks.append(context(result_footer(result)))
     if result.answers or result.reviews or result.aggregate is not None:
         tail_blocks.append(stage_buttons(cid, result))

@@ -381,6 +381,9 @@ class CouncilResult(_Model):
     usage: Usage = Field(default_factory=Usage)
     finished_at: datetime = Field(default_factory=utcnow)
     agreement: AgreementCheck | None = None  # auto mode's check of its first two answers
+    # Where the final answer came from (core/engine/composition.py): member model, `sources` and
+    # `chairman` (its own) -> share of the synthesis, summing to 1; None without a synthesis.
+    composition: dict[str, float] | None = None
 
     @property
     def degraded(self) -> bool:

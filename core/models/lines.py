@@ -83,3 +83,22 @@ def score_line(model: str, means: dict[str, float]) -> str:
 
 def score_lines(aggregate: Aggregate | None) -> list[str]:
     return [score_line(m, v) for m, v in aggregate.scores.items() if v] if aggregate is not None else []
+
+
+METER_CELLS = 10
+
+
+def composition_line(composition: dict[str, float] | None) -> str | None:
+    """The composition meter: `Composition ███████░░░ alpha 46% · beta 22% · sources 2% · chairman's own 30%`.
+    The filled cells are what came from the council's texts, the empty ones the chairman's own."""
+    if not composition:
+        return None
+    own = composition.get("chairman", 0.0)
+    filled = round((1 - own) * METER_CELLS)
+    parts = [
+        f"{name} {share:.0%}"
+        for name, share in sorted(composition.items(), key=lambda item: -item[1])
+        if name != "chairman" and share >= 0.005
+    ]
+    parts.append(f"chairman's own {own:.0%}")
+    return f"Composition {'█' * filled}{'░' * (METER_CELLS - filled)} " + " · ".join(parts)

@@ -16,7 +16,7 @@ from core.models import (
     Review,
     Usage,
 )
-from core.models.lines import consensus_text, dissent_lines, file_summary, source_line
+from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary, source_line
 from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -152,6 +152,8 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "notices": result.notices,
         # auto mode: whether the first two answers disagreed and the whole council deliberated
         "escalated": result.escalated,
+        # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
+        "composition": result.composition,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
     }
 
@@ -239,6 +241,8 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
         synthesis = result.synthesis
         who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"
         out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
+        if (meter := composition_line(result.composition)) is not None:
+            out += [f"*{meter}*", ""]
     else:
         out += ["*(no synthesis)*", ""]
     return out

@@ -21,6 +21,7 @@ use pyo3::{ffi, intern};
 
 use ranking::{RankingError, Score};
 
+mod composition;
 mod scores;
 
 pub(crate) fn value_error(e: RankingError) -> PyErr {
@@ -426,6 +427,7 @@ fn _ranking(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(parse_verdict, m)?)?;
     m.add_function(wrap_pyfunction!(scores::parse_scores, m)?)?;
+    m.add_function(wrap_pyfunction!(composition::composition, m)?)?;
     m.add_function(wrap_pyfunction!(scores::rubric_summary, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_batch, m)?)?;
