@@ -487,3 +487,13 @@ async def test_a_model_that_is_no_member_is_404_and_a_failing_member_is_502(clie
         await client.chat.completions.create(model="beta", messages=QUESTION)
     assert failed.value.status_code == 502 and "auth 401" in str(failed.value)
     assert "api-test-upstream-key" not in str(failed.value)
+
+
+async def test_metadata_chooses_the_members_and_chairman(client, api, llm_for_api):
+    # issue 33: OpenAI's request `metadata` (string values) picks this council's members and chairman
+    completion = await client.chat.completions.create(
+        model="llm-council", messages=QUESTION, metadata={"members": "gamma, beta", "chairman": "gamma"}
+    )
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert (result.request.config.members, result.request.config.chairman) == (["gamma", "beta"], "gamma")
+    assert sorted(r.model for r in llm_for_api.requests_for(stage=1)) == ["beta", "gamma"]

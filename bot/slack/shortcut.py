@@ -24,7 +24,7 @@ from bot.slack.people import slack_origin
 from bot.slack.questions import destination
 from core.errors import CouncilError
 from core.models import Platform
-from core.models.keywords import split_mode_keyword, split_search_keyword
+from core.models.keywords import split_keywords
 from core.models.lines import files_notice
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,46 @@ VIEW = "council_ask_message_view"
 QUOTE_CHARS = 2500
 
 
-def ask_modal(message: dict[str, Any], where: dict[str, str]) -> dict[str, Any]:
+MAX_OPTIONS = 100  # Slack's limit of a select's options
+
+
+def _option(model: str) -> dict[str, Any]:
+    return {"text": {"type": "plain_text", "text": model[:75]}, "value": model[:150]}
+
+
+def seat_selects(allowed: list[str]) -> list[dict[str, Any]]:
+    """Optional selects of the question's own members and chairman among the models the channel
+    allows (service.channels.allowed); left empty, the channel's council answers."""
+    if not allowed:
+        return []
+    options = [_option(m) for m in allowed[:MAX_OPTIONS]]
+    return [
+        {
+            "type": "input",
+            "block_id": "members",
+            "optional": True,
+            "label": {"type": "plain_text", "text": "Members (optional: the channel's by default)"},
+            "element": {"type": "multi_static_select", "action_id": "members", "options": options},
+        },
+        {
+            "type": "input",
+            "block_id": "chairman",
+            "optional": True,
+            "label": {"type": "plain_text", "text": "Chairman (optional)"},
+            "element": {"type": "static_select", "action_id": "chairman", "options": options},
+        },
+    ]
+
+
+def picked_seats(view: dict[str, Any]) -> tuple[list[str] | None, str | None]:
+    """The members and chairman chosen in the modal's selects (None: not chosen)."""
+    values = (view.get("state") or {}).get("values") or {}
+    members = [o["value"] for o in ((values.get("members") or {}).get("members") or {}).get("selected_options") or []]
+    chairman = (((values.get("chairman") or {}).get("chairman") or {}).get("selected_option") or {}).get("value")
+    return members or None, chairman or None
+
+
+def ask_modal(message: dict[str, Any], where: dict[str, str], allowed: list[str] | None = None) -> dict[str, Any]:
     text = render.clip(plain(message.get("text") or ""), QUOTE_CHARS) or "_(no text)_"
     files = [f.get("name") or "file" for f in message.get("files") or [] if isinstance(f, dict)]
     blocks: list[dict[str, Any]] = [render.section(render.quote(text))]
@@ -48,6 +87,7 @@ def ask_modal(message: dict[str, Any], where: dict[str, str]) -> dict[str, Any]:
             "element": {"type": "plain_text_input", "action_id": "question", "multiline": True, "max_length": 3000},
         }
     )
+    blocks += seat_selects(allowed or [])
     return {
         "type": "modal",
         "callback_id": VIEW,
@@ -82,8 +122,14 @@ class MessageShortcut(ListenerGroup):
             "ts": str(message.get("ts") or body.get("message_ts") or ""),
             "thread": str(message.get("thread_ts") or message.get("ts") or ""),
         }
+        team = (body.get("team") or {}).get("id") or ""
+        asker = slack_origin(team, where["channel"], (body.get("user") or {}).get("id", ""))
         try:
-            await self.client.views_open(trigger_id=body["trigger_id"], view=ask_modal(message, where))
+            allowed = await self.service.channels.allowed(asker)
+        except CouncilError:  # the modal still asks; the council's own refusal comes on submit
+            allowed = []
+        try:
+            await self.client.views_open(trigger_id=body["trigger_id"], view=ask_modal(message, where, allowed))
         except SlackApiError as exc:
             log.warning("could not open the shortcut's modal: %s", refusal(exc))
 
@@ -94,8 +140,8 @@ class MessageShortcut(ListenerGroup):
         team = (body.get("team") or {}).get("id") or context.team_id
         values = ((view.get("state") or {}).get("values") or {}).get("question") or {}
         question = slack_unescape(((values.get("question") or {}).get("value") or "").strip())
-        question, mode = split_mode_keyword(question)
-        question, searched = split_search_keyword(question)
+        chosen = split_keywords(question)
+        members, chairman = picked_seats(view)
         message = await self._message(channel, thread, ts)
         history = await self.history.thread_history(channel, thread, ts, context, through=True)
         batch = await self.service.reading.read_files(incoming_files(message), Platform.SLACK, self.client.token)
@@ -103,13 +149,15 @@ class MessageShortcut(ListenerGroup):
             await self.people.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread)
         try:
             await self.service.submit_council(
-                question,
+                chosen.question,
                 slack_origin(team, channel, user, thread_ts=thread),
                 history,
                 destination=destination(channel, thread, context),
                 attachments=batch.attachments,
-                search=True if searched else None,
-                mode=mode,
+                search=True if chosen.search else None,
+                mode=chosen.mode,
+                members=members or chosen.members,
+                chairman=chairman or chosen.chairman,
             )
         except CouncilError as exc:
             await self.people.ephemeral(channel, user, exc.user_message, thread_ts=thread)

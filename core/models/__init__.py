@@ -598,6 +598,9 @@ class ChannelSettings(_Model):
     daily_budget_usd: float | None = None
     search: bool | None = None  # web search before stage 1; None: COUNCIL_SEARCH_DEFAULT
     mode: CouncilMode | None = None  # the channel's default mode; None: standard
+    # Models an asker may choose per question (issue 33); None: the channel's members, their
+    # fallbacks and its chairman (core/channels/admin.py: allowed_models).
+    allowed_models: list[str] | None = None
 
 
 class LeaderboardRow(_Model):
