@@ -160,6 +160,8 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
         3: "Stage 3/3: chairman synthesis",
     }
     lines.append(stage_names.get(progress.stage, "working"))
+    if progress.schedule and progress.stage == 1:
+        lines.append(f"🧮 in memory: {progress.schedule}")
     for member in progress.members.values():
         icon = {"answered": "✅", "failed": "❌", "thinking": "⏳"}[member.state]
         extra = f" ({member.latency_s:.1f}s)" if member.latency_s is not None else ""

@@ -69,6 +69,25 @@ class Settings(BaseSettings):
     model_prices: Annotated[dict[str, tuple[float, float]], NoDecode] = Field(
         default_factory=dict, alias="MODEL_PRICES"
     )
+    # Issue 33: memory-aware scheduling of model calls (core/providers/scheduling.py).
+    council_memory_budget_gb: str | None = Field(
+        None,
+        alias="COUNCIL_MEMORY_BUDGET_GB",
+        description="Memory (GB) of an endpoint's models that may be in use at once: a number for every endpoint, "
+        "or a JSON object of endpoint (`local`, `openrouter` or its base URL) to GB. Unset: no memory scheduling.",
+    )
+    model_memory_gb: Annotated[dict[str, float], NoDecode] = Field(
+        default_factory=dict,
+        alias="MODEL_MEMORY_GB",
+        description="Each model's memory in GB, a JSON object of model id to GB; local: models default to their "
+        "file's size plus their context.",
+    )
+    llm_max_concurrent: str | None = Field(
+        None,
+        alias="LLM_MAX_CONCURRENT",
+        description="Model calls in flight at once per endpoint: a number, or a JSON object of endpoint to number "
+        "(for endpoints that serve one request at a time). Unset: no limit.",
+    )
 
     # ----------------------------------------------------------------- local models
     local_models_dir: str | None = Field(None, alias="LOCAL_MODELS_DIR")
@@ -294,6 +313,19 @@ class Settings(BaseSettings):
                 raise ValueError("weights must be positive numbers; not for " + ", ".join(bad))
         return value
 
+    @field_validator("model_memory_gb", mode="before")
+    @classmethod
+    def _parse_memory(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return json.loads(value) if value.strip() else {}
+        return value
+
+    @field_validator("council_memory_budget_gb", "llm_max_concurrent")
+    @classmethod
+    def _check_per_endpoint(cls, value: str | None, info: ValidationInfo) -> str | None:
+        per_endpoint(value, (info.field_name or "").upper())  # refused at start-up, naming the setting
+        return value
+
     @field_validator("model_prices", mode="before")
     @classmethod
     def _parse_prices(cls, value: Any) -> Any:
@@ -457,3 +489,21 @@ def describe_invalid(exc: ValidationError) -> str:
         reason = error["msg"].removeprefix("Value error, ")
         problems.append(f"{name}: {reason}{given}")
     return "; ".join(problems) + ". Fix it in the environment or .env (see .env.example)."
+
+
+def per_endpoint(value: str | None, setting: str) -> dict[str, float] | float | None:
+    """A number for every endpoint, or a JSON object of endpoint to number; None when unset."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        raise ValueError(f"{setting} must be a number or a JSON object of endpoint to number") from None
+    if isinstance(parsed, (int, float)) and not isinstance(parsed, bool) and parsed > 0:
+        return float(parsed)
+    if isinstance(parsed, dict) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in parsed.values()
+    ):
+        return {str(k).rstrip("/"): float(v) for k, v in parsed.items()}
+    raise ValueError(f"{setting} must be a positive number or a JSON object of endpoint to positive number")

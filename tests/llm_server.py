@@ -236,6 +236,37 @@ class ByStage(Behaviour):
         return await behaviour.respond(request, call, server)
 
 
+@dataclass
+class MemoryMeter:
+    """What a GPU serving the scripted models would hold: the GB of the models answering at this
+    moment, and the most it ever held at once (issue 33's memory-aware scheduling)."""
+
+    in_use_gb: float = 0.0
+    peak_gb: float = 0.0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+
+
+@dataclass
+class Loads(Behaviour):
+    """`inner`, with the model's `gb` loaded on `meter` while it answers."""
+
+    inner: Behaviour
+    gb: float
+    meter: MemoryMeter
+
+    async def respond(self, request, call, server):
+        m = self.meter
+        m.in_use_gb += self.gb
+        m.in_flight += 1
+        m.peak_gb, m.peak_in_flight = max(m.peak_gb, m.in_use_gb), max(m.peak_in_flight, m.in_flight)
+        try:
+            return await self.inner.respond(request, call, server)
+        finally:
+            m.in_use_gb -= self.gb
+            m.in_flight -= 1
+
+
 def in_shown_order(labels: list[str]) -> list[str]:
     """A reviewer with total position bias: ranks the answers in the order it was shown them."""
     return list(labels)

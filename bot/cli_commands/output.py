@@ -19,6 +19,7 @@ from core.models import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    SchedulePlanned,
     StageStarted,
     Synthesis,
     seats,
@@ -83,6 +84,8 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"⏳ waiting for a free slot (position {event.position})")
     elif isinstance(event, StageStarted):
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
+    elif isinstance(event, SchedulePlanned):
+        term.note(f"  🧮 in memory: {event.line}")
     elif isinstance(event, MemberStarted):
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):
