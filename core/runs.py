@@ -22,6 +22,7 @@ from core.models import (
     MemberFailed,
     Origin,
 )
+from core.models.search import SearchResult
 from core.providers.router import ProviderRouter
 from core.redact import Redactor
 from core.storage import Storage
@@ -117,6 +118,8 @@ class CouncilRuns:
         self._runs: dict[str, CouncilRun] = {}
         # The router of a council's tenant (its own key and endpoint), set by the service.
         self.router_for: Callable[[Origin], Awaitable[ProviderRouter]] | None = None
+        # The web search the chairman may use once on a disputed fact (core/engine/fact_check.py).
+        self.fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None
 
     def get(self, council_id: str) -> CouncilRun | None:
         return self._runs.get(council_id)
@@ -178,7 +181,8 @@ class CouncilRuns:
                 # first line by then, and a process that only reads history never loads it.
                 from core.engine.council import run_council
 
-                async for event in run_council(run.request, router, run.control, run.checkpoint):
+                events = run_council(run.request, router, run.control, run.checkpoint, fact_search=self.fact_search)
+                async for event in events:
                     telemetry.saw(event)
                     if isinstance(event, CouncilFinished):
                         result = event.result

@@ -126,6 +126,7 @@ class CouncilService:
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.runs = CouncilRuns(storage, router, self.redact)
         self.reading = CouncilReading(settings, router, self.redact)
+        self.runs.fact_search = self.reading.fact_search
         self.queries = CouncilQueries(storage, self.permissions)
         self.events = storage.events  # platform event ids seen (retries are claimed once)
         # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
