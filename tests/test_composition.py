@@ -17,12 +17,10 @@ from bot.api.openai_types import council_metadata
 from core.models import CouncilConfig, CouncilRequest
 from core.models.lines import composition_line
 from core.models.search import SearchResult
-from core.providers.router import ProviderRouter
 from core.ranking import composition
 from core.records.export import to_markdown
-from core.settings import Settings
 from tests import ranking_reference as ref
-from tests.factories import run_council_to_end
+from tests.factories import run_council_to_end, scripted_router
 from tests.llm_server import ByStage, Reply, ScriptedLLMServer, council_member
 from tests.test_cli import council
 
@@ -49,10 +47,7 @@ async def server():
 
 @pytest.fixture
 async def router(server):
-    settings = Settings(
-        _env_file=None, LLM_BASE_URL=server.base_url, LLM_API_KEY="k", DATABASE_URL="sqlite:///:memory:"
-    )
-    r = ProviderRouter(settings)
+    r = scripted_router(server)
     yield r
     await r.aclose()
 

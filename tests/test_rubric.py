@@ -16,10 +16,8 @@ from bot.discord.render import agreement_text
 from bot.render_text import aggregate_table, ballot_line, ranking_line
 from core.models import CouncilConfig, CouncilRequest, Rubric
 from core.models.rubric import parse_rubric
-from core.providers.router import ProviderRouter
 from core.records.export import to_markdown
-from core.settings import Settings
-from tests.factories import run_council_to_end
+from tests.factories import run_council_to_end, scripted_router
 from tests.llm_server import AnswersJSON, ByStage, Reply, ScriptedLLMServer, scoring_review
 from tests.test_cli import council
 
@@ -66,10 +64,7 @@ async def server():
 
 @pytest.fixture
 async def router(server):
-    settings = Settings(
-        _env_file=None, LLM_BASE_URL=server.base_url, LLM_API_KEY="k", DATABASE_URL="sqlite:///:memory:"
-    )
-    r = ProviderRouter(settings)
+    r = scripted_router(server)
     yield r
     await r.aclose()
 
