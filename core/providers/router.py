@@ -13,8 +13,8 @@ from core.providers.base import CallOptions, Provider, ProviderError, ProviderTi
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
 from core.providers.scheduling import Scheduling, local_size_gb, plan_batches
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.telemetry.calls import ModelCall
 
 if TYPE_CHECKING:
@@ -48,13 +48,14 @@ class ProviderRouter:
         the default endpoint, OpenRouter); it shares this router's connection pool and local models.
         The operator's keys are not in it: a tenant's council cannot spend them."""
         s = self.settings
-        tenant = s.model_copy(
+        endpoint = s.providers.model_copy(
             update={
-                "llm_base_url": base_url or s.openrouter_base_url,
-                "llm_api_key": api_key,
+                "base_url": base_url or s.providers.openrouter_base_url,
+                "api_key": api_key,
                 "openrouter_api_key": None if base_url else api_key,
             }
         )
+        tenant = s.model_copy(update={"providers": endpoint})
         return ProviderRouter(tenant, _parent=self._resolver)
 
     async def endpoint_models(self) -> list[str]:
@@ -120,8 +121,8 @@ class ProviderRouter:
     def memory_gb(self, model_id: str) -> float:
         """The memory a call of `model_id` holds on its endpoint: MODEL_MEMORY_GB's figure, else for a
         `local:` model its file and context, else 0 (not held back)."""
-        if model_id in self.settings.model_memory_gb:
-            return self.settings.model_memory_gb[model_id]
+        if model_id in self.settings.providers.model_memory_gb:
+            return self.settings.providers.model_memory_gb[model_id]
         if model_id not in self._memory:
             self._memory[model_id] = self._local_size(model_id)
         return self._memory[model_id]
@@ -134,7 +135,7 @@ class ProviderRouter:
             from core.providers import local_models  # only when a budget asks for a local model's size
 
             path = local_models.resolve(model, self.settings).path
-            return local_size_gb(path.stat().st_size, self.settings.local_n_ctx)
+            return local_size_gb(path.stat().st_size, self.settings.local.n_ctx)
         except (ProviderError, OSError):
             return 0.0  # the call itself reports the cause
 

@@ -31,7 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from core.settings import Settings, per_endpoint
+from core.settings import Settings
+from core.settings.providers import per_endpoint
 
 GB = 1024**3
 # Key-value cache per token of context, estimated for the small GGUF models this product bundles
@@ -135,9 +136,9 @@ class Scheduling:
     @classmethod
     def from_settings(cls, settings: Settings) -> Scheduling:
         return cls(
-            per_endpoint(settings.council_memory_budget_gb, "COUNCIL_MEMORY_BUDGET_GB"),
-            per_endpoint(settings.llm_max_concurrent, "LLM_MAX_CONCURRENT"),
-            settings.model_memory_gb,
+            per_endpoint(settings.providers.memory_budget_gb, "COUNCIL_MEMORY_BUDGET_GB"),
+            per_endpoint(settings.providers.max_concurrent, "LLM_MAX_CONCURRENT"),
+            settings.providers.model_memory_gb,
         )
 
     @property

@@ -24,7 +24,7 @@ from core.models import (
 )
 from core.models.search import SearchResult
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
+from core.shared.redact import Redactor
 from core.storage import Storage
 from core.telemetry.councils import CouncilTelemetry
 
