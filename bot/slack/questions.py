@@ -5,6 +5,7 @@ the earlier messages are context), and where a council's progress and answer are
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
@@ -70,11 +71,22 @@ class SlackQuestions:
         self.history = history
         self.agent = agent
 
-    async def council_from_command(self, question: str, origin: Origin, respond: Respond, context: Any) -> None:
+    async def council_from_command(
+        self,
+        question: str,
+        origin: Origin,
+        respond: Respond | None,
+        context: Any,
+        *,
+        members: list[str] | None = None,
+        chairman: str | None = None,
+    ) -> None:
         """Post the question in the channel, then start the council in its thread: a channel the
-        bot cannot post in costs no rate-limit hit and leaves no council behind."""
+        bot cannot post in costs no rate-limit hit and leaves no council behind. `members` and
+        `chairman`: chosen in `/council pick`'s modal (they win over the question's keywords)."""
         channel = origin.channel_id or ""
         chosen = split_keywords(slack_unescape(question))
+        chosen = replace(chosen, members=members or chosen.members, chairman=chairman or chosen.chairman)
         # refusals -> caller (a model the channel does not allow too, before anything is posted)
         asked = await self.service.admission.check(chosen.question, origin, chosen.members, chosen.chairman)
         council_id = new_council_id()
@@ -98,7 +110,7 @@ class SlackQuestions:
             raise
 
     async def _post_question(
-        self, asked: str, origin: Origin, council_id: str, respond: Respond, context: Any
+        self, asked: str, origin: Origin, council_id: str, respond: Respond | None, context: Any
     ) -> str | None:
         """The question's message in the channel (its ts), or None after telling the asker why not."""
         user, channel = origin.user_id or "", origin.channel_id or ""

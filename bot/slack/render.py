@@ -366,7 +366,9 @@ HELP = "\n".join(
         "• Start it with `quick:` for a quick council: two members answer and the chairman compares them; "
         "with `auto:`, two members answer and the whole council deliberates only if they disagree "
         "(`standard:` for the full three stages).",
-        "• `/council-admin show|members a,b|c|chairman X|limits user=N channel=N budget=USD|search on|off|"
+        "• `members: a, b; chairman: c` before a question picks its council among the models this channel "
+        "allows; `/council pick` opens a form with them.",
+        "• `/council-admin show|members a,b|c|chairman X|allow a,b|limits user=N channel=N budget=USD|search on|off|"
         "mode quick|auto|standard|reset|audit` "
         "(also `/council admin …`) — this channel's council (workspace admins and owners).",
     )

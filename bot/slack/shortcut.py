@@ -21,6 +21,7 @@ from bot.slack.history import SlackThreadHistory
 from bot.slack.listeners import ListenerGroup
 from bot.slack.mrkdwn import plain, slack_unescape
 from bot.slack.people import slack_origin
+from bot.slack.pick import picked_seats, seat_selects
 from bot.slack.questions import destination
 from core.errors import CouncilError
 from core.models import Platform
@@ -32,45 +33,6 @@ log = logging.getLogger(__name__)
 CALLBACK = "council_ask_message"  # the manifest's shortcut callback_id
 VIEW = "council_ask_message_view"
 QUOTE_CHARS = 2500
-
-
-MAX_OPTIONS = 100  # Slack's limit of a select's options
-
-
-def _option(model: str) -> dict[str, Any]:
-    return {"text": {"type": "plain_text", "text": model[:75]}, "value": model[:150]}
-
-
-def seat_selects(allowed: list[str]) -> list[dict[str, Any]]:
-    """Optional selects of the question's own members and chairman among the models the channel
-    allows (service.channels.allowed); left empty, the channel's council answers."""
-    if not allowed:
-        return []
-    options = [_option(m) for m in allowed[:MAX_OPTIONS]]
-    return [
-        {
-            "type": "input",
-            "block_id": "members",
-            "optional": True,
-            "label": {"type": "plain_text", "text": "Members (optional: the channel's by default)"},
-            "element": {"type": "multi_static_select", "action_id": "members", "options": options},
-        },
-        {
-            "type": "input",
-            "block_id": "chairman",
-            "optional": True,
-            "label": {"type": "plain_text", "text": "Chairman (optional)"},
-            "element": {"type": "static_select", "action_id": "chairman", "options": options},
-        },
-    ]
-
-
-def picked_seats(view: dict[str, Any]) -> tuple[list[str] | None, str | None]:
-    """The members and chairman chosen in the modal's selects (None: not chosen)."""
-    values = (view.get("state") or {}).get("values") or {}
-    members = [o["value"] for o in ((values.get("members") or {}).get("members") or {}).get("selected_options") or []]
-    chairman = (((values.get("chairman") or {}).get("chairman") or {}).get("selected_option") or {}).get("value")
-    return members or None, chairman or None
 
 
 def ask_modal(message: dict[str, Any], where: dict[str, str], allowed: list[str] | None = None) -> dict[str, Any]:
