@@ -17,6 +17,8 @@ from core.providers.scheduling import WeightedSemaphore, local_size_gb, plan_bat
 from core.settings import Settings
 from tests.factories import run_council_to_end, scripted_router
 from tests.llm_server import ByStage, Loads, MemoryMeter, Reply, ScriptedLLMServer, ranking_review
+from tests.optional import llama_threads
+from tests.test_local_provider import llama_test
 
 SIZES = {"alpha": 6.0, "beta": 5.0, "gamma": 4.0, "chair": 1.0}
 
@@ -197,3 +199,30 @@ def test_bundled_local_model_weighs_its_file():
 def test_bad_values_are_refused_naming_the_setting(name, value):
     with pytest.raises(Exception, match=name):
         Settings(_env_file=None, **{name: value})
+
+
+@llama_test
+async def test_bundled_local_models_run_in_batches_by_their_file_size(tmp_path):
+    # gemma3-270m (253 MB file) and smollm2 (98 MB), each with ~0.38 GB of estimated context cache:
+    # within 0.7 GB they answer one after the other, the larger first
+    settings = Settings(
+        _env_file=None,
+        DATABASE_URL="sqlite:///:memory:",
+        LOCAL_MODELS_DIR=str(tmp_path),
+        LOCAL_MAX_TOKENS=48,
+        LOCAL_N_THREADS=llama_threads(),
+        COUNCIL_MEMORY_BUDGET_GB='{"local": 0.7}',
+    )
+    router = ProviderRouter(settings)
+    members = ["local:smollm2", "local:gemma3-270m"]
+    assert router.memory_gb("local:gemma3-270m") > router.memory_gb("local:smollm2") > 0.3
+    config = CouncilConfig(
+        members=members, chairman="local:smollm2", mode="quick", max_answer_tokens=32, member_timeout_s=600
+    )
+    try:
+        events, result = await run_council_to_end(router, CouncilRequest(question="Name a colour.", config=config))
+    finally:
+        await router.aclose()
+    [plan] = [e for e in events if isinstance(e, SchedulePlanned)]
+    assert plan.batches == [["local:gemma3-270m"], ["local:smollm2"]]
+    assert all(a.ok for a in result.answers), [a.error for a in result.answers]
