@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.slack.listeners import ListenerGroup
@@ -61,23 +62,31 @@ def picked_seats(view: dict[str, Any]) -> tuple[list[str] | None, str | None]:
     return members or None, chairman or None
 
 
-def pick_modal(allowed: list[str], where: dict[str, str]) -> dict[str, Any]:
-    """The question and the selects; `where` (channel, team) rides along in private_metadata."""
+def ask_form(
+    view: str, label: str, where: dict[str, str], allowed: list[str], before: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """A modal asking the council: `before` (what it is about), the question box labelled `label`,
+    and the selects; `where` rides along in private_metadata (any replica can take the submission)."""
     question = {
         "type": "input",
         "block_id": "question",
-        "label": {"type": "plain_text", "text": "Your question"},
+        "label": {"type": "plain_text", "text": label},
         "element": {"type": "plain_text_input", "action_id": "question", "multiline": True, "max_length": 3000},
     }
     return {
         "type": "modal",
-        "callback_id": VIEW,
+        "callback_id": view,
         "title": {"type": "plain_text", "text": "Ask the council"},
         "submit": {"type": "plain_text", "text": "Ask"},
         "close": {"type": "plain_text", "text": "Cancel"},
         "private_metadata": json.dumps(where),
-        "blocks": [question, *seat_selects(allowed)],
+        "blocks": [*before, question, *seat_selects(allowed)],
     }
+
+
+def pick_modal(allowed: list[str], where: dict[str, str]) -> dict[str, Any]:
+    """`/council pick`'s form; `where`: the channel and team."""
+    return ask_form(VIEW, "Your question", where, allowed)
 
 
 class PickModal(ListenerGroup):

@@ -21,7 +21,7 @@ from bot.slack.history import SlackThreadHistory
 from bot.slack.listeners import ListenerGroup
 from bot.slack.mrkdwn import plain, slack_unescape
 from bot.slack.people import slack_origin
-from bot.slack.pick import picked_seats, seat_selects
+from bot.slack.pick import ask_form, picked_seats
 from bot.slack.questions import destination
 from core.errors import CouncilError
 from core.models import Platform
@@ -41,24 +41,7 @@ def ask_modal(message: dict[str, Any], where: dict[str, str], allowed: list[str]
     blocks: list[dict[str, Any]] = [render.section(render.quote(text))]
     if files:
         blocks.append(render.context(plain("Files the council will read: " + ", ".join(files))))
-    blocks.append(
-        {
-            "type": "input",
-            "block_id": "question",
-            "label": {"type": "plain_text", "text": "Your question about it"},
-            "element": {"type": "plain_text_input", "action_id": "question", "multiline": True, "max_length": 3000},
-        }
-    )
-    blocks += seat_selects(allowed or [])
-    return {
-        "type": "modal",
-        "callback_id": VIEW,
-        "title": {"type": "plain_text", "text": "Ask the council"},
-        "submit": {"type": "plain_text", "text": "Ask"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "private_metadata": json.dumps(where),
-        "blocks": blocks,
-    }
+    return ask_form(VIEW, "Your question about it", where, allowed or [], blocks)
 
 
 class MessageShortcut(ListenerGroup):
