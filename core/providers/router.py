@@ -132,10 +132,16 @@ class ProviderRouter:
             provider, model = self.resolve(model_id)
             if provider.name != "local":
                 return 0.0
-            from core.providers import local_models  # only when a budget asks for a local model's size
+            # only when a budget asks for a local model's size
+            from core.providers import gguf_info, local_models
 
             path = local_models.resolve(model, self.settings).path
-            return local_size_gb(path.stat().st_size, self.settings.local.n_ctx)
+            n_ctx = self.settings.local.n_ctx
+            try:  # the KV cache of its shape, as the runtime's memory ceiling counts it
+                kv = gguf_info.kv_cache_bytes(gguf_info.read_metadata(path), n_ctx)
+            except gguf_info.GGUFError:
+                kv = None
+            return local_size_gb(path.stat().st_size, n_ctx, kv)
         except (ProviderError, OSError):
             return 0.0  # the call itself reports the cause
 

@@ -4,8 +4,9 @@ hold them all at once, and an endpoint that serves one request at a time queues 
 - `COUNCIL_MEMORY_BUDGET_GB`: the memory of an endpoint's models that may be in use at once (a
   number for every endpoint, or a JSON object of endpoint to GB: `local`, `openrouter`, or the
   endpoint's base URL). `MODEL_MEMORY_GB`: each model's size (a JSON object of model id to GB);
-  a `local:` model without one weighs its GGUF file plus its context's key-value cache (estimated,
-  `local_size_gb`); any other model without one weighs nothing (it is not held back).
+  a `local:` model without one weighs its GGUF file plus its context's key-value cache (from the
+  file's header as the runtime reads it, else estimated: `local_size_gb`); any other model without
+  one weighs nothing (it is not held back).
 - `LLM_MAX_CONCURRENT`: calls in flight at once per endpoint (a number, or JSON as above).
 
 Each call holds its model's weight on its endpoint's `WeightedSemaphore` (first come, first served,
@@ -202,6 +203,7 @@ def plan_batches(sizes: Mapping[str, float], budget_gb: float) -> list[list[str]
     return batches
 
 
-def local_size_gb(path_size_bytes: int, n_ctx: int) -> float:
-    """A local model's memory: its GGUF file and its context's key-value cache (estimated)."""
-    return (path_size_bytes + n_ctx * KV_BYTES_PER_TOKEN) / GB
+def local_size_gb(path_size_bytes: int, n_ctx: int, kv_bytes: int | None = None) -> float:
+    """A local model's memory: its GGUF file and its context's key-value cache (`kv_bytes`, from the
+    file's header: core/providers/gguf_info.py; else estimated)."""
+    return (path_size_bytes + (kv_bytes if kv_bytes is not None else n_ctx * KV_BYTES_PER_TOKEN)) / GB
