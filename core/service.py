@@ -138,6 +138,7 @@ class CouncilService:
         self.queries = CouncilQueries(storage, self.permissions)
         self.runs = CouncilRuns(storage, router, self.redact, self.queries.get_result)
         self.reading = CouncilReading(settings, router, self.redact)
+        self.runs.fact_search = self.reading.fact_search
         self.events = storage.events  # platform event ids seen (retries are claimed once)
         # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
         self.tenants = Tenants(settings, storage, router, self.permissions)
@@ -283,6 +284,8 @@ class CouncilService:
         attachments: Sequence[ExtractedAttachment] = (),
         search: bool | None = None,
         mode: CouncilMode | None = None,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
     ) -> str:
         """Admit a chat council as a durable job and return its id: a worker (this process on
         SQLite, any worker on PostgreSQL) runs it and posts it to `destination` through the
@@ -290,9 +293,18 @@ class CouncilService:
         runs it (resumed from its last completed step). Raises what `start_council` raises.
 
         `destination` may be how to open it, called once the council is admitted (a Discord
-        thread: a refused question opens none, and a burst opens only the admitted ones')."""
+        thread: a refused question opens none, and a burst opens only the admitted ones').
+        `members`/`chairman`: the question's own (`members: a, b; chairman: c`), which must be among
+        the models the channel allows (core/channels/admin.py), or InputRejected names them."""
         request, ticket = await self.admission.admit(
-            question, origin, history, council_id=council_id, attachments=attachments, mode=mode
+            question,
+            origin,
+            history,
+            council_id=council_id,
+            attachments=attachments,
+            mode=mode,
+            members=members,
+            chairman=chairman,
         )
         request.trace = submitted(request)  # whichever worker runs it continues this trace
         try:

@@ -40,6 +40,9 @@ class CouncilAnswer(BaseModel):
     by_chairman: bool
     ranking: list[RankedModel]
     agreement_w: float | None
+    consensus: float | None = None  # of the rubric scores, 0-100 (issue 33)
+    scores: dict[str, dict[str, float]] = {}  # model -> criterion -> mean rubric score
+    composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
     url: str | None = None  # the council's page in the browser app (COUNCIL_PUBLIC_URL)
@@ -52,6 +55,7 @@ class PastCouncil(BaseModel):
     status: str
     winner: str | None
     agreement_w: float | None
+    consensus: float | None = None
 
 
 class CouncilHistory(BaseModel):
@@ -86,6 +90,9 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
             for e in (aggregate.entries if aggregate else [])
         ],
         agreement_w=aggregate.agreement_w if aggregate else None,
+        consensus=aggregate.consensus if aggregate else None,
+        scores=aggregate.scores if aggregate else {},
+        composition=result.composition,
         notices=result.notices,
         escalated=result.escalated,
         url=link,
@@ -205,4 +212,5 @@ def _past_council(s: CouncilSummary) -> PastCouncil:
         status=s.status.value,
         winner=s.winner,
         agreement_w=s.agreement_w,
+        consensus=s.consensus,
     )

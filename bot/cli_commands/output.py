@@ -19,11 +19,12 @@ from core.models import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    SchedulePlanned,
     StageStarted,
     Synthesis,
     seats,
 )
-from core.models.lines import dissent_lines, read_lines
+from core.models.lines import composition_line, dissent_lines, read_lines
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -83,6 +84,8 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"⏳ waiting for a free slot (position {event.position})")
     elif isinstance(event, StageStarted):
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
+    elif isinstance(event, SchedulePlanned):
+        term.note(f"  🧮 in memory: {event.line}")
     elif isinstance(event, MemberStarted):
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):
@@ -132,6 +135,8 @@ def print_result(
         parsed = sum(1 for r in result.reviews if r.ballot_models)
         print(f"Ballots read: {parsed} of {len(result.reviews)}")
         print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
+    if (meter := composition_line(result.composition)) is not None:
+        print(meter)
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
     print(

@@ -29,7 +29,7 @@ from bot.render_text import (
     split_text,
 )
 from core.models import CouncilResult, CouncilStatus, counted
-from core.models.lines import file_summary
+from core.models.lines import composition_line, consensus_text, file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -209,7 +209,12 @@ def agreement_text(result: CouncilResult) -> str:
         return "n/a"
     w = agg.agreement_w
     word = "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
-    return f"Kendall's W = {w:.2f} ({word}); {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
+    consensus = consensus_text(agg)
+    return (
+        f"Kendall's W = {w:.2f} ({word})"
+        + (f"; rubric {consensus}" if consensus else "")
+        + f"; {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
+    )
 
 
 def result_messages(result: CouncilResult, link: str | None = None) -> list[dict[str, Any]]:
@@ -244,7 +249,9 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    elif result.status is not CouncilStatus.FAILED:
+    if (meter := composition_line(result.composition)) is not None:
+        last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
+    if result.aggregate is None and result.status is not CouncilStatus.FAILED:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
     add_material_fields(last, result)
     footer = _footer(result)

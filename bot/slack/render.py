@@ -42,7 +42,7 @@ from core.models import (
     Leaderboard,
     counted,
 )
-from core.models.lines import file_summary
+from core.models.lines import composition_line, file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -318,6 +318,8 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
         tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
+    if (meter := composition_line(result.composition)) is not None:
+        tail_blocks.append(context(plain(meter)))
     footer = result_footer(result)
     tail_blocks.append(context(f"{footer} · <{_link_url(link)}|open in the browser>" if link else footer))
     if result.answers or result.reviews or result.aggregate is not None:
@@ -366,7 +368,9 @@ HELP = "\n".join(
         "• Start it with `quick:` for a quick council: two members answer and the chairman compares them; "
         "with `auto:`, two members answer and the whole council deliberates only if they disagree "
         "(`standard:` for the full three stages).",
-        "• `/council-admin show|members a,b|c|chairman X|limits user=N channel=N budget=USD|search on|off|"
+        "• `members: a, b; chairman: c` before a question picks its council among the models this channel "
+        "allows; `/council pick` opens a form with them.",
+        "• `/council-admin show|members a,b|c|chairman X|allow a,b|limits user=N channel=N budget=USD|search on|off|"
         "mode quick|auto|standard|reset|audit` "
         "(also `/council admin …`) — this channel's council (workspace admins and owners).",
     )

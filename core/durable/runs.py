@@ -26,6 +26,7 @@ from core.models import (
     MemberFailed,
     Origin,
 )
+from core.models.search import SearchResult
 from core.providers.router import ProviderRouter
 from core.records.story import story
 from core.shared.redact import Redactor
@@ -185,6 +186,8 @@ class CouncilRuns:
         self._finished: OrderedDict[str, tuple[float, CouncilRun]] = OrderedDict()
         # The router of a council's tenant (its own key and endpoint), set by the service.
         self.router_for: Callable[[Origin], Awaitable[ProviderRouter]] | None = None
+        # The web search the chairman may use once on a disputed fact (core/engine/fact_check.py).
+        self.fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None
 
     def get(self, council_id: str) -> CouncilRun | None:
         """The council's run while it runs here, or for a while after (KEEP_FINISHED)."""
@@ -275,7 +278,8 @@ class CouncilRuns:
                 # first line by then, and a process that only reads history never loads it.
                 from core.engine.council import run_council
 
-                async for event in run_council(run.request, router, run.control, run.checkpoint):
+                events = run_council(run.request, router, run.control, run.checkpoint, fact_search=self.fact_search)
+                async for event in events:
                     telemetry.saw(event)
                     if isinstance(event, CouncilFinished):
                         result = event.result

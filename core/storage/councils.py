@@ -227,6 +227,7 @@ def _council_row(result: CouncilResult) -> dict[str, Any]:
         "status": result.status.value,
         "winner": _winner(result),
         "agreement_w": aggregate.agreement_w if aggregate else None,
+        "consensus": aggregate.consensus if aggregate else None,
         "error": result.error.model_dump_json() if result.error else None,
         "notices": dumps(result.notices),
         "timings": dumps(result.timings),
@@ -267,6 +268,7 @@ def _review_row(council_id: str, position: int, r: Review) -> dict[str, Any]:
         "ballot_labels": dumps(r.ballot_labels),
         "ballot_models": dumps(r.ballot_models),
         "parse_status": r.parse_status.value,
+        "scores": dumps(r.scores) if r.scores else None,
         **_error_columns(r.error),
         "latency_s": r.latency_s,
         **_usage_columns(r.usage),
@@ -344,8 +346,8 @@ def _usage_columns(usage: Usage) -> dict[str, Any]:
 
 
 # The columns `summary_from_row` reads.
-SUMMARY_COLUMNS = """id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
-                     platform, workspace_id, channel_id, thread_id, user_id, user_name, config"""
+SUMMARY_COLUMNS = """id, created_at, question, status, members, chairman, winner, agreement_w, consensus, cost_usd,
+                     duration_s, platform, workspace_id, channel_id, thread_id, user_id, user_name, config"""
 
 
 def summary_from_row(r: Row) -> CouncilSummary:
@@ -358,6 +360,7 @@ def summary_from_row(r: Row) -> CouncilSummary:
         chairman=r["chairman"],
         winner=r["winner"],
         agreement_w=r["agreement_w"],
+        consensus=r["consensus"],
         cost_usd=r["cost_usd"],
         duration_s=r["duration_s"],
         origin=_origin_from_row(r),
