@@ -3,7 +3,9 @@ can run and resume, its completed steps, and the one claim that lets its answer 
 
 from __future__ import annotations
 
+import json
 import time
+from typing import Any
 
 from core.models import (
     ControlAction,
@@ -23,6 +25,30 @@ STAGE_ANSWERS, STAGE_REVIEWS = 1, 2
 # (migration 0015). Raise it when a release changes that format in a way older workers cannot
 # read (a new required field: the models forbid unknown ones); they then leave such jobs alone.
 PAYLOAD_VERSION = 1
+# Request fields added since payload version 1, by the part of the request that holds them. They are
+# stored apart (`request_later`, migration 0019), so that the request column stays readable by the
+# releases before them, which run the council without them (the rubric: a council without scores)
+# instead of failing the job. Add a field here when it joins a stored request.
+LATER_FIELDS: dict[str, tuple[str, ...]] = {"config": ("rubric",)}
+
+
+def split_request(request: CouncilRequest) -> tuple[str, str | None]:
+    """(the request as every release reads it, the later fields or None)."""
+    data = request.model_dump(mode="json")
+    later: dict[str, dict[str, Any]] = {}
+    for part, names in LATER_FIELDS.items():
+        for name in names:
+            value = data[part].pop(name, None)
+            if value is not None:
+                later.setdefault(part, {})[name] = value
+    return json.dumps(data), json.dumps(later) if later else None
+
+
+def joined_request(request: str, later: str | None) -> CouncilRequest:
+    data = json.loads(request)
+    for part, fields in json.loads(later or "{}").items():
+        data[part].update(fields)
+    return CouncilRequest.model_validate(data)
 
 
 class JobTooNew(RuntimeError):
@@ -42,11 +68,12 @@ class JobRepository:
 
     async def save(self, request: CouncilRequest, destination: Destination | None, *, search: bool = False) -> None:
         await self._db.execute(
-            """INSERT INTO council_jobs (council_id, request, destination, search, created_at, payload_version)
-               VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (council_id) DO NOTHING""",
+            """INSERT INTO council_jobs (council_id, request, request_later, destination, search, created_at,
+                                          payload_version)
+               VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (council_id) DO NOTHING""",
             (
                 request.council_id,
-                request.model_dump_json(),
+                *split_request(request),
                 destination.model_dump_json() if destination else None,
                 int(search),
                 time.time(),
@@ -65,14 +92,15 @@ class JobRepository:
         """The job; JobTooNew when a newer version of the bot wrote it."""
         await self.readable(council_id)
         rows = await self._db.fetchall(
-            "SELECT request, destination, search, prepared, control, attempts FROM council_jobs WHERE council_id = ?",
+            """SELECT request, request_later, destination, search, prepared, control, attempts
+               FROM council_jobs WHERE council_id = ?""",
             (council_id,),
         )
         if not rows:
             return None
         row = rows[0]
         return CouncilJob(
-            request=CouncilRequest.model_validate_json(row["request"]),
+            request=joined_request(row["request"], row["request_later"]),
             destination=Destination.model_validate_json(row["destination"]) if row["destination"] else None,
             search=bool(row["search"]),
             prepared=bool(row["prepared"]),
@@ -83,8 +111,8 @@ class JobRepository:
     async def save_prepared(self, request: CouncilRequest) -> None:
         """The request once its files and search were read: a resumed council does not read them again."""
         await self._db.execute(
-            "UPDATE council_jobs SET request = ?, prepared = 1 WHERE council_id = ?",
-            (request.model_dump_json(), request.council_id),
+            "UPDATE council_jobs SET request = ?, request_later = ?, prepared = 1 WHERE council_id = ?",
+            (*split_request(request), request.council_id),
         )
 
     async def save_destination(self, council_id: str, destination: Destination) -> None:
