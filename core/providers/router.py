@@ -11,8 +11,8 @@ from core.models import ChatMessage, Completion
 from core.providers.base import CallOptions, Provider, ProviderError, ProviderTimeoutError, StreamItem, redacted_errors
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.telemetry.calls import ModelCall
 
 if TYPE_CHECKING:
@@ -43,13 +43,14 @@ class ProviderRouter:
         the default endpoint, OpenRouter); it shares this router's connection pool and local models.
         The operator's keys are not in it: a tenant's council cannot spend them."""
         s = self.settings
-        tenant = s.model_copy(
+        endpoint = s.providers.model_copy(
             update={
-                "llm_base_url": base_url or s.openrouter_base_url,
-                "llm_api_key": api_key,
+                "base_url": base_url or s.providers.openrouter_base_url,
+                "api_key": api_key,
                 "openrouter_api_key": None if base_url else api_key,
             }
         )
+        tenant = s.model_copy(update={"providers": endpoint})
         return ProviderRouter(tenant, _parent=self._resolver)
 
     async def endpoint_models(self) -> list[str]:
