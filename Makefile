@@ -56,8 +56,10 @@ lint: $(DEV_READY)
 types: $(DEV_READY)
 	$(PYTHON) -m mypy core bot
 
-# The documentation site builds with --strict, so a broken link or a page out of the nav fails.
+# The settings reference and .env.example are generated from core/settings (scripts/settings_reference.py
+# rewrites them); the site builds with --strict, so a broken link or a page out of the nav fails.
 docs: $(DEV_READY)
+	$(PYTHON) scripts/settings_reference.py --check
 	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict --quiet --site-dir $(or $(TMPDIR),/tmp)/llm-council-site
 
 rust-lint:

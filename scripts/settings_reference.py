@@ -64,16 +64,24 @@ GROUPS: dict[str, Group] = {
         "local:/path/to/any.gguf, run in-process by llama.cpp (the `local` extra). Used when no key is set.",
         COUNCILS + " (when a member is local:)",
     ),
-    "council": Group("The council", "Who sits, how long they get, how reviews are given and weighed.", COUNCILS),
+    "council": Group(
+        "The council",
+        "Who sits, how long they get, how reviews are given and weighed. A seat with fallbacks is "
+        "`primary|fallback|...`: the next model answers when one fails.",
+        COUNCILS,
+    ),
     "limits": Group(
         "Limits",
-        "What one question, one user and one channel may take. The operator at the terminal "
-        "(`council ask`) has no hourly limit.",
+        "What one question, one user and one channel may take; admins override the limits and the budget "
+        "per channel (`/council-admin limits`). The operator at the terminal (`council ask`) has no hourly "
+        "limit.",
         "api, mcp, " + CHAT,
     ),
     "storage": Group(
         "Storage",
-        "Where councils are kept: SQLite (the default) or PostgreSQL (the `postgres` extra).",
+        "Where councils are kept. Unset: council.db in the user data directory (~/.local/share/llm-council/ "
+        "on Linux), whatever folder you run from; sqlite:///relative/path or sqlite:////absolute/path; or "
+        "PostgreSQL, postgresql://user:password@host:5432/db (the `postgres` extra).",
         EVERY,
     ),
     "durable": Group(
@@ -84,13 +92,16 @@ GROUPS: dict[str, Group] = {
     "slack": Group("Slack", "The Slack app: one workspace's bot token, or OAuth distribution.", "slack, serve, worker"),
     "tenants": Group(
         "Many workspaces (tenants)",
-        "One deployment serving many Slack workspaces and Discord servers, each with its own key and budget.",
+        "One deployment serving many Slack workspaces and Discord servers, each with its own key and budget. "
+        "Make a COUNCIL_SECRET_KEY with:\n"
+        '$ python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"',
         CHAT + ", api; usage, budget, purge, rotate-secret, doctor",
     ),
     "discord": Group("Discord", "The Discord bot and its gateway shards.", "discord, serve, worker"),
     "attachments": Group(
         "Attachments",
-        "Files shared with a question: how many, how large, how long reading one may take.",
+        "Files shared with a question: PDF (text layer), DOCX, text, Markdown, CSV, JSON, source code, and "
+        "PNG/JPEG/WebP/GIF images. Unreadable files are named with the reason; the rest are read.",
         COUNCILS,
     ),
     "search": Group("Web search", "Searching the web once before a council (off unless asked for).", COUNCILS),
@@ -247,10 +258,15 @@ def _row(setting: Setting, group: Group) -> str:
     return f"| `{setting.name}` | {kind} | {_cell(default)} | {_cell(setting.description)} | {read_by} |"
 
 
+def _markdown(text: str) -> str:
+    """An intro for the page: a `$ command` line becomes code."""
+    return "\n".join(f"`{line[2:]}`" if line.startswith("$ ") else line for line in text.splitlines())
+
+
 def render_reference(settings: list[Setting]) -> str:
     lines = [REFERENCE_HEAD]
     for group, members in sections(settings):
-        lines += [f"## {group.title}", ""] + ([group.intro, ""] if group.intro else [])
+        lines += [f"## {group.title}", ""] + ([_markdown(group.intro), ""] if group.intro else [])
         lines += ["| Setting | Type | Default | What it does | Read by |", "|---|---|---|---|---|"]
         lines += [_row(setting, group) for setting in members] + [""]
     return "\n".join(lines + OTHER_VARIABLES)
@@ -267,7 +283,11 @@ def render_example(settings: list[Setting]) -> str:
 
 
 def _comment(text: str) -> list[str]:
-    return ["# " + line for line in textwrap.wrap(text, 98)] if text else []
+    """`text` as comment lines of at most 100 characters; a line starting with `$ ` (a command) is kept whole."""
+    lines = []
+    for paragraph in text.splitlines():
+        lines += [paragraph] if paragraph.startswith("$ ") else textwrap.wrap(paragraph, 98)
+    return ["# " + line for line in lines]
 
 
 def outputs() -> dict[Path, str]:
