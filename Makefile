@@ -57,7 +57,7 @@ types: $(DEV_READY)
 	$(PYTHON) -m mypy core bot
 
 # The settings reference and .env.example are generated from core/settings (scripts/settings_reference.py
-# rewrites them); the site builds with --strict, so a broken link or a page out of the nav fails.
+# rewrites them); the site builds with --strict, so a link to a missing page or anchor fails.
 docs: $(DEV_READY)
 	$(PYTHON) scripts/settings_reference.py --check
 	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict --quiet --site-dir $(or $(TMPDIR),/tmp)/llm-council-site
