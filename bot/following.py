@@ -279,9 +279,9 @@ async def resume(
     run = service.runs.get(council_id)
     if run is not None:
         return await CouncilFollower(surface, destination, run, on_status=on_status, messages=messages).follow()
-    result = await service.queries.get_result(council_id)
-    stored = CouncilFollower(surface, destination, _Stored(result), on_status=on_status, messages=messages)
-    return await stored.show(result)
+    stored = await service.runs.follow(council_id)  # the stored council, as a finished run
+    follower = CouncilFollower(surface, destination, stored, on_status=on_status, messages=messages)
+    return await follower.show(await stored.wait())
 
 
 async def post_answer(
@@ -305,22 +305,3 @@ async def attach_full_answer(surface: Surface, destination: Destination, result:
 
 async def _record_nothing(channel_id: str, message_id: str, role: MessageRole) -> None:
     """Where no message map is kept (the terminal), a post is recorded nowhere."""
-
-
-class _Stored:
-    """A finished council as a Followable: its one event is its end."""
-
-    def __init__(self, result: CouncilResult):
-        self.result = result
-        self.request = result.request
-        self.queued_position: int | None = None
-
-    @property
-    def council_id(self) -> str:
-        return self.result.council_id
-
-    async def events(self) -> AsyncIterator[CouncilEvent]:
-        yield CouncilFinished(council_id=self.result.council_id, result=self.result)
-
-    async def wait(self) -> CouncilResult:
-        return self.result

@@ -9,7 +9,7 @@ stopping, reading as a viewer (as_viewer) and the leaderboard of a channel's lin
 concern is one attribute that adapters call directly, never through a forwarding method
 (docs/dev/CONTRACTS.md lists them):
     service.admission    core/admission/admit.py        the question, the channel's configuration and every limit
-    service.runs         core/durable/runs.py           running councils (CouncilRun, `runs.get`) and storing results
+    service.runs         core/durable/runs.py           running councils (CouncilRun, `get`, `follow`), storing results
     service.reading      core/reading/reader.py         the asker's files (`read_files`) and the web search
     service.events       core/storage/events.py         platform event ids seen: a retried event is claimed once
     service.queries      core/records/queries.py        stored councils: results, history, exports, usage, pruning
@@ -129,9 +129,9 @@ class CouncilService:
         )
         self.permissions = Permissions(settings.limits.admin_users)
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
-        self.runs = CouncilRuns(storage, router, self.redact)
-        self.reading = CouncilReading(settings, router, self.redact)
         self.queries = CouncilQueries(storage, self.permissions)
+        self.runs = CouncilRuns(storage, router, self.redact, self.queries.get_result)
+        self.reading = CouncilReading(settings, router, self.redact)
         self.events = storage.events  # platform event ids seen (retries are claimed once)
         # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
         self.tenants = Tenants(settings, storage, router, self.permissions)

@@ -5,6 +5,7 @@ council. `council api` as a subprocess, the official `openai` SDK and raw httpx.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import openai
@@ -119,3 +120,30 @@ async def test_a_refused_request_frees_its_key(llm, tmp_path):
             await alice.chat.completions.create(model="llm-council", messages=unreadable, extra_headers=key)
         answered = await alice.chat.completions.create(model="llm-council", messages=QUESTION, extra_headers=key)
     assert answered.choices[0].message.content == "Final answer by alpha: 42."
+
+
+async def test_a_repeated_key_after_a_restart_follows_the_stored_council_as_it_was_told(llm, tmp_path):
+    """The council is no longer in memory (another process, or let go: core/durable/runs.py): a repeated
+    key is told the stored council's story, its progress too, as the first request was."""
+    body = {"model": "llm-council", "stream": True, "messages": QUESTION}
+    headers = {"Authorization": f"Bearer {API_KEY}", "Idempotency-Key": "restart-1"}
+
+    async def streamed(api) -> tuple[str, str]:
+        reasoning, content = [], []
+        async with httpx.AsyncClient(timeout=60) as http:
+            async with http.stream("POST", f"{api.base_url}/chat/completions", json=body, headers=headers) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("data: {"):
+                        for choice in json.loads(line.removeprefix("data: "))["choices"]:
+                            reasoning.append(choice["delta"].get("reasoning_content") or "")
+                            content.append(choice["delta"].get("content") or "")
+        return "".join(reasoning), "".join(content)
+
+    async with council_api(llm, tmp_path) as api:
+        first = await streamed(api)
+    calls = len(llm.requests)
+    async with council_api(llm, tmp_path) as api:  # a new process: nothing of the council in memory
+        again = await streamed(api)
+    assert len(llm.requests) == calls, "no model was asked again"
+    assert again[1] == first[1] == "Final answer by alpha: 42."
+    assert "alpha" in again[0] and again[0].count("\n") >= 3, again[0]  # the council's progress, told again

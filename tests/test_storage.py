@@ -505,3 +505,17 @@ async def test_both_dialects_end_with_the_same_tables_and_columns(tmp_path, pg_s
         pg_schema = {t: sorted(c) for t, c in pg_schema.items()}
         assert await s.schema_version() == sqlite_version == LATEST
     assert pg_schema == sqlite_schema
+
+
+async def test_a_transaction_cancelled_while_it_begins_leaves_the_sqlite_connection_usable(tmp_path):
+    """A task cancelled while its BEGIN runs in the connection's thread (a lease renewal at
+    shutdown) must not leave that transaction open: the next one would fail with "cannot start a
+    transaction within a transaction", and its writes would hang on an uncommitted transaction."""
+    async with await Storage.open(f"sqlite:///{tmp_path}/c.db") as s:
+        renewal = asyncio.create_task(s.owners.renew("owner-1", 30.0))
+        await asyncio.sleep(0)  # it holds the connection and waits for its BEGIN
+        renewal.cancel()
+        await asyncio.gather(renewal, return_exceptions=True)
+        await s.owners.drop("owner-1")  # what a clean shutdown does next
+        await s.owners.renew("owner-2", 30.0)
+        assert await rows(s, "SELECT owner_id FROM council_owners") == [("owner-2",)]

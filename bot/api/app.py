@@ -21,7 +21,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.api import catalog, json_answer
-from bot.api.completion import CouncilResponse, StoredAnswer
+from bot.api.completion import CouncilResponse
 from bot.api.direct import direct_answer
 from bot.api.front_end_tasks import is_front_end_task
 from bot.api.guard import CrossSiteGuard
@@ -262,11 +262,8 @@ class ChatCompletions:
                 "invalid_request_error",
                 "idempotency_key_reused",
             )
-        run = self.service.runs.get(claim.council_id)
-        if run is not None:  # still running here (or just finished): follow it from its start
-            return CouncilResponse(self.service, run, choice.id, chat, answer_format, starter=False)
-        try:
-            result = await self.service.queries.get_result(claim.council_id)
+        try:  # running here, or finished: followed from its start (its story, once it has finished)
+            run = await self.service.runs.follow(claim.council_id)
         except CouncilError:
             raise ApiError(
                 409,
@@ -275,7 +272,7 @@ class ChatCompletions:
                 "idempotency_key_in_use",
                 retry_after_s=5,
             ) from None
-        return StoredAnswer(result, choice.id, chat, answer_format)
+        return CouncilResponse(self.service, run, choice.id, chat, answer_format, starter=False)
 
 
 def _fingerprint(body: dict[str, Any]) -> str:

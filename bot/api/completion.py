@@ -1,5 +1,6 @@
-"""A council's answer as a chat completion: followed live (`CouncilResponse`), or read back from
-the database for a request that repeats an Idempotency-Key (`StoredAnswer`).
+"""A council's answer as a chat completion (`CouncilResponse`): followed live, or, for a request
+that repeats an Idempotency-Key once the council has finished, its story told again from its
+result (core/records/story.py: kept in memory for a while, then read from the database).
 
 A council that failed is an error, never an answer: a 502 when not streaming, and in a stream an
 OpenAI-shaped error event (`data: {"error": {...}}`), which the openai SDKs raise and chat front
@@ -189,22 +190,3 @@ class CouncilResponse(_Completion):
         await self._start_stream(send)
         result, unsent = await self._follow(send)
         await self._end_stream(send, result, unsent)
-
-
-class StoredAnswer(_Completion):
-    """The stored answer of the council an Idempotency-Key names, sent as the first request's
-    answer was (its progress is not replayed: the stored council holds every stage, for `council
-    export` and MCP's council_show)."""
-
-    def __init__(self, result: CouncilResult, model: str, chat: ChatRequest, answer_format: AnswerFormat | None):
-        super().__init__(result.council_id, model, chat, answer_format)
-        self.result = result
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        unsent = self.transcript.finish(self.result)
-        with contextlib.suppress(OSError):
-            if not self.chat.stream:
-                await self._send_completion(self.result, scope, receive, send)
-                return
-            await self._start_stream(send)
-            await self._end_stream(send, self.result, unsent)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from core.admission.limits import Ticket
+from core.durable.run_log import EventLog
 from core.engine.control import CouncilControl
 from core.models import (
+    ChairmanFinished,
     CouncilCheckpoint,
     CouncilEvent,
     CouncilFinished,
@@ -23,13 +27,19 @@ from core.models import (
     Origin,
 )
 from core.providers.router import ProviderRouter
+from core.records.story import story
 from core.shared.redact import Redactor
 from core.storage import Storage
 from core.telemetry.councils import CouncilTelemetry
 
 log = logging.getLogger(__name__)
 
-_KEEP_FINISHED_S = 600  # finished runs stay reachable this long, for late listeners (buttons)
+# Finished runs stay reachable (their results, not their events: CouncilRun) for late listeners
+# (buttons, an API client repeating its Idempotency-Key), the last KEEP_FINISHED of them for at
+# most KEEP_FINISHED_S; after that a late listener reads the stored council (`follow`).
+# docs/memory.md has the measurement behind the number.
+KEEP_FINISHED = 64
+KEEP_FINISHED_S = 600.0
 
 
 class Journal(Protocol):
@@ -40,12 +50,15 @@ class Journal(Protocol):
 
 
 class CouncilRun:
-    """A running (or finished) council that any number of listeners can follow."""
+    """A running (or finished) council that any number of listeners can follow. While it runs,
+    its events are kept (core/durable/run_log.py); once it has finished and nobody listens, only its
+    result: later listeners get the council's story from it (core/records/story.py)."""
 
     def __init__(self, request: CouncilRequest, ticket: Ticket | None = None):
         self.request = request
         self.control = CouncilControl()
-        self._events: list[CouncilEvent] = []
+        self._log = EventLog()
+        self._listeners = 0  # listeners reading the log now: it is kept for them
         self._changed = asyncio.Condition()
         self._result: CouncilResult | None = None
         self.task: asyncio.Task[None] | None = None
@@ -60,6 +73,14 @@ class CouncilRun:
         self.checkpoint: CouncilCheckpoint | None = None
         self.journal: Journal | None = None
 
+    @classmethod
+    def finished(cls, result: CouncilResult) -> CouncilRun:
+        """A stored council as a run that has finished: its listeners get its story."""
+        run = cls(result.request)
+        run._result = result
+        run._log.forget()
+        return run
+
     @property
     def council_id(self) -> str:
         return self.request.council_id
@@ -70,26 +91,63 @@ class CouncilRun:
 
     async def publish(self, event: CouncilEvent) -> None:
         async with self._changed:
-            self._events.append(event)
+            self._log.append(event)
+            if isinstance(event, ChairmanFinished | CouncilFinished):
+                self._log.merge_tokens()  # the synthesis is complete: its pieces are one text now
             if isinstance(event, CouncilFinished):
                 self._result = event.result
+                self._let_go()
             self._changed.notify_all()
 
-    async def events(self) -> AsyncIterator[CouncilEvent]:
-        """Every event from the start (late listeners get a replay), ending with CouncilFinished."""
-        index = 0
-        while True:
-            async with self._changed:
-                await self._changed.wait_for(self._has_events_after(index))
-                batch = self._events[index:]
-            for event in batch:
-                yield event
-                if isinstance(event, CouncilFinished):
-                    return
-            index += len(batch)
+    def _let_go(self) -> None:
+        """A finished council nobody reads any more keeps its result, not its events, nor what
+        only a run needs (its earlier run's checkpoint, its journal, its reading)."""
+        if self._listeners == 0:
+            self._log.forget()
+        self.before_start = self.checkpoint = self.journal = None
 
-    def _has_events_after(self, index: int) -> Callable[[], bool]:
-        return lambda: len(self._events) > index
+    async def events(self, after: int = 0) -> AsyncIterator[CouncilEvent]:
+        """Every event after number `after` (0: from the start, a late listener gets the replay),
+        ending with CouncilFinished."""
+        async for _, event in self.numbered(after):
+            yield event
+
+    async def numbered(self, after: int = 0) -> AsyncIterator[tuple[int, CouncilEvent]]:
+        """`events` with their numbers, for a listener that resumes after the last it saw (SSE's
+        Last-Event-ID). Numbers hold while the run keeps its events; once only its result is
+        kept, the story is numbered from 1, and a listener resuming after any number gets the
+        end (CouncilFinished holds the whole result)."""
+        cursor = after + 1
+        self._listeners += 1
+        try:
+            while True:
+                async with self._changed:
+                    await self._changed.wait_for(self._has_events_from(cursor))
+                    batch = self._log.since(cursor) if self._log.kept else None
+                if batch is None:
+                    for told in self._told(after):
+                        yield told
+                    return
+                for entry in batch:
+                    event = entry.read_from(cursor)
+                    cursor = entry.number + 1
+                    if event is not None:
+                        yield entry.number, event
+                    if isinstance(event, CouncilFinished):
+                        return
+        finally:
+            self._listeners -= 1
+            if self.done and self._listeners == 0:
+                self._log.forget()
+
+    def _has_events_from(self, number: int) -> Callable[[], bool]:
+        return lambda: self._log.next_number > number or not self._log.kept
+
+    def _told(self, after: int) -> list[tuple[int, CouncilEvent]]:
+        assert self._result is not None  # a log is forgotten only once the council has finished
+        if after:
+            return [(after + 1, CouncilFinished(council_id=self.council_id, result=self._result))]
+        return list(enumerate(story(self._result), start=1))
 
     async def wait(self) -> CouncilResult:
         async with self._changed:
@@ -110,16 +168,51 @@ class CouncilRun:
 class CouncilRuns:
     """The councils this process runs: started in the background, stored when they end."""
 
-    def __init__(self, storage: Storage, router: ProviderRouter, redact: Redactor) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        router: ProviderRouter,
+        redact: Redactor,
+        stored: Callable[[str], Awaitable[CouncilResult]],
+    ) -> None:
         self.storage = storage
         self.router = router
         self.redact = redact
-        self._runs: dict[str, CouncilRun] = {}
+        self.stored = stored  # a stored council as users read it (NotFound when there is none)
+        self._runs: dict[str, CouncilRun] = {}  # running
+        # Finished, oldest first, with when they finished: their results, for late listeners.
+        self._finished: OrderedDict[str, tuple[float, CouncilRun]] = OrderedDict()
         # The router of a council's tenant (its own key and endpoint), set by the service.
         self.router_for: Callable[[Origin], Awaitable[ProviderRouter]] | None = None
 
     def get(self, council_id: str) -> CouncilRun | None:
-        return self._runs.get(council_id)
+        """The council's run while it runs here, or for a while after (KEEP_FINISHED)."""
+        run = self._runs.get(council_id)
+        if run is not None:
+            return run
+        self._expire()
+        kept = self._finished.get(council_id)
+        return kept[1] if kept is not None else None
+
+    async def follow(self, council_id: str) -> CouncilRun:
+        """What a late listener follows: the run while this process has it, else the stored
+        council as a finished run (its story). NotFound when neither (not a council, or one that
+        another process runs)."""
+        run = self.get(council_id)
+        return run if run is not None else CouncilRun.finished(await self.stored(council_id))
+
+    def _finish(self, run: CouncilRun) -> None:
+        """A finished run moves to the bounded few kept for late listeners."""
+        self._runs.pop(run.council_id, None)
+        self._finished[run.council_id] = (time.monotonic(), run)
+        while len(self._finished) > KEEP_FINISHED:
+            self._finished.popitem(last=False)
+        self._expire()
+
+    def _expire(self) -> None:
+        deadline = time.monotonic() - KEEP_FINISHED_S
+        while self._finished and next(iter(self._finished.values()))[0] < deadline:
+            self._finished.popitem(last=False)
 
     async def start(
         self,
@@ -161,8 +254,7 @@ class CouncilRuns:
             result = await self._run(run, ticket, telemetry)
             telemetry.finished(result)
         await run.publish(CouncilFinished(council_id=run.council_id, result=result))
-        # Keep finished runs briefly so that late listeners (buttons) can still attach.
-        asyncio.get_running_loop().call_later(_KEEP_FINISHED_S, self._runs.pop, run.council_id, None)
+        self._finish(run)
 
     async def _run(self, run: CouncilRun, ticket: Ticket, telemetry: CouncilTelemetry) -> CouncilResult:
         """The council's stored result, whatever happens to it."""

@@ -142,8 +142,11 @@ class SqliteDatabase:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[_SqliteTx]:
         async with self._lock:
-            await self._conn.execute("BEGIN IMMEDIATE")
             try:
+                # Inside the try: a task cancelled while its BEGIN runs in the connection's thread
+                # (a lease renewal at shutdown) has begun all the same. The rollback queues behind
+                # it on that thread, so the next transaction never finds this one open.
+                await self._conn.execute("BEGIN IMMEDIATE")
                 yield _SqliteTx(self._conn)
                 await self._conn.commit()
             except BaseException:
