@@ -1,4 +1,4 @@
-"""The in-process `local:` provider on the bundled GGUF models (llama-cpp-python).
+"""The `local:` provider on the bundled GGUF models (llama-cpp-python, in a runtime process per model).
 
 Marked `llama`; skipped (with the reason) when llama-cpp-python or the model packages are not
 installed. CI installs the [local] extra, so there they run: `pytest -m llama`.
@@ -35,7 +35,7 @@ from core.providers.base import (
     TextDelta,
 )
 from core.providers.local import MISSING_LLAMA, LocalProvider
-from core.providers.local_generate import Aborted, LocalGenerator
+from core.providers.local_generate import threads_for
 from core.providers.router import ProviderRouter
 from core.settings import LOCAL_DEFAULT_MEMBERS, Settings
 from tests.factories import run_council_to_end
@@ -142,31 +142,32 @@ async def test_presets_share_one_loaded_model_and_differ(provider):
     assert precise.preset.persona != creative.preset.persona
     await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=8))
     await provider.complete("smollm2-creative", QUESTION, CallOptions(max_tokens=8))
-    assert len(provider._instances) == 1
+    assert len(provider._runtimes) == 1  # one runtime process, one loaded model
+
+
+async def _timed_stream(provider, model, options) -> tuple[float, float, Completion]:
+    """When the call's first piece came, when it ended, and its completion."""
+    first = None
+    async for item in provider.stream(model, QUESTION, options):
+        if first is None:
+            first = time.perf_counter()
+        if isinstance(item, Completion):
+            return first, time.perf_counter(), item
+    raise AssertionError("no completion")
 
 
 @llama_test
 async def test_concurrent_calls_to_one_model_are_serialised_and_both_complete(provider):
-    spans: list[tuple[float, float]] = []
-    run_stream = provider._generator._run_stream
-
-    def recording(*args, **kwargs):  # runs in the worker thread
-        start = time.perf_counter()
-        try:
-            return run_stream(*args, **kwargs)
-        finally:
-            spans.append((start, time.perf_counter()))
-
-    provider._generator._run_stream = recording
     options = CallOptions(max_tokens=24, timeout_s=120)
+    await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=4))  # loaded
     first, second = await asyncio.gather(
-        provider.complete("smollm2", QUESTION, options),
-        provider.complete("smollm2-creative", QUESTION, options),  # same file, same Llama
+        _timed_stream(provider, "smollm2", options),
+        _timed_stream(provider, "smollm2-creative", options),  # same file, same runtime
     )
-    assert first.text.strip() and second.text.strip()
-    assert len(spans) == 2
-    (_a_start, a_end), (b_start, _b_end) = sorted(spans)
-    assert a_end <= b_start  # never two generations on one llama context at once
+    assert first[2].text.strip() and second[2].text.strip()
+    (_a_first, a_end, _), (b_first, _b_end, _) = sorted([first, second])
+    assert a_end <= b_first  # never two generations on one llama context at once
+    assert len(provider._runtimes) == 1
 
 
 @llama_test
@@ -191,30 +192,36 @@ async def test_loop_stays_responsive_while_a_model_runs(provider):
 @llama_test
 async def test_timeout_is_typed_stops_the_worker_and_frees_the_model(provider):
     await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=4))  # load first
-    ended: list[str] = []  # how the worker's generation ended
-    run_stream = provider._generator._run_stream
-
-    def recording(*args, **kwargs):  # runs in the worker thread
-        try:
-            text, finish, emitted = run_stream(*args, **kwargs)
-        except Aborted:
-            ended.append("aborted")
-            raise
-        ended.append(f"finished ({finish})")
-        return text, finish, emitted
-
-    provider._generator._run_stream = recording
     long = [ChatMessage(role="user", content="Write a very long story about a dragon. " * 150)]
     with pytest.raises(ProviderTimeoutError) as caught:
         await provider.complete("smollm2", long, CallOptions(timeout_s=0.5, max_tokens=400))
     assert "local:smollm2" in caught.value.message and "0.5 s" in caught.value.message
-    # The worker was stopped (inside llama.cpp's decode, or at the next token), not left to write its
-    # 400 tokens; checked by how it ended rather than by a clock, which a loaded machine stretches.
-    await asyncio.wait(list(provider._running), timeout=120)
-    assert ended == ["aborted"]
+    # The runtime was stopped (inside llama.cpp's decode, or at the next token), not left to write
+    # its 400 tokens; checked by how the call ended rather than by a clock, which a loaded machine
+    # stretches.
+    await asyncio.wait(list(provider._draining), timeout=120)
+    (runtime,) = provider._runtimes.values()
+    assert runtime.last_outcome == "aborted"
+    assert runtime.alive  # stopped, not killed: the model stays loaded
     # It released the model: the next call runs on it.
     after = await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=8, timeout_s=60))
     assert after.text.strip()
+
+
+@llama_test
+async def test_a_call_that_gives_up_waiting_for_a_busy_model_leaves_the_running_call_alone(provider):
+    await provider.complete("smollm2", QUESTION, CallOptions(max_tokens=4))  # loaded
+    long = [ChatMessage(role="user", content="Write a long story about a dragon.")]
+    running = provider.stream("smollm2", long, CallOptions(max_tokens=120, timeout_s=120))
+    first = await anext(running)  # the call is in the runtime now
+    (runtime,) = provider._runtimes.values()
+    with pytest.raises(ProviderTimeoutError, match="busy with other calls"):
+        await provider.complete("smollm2-creative", QUESTION, CallOptions(timeout_s=0.2))
+    assert runtime.lock.locked()  # still the running call's: the one that gave up never held it
+    rest = [item async for item in running]
+    assert isinstance(first, TextDelta) and isinstance(rest[-1], Completion)
+    assert rest[-1].text.strip() and runtime.last_outcome == "done"
+    assert not runtime.lock.locked()
 
 
 @llama_test
@@ -253,19 +260,12 @@ async def test_any_gguf_path_works(provider):
     assert completion.text.strip()
 
 
-def test_without_local_n_threads_the_models_running_share_the_cores(tmp_path):
+def test_without_local_n_threads_the_models_running_share_the_cores():
     """The default thread count (the llama tests above pin theirs: see tests/optional.py)."""
-    shared = LocalGenerator(Settings(_env_file=None, LOCAL_MODELS_DIR=str(tmp_path)))
-    cores = shared._cpus
-    assert cores >= 1 and shared._threads_now() == cores
-    with shared.busy():
-        assert shared._threads_now() == cores
-        with shared.busy():
-            assert shared._threads_now() == max(1, cores // 2)
-    assert shared._threads_now() == cores
-    pinned = LocalGenerator(Settings(_env_file=None, LOCAL_MODELS_DIR=str(tmp_path), LOCAL_N_THREADS=3))
-    with pinned.busy(), pinned.busy():
-        assert pinned._threads_now() == 3
+    assert threads_for(cpus=4, busy=1, pinned=None) == 4  # a lone call gets every core
+    assert threads_for(cpus=4, busy=2, pinned=None) == 2
+    assert threads_for(cpus=2, busy=3, pinned=None) == 1
+    assert threads_for(cpus=4, busy=2, pinned=3) == 3  # LOCAL_N_THREADS wins
 
 
 @llama_test

@@ -27,7 +27,37 @@ def import_llama():
         raise ProviderConfigError(f"llama-cpp-python is installed but cannot load its library: {exc}") from exc
     _quiet_native_logs(llama_cpp)
     _no_fd_redirects(llama_cpp)
+    _bounded_tokenize(llama_cpp)
     return llama_cpp
+
+
+def _bounded_tokenize(llama_cpp) -> None:
+    """Size llama-cpp-python's tokenizer buffer by the text instead of the model's training context.
+
+    `LlamaModel.tokenize` allocates (and zero-fills) a ctypes array of `n_ctx_train` tokens on
+    every call, whatever LOCAL_N_CTX says: a GGUF claiming `context_length` = 2**31 - 1 cost
+    8.5 GB and over a minute per prompt (4 bytes x 2**31, several times per call). A text of
+    n bytes never makes more than n + 2 tokens (one per byte, plus BOS/EOS), and llama_tokenize
+    says how many it needs when the buffer is short anyway.
+    """
+    internals = llama_cpp._internals
+    model_class = getattr(internals, "LlamaModel", None)
+    if model_class is None or getattr(model_class.tokenize, "_bounded", False):
+        return
+    bindings = llama_cpp.llama_cpp
+
+    def tokenize(self, text: bytes, add_bos: bool, special: bool) -> list[int]:
+        size = len(text) + 8
+        for _attempt in range(2):
+            tokens = (bindings.llama_token * size)()
+            count = bindings.llama_tokenize(self.vocab, text, len(text), tokens, size, add_bos, special)
+            if count >= 0:
+                return list(tokens[:count])
+            size = -count
+        raise RuntimeError(f"Failed to tokenize {len(text)} bytes: llama_tokenize returned {count}")
+
+    tokenize._bounded = True  # type: ignore[attr-defined]
+    model_class.tokenize = tokenize
 
 
 class _NoRedirect:

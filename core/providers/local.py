@@ -1,21 +1,24 @@
-"""In-process GGUF models with llama-cpp-python: a council with no key and no network.
+"""Local GGUF models with llama.cpp, each in a runtime process of its own: a council with no key
+and no network, that a crashing model cannot take down.
 
     LocalProvider(settings)      the router hands it `local:NAME` ids (without the prefix)
 
-* One `llama_cpp.Llama` per model file, loaded lazily on first use and shared by every
-  preset of that file (`smollm2` and `smollm2-creative` are one 100 MB model, two personas).
-* Calls to one loaded model are serialised (an asyncio.Lock per model) and run in a worker
-  thread; different files run in parallel. Without LOCAL_N_THREADS, each call uses
-  cpu_count / (models busy right now) threads, so two models at once do not oversubscribe
-  a small machine and a lone chairman gets every core.
-* Streaming: the worker iterates `create_chat_completion(stream=True)` and hands each piece
-  to the event loop through an asyncio.Queue; the stream yields TextDelta items and ends
-  with one Completion (token usage, cost 0).
+* One runtime process (`local_runtime.ModelRuntime`, running `local_worker`) per model file,
+  started and loaded on first use, kept loaded, and shared by every preset of that file
+  (`smollm2` and `smollm2-creative` are one 100 MB model, two personas). A crash, abort or kill
+  of that process fails the call it was serving with one typed line (LocalRuntimeCrash); the
+  next call starts a new one. See docs/local-models.md.
+* Calls to one model are serialised (the runtime's asyncio.Lock); different files run in
+  parallel. Without LOCAL_N_THREADS, each call uses cpu_count / (models busy right now)
+  threads, so two models at once do not oversubscribe a small machine and a lone chairman
+  gets every core.
+* Streaming: the runtime sends each piece as it comes; the stream yields TextDelta items and
+  ends with one Completion (token usage, cost 0).
 * Timeouts and cancellation: `CallOptions.timeout_s` covers the whole call (waiting for the
-  model, loading it, generating). When it expires or the caller goes away, the worker is
+  model, loading it, generating). When it expires or the caller goes away, the runtime is
   told to stop: between tokens it stops at once, and during prompt evaluation llama.cpp's
   abort callback ends the decode, so a timed-out call frees the CPU within milliseconds.
-  The model's lock is released only when its worker thread has really finished.
+  The model's lock is released only when the runtime has really ended the call.
 * Prompts that do not fit `LOCAL_N_CTX`: the oldest conversation turns go first, then the
   middle of the longest message is cut (marked as such); BadResponseError if even that fails.
 * Chat templates: the GGUF's embedded template (llama-cpp-python's default handler, e.g.
@@ -25,38 +28,38 @@
 * Personas: each bundled name has its own system text and sampling (temperature, top_p,
   top_k, seed); CallOptions.temperature, when set, overrides the preset's temperature.
 
-This module is the asyncio side (resolving, locks, deadlines, the queue); the worker-thread side
-is `local_generate`, prompt fitting `local_prompt`, and llama-cpp-python itself `llama_runtime`.
+This module is the asyncio side (resolving, locks, deadlines); the process supervisor is
+`local_runtime`, the runtime process `local_worker`, generation inside it `local_generate`,
+prompt fitting `local_prompt`, and llama-cpp-python itself `llama_runtime`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
 
-from core.models import ChatMessage, Completion
+from core.models import ChatMessage, Completion, Usage
 from core.providers import local_models
 from core.providers.base import (
     BadResponseError,
     CallOptions,
     ProviderConfigError,
-    ProviderError,
     ProviderTimeoutError,
     StreamItem,
     TextDelta,
 )
 from core.providers.llama_runtime import MISSING_LLAMA, import_llama
-from core.providers.local_generate import Aborted, LocalGenerator, ModelInstance, sampling_for
+from core.providers.local_generate import cpu_count, sampling_for, threads_for
 from core.providers.local_models import LocalModel
 from core.providers.local_prompt import ranking_grammar
+from core.providers.local_runtime import LocalRuntimeCrash, ModelRuntime
 from core.settings import Settings
 
-__all__ = ["MISSING_LLAMA", "LocalProvider", "ranking_grammar"]
+__all__ = ["MISSING_LLAMA", "LocalProvider", "LocalRuntimeCrash", "ranking_grammar"]
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +71,10 @@ class LocalProvider:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._instances: dict[Path, ModelInstance] = {}
+        self._runtimes: dict[Path, ModelRuntime] = {}
         self._models: dict[str, LocalModel] = {}
-        self._generator = LocalGenerator(settings)
-        self._running: set[asyncio.Future] = set()
-        self._stops: set[threading.Event] = set()
+        self._cpus = cpu_count()
+        self._draining: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ protocol
 
@@ -97,53 +99,43 @@ class LocalProvider:
     async def stream(
         self, model: str, messages: Sequence[ChatMessage], options: CallOptions
     ) -> AsyncIterator[StreamItem]:
-        loop = asyncio.get_running_loop()
         started = time.perf_counter()
-        deadline = loop.time() + options.timeout_s
-        stop = threading.Event()
-        work: asyncio.Future | None = None
-        locked: asyncio.Lock | None = None  # held by us until a worker thread takes it over
+        deadline = asyncio.get_running_loop().time() + options.timeout_s
+        runtime: ModelRuntime | None = None  # set once we hold its lock
+        started_call = False
         try:
             async with asyncio.timeout_at(deadline):
                 resolved = await self._resolve(model)
-                instance = self._instance(resolved)
-                await instance.lock.acquire()
-                locked = instance.lock
-            queue: asyncio.Queue = asyncio.Queue()
-            sampling = sampling_for(resolved.preset, options, self.settings)
-            work = self._start(loop, instance, resolved, messages, sampling, stop, queue)
+                wanted = self._runtime(resolved)
+                await wanted.lock.acquire()
+                runtime = wanted
+                await runtime.ensure_loaded()
+            runtime.start(self._request(resolved, messages, options))
+            started_call = True
             while True:
-                item = await _next_item(queue, deadline, model, started)
-                yield item
-                if isinstance(item, Completion):
-                    return
+                async with asyncio.timeout_at(deadline):  # never held across a yield
+                    event = await runtime.next_event()
+                if event.kind == "delta":
+                    yield TextDelta(event.data["text"])
+                    continue
+                if event.kind == "done":
+                    yield _completion(model, event.data, started)
+                return  # an "aborted" the caller did not ask for cannot happen; end quietly
         except TimeoutError:
             raise ProviderTimeoutError(
                 f"local:{model} gave no answer within the {options.timeout_s:g} s time limit"
-                + ("" if work is not None else " (the model was busy with other calls)")
+                + ("" if started_call else " (the model was busy with other calls)")
             ) from None
         finally:
-            stop.set()  # a no-op when the worker is done; otherwise it ends at the next token
-            if work is None and locked is not None:
-                locked.release()  # the worker never started
+            if runtime is not None:
+                self._release(runtime, started_call)
 
     async def aclose(self) -> None:
-        for stop in list(self._stops):
-            stop.set()
-        if self._running:
-            await asyncio.wait(list(self._running), timeout=30)
-        for instance in self._instances.values():
-            instance.closed = True
-            if instance.lock.locked():  # a worker is still inside llama.cpp: closing now would crash
-                log.warning("local model %s still busy at close; leaving it to the garbage collector", instance.path)
-                continue
-            if instance.llm is not None:
-                try:
-                    instance.llm.close()
-                except Exception:  # pragma: no cover
-                    log.debug("closing %s failed", instance.path, exc_info=True)
-                instance.llm = None
-        self._instances.clear()
+        if self._draining:
+            await asyncio.wait(list(self._draining), timeout=30)
+        runtimes = list(self._runtimes.values())
+        self._runtimes.clear()
+        await asyncio.gather(*(runtime.close() for runtime in runtimes), return_exceptions=True)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -156,63 +148,48 @@ class LocalProvider:
             self._models[model] = resolved
         return resolved
 
-    def _instance(self, resolved: LocalModel) -> ModelInstance:
+    def _runtime(self, resolved: LocalModel) -> ModelRuntime:
         key = resolved.path
-        instance = self._instances.get(key)
-        if instance is None:
-            instance = self._instances[key] = ModelInstance(path=key, chat_format=resolved.chat_format)
-        elif instance.chat_format != resolved.chat_format:  # pragma: no cover - one format per file
+        runtime = self._runtimes.get(key)
+        if runtime is None:
+            runtime = self._runtimes[key] = ModelRuntime(key, resolved.chat_format, self.settings)
+        elif runtime.chat_format != resolved.chat_format:  # pragma: no cover - one format per file
             raise ProviderConfigError(f"{key} is configured with two chat formats")
-        return instance
+        return runtime
 
-    def _start(
-        self, loop, instance: ModelInstance, resolved: LocalModel, messages, sampling, stop, queue
-    ) -> asyncio.Future:
-        """Run the call in a worker thread; the instance lock is released when the thread ends."""
+    def _request(self, resolved: LocalModel, messages: Sequence[ChatMessage], options: CallOptions) -> dict:
+        busy = 1 + sum(runtime.in_flight for runtime in self._runtimes.values())
+        return {
+            "name": resolved.name,
+            "preset": dataclasses.asdict(resolved.preset),
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "sampling": dataclasses.asdict(sampling_for(resolved.preset, options, self.settings)),
+            "threads": threads_for(self._cpus, busy, self.settings.local.n_threads),
+        }
 
-        def emit(kind: str, value: Any) -> None:
+    def _release(self, runtime: ModelRuntime, started_call: bool) -> None:
+        """Free the model for the next call; a call still running in the runtime (its caller went
+        away or timed out) is stopped first, and the lock held until it has ended."""
+        if not (started_call and runtime.in_flight):
+            runtime.lock.release()
+            return
+
+        async def drain() -> None:
             try:
-                loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
-            except RuntimeError:  # the loop is gone: nobody is listening any more
-                stop.set()
+                await runtime.stop_and_drain()
+            finally:
+                runtime.lock.release()
 
-        def run() -> None:
-            with self._generator.busy():
-                try:
-                    text, usage, finish = self._generator.generate(instance, resolved, messages, sampling, stop, emit)
-                    emit("done", (text, usage, finish))
-                except Aborted:
-                    pass
-                except ProviderError as exc:
-                    emit("error", exc)
-                except Exception as exc:  # a llama.cpp failure costs this call, not the process
-                    log.exception("local model %s failed", resolved.name)
-                    emit("error", BadResponseError(f"local:{resolved.name} failed: {type(exc).__name__}: {exc}"))
-
-        work = loop.run_in_executor(None, run)  # from here on, the worker owns the lock
-        self._stops.add(stop)
-
-        def finished(future: asyncio.Future) -> None:
-            self._running.discard(future)
-            self._stops.discard(stop)
-            instance.lock.release()
-
-        self._running.add(work)
-        work.add_done_callback(finished)
-        return work
+        task = asyncio.get_running_loop().create_task(drain())
+        self._draining.add(task)
+        task.add_done_callback(self._draining.discard)
 
 
-async def _next_item(queue: asyncio.Queue, deadline: float, model: str, started: float) -> StreamItem:
-    """The worker's next piece, its Completion, or its error raised."""
-    # The deadline covers waiting only: never hold a timeout scope across a yield
-    # (it would cancel the consumer wherever it is).
-    async with asyncio.timeout_at(deadline):
-        kind, value = await queue.get()
-    if kind == "delta":
-        return TextDelta(value)
-    if kind == "done":
-        text, usage, finish = value
-        return Completion(
-            model=model, text=text, usage=usage, finish_reason=finish, latency_s=time.perf_counter() - started
-        )
-    raise value
+def _completion(model: str, data: dict, started: float) -> Completion:
+    return Completion(
+        model=model,
+        text=data["text"],
+        usage=Usage(**data["usage"]),
+        finish_reason=data.get("finish"),
+        latency_s=time.perf_counter() - started,
+    )

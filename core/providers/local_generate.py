@@ -1,14 +1,13 @@
-"""The worker-thread side of the local provider: loading a model file once, and generating
-with it (thread count, empty-answer retry, token usage, stopping between tokens or mid-decode)."""
+"""Inside the local model runtime (the child process, `local_worker`): loading a model file once,
+and generating with it (thread count, empty-answer retry, token usage, stopping between tokens
+or mid-decode). Nothing here knows about the event loop or the parent process."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,8 @@ from core.providers.local_models import LocalModel, Preset
 from core.providers.local_prompt import chat_messages, fit_context, ranking_grammar
 from core.settings import Settings
 
-# One model loads at a time in the process: llama.cpp's first-use initialisation and
-# llama-cpp-python's stdout/stderr redirection while loading are not safe from two threads at
-# once (a fresh demo crashed with SIGSEGV while two bundled models loaded together).
-_LOADING = threading.Lock()
 
-
-def _cpu_count() -> int:
+def cpu_count() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
@@ -45,16 +39,13 @@ class Aborted(Exception):
 
 @dataclass
 class ModelInstance:
-    """One loaded model file, shared by all presets of that file."""
+    """One loaded model file, shared by all presets of that file (one per runtime process)."""
 
     path: Path
     chat_format: str | None
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one call at a time
-    load_lock: threading.Lock = field(default_factory=threading.Lock)
     llm: Any = None
     stop: threading.Event | None = None  # the running call's stop flag (read by the abort callback)
     abort_cb: Any = None
-    closed: bool = False
 
 
 # The preset's samplers, passed to llama-cpp-python as they are.
@@ -84,62 +75,46 @@ def sampling_for(preset: Preset, options: CallOptions, settings: Settings) -> Sa
     return Sampling(max_tokens=max(1, max_tokens), temperature=temperature, grammar=grammar, **samplers)
 
 
+def threads_for(cpus: int, busy: int, pinned: int | None) -> int:
+    """Threads for one call: LOCAL_N_THREADS when set, else the cores shared by the `busy` calls
+    running right now (this one included), so two models at once do not oversubscribe a small
+    machine and a lone chairman gets every core."""
+    if pinned:
+        return pinned
+    return max(1, cpus // max(1, busy))
+
+
 class LocalGenerator:
-    """Runs calls on loaded models, in worker threads; counts the calls running right now so
-    that, without LOCAL_N_THREADS, concurrent models share the CPUs instead of oversubscribing."""
+    """Loads one model file and runs calls on it, one at a time (the runtime's parent serialises
+    them)."""
 
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self._cpus = _cpu_count()
-        self._busy = 0
-        self._busy_lock = threading.Lock()
+    def __init__(self, n_ctx: int, n_threads: int):
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
 
-    @contextmanager
-    def busy(self) -> Iterator[None]:
-        """Held by a worker thread for as long as its call runs."""
-        with self._busy_lock:
-            self._busy += 1
+    def load(self, instance: ModelInstance):
+        if instance.llm is not None:
+            return instance.llm
+        llama_cpp = import_llama()
         try:
-            yield
-        finally:
-            with self._busy_lock:
-                self._busy -= 1
-
-    def _load(self, instance: ModelInstance):
-        with instance.load_lock:
-            if instance.llm is not None:
-                return instance.llm
-            if instance.closed:
-                raise ProviderConfigError("the local provider is closed")
-            llama_cpp = import_llama()
-            threads = self.settings.local.n_threads or self._cpus
-            try:
-                with _LOADING:
-                    llm = llama_cpp.Llama(
-                        model_path=str(instance.path),
-                        n_ctx=self.settings.local.n_ctx,
-                        n_threads=threads,
-                        n_threads_batch=threads,
-                        verbose=False,
-                    )
-            except (ValueError, RuntimeError, OSError) as exc:
-                raise ProviderConfigError(f"cannot load the local model file {instance.path}: {exc}") from exc
-            if instance.chat_format == local_models.PLAIN_FORMAT or (
-                instance.chat_format is None and "tokenizer.chat_template" not in (llm.metadata or {})
-            ):
-                llm.chat_handler = plain_chat_handler(llama_cpp)
-            instance.abort_cb = install_abort_callback(
-                llama_cpp, llm, lambda: instance.stop is not None and instance.stop.is_set()
+            llm = llama_cpp.Llama(
+                model_path=str(instance.path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                verbose=False,
             )
-            instance.llm = llm
-            return llm
-
-    def _threads_now(self) -> int:
-        if self.settings.local.n_threads:
-            return self.settings.local.n_threads
-        with self._busy_lock:
-            busy = max(1, self._busy)
-        return max(1, self._cpus // busy)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ProviderConfigError(f"cannot load the local model file {instance.path.name}: {exc}") from exc
+        if instance.chat_format == local_models.PLAIN_FORMAT or (
+            instance.chat_format is None and "tokenizer.chat_template" not in (llm.metadata or {})
+        ):
+            llm.chat_handler = plain_chat_handler(llama_cpp)
+        instance.abort_cb = install_abort_callback(
+            llama_cpp, llm, lambda: instance.stop is not None and instance.stop.is_set()
+        )
+        instance.llm = llm
+        return llm
 
     def generate(
         self,
@@ -149,12 +124,12 @@ class LocalGenerator:
         sampling: Sampling,
         stop: threading.Event,
         emit: Callable[[str, Any], None],
+        threads: int,
     ):
-        llm = self._load(instance)
+        llm = self.load(instance)
         if stop.is_set():
             raise Aborted()
         llama_cpp = import_llama()
-        threads = self._threads_now()
         try:
             llama_cpp.llama_set_n_threads(llm.ctx, threads, threads)
         except Exception:  # pragma: no cover - older bindings

@@ -71,3 +71,16 @@ class LocalModelSettings(SettingsGroup):
     max_tokens: int = Field(
         384, alias="LOCAL_MAX_TOKENS", ge=16, description="Longest answer of a local model, in tokens."
     )
+    runtime_mb: int | None = Field(
+        None,
+        alias="LOCAL_RUNTIME_MB",
+        ge=256,
+        description="Memory ceiling (MB of address space) of each local model's runtime process "
+        "(empty: the model file + its KV cache at LOCAL_N_CTX + compute buffers + a margin).",
+    )
+    load_timeout_s: float = Field(
+        120.0,
+        alias="LOCAL_LOAD_TIMEOUT_S",
+        gt=0,
+        description="Seconds a local model's runtime process may take to load its model before it is killed.",
+    )
