@@ -61,7 +61,8 @@ GROUPS: dict[str, Group] = {
     "local": Group(
         "Local (offline) models",
         "The bundled tiny models (local:smollm2, local:gemma3-270m, local:smollm2-creative) or "
-        "local:/path/to/any.gguf, run in-process by llama.cpp (the `local` extra). Used when no key is set.",
+        "local:/path/to/any.gguf, run by llama.cpp (the `local` extra) in one runtime process per model "
+        "file. Used when no key is set.",
         COUNCILS + " (when a member is local:)",
     ),
     "council": Group(
