@@ -16,6 +16,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -32,6 +33,24 @@ def noisy_order(rng: random.Random) -> tuple[str, ...]:
     return tuple(sorted(MODELS, key=lambda m: MODELS.index(m) + rng.gauss(0, 1.2))[:3])
 
 
+@contextlib.contextmanager
+def bench_database(db: str | None, postgres: bool) -> Iterator[tuple[str, bool]]:
+    """(DATABASE_URL, whether it is filled already): the SQLite file `db` (reused when it exists), a
+    temporary one, or with `postgres` a throw-away PostgreSQL server (tests/pg_server.py)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if postgres:
+            from tests.pg_server import PostgresServer
+
+            server = PostgresServer().start()
+            try:
+                yield server.new_database(), False
+            finally:
+                server.stop()
+            return
+        path = Path(db) if db else Path(tmp, "bench.db")
+        yield f"sqlite:///{path}", path.exists()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--councils", type=int, default=100_000)
@@ -40,16 +59,7 @@ async def main() -> None:
     parser.add_argument("--postgres", action="store_true", help="run on a temporary PostgreSQL server")
     args = parser.parse_args()
     rng = random.Random(7)
-    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        path = Path(args.db) if args.db else Path(tmp, "bench.db")
-        reuse = path.exists() and not args.postgres
-        url = f"sqlite:///{path}"
-        if args.postgres:
-            from tests.pg_server import PostgresServer
-
-            server = PostgresServer().start()
-            stack.callback(server.stop)
-            url = server.new_database()
+    with bench_database(args.db, args.postgres) as (url, reuse):
         settings = Settings(_env_file=None, DATABASE_URL=url, LLM_BASE_URL="http://127.0.0.1:9/v1")
         service = await CouncilService.open(settings)
         print(f"backend: {service.storage.backend}")

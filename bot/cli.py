@@ -156,6 +156,9 @@ def _add_server_commands(sub: _Subparsers) -> None:
     api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
     api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")
     sub.add_parser("mcp", help="serve the council as MCP tools on stdio")
+    web = sub.add_parser("web", help="serve the browser app: history, live councils, leaderboard (docs/web.md)")
+    web.add_argument("--host", help="default COUNCIL_WEB_HOST (127.0.0.1)")
+    web.add_argument("--port", type=int, help="default COUNCIL_WEB_PORT (8080)")
 
 
 def _add_eval(sub: _Subparsers) -> None:
@@ -215,7 +218,7 @@ def _run(args: argparse.Namespace, own_process: bool) -> int:
 
 
 # Long-running processes log at INFO by default: a line per council for the operator.
-SERVERS = frozenset({"slack", "discord", "serve", "worker", "api", "mcp"})
+SERVERS = frozenset({"slack", "discord", "serve", "worker", "api", "mcp", "web"})
 
 
 def _log_level(args: argparse.Namespace, settings: Settings) -> str:

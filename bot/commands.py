@@ -20,7 +20,7 @@ from bot.cli_commands.records import (
     cmd_show,
     cmd_usage,
 )
-from bot.cli_commands.servers import cmd_api, cmd_bots, cmd_mcp, cmd_worker
+from bot.cli_commands.servers import cmd_api, cmd_bots, cmd_mcp, cmd_web, cmd_worker
 from bot.cli_commands.startup import check_bot_settings
 from bot.cli_commands.tenants import cmd_budget, cmd_purge, cmd_rotate_secret
 from core.service import CouncilService
@@ -72,5 +72,6 @@ COMMANDS: dict[str, Callable[[CouncilService, argparse.Namespace], Awaitable[int
     "worker": cmd_worker,
     "api": cmd_api,
     "mcp": cmd_mcp,
+    "web": cmd_web,
     "eval": cmd_eval,
 }

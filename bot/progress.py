@@ -22,6 +22,7 @@ from core.models import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    SchedulePlanned,
     StageStarted,
     seats,
 )
@@ -51,6 +52,7 @@ class CouncilProgress:
     # Auto mode: the judge comparing the first two answers, then what was decided.
     judging: str | None = None
     agreement: AgreementCheck | None = None
+    schedule: str | None = None  # the members' batches when they do not fit in memory at once
 
     def apply(self, event: CouncilEvent) -> None:
         """Update from one event. Unknown event kinds are ignored on purpose (forward-compatible).
@@ -72,6 +74,9 @@ class CouncilProgress:
         self.stage = event.stage
         if event.stage == 2:
             self.reviews_expected = sum(1 for m in self.members.values() if m.state == "answered")
+
+    def _scheduled(self, event: SchedulePlanned) -> None:
+        self.schedule = event.line
 
     def _member_started(self, event: MemberStarted) -> None:
         self.members.setdefault(event.model, MemberState(event.model))
@@ -137,6 +142,7 @@ _UPDATES: dict[type, Callable[[CouncilProgress, Any], None]] = {
     CouncilQueued: CouncilProgress._queued,
     CouncilStarted: CouncilProgress._started,
     StageStarted: CouncilProgress._stage,
+    SchedulePlanned: CouncilProgress._scheduled,
     MemberStarted: CouncilProgress._member_started,
     MemberFinished: CouncilProgress._answered,
     MemberFailed: CouncilProgress._member_failed,

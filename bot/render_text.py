@@ -22,7 +22,7 @@ from core.models import (
     UnfinishedCouncil,
     counted,
 )
-from core.models.lines import dissent_lines
+from core.models.lines import consensus_text, dissent_lines, score_lines
 from core.models.text import clip as clip  # other renderers import it from here
 
 ZWSP = "\u200b"
@@ -106,6 +106,8 @@ def ranking_line(aggregate: Aggregate | None) -> str:
     line = " · ".join(parts)
     if aggregate.agreement_w is not None:
         line += f" · agreement W={aggregate.agreement_w:.2f}"
+    if (consensus := consensus_text(aggregate)) is not None:
+        line += f" · {consensus}"
     return "\n".join([line, *dissent_lines(aggregate)])
 
 
@@ -124,17 +126,24 @@ def aggregate_table(aggregate: Aggregate | None) -> str:
     footer = f"ballots used: {aggregate.ballots_used}, unreadable: {aggregate.ballots_unparsed}"
     if aggregate.agreement_w is not None:
         footer += f", Kendall's W: {aggregate.agreement_w:.2f}"
-    return "```\n" + "\n".join(rows) + "\n```\n" + footer
+    if (consensus := consensus_text(aggregate)) is not None:
+        footer += f", {consensus}"
+    scores = "".join(f"\nscores {line}" for line in score_lines(aggregate))
+    return "```\n" + "\n".join(rows) + "\n```\n" + footer + scores
 
 
 def ballot_line(review: Review) -> str:
     """What the parser extracted from a review, in model ids."""
     if review.error is not None:
         return f"Review failed: {review.error.short()}"
+    scores = "".join(
+        f"\nScores of Response {label}: " + ", ".join(f"{c} {v:g}" for c, v in values.items())
+        for label, values in review.scores.items()
+    )
     if not review.ballot_models:
-        return "Extracted ballot: none (no readable FINAL RANKING)"
+        return "Extracted ballot: none (no readable FINAL RANKING)" + scores
     order = " > ".join(short_model(m) for m in review.ballot_models)
-    return f"Extracted ballot ({review.parse_status.value}): {order}"
+    return f"Extracted ballot ({review.parse_status.value}): {order}" + scores
 
 
 def progress_lines(progress: CouncilProgress) -> list[str]:
@@ -151,6 +160,8 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
         3: "Stage 3/3: chairman synthesis",
     }
     lines.append(stage_names.get(progress.stage, "working"))
+    if progress.schedule and progress.stage == 1:
+        lines.append(f"🧮 in memory: {progress.schedule}")
     for member in progress.members.values():
         icon = {"answered": "✅", "failed": "❌", "thinking": "⏳"}[member.state]
         extra = f" ({member.latency_s:.1f}s)" if member.latency_s is not None else ""
@@ -227,6 +238,8 @@ def _unfinished_line(u: UnfinishedCouncil) -> str:
 def _summary_line(s: CouncilSummary) -> str:
     winner = short_model(s.winner) if s.winner else "—"
     agreement = f"W={s.agreement_w:.2f}" if s.agreement_w is not None else "W=–"
+    if s.consensus is not None:
+        agreement += f" · consensus {s.consensus:.0f}"
     cost = f"${s.cost_usd:.4f}" if s.cost_usd else "$0"
     duration = f"{s.duration_s:.0f}s" if s.duration_s is not None else "–"
     question = _question_cell(s.question)

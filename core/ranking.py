@@ -10,6 +10,12 @@ are documented there and mirrored by the pure-Python reference in tests/ranking_
   rust/ranking/src/parse.rs; it is not restated here.
 - parse_verdict: a judge's `VERDICT: AGREE` / `VERDICT: DISAGREE` on two answers (auto mode); the
   format is the module comment of rust/ranking/src/verdict.rs.
+- parse_scores / score_summary: rubric scores in a reviewer's text (`Response A: Accuracy=8, ...`,
+  lists, tables), each answer's mean per criterion and the consensus (0-100 from the scores'
+  spread); the format and the formula are the module comment of rust/ranking/src/scores.rs.
+- composition: which of the council's texts support each sentence of a synthesis (word-trigram
+  containment) and each one's share, the chairman's own share making the sum 1; the method is the
+  module comment of rust/ranking/src/composition.rs.
 - aggregate / aggregate_models: mean rank, partial-ballot Borda (a candidate at 1-based position p
   on a ballot of length m gets m - p points, unranked get 0, summed over ballots), Copeland from
   pairwise majorities over the ballots ranking both (win 1, tie 0.5, never compared 0),
@@ -42,11 +48,14 @@ __all__ = [
     "aggregate",
     "aggregate_many",
     "aggregate_models",
+    "composition",
     "kendall_tau",
     "kendall_w",
     "leaderboard",
     "parse_ranking",
+    "parse_scores",
     "parse_verdict",
+    "score_summary",
 ]
 
 ParseStatus = Literal["complete", "partial", "none"]
@@ -119,6 +128,55 @@ def parse_verdict(text: str) -> Verdict:
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     return _ranking.parse_verdict(text)
+
+
+Scores = dict[str, dict[str, float]]  # label (or model) -> criterion -> score
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreSummary:
+    means: Scores  # candidate -> criterion -> mean over the reviewers that scored it
+    consensus: float | None  # 0-100 from the scores' spread; None when nothing was scored twice
+
+
+def parse_scores(text: str, labels: Sequence[str], criteria: Sequence[str], low: float, high: float) -> Scores:
+    """The rubric scores in a reviewer's text: label -> criterion -> score (labels scored at all)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return _ranking.parse_scores(text, _seq(labels, "labels"), _seq(criteria, "criteria"), low, high)
+
+
+def score_summary(
+    sheets: Iterable[Mapping[str, Mapping[str, float]]], criteria: Sequence[str], low: float, high: float
+) -> ScoreSummary:
+    """Each candidate's mean per criterion and the consensus over reviewers' sheets
+    (candidate -> criterion -> score, one sheet per reviewer)."""
+    plain = [{c: dict(v) for c, v in _items(sheet, "a sheet").items()} for sheet in sheets]
+    means, consensus = _ranking.rubric_summary(plain, _seq(criteria, "criteria"), low, high)
+    return ScoreSummary(means, consensus)
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceSupport:
+    start: int  # character offsets of the sentence in the synthesis
+    end: int
+    words: int
+    support: list[tuple[int, float]]  # (group index, containment) of each group supporting it
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    shares: list[float]  # one per group of texts, in the order given
+    own: float  # the chairman's own share; with the shares it sums to 1
+    sentences: list[SentenceSupport]
+
+
+def composition(synthesis: str, groups: Sequence[Sequence[str]]) -> Composition:
+    """Where `synthesis` came from, over `groups` of texts (each member's answer; the sources)."""
+    if not isinstance(synthesis, str):
+        raise TypeError(f"synthesis must be str, not {type(synthesis).__name__}")
+    shares, own, sentences = _ranking.composition(synthesis, [_seq(g, "a group") for g in _seq(groups, "groups")])
+    return Composition(shares, own, [SentenceSupport(*s) for s in sentences])
 
 
 _native_aggregate = _ranking.aggregate

@@ -19,6 +19,7 @@ concern is one attribute that adapters call directly, never through a forwarding
     service.evals        core/eval/session.py           `council eval`: runs, their stored samples and reports
     service.direct       core/direct.py                 members as models: one member (or the chairman) alone
     service.tenants      core/tenants/service.py        many workspaces: Slack installations, tenants' own keys, budgets
+    service.browse       core/browse.py                 the browser app: history, one council, its calls, as a viewer
 
 Besides the service, this module is the door for the few functions adapters call without one (the
 CLI's doctor, migrate-db, exports and logging set-up) and the handles they hold (`CouncilRun`,
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, TypeVar
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
 from core.admission.shared_cap import SharedCap
+from core.browse import CouncilBrowser, CouncilView, EvalRunView, timeline
 from core.channels.admin import ChannelAdmin
 from core.channels.permissions import Permissions
 from core.channels.workspace import WorkspaceChannels
@@ -77,6 +79,7 @@ from core.settings import Settings, load_settings
 from core.shared.redact import Redactor
 from core.storage import Storage
 from core.storage.copy import migrate_database
+from core.storage.jobs import JobTooNew
 from core.storage.opening import open_configured_storage
 from core.telemetry import metrics, tracing
 from core.telemetry.logs import configure_logging
@@ -92,6 +95,8 @@ __all__ = [
     "CouncilMessages",
     "CouncilRun",
     "CouncilService",
+    "CouncilView",
+    "EvalRunView",
     "Redactor",
     "collect_metrics",
     "configure_logging",
@@ -101,6 +106,7 @@ __all__ = [
     "feedback_lines",
     "leaderboard_document",
     "migrate_database",
+    "timeline",
     "to_json",
 ]
 
@@ -132,6 +138,7 @@ class CouncilService:
         self.queries = CouncilQueries(storage, self.permissions)
         self.runs = CouncilRuns(storage, router, self.redact, self.queries.get_result)
         self.reading = CouncilReading(settings, router, self.redact)
+        self.runs.fact_search = self.reading.fact_search
         self.events = storage.events  # platform event ids seen (retries are claimed once)
         # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
         self.tenants = Tenants(settings, storage, router, self.permissions)
@@ -154,6 +161,10 @@ class CouncilService:
         self.admission.plans = self.tenants.plan
         self.admission.lineups = self.tenants.lineup
         self.runs.router_for = self.tenants.router_at
+        # The browser app (bot/web): history, one council, the leaderboard and eval runs as a viewer sees them.
+        self.browse = CouncilBrowser(
+            storage, self.permissions, self.queries, self.runs, self.feedback, self.leaderboard, self.direct.available
+        )
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
@@ -273,6 +284,8 @@ class CouncilService:
         attachments: Sequence[ExtractedAttachment] = (),
         search: bool | None = None,
         mode: CouncilMode | None = None,
+        members: Sequence[str] | None = None,
+        chairman: str | None = None,
     ) -> str:
         """Admit a chat council as a durable job and return its id: a worker (this process on
         SQLite, any worker on PostgreSQL) runs it and posts it to `destination` through the
@@ -280,9 +293,18 @@ class CouncilService:
         runs it (resumed from its last completed step). Raises what `start_council` raises.
 
         `destination` may be how to open it, called once the council is admitted (a Discord
-        thread: a refused question opens none, and a burst opens only the admitted ones')."""
+        thread: a refused question opens none, and a burst opens only the admitted ones').
+        `members`/`chairman`: the question's own (`members: a, b; chairman: c`), which must be among
+        the models the channel allows (core/channels/admin.py), or InputRejected names them."""
         request, ticket = await self.admission.admit(
-            question, origin, history, council_id=council_id, attachments=attachments, mode=mode
+            question,
+            origin,
+            history,
+            council_id=council_id,
+            attachments=attachments,
+            mode=mode,
+            members=members,
+            chairman=chairman,
         )
         request.trace = submitted(request)  # whichever worker runs it continues this trace
         try:
@@ -319,7 +341,10 @@ class CouncilService:
             self.permissions.require_may_stop(actor, run.request.origin)
             run.stop(synthesize=synthesize)
             return True
-        job = await self.storage.jobs.get(council_id)  # a durable council another process runs
+        try:
+            job = await self.storage.jobs.get(council_id)  # a durable council another process runs
+        except JobTooNew:
+            job = None  # a newer version runs it: its own Stop button reaches it
         if job is None:
             return False
         self.permissions.require_may_stop(actor, job.request.origin)

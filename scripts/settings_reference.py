@@ -112,6 +112,11 @@ GROUPS: dict[str, Group] = {
         "`council api` (and `council serve` when COUNCIL_API_KEYS is set).",
         "api, serve",
     ),
+    "web": Group(
+        "The browser app",
+        "`council web`, or beside `council api` with COUNCIL_WEB=on (docs/web.md).",
+        "web, api",
+    ),
 }
 
 # Settings read by other processes than the rest of their group.

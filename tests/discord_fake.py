@@ -10,14 +10,21 @@ text frames, which discord.py accepts even when it asked for zlib-stream.
 channel: messages posted, edited, deleted, threads started from it): beyond it HTTP 429 with
 `retry_after` in the body and Retry-After, as Discord answers. `channel_writes(id)` and
 `peak_writes(id)` say what a channel received.
+
+OAuth2 (Sign in with Discord): `register_app(client_id, secret)`; the authorize page at
+`/oauth2/authorize` (the fake's root, as discord.com's) grants `oauth_person` (a user and their
+servers) a code; `/api/v10/oauth2/token` trades it (HTTP Basic client credentials) for a bearer
+token that `/users/@me` and `/users/@me/guilds` answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +36,13 @@ from tests.loopback_app import serve_on_loopback
 
 DISCORD_EPOCH_MS = 1420070400000
 _counter = itertools.count(1)
+
+
+@dataclass
+class _Session:
+    shard: tuple[int, int]
+    ws: web.WebSocketResponse | None
+    events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
 
 
 def snowflake() -> int:
@@ -95,6 +109,10 @@ class FakeDiscord:
         self.recommended_shards = 1  # what GET /gateway/bot advises
         # Each open gateway connection and the shard it identified as: (shard_id, num_shards).
         self._sockets: dict[web.WebSocketResponse, tuple[int, int]] = {}
+        # Gateway sessions, as Discord keeps them for a RESUME: each one's shard, its connection
+        # (None while disconnected) and the events dispatched to it, with their sequence numbers.
+        self._sessions: dict[str, _Session] = {}
+        self.resumes: list[dict[str, Any]] = []  # RESUME payloads received (op 6)
         self._seq = 0
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
@@ -112,6 +130,15 @@ class FakeDiscord:
             "last_message_id": None,
             "rate_limit_per_user": 0,
         }
+        # OAuth2: the app's credentials, who signs in and their servers, the codes and tokens given.
+        self.oauth_apps: dict[str, str] = {}
+        self.oauth_person: dict[str, Any] = {
+            "id": str(self.owner_id),
+            "username": "ada",
+            "guilds": [{"id": str(self.guild_id), "name": "Test server", "owner": False, "permissions": "0"}],
+        }
+        self._oauth_codes: dict[str, tuple[dict[str, Any], str, str]] = {}  # code -> person, client, redirect
+        self.oauth_tokens: dict[str, dict[str, Any]] = {}
         self.other_channel_id = self.channel_id + 1  # a second text channel of the guild
         self.channels[self.other_channel_id] = {
             **self.channels[self.channel_id],
@@ -125,10 +152,58 @@ class FakeDiscord:
     async def start(self) -> FakeDiscord:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
+        app.router.add_get("/oauth2/authorize", self._oauth_authorize)
+        app.router.add_post("/api/v10/oauth2/token", self._oauth_token)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
         app.router.add_get("/attachments/{channel}/{file}/{name}", self._cdn)
         self._runner, self.port = await serve_on_loopback(app)
         return self
+
+    def register_app(self, client_id: str, client_secret: str) -> None:
+        self.oauth_apps[client_id] = client_secret
+
+    async def _oauth_authorize(self, request: web.Request) -> web.Response:
+        query = request.query
+        self.calls.append(Call("GET", "/oauth2/authorize", dict(query), None, [], time.monotonic()))
+        client, redirect = query.get("client_id", ""), query.get("redirect_uri", "")
+        if (
+            client not in self.oauth_apps
+            or not redirect
+            or set(query.get("scope", "").split()) != {"identify", "guilds"}
+        ):
+            return web.Response(status=400, text="invalid client, redirect_uri or scope")
+        code = f"discord-code-{snowflake()}"
+        self._oauth_codes[code] = (dict(self.oauth_person), client, redirect)
+        raise web.HTTPFound(redirect + "?" + urllib.parse.urlencode({"code": code, "state": query.get("state", "")}))
+
+    async def _oauth_token(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        self.calls.append(Call("POST", "/oauth2/token", {}, dict(form), [], time.monotonic()))
+        client, _, secret = base64.b64decode(request.headers.get("Authorization", "Basic ")[6:]).decode().partition(":")
+        grant = self._oauth_codes.pop(str(form.get("code")), None)
+        if (
+            self.oauth_apps.get(client) != secret
+            or grant is None
+            or grant[1] != client
+            or grant[2] != form.get("redirect_uri")
+        ):
+            return web.json_response({"error": "invalid_grant"}, status=400)
+        token = f"discord-user-token-{snowflake()}"
+        self.oauth_tokens[token] = grant[0]
+        return web.json_response({"access_token": token, "token_type": "Bearer", "scope": "identify guilds"})
+
+    def _oauth_bearer(self, request: web.Request) -> dict[str, Any] | None:
+        return self.oauth_tokens.get(request.headers.get("Authorization", "").removeprefix("Bearer "))
+
+    def _oauth_answer(self, path: str, person: dict[str, Any]) -> web.Response:
+        """A signed-in person's own calls (their bearer token, not the bot's)."""
+        if path == "/users/@me":
+            return web.json_response(
+                {"id": person["id"], "username": person["username"], "global_name": person["username"]}
+            )
+        if path == "/users/@me/guilds":
+            return web.json_response(person["guilds"])
+        return web.json_response({"message": "401: Unauthorized", "code": 0}, status=401)
 
     async def close(self) -> None:
         for ws in list(self._sockets):
@@ -488,15 +563,30 @@ class FakeDiscord:
         return (guild_id >> 22) % num_shards
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        """To every connection, except that a guild's events go only to the shard that guild is on."""
+        """To every session, except that a guild's events go only to the shard that guild is on;
+        a session whose connection dropped keeps them for its RESUME, as Discord does."""
         guild = data.get("guild_id") or (data.get("id") if event == "GUILD_CREATE" else None)
-        for ws, (shard, count) in list(self._sockets.items()):
-            if not ws.closed and (guild is None or self.shard_of(int(guild), count) == shard):
-                await self._send(ws, event, data)
+        for session in list(self._sessions.values()):
+            shard, count = session.shard
+            if guild is None or self.shard_of(int(guild), count) == shard:
+                self._seq += 1
+                session.events.append((self._seq, event, data))
+                if session.ws is not None and not session.ws.closed:
+                    await self._frame(session.ws, self._seq, event, data)
+
+    async def drop_gateway(self, code: int = 4000) -> None:
+        """Every gateway connection closed from Discord's side with `code` (4000, unknown error:
+        resumable); the sessions stay, so the bot may RESUME them and get what it missed."""
+        for ws in list(self._sockets):
+            await ws.close(code=code)
 
     async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
         self._seq += 1
-        await ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": data}))
+        await self._frame(ws, self._seq, event, data)
+
+    @staticmethod
+    async def _frame(ws: web.WebSocketResponse, seq: int, event: str, data: dict[str, Any]) -> None:
+        await ws.send_str(json.dumps({"op": 0, "t": event, "s": seq, "d": data}))
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
@@ -518,6 +608,7 @@ class FakeDiscord:
                 self._sockets[ws] = (shard, count)
                 ours = self.shard_of(self.guild_id, count) == shard
                 session = f"session-{snowflake()}"
+                self._sessions[session] = _Session((shard, count), ws)
                 ready = {
                     "v": 10,
                     "user": self.bot_user(),
@@ -533,15 +624,37 @@ class FakeDiscord:
                 if ours:
                     await self._send(ws, "GUILD_CREATE", self.guild_payload())
                 self.ready.set()
-            elif op == 6:  # RESUME: we keep no session state; ask for a fresh IDENTIFY
-                await ws.send_str(json.dumps({"op": 9, "d": False, "s": None, "t": None}))
+            elif op == 6:
+                await self._resume(ws, frame["d"])
         self._sockets.pop(ws, None)
+        for session in self._sessions.values():
+            if session.ws is ws:
+                session.ws = None
         return ws
+
+    async def _resume(self, ws: web.WebSocketResponse, resume: dict[str, Any]) -> None:
+        """RESUME: the events the session missed after `seq`, then RESUMED; an unknown session
+        is told to IDENTIFY again (op 9, not resumable)."""
+        self.resumes.append(resume)
+        session = self._sessions.get(resume.get("session_id", ""))
+        if session is None:
+            await ws.send_str(json.dumps({"op": 9, "d": False, "s": None, "t": None}))
+            return
+        session.ws = ws
+        self._sockets[ws] = session.shard
+        for seq, event, data in session.events:
+            if seq > (resume.get("seq") or 0):
+                await self._frame(ws, seq, event, data)
+        await self._send(ws, "RESUMED", {})
 
     # ------------------------------------------------------------------ REST
 
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
+        person = self._oauth_bearer(request)
+        if person is not None:
+            self.calls.append(Call(request.method, path, dict(request.query), None, [], time.monotonic()))
+            return self._oauth_answer(path, person)
         payload: Any = None
         files: list[tuple[str, str, bytes]] = []
         if request.content_type == "application/json":

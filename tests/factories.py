@@ -23,6 +23,8 @@ from core.models import (
     Synthesis,
     Usage,
 )
+from core.providers.router import ProviderRouter
+from core.settings import Settings
 
 
 def make_result(
@@ -131,3 +133,9 @@ async def run_council_to_end(router, request: CouncilRequest, control: CouncilCo
     finished = [e for e in events if isinstance(e, CouncilFinished)]
     assert len(finished) == 1 and events[-1] is finished[0]
     return events, finished[0].result
+
+
+def scripted_router(server, **settings: str) -> ProviderRouter:
+    """A router over the scripted server (tests/llm_server.py), with `settings` on top."""
+    values = dict(LLM_BASE_URL=server.base_url, LLM_API_KEY="k", DATABASE_URL="sqlite:///:memory:")
+    return ProviderRouter(Settings(_env_file=None, **(values | settings)))

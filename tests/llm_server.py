@@ -22,6 +22,7 @@ from aiohttp import web
 from tests.loopback_app import serve_on_loopback
 
 _LABEL_FENCE = re.compile(r"<<<RESPONSE ([A-Z]) [0-9a-f]+>>>")
+_ANSWER_FENCE = re.compile(r"<<<RESPONSE ([A-Z]) ([0-9a-f]+)>>>\n(.*?)\n<<<END RESPONSE \1 \2>>>", re.DOTALL)
 
 
 @dataclass
@@ -82,6 +83,11 @@ def stage_of(messages: Sequence[dict[str, Any]]) -> int:
     if "FINAL RANKING:" in last_user:
         return 2
     return 1
+
+
+def shown_answers(prompt: str) -> dict[str, str]:
+    """Label -> answer text of each response fenced in a review prompt, in the order shown."""
+    return {label: text for label, _, text in _ANSWER_FENCE.findall(prompt)}
 
 
 def shown_labels(prompt: str) -> list[str]:
@@ -230,6 +236,37 @@ class ByStage(Behaviour):
         return await behaviour.respond(request, call, server)
 
 
+@dataclass
+class MemoryMeter:
+    """What a GPU serving the scripted models would hold: the GB of the models answering at this
+    moment, and the most it ever held at once (issue 33's memory-aware scheduling)."""
+
+    in_use_gb: float = 0.0
+    peak_gb: float = 0.0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+
+
+@dataclass
+class Loads(Behaviour):
+    """`inner`, with the model's `gb` loaded on `meter` while it answers."""
+
+    inner: Behaviour
+    gb: float
+    meter: MemoryMeter
+
+    async def respond(self, request, call, server):
+        m = self.meter
+        m.in_use_gb += self.gb
+        m.in_flight += 1
+        m.peak_gb, m.peak_in_flight = max(m.peak_gb, m.in_use_gb), max(m.peak_in_flight, m.in_flight)
+        try:
+            return await self.inner.respond(request, call, server)
+        finally:
+            m.in_use_gb -= self.gb
+            m.in_flight -= 1
+
+
 def in_shown_order(labels: list[str]) -> list[str]:
     """A reviewer with total position bias: ranks the answers in the order it was shown them."""
     return list(labels)
@@ -276,6 +313,7 @@ class AnswersJSON(Behaviour):
     evaluation: str = "Response-by-response notes."
     bare: bool = False
     raw: str | None = None  # reply this instead (e.g. invalid JSON)
+    score: Scorer | None = None  # also a `scores` entry per shown answer, from its text
 
     async def respond(self, request, call, server):
         if not call.body.get("response_format"):
@@ -283,7 +321,11 @@ class AnswersJSON(Behaviour):
         labels = shown_labels(call.user)
         ranked = list(self.order(labels)) if self.order else sorted(labels)
         ranking = ranked if self.bare else [f"Response {label}" for label in ranked]
-        text = self.raw if self.raw is not None else json.dumps({"evaluation": self.evaluation, "ranking": ranking})
+        ballot: dict[str, Any] = {"evaluation": self.evaluation, "ranking": ranking}
+        if self.score is not None:
+            answers = shown_answers(call.user)
+            ballot["scores"] = [{"response": f"Response {label}", **self.score(a)} for label, a in answers.items()]
+        text = self.raw if self.raw is not None else json.dumps(ballot)
         return await Reply(text).respond(request, call, server)
 
 
@@ -297,6 +339,30 @@ def ranking_review(
         ranked = list(order(labels)) if order else sorted(labels)
         lines = "\n".join(f"{i}. Response {label}" for i, label in enumerate(ranked, 1))
         return f"{preamble}\n\nFINAL RANKING:\n{lines}"
+
+    return text
+
+
+Scorer = Callable[[str], dict[str, float]]  # an answer's text -> criterion -> score
+
+
+def scoring_review(
+    score: Scorer, order: Callable[[list[str]], Sequence[str]] | None = None
+) -> Callable[[RecordedRequest], str]:
+    """A review that scores each shown answer (`Response X: Accuracy=8, ...` from `score(answer
+    text)`) before its FINAL RANKING (by mean score, best first, unless `order` is given)."""
+
+    def text(call: RecordedRequest) -> str:
+        answers = shown_answers(call.user)
+        scored = {label: score(answer) for label, answer in answers.items()}
+        lines = [
+            f"Response {label}: " + ", ".join(f"{c.capitalize()}={v:g}" for c, v in values.items())
+            for label, values in scored.items()
+        ]
+        mean = {label: sum(v.values()) / len(v) if v else 0 for label, v in scored.items()}
+        ranked = list(order(list(answers))) if order else sorted(answers, key=lambda label: (-mean[label], label))
+        ranking = "\n".join(f"{i}. Response {label}" for i, label in enumerate(ranked, 1))
+        return "Notes on each response.\n\n" + "\n".join(lines) + f"\n\nFINAL RANKING:\n{ranking}"
 
     return text
 

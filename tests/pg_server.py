@@ -96,11 +96,11 @@ class PostgresServer:
         if self.user:
             shutil.chown(self.root, self.user)
         self._run("initdb", "-D", str(self.data), "-U", DB_USER, "-A", "trust", "--no-sync", "-E", "UTF8")
-        options = (
+        self.options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
-        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
+        self.start_again()
         return self
 
     def stop(self) -> None:
@@ -119,3 +119,15 @@ class PostgresServer:
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 STRATEGY FILE_COPY')
         return self.url(name)
+
+    def restart(self) -> None:
+        """`pg_ctl restart -m fast`: every connection is closed with AdminShutdown, the server
+        comes back on the same port with the same options (an operator's restart, a failover)."""
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-m", "fast", "-w", "restart")
+
+    def stop_fast(self) -> None:
+        """The server goes away (its data stays): `start_again` brings it back."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def start_again(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-o", self.options, "-l", str(self.root / "log"), "-w", "start")

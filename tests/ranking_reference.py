@@ -689,3 +689,245 @@ def leaderboard(
         out.append(Rating(m, point[i], low, high, won, int(played)))
     out.sort(key=lambda r: (-r.rating, r.model))
     return out
+
+
+# --------------------------------------------------------------------------------- rubric scores
+# rust/ranking/src/scores.rs: scores read from a review, each answer's means and the consensus.
+
+_JOINERS = set(WS) | {"_", "-"}
+_NUMBER = re.compile(r"[0-9]{1,6}(?:\.[0-9]+)?")
+
+
+def rubric_names(criteria: Sequence[str]) -> list[str]:
+    """Criterion names as the reader matches them: lower case, words joined by one space."""
+    return [" ".join(w for w in re.split(r"[ _-]+", _lower(c)) if w) for c in criteria]
+
+
+def _name_end(line: str, p: int, name: str) -> int | None:
+    for word_index, word in enumerate(name.split(" ")):
+        if word_index:
+            q = _skip(line, p, _JOINERS)
+            if q == p:
+                return None
+            p = q
+        if _lower(line[p : p + len(word)]) != word:
+            return None
+        p += len(word)
+    return None if p < len(line) and line[p] in ALNUM else p
+
+
+def _criterion(line: str, p: int, names: list[str]) -> tuple[int, int] | None:
+    if p > 0 and line[p - 1] in ALNUM:
+        return None
+    found = [(end, -i) for i, name in enumerate(names) if (end := _name_end(line, p, name)) is not None]
+    if not found:
+        return None
+    end, neg = max(found)
+    return -neg, end
+
+
+def _number(line: str, p: int) -> tuple[float, int] | None:
+    m = _NUMBER.match(line, p)  # 7 digits or more before the point: no number (nor glued to a letter)
+    if m is None or (m.end() < len(line) and line[m.end()] in ALNUM):
+        return None
+    return float(m.group(0)), m.end()
+
+
+def _with_denominator(line: str, p: int, high: float) -> tuple[float, int] | None:
+    got = _number(line, p)
+    if got is None:
+        return None
+    value, end = got
+    q = _skip(line, end, set(WS) | CLOSERS)
+    d = None
+    if q < len(line) and line[q] == "/":
+        d = _number(line, _skip(line, q + 1, set(WS)))
+    elif _word(line, q, "out of"):
+        d = _number(line, _skip(line, q + 6, set(WS)))
+    if d is None:
+        return value, end
+    return (value if d[0] == high else math.nan), d[1]
+
+
+def _value_after(line: str, end: int, high: float) -> tuple[float, int] | None:
+    q = _skip(line, end, set(WS) | CLOSERS)
+    if _word(line, q, "score") and not (q + 5 < len(line) and line[q + 5] in ALNUM):
+        q = _skip(line, q + 5, set(WS) | CLOSERS)
+    if q < len(line) and line[q] in ":=-(":
+        q += 1
+    q = _skip(line, q, set(WS) | OPENERS | CLOSERS)
+    return _with_denominator(line, q, high)
+
+
+def _line_start_label(line: str) -> str | None:
+    p = _skip(line, 0, set(WS) | set("-*+>#"))
+    digits = _skip(line, p, set("0123456789"))
+    if digits > p and digits < len(line) and line[digits] in ".)":
+        p = _skip(line, digits + 1, set(WS))
+    p = _skip(line, p, OPENERS)
+    if p >= len(line) or line[p] not in UPPER or (p + 1 < len(line) and line[p + 1] in ALNUM):
+        return None
+    closers = _skip(line, p + 1, CLOSERS)
+    if ")" in line[p + 1 : closers]:
+        return line[p]
+    q = _skip(line, closers, set(WS))
+    return line[p] if q < len(line) and line[q] in ":.-=|" else None
+
+
+def _colon_label(line: str, p: int) -> tuple[str, int] | None:
+    if line[p] not in UPPER or (p + 1 < len(line) and line[p + 1] in ALNUM):
+        return None
+    q = _skip(line, p + 1, CLOSERS)
+    return (line[p], q + 1) if q < len(line) and line[q] == ":" else None
+
+
+def _cell_label(cell: str) -> str | None:
+    p = _skip(cell, 0, set(WS) | OPENERS)
+    if _word(cell, p, "response"):
+        token = _response_token(cell, p)
+        if token is None:
+            return None
+        label, end = token
+    elif p < len(cell) and cell[p] in UPPER:
+        label, end = cell[p], p + 1
+    else:
+        return None
+    return label if _skip(cell, end, set(WS) | CLOSERS) == len(cell) else None
+
+
+def _header_cell(cell: str, names: list[str]) -> int | None:
+    found = _criterion(cell, _skip(cell, 0, set(WS) | OPENERS), names)
+    if found is None:
+        return None
+    q = _skip(cell, found[1], set(WS) | CLOSERS)
+    return found[0] if q == len(cell) or cell[q] in "(/" else None
+
+
+def parse_scores(
+    text: str, labels: Sequence[str], criteria: Sequence[str], low: float, high: float
+) -> dict[str, dict[str, float]]:
+    names = rubric_names(criteria)
+    sheet: dict[str, dict[int, float]] = {}
+    current: list[str | None] = [None]
+    columns: list[int | None] | None = None
+
+    def record(label: str | None, criterion: int, value: float) -> None:
+        if label is not None and low <= value <= high:
+            sheet.setdefault(label, {})[criterion] = value
+
+    def known(label: str) -> str | None:
+        return label if label in labels else None
+
+    def prose(line: str) -> None:
+        if (start := _line_start_label(line)) is not None:
+            current[0] = known(start)
+        p = 0
+        while p < len(line):
+            if p > 0 and line[p - 1] in ALNUM:
+                p += 1
+                continue
+            token = _response_token(line, p) if _word(line, p, "response") else None
+            token = token or _colon_label(line, p)
+            if token is not None:
+                current[0], p = known(token[0]), token[1]
+                continue
+            found = _criterion(line, p, names)
+            if found is not None:
+                value = _value_after(line, found[1], high)
+                if value is not None:
+                    record(current[0], found[0], value[0])
+                p = value[1] if value is not None else found[1]
+                continue
+            p += 1
+
+    for raw in normalize(text.removeprefix("\ufeff")).split("\n"):
+        stripped = raw.lstrip(WS)
+        if not stripped.startswith("|"):
+            columns = None
+            prose(raw)
+            continue
+        cells = stripped[1:].split("|")
+        if cells and all(c in WS for c in cells[-1]):
+            cells.pop()
+        if all(all(c in set(WS) | {"-", ":"} for c in cell) for cell in cells):
+            continue
+        header = [_header_cell(cell, names) for cell in cells]
+        if any(h is not None for h in header):
+            columns = header
+        elif columns is None:
+            prose(stripped)
+        else:
+            label = next((lab for cell in cells if (lab := _cell_label(cell)) is not None), None)
+            for cell, column in zip(cells, columns, strict=False):
+                if column is not None:
+                    got = _with_denominator(cell, _skip(cell, 0, set(WS) | OPENERS), high)
+                    if got is not None:
+                        record(known(label) if label else None, column, got[0])
+    return {label: {criteria[i]: v for i, v in sorted(sheet[label].items())} for label in labels if label in sheet}
+
+
+def rubric_summary(
+    sheets: Sequence[Mapping[str, Mapping[str, float]]], criteria: Sequence[str], low: float, high: float
+) -> tuple[dict[str, dict[str, float]], float | None]:
+    cells: dict[str, dict[str, list[float]]] = {}
+    for sheet in sheets:
+        for candidate, scores in sheet.items():
+            row = cells.setdefault(candidate, {})
+            for criterion, value in scores.items():
+                row.setdefault(criterion, []).append(value)
+    means = {c: {k: sum(row[k]) / len(row[k]) for k in criteria if k in row} for c, row in cells.items()}
+    spreads = []
+    for row in cells.values():
+        for values in row.values():
+            if len(values) >= 2:
+                mean = sum(values) / len(values)
+                sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+                spreads.append(sd / ((high - low) / 2))
+    consensus = min(100.0, max(0.0, 100 * (1 - sum(spreads) / len(spreads)))) if spreads else None
+    return means, consensus
+
+
+# ----------------------------------------------------------------------------------- composition
+# rust/ranking/src/composition.rs: which groups of texts support each sentence, and the shares.
+
+MIN_CONTAINMENT = 0.2
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in re.split(r"[^\w]|_", text) if w]
+
+
+def _trigram_list(words: list[str]) -> list[tuple[str, str, str]]:
+    return list(zip(words, words[1:], words[2:], strict=False))
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for i, c in enumerate(text):
+        if c == "\n" or (c in ".!?。" and (i + 1 == len(text) or text[i + 1].isspace())):
+            spans.append((start, i + 1))
+            start = i + 1
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def composition(synthesis: str, groups: Sequence[Sequence[str]]) -> tuple[list[float], float, list[tuple]]:
+    known = [{g for text in texts for g in _trigram_list(_words(text))} for texts in groups]
+    shares, own, total, sentences = [0.0] * len(groups), 0.0, 0.0, []
+    for start, end in _sentence_spans(synthesis):
+        words = _words(synthesis[start:end])
+        grams = _trigram_list(words)
+        support = []
+        if grams:
+            contain = [sum(g in k for g in grams) / len(grams) for k in known]
+            support = [(i, c) for i, c in enumerate(contain) if c >= MIN_CONTAINMENT]
+            found = sum(any(g in known[i] for i, _ in support) for g in grams) / len(grams)
+            for i, c in support:
+                shares[i] += len(words) * found * c / sum(c for _, c in support)
+            own += len(words) * (1 - found)
+            total += len(words)
+        sentences.append((start, end, len(words), support))
+    if total:
+        return [s / total for s in shares], own / total, sentences
+    return shares, 1.0, sentences

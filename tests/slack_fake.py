@@ -1,7 +1,8 @@
 """A fake Slack Web API on loopback (aiohttp), for the Slack adapter's tests.
 
-Implements the methods the app calls — auth.test, oauth.v2.access (an install's code, and token
-rotation's `grant_type=refresh_token`), oauth.v2.exchange, chat.postMessage, chat.update,
+Implements the methods the app calls — auth.test, openid.connect.token and openid.connect.userInfo
+(Sign in with Slack: `oidc_person` is who signs in at `/openid/connect/authorize`), oauth.v2.access
+(an install's code, and token rotation's `grant_type=refresh_token`), oauth.v2.exchange, chat.postMessage, chat.update,
 chat.postEphemeral, chat.delete, chat.startStream / appendStream / stopStream (streamed
 messages: tasks, plan titles, markdown text, final blocks; `streaming = False` answers
 `unknown_method` like a Slack without them), conversations.replies, conversations.open,
@@ -247,6 +248,7 @@ class FakeSlack:
         self._codes: dict[str, tuple[str, str, str]] = {}  # code -> (install key, client_id, redirect_uri)
         self._token_numbers = itertools.count(1)
         self._serving: str | None = None
+        self._current_token = ""  # the token of the call being answered
         self._files = itertools.count(1)
         self._runner: web.AppRunner | None = None
         # Socket Mode: open WebSocket connections, and what the app sent back on them.
@@ -256,6 +258,10 @@ class FakeSlack:
         # Files users shared: served at their url_private, only with the bot token (as Slack does).
         self.shared_files: dict[str, bytes] = {}
         self.file_downloads: list[dict[str, str]] = []  # headers of each download request
+        # Sign in with Slack (OpenID Connect): who "clicks Allow" on the authorize page (user, team).
+        self.oidc_person: tuple[str, str] = ("U1", team_id)
+        self._oidc_codes: dict[str, tuple[str, str, str, str, str]] = {}  # code -> user, team, client, uri, nonce
+        self.oidc_tokens: dict[str, tuple[str, str]] = {}  # access token -> (user, team)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -263,6 +269,7 @@ class FakeSlack:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/oauth/v2/authorize", self._authorize)
+        app.router.add_get("/openid/connect/authorize", self._oidc_authorize)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_post("/respond/{name}", self._respond)
         app.router.add_get("/socket", self._socket)
@@ -440,6 +447,8 @@ class FakeSlack:
         auth = request.headers.get("Authorization", "")
         if method in ("oauth.v2.access", "oauth.v2.exchange"):  # the app's credentials, not a token
             return self._reply(call, self._oauth(method, args, auth))
+        if method == "openid.connect.token":
+            return self._reply(call, self._oidc_token(args, auth))
         token = auth[7:] if auth.startswith("Bearer ") else args.get("token")
         if not token:
             return self._reply(call, {"ok": False, "error": "not_authed"})
@@ -476,6 +485,7 @@ class FakeSlack:
         if handler is None:
             return self._reply(call, {"ok": False, "error": "unknown_method"})
         self._serving = call.team  # handlers run without awaiting: this is the caller's team throughout
+        self._current_token = str(token)
         return self._reply(call, handler(args))
 
     def _reply(
@@ -522,9 +532,25 @@ class FakeSlack:
                 self.sockets.remove(ws)
         return ws
 
-    async def send_envelope(self, kind: str, payload: dict[str, Any], *, socket: int = -1) -> str:
+    async def drop_sockets(self, *, warned: bool = False) -> None:
+        """Every Socket Mode connection closed from Slack's side: abruptly (a network drop, a
+        Slack restart), or `warned` first by the `disconnect` message Slack sends before it
+        recycles a connection. The app is expected to open a new one (apps.connections.open)."""
+        for ws in list(self.sockets):
+            if warned:
+                await ws.send_json(
+                    {"type": "disconnect", "reason": "refresh_requested", "debug_info": {"host": "fake"}}
+                )
+            await ws.close(code=1006 if not warned else 1000)
+            if ws in self.sockets:
+                self.sockets.remove(ws)
+
+    async def send_envelope(
+        self, kind: str, payload: dict[str, Any], *, socket: int = -1, retry_attempt: int = 0
+    ) -> str:
         """Deliver a Socket Mode envelope (events_api, slash_commands, interactive) to the app, on
-        its newest connection or the one at index `socket` (Slack picks any of an app's up to 10)."""
+        its newest connection or the one at index `socket` (Slack picks any of an app's up to 10);
+        `retry_attempt` > 0: Slack's redelivery of an event whose envelope it did not see acked."""
         envelope_id = f"env-{next(self._envelopes)}"
         await self.sockets[socket].send_json(
             {
@@ -532,8 +558,8 @@ class FakeSlack:
                 "type": kind,
                 "payload": payload,
                 "accepts_response_payload": kind != "events_api",
-                "retry_attempt": 0,
-                "retry_reason": "",
+                "retry_attempt": retry_attempt,
+                "retry_reason": "timeout" if retry_attempt else "",
             }
         )
         return envelope_id
@@ -625,6 +651,52 @@ class FakeSlack:
         self._codes[code] = (key, client_id, redirect_uri)
         target = redirect_uri + "?" + urllib.parse.urlencode({"code": code, "state": query.get("state", "")})
         raise web.HTTPFound(target)
+
+    async def _oidc_authorize(self, request: web.Request) -> web.Response:
+        """Sign in with Slack's authorize page once `oidc_person` allowed it: a code for them."""
+        query = request.query
+        self.calls.append(ApiCall("openid/connect/authorize", dict(query), dict(request.headers), time.monotonic()))
+        client_id, redirect_uri = query.get("client_id", ""), query.get("redirect_uri", "")
+        scopes = set(query.get("scope", "").replace(",", " ").split())  # Slack takes both separators
+        if client_id not in self.apps or not redirect_uri or "openid" not in scopes:
+            return web.Response(status=400, text="invalid_client_id, redirect_uri or scope")
+        code = f"oidc-code-{next(self._token_numbers)}"
+        user, team = self.oidc_person
+        self._oidc_codes[code] = (user, team, client_id, redirect_uri, query.get("nonce", ""))
+        target = redirect_uri + "?" + urllib.parse.urlencode({"code": code, "state": query.get("state", "")})
+        raise web.HTTPFound(target)
+
+    def _oidc_token(self, args: dict[str, Any], auth: str) -> dict[str, Any]:
+        client_id = self._client_ok(args, auth)
+        if client_id is None:
+            return {"ok": False, "error": "invalid_client_id"}
+        grant = self._oidc_codes.pop(str(args.get("code")), None)
+        if grant is None or grant[2] != client_id:
+            return {"ok": False, "error": "invalid_code"}
+        user, team, _, redirect_uri, nonce = grant
+        if args.get("redirect_uri") != redirect_uri:
+            return {"ok": False, "error": "bad_redirect_uri"}
+        token = f"xoxp-oidc-{user}-{next(self._token_numbers)}"
+        self.tokens[token] = team  # a user token: answered for its team
+        self.oidc_tokens[token] = (user, team)
+        claims = {"iss": "https://slack.com", "sub": user, "aud": client_id, "nonce": nonce,
+                  "https://slack.com/user_id": user, "https://slack.com/team_id": team}  # fmt: skip
+
+        def part(value: dict[str, Any]) -> str:
+            import base64
+
+            return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+        id_token = f"{part({'alg': 'RS256', 'typ': 'JWT'})}.{part(claims)}.signature"
+        return {"ok": True, "access_token": token, "token_type": "Bearer", "id_token": id_token}
+
+    def _m_openid_connect_userInfo(self, args):
+        user, team = self.oidc_tokens.get(self._current_token, ("", ""))
+        if not user:
+            return {"ok": False, "error": "invalid_auth"}
+        name = (self.users.get(user) or {}).get("real_name", user)
+        return {"ok": True, "sub": user, "https://slack.com/user_id": user, "https://slack.com/team_id": team,
+                "name": name, "https://slack.com/team_name": team}  # fmt: skip
 
     def _client_ok(self, args: dict[str, Any], auth: str) -> str | None:
         """The client id when its credentials are right (form fields or HTTP Basic, as Slack takes)."""

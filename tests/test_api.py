@@ -410,7 +410,16 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
     assert result.request.config.mode == "auto" and result.escalated is True  # "alpha says: 42." vs "beta says: 42."
     assert len(llm_for_api.requests) == 7 and len(llm_for_api.requests_for(stage=1)) == 3
     assert "Escalated: the first two answers disagreed" in completion.choices[0].message.reasoning_content
-    assert completion.metadata == {"council_id": result.council_id, "status": "ok", "mode": "auto", "escalated": True}
+    assert completion.metadata == {
+        "council_id": result.council_id,
+        "status": "ok",
+        "mode": "auto",
+        "escalated": True,
+        "agreement_w": result.aggregate.agreement_w,
+        "consensus": None,  # these reviewers give no rubric scores
+        "scores": {},
+        "composition": result.composition,
+    }
 
 
 async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_for_api):
@@ -478,3 +487,13 @@ async def test_a_model_that_is_no_member_is_404_and_a_failing_member_is_502(clie
         await client.chat.completions.create(model="beta", messages=QUESTION)
     assert failed.value.status_code == 502 and "auth 401" in str(failed.value)
     assert "api-test-upstream-key" not in str(failed.value)
+
+
+async def test_metadata_chooses_the_members_and_chairman(client, api, llm_for_api):
+    # issue 33: OpenAI's request `metadata` (string values) picks this council's members and chairman
+    completion = await client.chat.completions.create(
+        model="llm-council", messages=QUESTION, metadata={"members": "gamma, beta", "chairman": "gamma"}
+    )
+    result = await stored(api, completion.id.removeprefix("chatcmpl-"))
+    assert (result.request.config.members, result.request.config.chairman) == (["gamma", "beta"], "gamma")
+    assert sorted(r.model for r in llm_for_api.requests_for(stage=1)) == ["beta", "gamma"]

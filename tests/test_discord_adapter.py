@@ -183,6 +183,7 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
         "show",
         "members",
         "chairman",
+        "allow",  # the models a question may choose (issue 33)
         "limits",
         "search",
         "mode",
@@ -195,6 +196,7 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
     assert not council["attachment"].get("required") and not council["search"].get("required")
     assert [c["value"] for c in council["mode"]["choices"]] == ["standard", "quick", "auto"]
     assert not council["mode"].get("required")
+    assert council["members"].get("autocomplete") and council["chairman"].get("autocomplete")
     assert not fake.guild_commands
 
 

@@ -93,3 +93,42 @@ async def test_auto_mode_option_and_keyword(env, llm):
     assert newest.mode == "auto" and newest.question == "What is 6 x 7 again?"
     result = await env.service.queries.get_result(newest.council_id)
     assert result.escalated and len(llm.requests_for(stage=2)) == 3
+
+
+async def test_members_and_chairman_options_and_prefix(env, llm):
+    # issue 33: the /council options, then the `members: ...; chairman: ...` prefix of a mention
+    fake = env.fake
+    await fake.push_command(
+        "council",
+        [
+            *council_option("What is 6 x 7?"),
+            {"name": "members", "type": 3, "value": "gamma, beta"},
+            {"name": "chairman", "type": 3, "value": "gamma"},
+        ],
+    )
+    await wait_finished(fake)
+    [summary] = await env.service.queries.history(origin_of(fake), "channel")
+    assert (summary.members, summary.chairman) == (["gamma", "beta"], "gamma")
+    await fake.push_message(f"<@{fake.bot_id}> members: alpha, gamma; chairman: alpha What is 6 x 8?")
+    await wait_finished(fake, count=2)
+    latest = (await env.service.queries.history(origin_of(fake), "channel"))[0]
+    assert (latest.members, latest.chairman, latest.question) == (["alpha", "gamma"], "alpha", "What is 6 x 8?")
+
+
+async def test_a_model_the_channel_does_not_allow_is_refused(env, llm):
+    fake = env.fake
+    llm.script("delta", council_member("delta says 42."))
+    done = await fake.push_command(
+        "council", [*council_option("Q?"), {"name": "members", "type": 3, "value": "alpha delta"}]
+    )
+    refusal = "`delta` is not allowed here; this channel allows: alpha, beta, gamma."
+    await fake.wait_for(lambda: any(refusal in m["content"] for m in ephemeral_replies(fake, done.token)))
+    assert not llm.requests
+    admin = await fake.push_command(
+        "council-admin",
+        subcommand("allow", models="alpha, delta"),
+        permissions=BASIC_PERMISSIONS | MANAGE_GUILD,
+        user_id=777,
+    )
+    await fake.wait_for(lambda: replied(fake, admin.token))
+    assert await env.service.channels.allowed(origin_of(fake)) == ["alpha", "delta"]

@@ -45,7 +45,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "core.tenants",
         ),
     ),
-    ("the service", ("core.direct", "core.doctor", "core.eval", "core.front_end_tasks", "core.service")),
+    ("the service", ("core.browse", "core.direct", "core.doctor", "core.eval", "core.front_end_tasks", "core.service")),
 )
 
 

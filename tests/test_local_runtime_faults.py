@@ -118,6 +118,22 @@ async def test_a_ceiling_too_small_to_load_in_is_a_typed_failure_naming_it(tmp_p
     assert "memory ceiling 300 MB; LOCAL_RUNTIME_MB sets it" in caught.value.message
 
 
+@llama_test
+async def test_a_runtime_that_does_not_load_in_time_is_killed_and_said_so(tmp_path):
+    provider = LocalProvider(_settings(tmp_path, LOCAL_LOAD_TIMEOUT_S=0.05))
+    try:
+        with pytest.raises(LocalRuntimeCrash) as caught:
+            await provider.complete("smollm2", QUESTION, CallOptions(timeout_s=120))
+        (runtime,) = provider._runtimes.values()
+        assert not runtime.alive  # killed, not left loading
+    finally:
+        await provider.aclose()
+    _one_line(caught.value.message)
+    assert caught.value.message == (
+        "the local model runtime did not load SmolLM2-135M-Instruct.Q4_1.gguf within 0.05 s (LOCAL_LOAD_TIMEOUT_S)"
+    )
+
+
 # --------------------------------------------------------------------------- killed mid-answer
 
 

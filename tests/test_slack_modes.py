@@ -105,3 +105,34 @@ async def test_a_streamed_auto_council_shows_the_check_and_the_answer_as_written
     assert tasks["chairman"]["output"] == "Not needed: the first two answers were the same"
     assert "the first two answers were the same" in json.dumps(stop.args["blocks"])
     assert len(llm.requests) == 2
+
+
+async def test_a_question_picks_its_members_and_chairman_among_the_allowed(env, llm):
+    # issue 33: `members: a, b; chairman: c` before the question, in a mention and in /council
+    await env.event(env.mention("<@UBOT> members: gamma, beta; chairman: gamma What is six times seven?"))
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.settle()
+    [summary] = await env.service.queries.history(ORIGIN, "channel")
+    assert (summary.members, summary.chairman) == (["gamma", "beta"], "gamma")
+    stored = await env.service.queries.get_result(summary.council_id)
+    assert stored.request.question == "What is six times seven?"
+    assert sorted(r.model for r in llm.requests_for(stage=1)) == ["beta", "gamma"]
+
+
+async def test_a_model_the_channel_does_not_allow_is_refused_naming_the_allowed(env, llm):
+    llm.script("delta", council_member("delta says 42."))
+    await env.command("members: alpha, delta What is six times seven?")
+    await env.settle()
+    assert not results(env.fake) and not llm.requests  # nothing posted, nothing asked
+    refusal = "`delta` is not allowed here; this channel allows: alpha, beta, gamma."
+    assert any(refusal in t for t in ephemeral_texts(env.fake))
+    await env.command("allow alpha, delta", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert await env.service.channels.allowed(ORIGIN) == ["alpha", "delta"]
+    await env.command("members: alpha, delta What is six times seven?")
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.settle()
+    assert sorted(r.model for r in llm.requests_for(stage=1)) == ["alpha", "delta"]
+    await env.command("allow default", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert await env.service.channels.allowed(ORIGIN) == ["alpha", "beta", "gamma"]

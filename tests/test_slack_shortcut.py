@@ -77,3 +77,48 @@ async def test_shortcut_refusal_goes_to_the_asker_in_the_thread(env, llm):
     assert not thread_answers(fake, "C1", ts) and not llm.requests
     [refused] = [e for e in fake.ephemerals if e.get("thread_ts") == ts]
     assert refused["user"] == "U1" and "the limit is 4,000" in refused["text"]
+
+
+async def test_the_modal_offers_the_allowed_models_and_its_choice_picks_the_council(env, llm):
+    # issue 33: the modal's selects list the models the channel allows; what is picked answers
+    fake = env.fake
+    ts = fake.add_message("C1", "Is the beta ready?", user="U2")
+    assert await message_action(env, fake.find("C1", ts)) == 200
+    await env.settle()
+    [modal] = [v for v in fake.views if v.get("callback_id") == "council_ask_message_view"]
+    selects = {b["block_id"]: b["element"] for b in modal["blocks"] if b.get("type") == "input"}
+    assert selects["members"]["type"] == "multi_static_select"
+    assert [o["value"] for o in selects["chairman"]["options"]] == ["alpha", "beta", "gamma"]
+    chosen = [{"text": {"type": "plain_text", "text": m}, "value": m} for m in ("gamma", "beta")]
+    values = {
+        "question": {"question": {"type": "plain_text_input", "value": "Ready?"}},
+        "members": {"members": {"type": "multi_static_select", "selected_options": chosen}},
+        "chairman": {"chairman": {"type": "static_select", "selected_option": chosen[0]}},
+    }
+    await submit_view(env, modal, values)
+    await fake.wait_for(lambda: thread_answers(fake, "C1", ts), timeout=30)
+    assert sorted(r.model for r in llm.requests_for(stage=1)) == ["beta", "gamma"]
+    assert [r.model for r in llm.requests_for(stage=3)] == ["gamma"]
+
+
+async def test_council_pick_opens_a_modal_whose_choice_picks_the_council(env, llm):
+    # issue 33: `/council pick` opens the question form with the members and chairman selects
+    fake = env.fake
+    await env.command("pick")
+    await env.settle()
+    [modal] = [v for v in fake.views if v.get("callback_id") == "council_pick_view"]
+    selects = {b["block_id"]: b["element"] for b in modal["blocks"] if b.get("type") == "input"}
+    assert [o["value"] for o in selects["members"]["options"]] == ["alpha", "beta", "gamma"]
+    chosen = [{"text": {"type": "plain_text", "text": m}, "value": m} for m in ("beta", "gamma")]
+    values = {
+        "question": {"question": {"type": "plain_text_input", "value": "What is six times seven?"}},
+        "members": {"members": {"type": "multi_static_select", "selected_options": chosen}},
+        "chairman": {"chairman": {"type": "static_select", "selected_option": chosen[1]}},
+    }
+    await submit_view(env, modal, values)
+    await fake.wait_for(lambda: [r for r in llm.requests if r.stage == 3], timeout=30)
+    await env.settle()
+    assert sorted(r.model for r in llm.requests_for(stage=1)) == ["beta", "gamma"]
+    assert [r.model for r in llm.requests_for(stage=3)] == ["gamma"]
+    question = [c for c in fake.calls_to("chat.postMessage") if "What is six times seven?" in json.dumps(c.args)]
+    assert question and question[0].args["channel"] == "C1"  # posted in the channel, as /council does

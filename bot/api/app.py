@@ -212,6 +212,7 @@ class ChatCompletions:
             if not claim.fresh:
                 return await self._again(claim, fingerprint, chat, choice, answer_format)
             hold = _KeyHold(self.service, claim, origin.user_key, key)
+        members, chairman = chat.seats()
         try:
             batch = await _readable_files(self.service, chat)
             run = await self.service.start_council(
@@ -219,8 +220,8 @@ class ChatCompletions:
                 origin,
                 history,
                 council_id=hold.claim.council_id if hold else None,
-                members=choice.members,
-                chairman=choice.chairman,
+                members=members or choice.members,
+                chairman=chairman or choice.chairman,
                 attachments=batch.attachments,
                 notices=batch.user_notices(),
                 mode=choice.mode,

@@ -65,6 +65,7 @@ class _Completion(Response):
     def __init__(self, council_id: str, model: str, chat: ChatRequest, answer_format: AnswerFormat | None):
         self.council_id, self.model, self.chat, self.answer_format = council_id, model, chat, answer_format
         self.completion_id = f"chatcmpl-{council_id}"
+        self.link: str | None = None  # the council's page in the browser app, in the metadata
         self.transcript = CouncilTranscript()
         self.background = None
 
@@ -81,7 +82,7 @@ class _Completion(Response):
                 self.transcript.reasoning,
                 "stop",
                 result.usage,
-                council_metadata(result),
+                council_metadata(result, self.link),
             )
             response = JSONResponse(body, headers={"x-council-id": self.council_id})
         await response(scope, receive, send)
@@ -109,7 +110,9 @@ class _Completion(Response):
         rest = content if self.answer_format is not None else unsent.content
         if rest:
             await self._event(send, chunk_body(self.completion_id, self.model, {"content": rest}))
-        finish = chunk_body(self.completion_id, self.model, {}, finish_reason="stop", metadata=council_metadata(result))
+        finish = chunk_body(
+            self.completion_id, self.model, {}, finish_reason="stop", metadata=council_metadata(result, self.link)
+        )
         await self._event(send, finish)
         if self.chat.include_usage:
             await self._event(send, usage_chunk(self.completion_id, self.model, result.usage))
@@ -146,6 +149,7 @@ class CouncilResponse(_Completion):
     ):
         super().__init__(run.council_id, model, chat, answer_format)
         self.service, self.run, self.starter, self.on_hang_up = service, run, starter, on_hang_up
+        self.link = service.settings.council_url(run.council_id)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         delivered = False

@@ -40,8 +40,12 @@ class CouncilAnswer(BaseModel):
     by_chairman: bool
     ranking: list[RankedModel]
     agreement_w: float | None
+    consensus: float | None = None  # of the rubric scores, 0-100 (issue 33)
+    scores: dict[str, dict[str, float]] = {}  # model -> criterion -> mean rubric score
+    composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
+    url: str | None = None  # the council's page in the browser app (COUNCIL_PUBLIC_URL)
 
 
 class PastCouncil(BaseModel):
@@ -51,6 +55,7 @@ class PastCouncil(BaseModel):
     status: str
     winner: str | None
     agreement_w: float | None
+    consensus: float | None = None
 
 
 class CouncilHistory(BaseModel):
@@ -72,7 +77,7 @@ def _caller(ctx: Context, keys: ApiKeys) -> Caller:
     return Caller(caller_origin(keys, name or LOCAL_USER, headers), owns_database=False)
 
 
-def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
+def _answer(result: CouncilResult, text: str, link: str | None = None) -> CouncilAnswer:
     aggregate = result.aggregate
     return CouncilAnswer(
         council_id=result.council_id,
@@ -85,8 +90,12 @@ def _answer(result: CouncilResult, text: str) -> CouncilAnswer:
             for e in (aggregate.entries if aggregate else [])
         ],
         agreement_w=aggregate.agreement_w if aggregate else None,
+        consensus=aggregate.consensus if aggregate else None,
+        scores=aggregate.scores if aggregate else {},
+        composition=result.composition,
         notices=result.notices,
         escalated=result.escalated,
+        url=link,
     )
 
 
@@ -125,7 +134,7 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         transcript, result = await _follow(service, caller, run, ctx)
         if result.status is CouncilStatus.FAILED:
             raise ToolError(transcript.failure or "The council failed.")
-        return _answer(result, transcript.content)
+        return _answer(result, transcript.content, service.settings.council_url(result.council_id))
 
     @server.tool()
     async def council_history(ctx: Context, limit: int = 10) -> CouncilHistory:
@@ -203,4 +212,5 @@ def _past_council(s: CouncilSummary) -> PastCouncil:
         status=s.status.value,
         winner=s.winner,
         agreement_w=s.agreement_w,
+        consensus=s.consensus,
     )

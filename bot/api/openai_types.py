@@ -153,6 +153,19 @@ class ChatRequest(BaseModel):
     # The end user, heeded for keys in COUNCIL_API_TRUSTED_KEYS only: a string (OpenAI), or the
     # object Open WebUI sends to pipelines ({"id", "name", ...}).
     user: str | dict[str, Any] | None = None
+    # OpenAI's request `metadata` (string values): `members` (comma-separated model ids or seats)
+    # and `chairman` choose this council's (issue 33); other keys are ignored.
+    metadata: dict[str, Any] | None = None
+
+    def seats(self) -> tuple[list[str] | None, str | None]:
+        """The members and chairman `metadata` chose (None: the model's own)."""
+        data = self.metadata or {}
+        members = data.get("members")
+        if isinstance(members, str):
+            members = [m for m in members.replace(",", " ").split() if m]
+        chosen = [str(m) for m in members] if isinstance(members, list) and members else None
+        chairman = data.get("chairman")
+        return chosen, (chairman.strip() or None) if isinstance(chairman, str) else None
 
     def chat_messages(self) -> list[ChatMessage]:
         """The conversation as a member answering alone reads it: its text (files are read only
@@ -258,15 +271,24 @@ def completion_body(
     return body | ({"metadata": metadata} if metadata is not None else {})
 
 
-def council_metadata(result: CouncilResult) -> dict[str, Any]:
-    """What a council's completion says about it besides the answer (`metadata`, as in the export)."""
+def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str, Any]:
+    """What a council's completion says about it besides the answer (`metadata`, as in the export);
+    `link`: its page in the browser app (COUNCIL_PUBLIC_URL)."""
     config = result.request.config
-    return {
+    metadata = {
         "council_id": result.council_id,
         "status": result.status.value,
         "mode": config.mode,
         "escalated": result.escalated,
+        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100, issue 33),
+        # with each answer's mean score per criterion (model -> criterion -> mean).
+        "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
+        "consensus": result.aggregate.consensus if result.aggregate else None,
+        "scores": result.aggregate.scores if result.aggregate else {},
+        # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
+        "composition": result.composition,
     }
+    return {**metadata, "url": link} if link else metadata
 
 
 def chunk_body(

@@ -26,7 +26,7 @@ _address_log.setLevel(logging.INFO)
 # On SIGTERM, requests still running after this are cancelled (their councils are stopped and
 # their file readers killed), so that the process ends within 10 s whatever they were doing
 # (Docker's default before SIGKILL); the rest of the 10 s is for closing the service.
-_SHUTDOWN_GRACE_S = 3
+SHUTDOWN_GRACE_S = 3
 
 
 def build_asgi(service: CouncilService, host: str) -> Any:
@@ -46,13 +46,26 @@ def build_asgi(service: CouncilService, host: str) -> Any:
             yield
 
     hosts = allowed_hosts(settings.api.allowed_hosts, host)
-    return create_app(service, keys, hosts=hosts, mcp_app=endpoint, lifespan=lifespan)
+    api = create_app(service, keys, hosts=hosts, mcp_app=endpoint, lifespan=lifespan)
+    if not settings.web.enabled:
+        return api
+    from bot.web.app import Beside, create_web_app
+
+    return Beside(api, create_web_app(service, host))
 
 
 async def serve_api(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
     host = host or service.settings.api.host
     port = service.settings.api.port if port is None else port
-    app = build_asgi(service, host)
+    server, listener = http_server(build_asgi(service, host), host, port, lifespan="on")
+    bound = listener.getsockname()[1]
+    web = f", browser app: http://{host}:{bound}/" if service.settings.web.enabled else ""
+    announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH}{web})")
+    await server.serve(sockets=[listener])
+
+
+def http_server(app: Any, host: str, port: int, *, lifespan: str) -> tuple[uvicorn.Server, socket.socket]:
+    """uvicorn for `app` and its listening socket, bound here so that the real port is known (port 0)."""
     # log_config=None: uvicorn's lines go through our root handler (text or JSON, redacted).
     config = uvicorn.Config(
         app,
@@ -60,18 +73,14 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
         port=port,
         log_level="warning",
         access_log=False,
-        lifespan="on",
+        lifespan=lifespan,  # type: ignore[arg-type]
         log_config=None,
-        timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
-    server = uvicorn.Server(config)
-    listener = _bind(host, port)  # bound here so that the real port is known, also for port 0
-    bound = listener.getsockname()[1]
-    _announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH})")
-    await server.serve(sockets=[listener])
+    return uvicorn.Server(config), bind(host, port)
 
 
-def _announce(service: CouncilService, line: str) -> None:
+def announce(service: CouncilService, line: str) -> None:
     """The address, shown whatever LOG_LEVEL says: as it is, or with LOG_FORMAT=json as a log line
     (every line of the process is then one JSON object)."""
     if service.settings.telemetry.log_format == "json":
@@ -80,7 +89,7 @@ def _announce(service: CouncilService, line: str) -> None:
         print(line, file=sys.stderr)
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     listener = socket.socket(family, kind, proto)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -24,6 +24,7 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     ReviewFinished,
+    SchedulePlanned,
     StageStarted,
 )
 
@@ -111,6 +112,8 @@ class CouncilTranscript:
             return f"Council: {members}; chairman {short_model(event.chairman)}.\n"
         if isinstance(event, StageStarted):
             return f"\n**{STAGE_TITLES[event.stage]}**\n"
+        if isinstance(event, SchedulePlanned):
+            return f"In memory: {event.line}.\n"
         if isinstance(event, MemberFinished):
             took = f" in {event.answer.latency_s:.1f} s" if event.answer.latency_s is not None else ""
             return f"- {short_model(event.answer.model)} answered{took}\n"

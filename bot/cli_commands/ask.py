@@ -35,7 +35,8 @@ async def cmd_ask(service: CouncilService, args: argparse.Namespace) -> int:
     else:
         synthesis = result.synthesis
         shown = synthesis is not None and same_terminal() and term.was_shown(synthesis.model, synthesis.text)
-        print_result(result, answer_shown=shown, answer_printed=answer_printed)
+        link = service.settings.council_url(result.council_id)
+        print_result(result, answer_shown=shown, answer_printed=answer_printed, link=link)
     return EXIT_FAILED if result.status in (CouncilStatus.FAILED, CouncilStatus.CANCELLED) else EXIT_OK
 
 

@@ -19,11 +19,12 @@ from core.models import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    SchedulePlanned,
     StageStarted,
     Synthesis,
     seats,
 )
-from core.models.lines import dissent_lines, read_lines
+from core.models.lines import composition_line, dissent_lines, read_lines
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -83,6 +84,8 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"⏳ waiting for a free slot (position {event.position})")
     elif isinstance(event, StageStarted):
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
+    elif isinstance(event, SchedulePlanned):
+        term.note(f"  🧮 in memory: {event.line}")
     elif isinstance(event, MemberStarted):
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):
@@ -102,7 +105,12 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
 
 
 def print_result(
-    result: CouncilResult, *, answer_shown: bool = False, answer_printed: bool = False, details: bool = True
+    result: CouncilResult,
+    *,
+    answer_shown: bool = False,
+    answer_printed: bool = False,
+    details: bool = True,
+    link: str | None = None,
 ) -> None:
     """The result on stdout; `answer_shown`: the final answer is on the same screen already;
     `answer_printed`: `print_answer` printed it as soon as it was complete; `details`: end with the
@@ -127,6 +135,8 @@ def print_result(
         parsed = sum(1 for r in result.reviews if r.ballot_models)
         print(f"Ballots read: {parsed} of {len(result.reviews)}")
         print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
+    if (meter := composition_line(result.composition)) is not None:
+        print(meter)
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
     print(
@@ -134,7 +144,9 @@ def print_result(
         f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
     )
     if details:
-        print(f"Details: {council_command()} show {result.council_id}")
+        print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
+    elif link:
+        print(f"In the browser: {link}")
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:

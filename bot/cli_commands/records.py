@@ -47,7 +47,7 @@ async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
         print(f"── review by {review.reviewer} ──")
         print((review.text or "").strip())
         print(ballot_line(review) + "\n")
-    print_result(result, details=False)
+    print_result(result, details=False, link=service.settings.council_url(result.council_id))
     print("\nReaders' feedback: " + "\n".join(feedback_lines(votes)).replace("*", ""))
     return EXIT_OK
 

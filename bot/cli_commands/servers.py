@@ -126,3 +126,11 @@ async def cmd_api(service: CouncilService, args: argparse.Namespace) -> int:
 async def cmd_mcp(service: CouncilService, args: argparse.Namespace) -> int:
     await _api_server().serve_mcp_stdio(service)
     return EXIT_OK
+
+
+async def cmd_web(service: CouncilService, args: argparse.Namespace) -> int:
+    _api_server()  # the same extra: one clear line when it is missing
+    from bot.web.server import serve_web
+
+    await serve_web(service, args.host, args.port)
+    return EXIT_OK

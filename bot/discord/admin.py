@@ -70,7 +70,17 @@ def build_admin_group(bot: CouncilHost) -> app_commands.Group:
         default_permissions=discord.Permissions(manage_guild=True),
         guild_only=True,
     )
-    for add in (_add_show, _add_members, _add_chairman, _add_limits, _add_search, _add_mode, _add_reset, _add_audit):
+    for add in (
+        _add_show,
+        _add_members,
+        _add_chairman,
+        _add_allow,
+        _add_limits,
+        _add_search,
+        _add_mode,
+        _add_reset,
+        _add_audit,
+    ):
         add(group, bot.service)
     add_key_command(group)
     return group
@@ -112,6 +122,16 @@ def _add_chairman(group: app_commands.Group, service: CouncilService) -> None:
         actor, origin = await _begin(interaction)
         config = await service.channels.set_chairman(actor, origin, model)
         await _send(interaction, "Chairman updated.", embed=_config_embed(TITLE, config))
+
+
+def _add_allow(group: app_commands.Group, service: CouncilService) -> None:
+    @group.command(name="allow", description="The models a question in this channel may choose as members or chairman")
+    @app_commands.describe(models="Model ids, comma- or space-separated; `default`: the channel's own council")
+    async def allow(interaction: discord.Interaction, models: str) -> None:
+        actor, origin = await _begin(interaction)
+        chosen = [] if models.strip().lower() == "default" else models.replace(",", " ").split()
+        allowed = await service.channels.set_allowed(actor, origin, chosen)
+        await _send(interaction, "A question here may choose: " + ", ".join(f"`{m}`" for m in allowed))
 
 
 def _add_limits(group: app_commands.Group, service: CouncilService) -> None:

@@ -59,7 +59,7 @@ class CouncilBot(ApiBaseClient):
         self.settings = settings
         # What a council shows in its thread (bot/following.py); one pacer per bot: every
         # council in a channel shares its pace.
-        self.surface = DiscordSurface(self, pacer=ChannelPacer(pace))
+        self.surface = DiscordSurface(self, pacer=ChannelPacer(pace), settings=settings)
         # Durable councils are shown and answered by whichever process runs them (core/durable).
         service.register_deliverer(Platform.DISCORD, partial(questions.deliver, self))
         self.tree = app_commands.CommandTree(self)

@@ -13,6 +13,7 @@ from bot.discord import render
 from bot.discord.interactions import NO_MENTIONS, actor_of, incoming_file, origin_of, reply
 from bot.discord.questions import council_from_interaction
 from bot.render_text import history_lines, leaderboard_table
+from core.errors import CouncilError
 from core.models import MODES
 from core.models.keywords import parse_mode
 
@@ -27,10 +28,12 @@ Attach files (PDF, Word, text, CSV, code, images) to the message or the `attachm
 Start a question with `search:` (or set the `search:` option) to search the web first, and with
 `quick:` (or set the `mode:` option) for a quick council: two members answer, the chairman compares them;
 `auto:` asks two members and convenes the whole council only if they disagree.
+`members: model-a, model-b; chairman: model-c` before a question (or the `members:`/`chairman:`
+options) picks its council among the models this channel allows.
 Buttons under the answer show each stage: **Answers**, **Reviews** (with the extracted ballot), **Ranking**.
 While it runs: **Stop**, or **Synthesize now** with the answers that have arrived.
 `/council-history` · `/council-leaderboard` · `/council-export id:`
-`/council-admin show|members|chairman|limits|search|mode|reset|audit` — per-channel settings (Manage Server)."""
+`/council-admin show|members|chairman|allow|limits|search|mode|reset|audit` — per-channel settings (Manage Server)."""
 
 
 def register_commands(bot: CouncilHost) -> None:
@@ -46,6 +49,8 @@ def _add_council(bot: CouncilHost) -> None:
         attachment="A file for the council to read (PDF, Word, text, CSV, code, or an image)",
         search="Search the web first (default: this channel's setting)",
         mode="standard: all three stages; quick: two answers compared; auto: two answers, all if they disagree",
+        members="This question's members, comma-separated, among the models this channel allows",
+        chairman="This question's chairman, among the models this channel allows",
     )
     @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
     @app_commands.guild_only()
@@ -55,11 +60,51 @@ def _add_council(bot: CouncilHost) -> None:
         attachment: discord.Attachment | None = None,
         search: bool | None = None,
         mode: app_commands.Choice[str] | None = None,
+        members: str | None = None,
+        chairman: str | None = None,
     ) -> None:
         await interaction.response.defer(thinking=True)
         files = [incoming_file(attachment)] if attachment is not None else []
         chosen = parse_mode(mode.value) if mode is not None else None
-        await council_from_interaction(bot, interaction, question, files=files, search=search, mode=chosen)
+        seats = [m for m in (members or "").replace(",", " ").split() if m] or None
+        await council_from_interaction(
+            bot,
+            interaction,
+            question,
+            files=files,
+            search=search,
+            mode=chosen,
+            members=seats,
+            chairman=(chairman or "").strip() or None,
+        )
+
+    @council.autocomplete("members")
+    async def members_choices(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        # Discord's options have no multi-select: each choice completes the list typed so far.
+        typed = [m for m in current.replace(",", " ").split() if m]
+        done, partial = (typed, "") if current.endswith((",", " ")) or not typed else (typed[:-1], typed[-1])
+        allowed = await _allowed(bot, interaction)
+        return [
+            app_commands.Choice(name=value[:100], value=value[:100])
+            for model in allowed
+            if model not in done and partial.lower() in model.lower()
+            for value in [", ".join([*done, model])]
+        ][:25]
+
+    @council.autocomplete("chairman")
+    async def chairman_choices(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        allowed = await _allowed(bot, interaction)
+        return [app_commands.Choice(name=m[:100], value=m[:100]) for m in allowed if current.lower() in m.lower()][:25]
+
+
+async def _allowed(bot: CouncilHost, interaction: discord.Interaction) -> list[str]:
+    """The models this channel allows a question to choose (the service's rule); none on a refusal."""
+    try:
+        return await bot.service.channels.allowed(
+            origin_of(interaction.user, interaction.channel, interaction.guild_id)
+        )
+    except CouncilError:
+        return []
 
 
 def _add_help(bot: CouncilHost) -> None:

@@ -18,7 +18,7 @@ from bot.throttle import Priority
 from core.errors import CouncilError
 from core.models import ConversationTurn, CouncilMode, Destination, Origin, Platform, new_council_id
 from core.models.files import AttachmentBatch, IncomingFile
-from core.models.keywords import split_mode_keyword, split_search_keyword
+from core.models.keywords import Keywords, split_keywords
 from core.models.lines import files_notice
 
 if TYPE_CHECKING:
@@ -29,16 +29,23 @@ log = logging.getLogger(__name__)
 REFUSAL_VISIBLE_S = 60.0  # a refusal that could not go by DM is deleted from the channel after this
 
 
-def split_keywords(
-    question: str, *, search: bool | None = None, mode: CouncilMode | None = None
-) -> tuple[str, bool | None, CouncilMode | None]:
-    """The question without its leading `quick:`/`auto:`/`standard:` / `search:` keywords; a keyword sets the mode
-    or the search only where the asker did not choose them already."""
-    question, keyword_mode = split_mode_keyword(question)
-    question, searched = split_search_keyword(question)
-    if search is None and searched:
-        search = True
-    return question, search, mode or keyword_mode
+def chosen(
+    question: str,
+    *,
+    search: bool | None = None,
+    mode: CouncilMode | None = None,
+    members: list[str] | None = None,
+    chairman: str | None = None,
+) -> tuple[Keywords, bool | None]:
+    """The question's leading keywords (mode, `search:`, `members: ...; chairman: ...`); a keyword
+    chooses only what the asker did not choose already with the command's options. Also the search:
+    True, False, or None (the channel's)."""
+    words = split_keywords(question)
+    search = True if search is None and words.search else search
+    picked = Keywords(
+        words.question, mode or words.mode, bool(search), members or words.members, chairman or words.chairman
+    )
+    return picked, search
 
 
 async def council_from_interaction(
@@ -49,9 +56,12 @@ async def council_from_interaction(
     files: list[IncomingFile] | None = None,
     search: bool | None = None,
     mode: CouncilMode | None = None,
+    members: list[str] | None = None,
+    chairman: str | None = None,
 ) -> None:
     channel = interaction.channel
-    question, search, mode = split_keywords(question, search=search, mode=mode)
+    words, search = chosen(question, search=search, mode=mode, members=members, chairman=chairman)
+    question = words.question
     origin = origin_of(interaction.user, channel, interaction.guild_id)
     # The deferred response becomes the status message (and the thread's starter).
     status = await interaction.edit_original_response(
@@ -69,7 +79,7 @@ async def council_from_interaction(
         )
     try:
         # The status message is edited with the bot token (the interaction's expires in 15 minutes).
-        await submit(bot, question, origin, history, (channel, status), batch, search=search, mode=mode, status=status)
+        await submit(bot, words, origin, history, (channel, status), batch, search=search, status=status)
     except CouncilError as exc:
         try:
             await interaction.delete_original_response()
@@ -109,12 +119,12 @@ async def council_from_message(
     origin = origin_of(message.author, channel, guild_id)
     if origin.thread_id is None:
         origin.thread_id = str(message.id)
-    question, search, mode = split_keywords(question)
+    words, search = chosen(question)
     batch = await bot.service.reading.read_files([incoming_file(a) for a in message.attachments], Platform.DISCORD)
     if batch.user_notices():
         await refuse_privately(bot, message, files_notice(batch.user_notices()))
     try:
-        await submit(bot, question, origin, history, (channel, message), batch, search=search, mode=mode)
+        await submit(bot, words, origin, history, (channel, message), batch, search=search)
     except CouncilError as exc:
         await refuse_privately(bot, message, exc.user_message)
 
@@ -149,14 +159,13 @@ async def open_thread(bot: CouncilHost, channel: Any, starter: discord.Message, 
 
 async def submit(
     bot: CouncilHost,
-    question: str,
+    words: Keywords,
     origin: Origin,
     history: list[ConversationTurn],
     where: tuple[Any, discord.Message],
     batch: AttachmentBatch,
     *,
     search: bool | None,
-    mode: CouncilMode | None,
     status: discord.Message | None = None,
 ) -> None:
     """The council as a durable job (core/durable: this process runs it on SQLite, any worker
@@ -165,6 +174,7 @@ async def submit(
     /council's deferred response)."""
 
     council_id = new_council_id()
+    question = words.question
 
     async def destination() -> Destination:
         thread = await open_thread(bot, *where, question)
@@ -185,7 +195,9 @@ async def submit(
         council_id=council_id,
         attachments=batch.attachments,
         search=search,
-        mode=mode,
+        mode=words.mode,
+        members=words.members,
+        chairman=words.chairman,
     )
 
 

@@ -29,7 +29,7 @@ from bot.render_text import (
     split_text,
 )
 from core.models import CouncilResult, CouncilStatus, counted
-from core.models.lines import file_summary
+from core.models.lines import composition_line, consensus_text, file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -209,12 +209,18 @@ def agreement_text(result: CouncilResult) -> str:
         return "n/a"
     w = agg.agreement_w
     word = "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
-    return f"Kendall's W = {w:.2f} ({word}); {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
+    consensus = consensus_text(agg)
+    return (
+        f"Kendall's W = {w:.2f} ({word})"
+        + (f"; rubric {consensus}" if consensus else "")
+        + f"; {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
+    )
 
 
-def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
+def result_messages(result: CouncilResult, link: str | None = None) -> list[dict[str, Any]]:
     """Messages (kwargs for `send`) with the final answer: degraded notice first, answer,
-    ranking and agreement as fields. A long answer is cut here; the runner attaches its full text
+    ranking and agreement as fields; `link` (the council's page in the browser app) on the title.
+    A long answer is cut here; the runner attaches its full text
     (bot/following.py, the same on Slack)."""
     header = emoji(result_header(result))
     synthesis = result.synthesis
@@ -235,13 +241,17 @@ def result_messages(result: CouncilResult) -> list[dict[str, Any]]:
         answer = clip(answer, LONG_ANSWER_CHARS - 200) + "\n\n*(cut here — the full answer is attached)*"
     text = (header + "\n\n" + answer).strip() if header else answer
     embeds = text_embeds(text or "No answer.", title=title, color=_color(result))
+    if link:
+        embeds[0].url = link
     last = embeds[-1]
     if result.aggregate is not None:
         ranking = safe(ranking_line(result.aggregate))
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    elif result.status is not CouncilStatus.FAILED:
+    if (meter := composition_line(result.composition)) is not None:
+        last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
+    if result.aggregate is None and result.status is not CouncilStatus.FAILED:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
     add_material_fields(last, result)
     footer = _footer(result)

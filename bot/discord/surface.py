@@ -16,6 +16,7 @@ from bot.councils import AnswerFile
 from bot.discord import render
 from bot.discord.api_base import ApiBaseClient
 from bot.discord.interactions import NO_MENTIONS
+from bot.links import renderer
 from bot.surface import Renderer
 from bot.throttle import DISCORD_PACE, ChannelPacer
 from core.models import CouncilRequest, Destination, Platform
@@ -41,11 +42,18 @@ class DiscordSurface:
 
     platform = Platform.DISCORD
 
-    def __init__(self, client: discord.Client, *, pacer: ChannelPacer | None = None, interval: float = EDIT_INTERVAL_S):
+    def __init__(
+        self,
+        client: discord.Client,
+        *,
+        pacer: ChannelPacer | None = None,
+        interval: float = EDIT_INTERVAL_S,
+        settings: Settings | None = None,
+    ):
         self.client = client
         self.pacer = pacer or ChannelPacer(DISCORD_PACE)  # shared by every council in a channel
         self.interval = interval
-        self.render: Renderer = render
+        self.render: Renderer = renderer(render, settings)  # with links to the browser app when configured
 
     def retry_after(self, exc: Exception) -> float | None:
         return retry_after_of(exc)
@@ -83,4 +91,4 @@ async def discord_surface(settings: Settings, *, pacer: ChannelPacer | None = No
         raise RuntimeError("DISCORD_TOKEN is not set (see docs/discord.md).")
     client = ApiBaseClient(settings.discord.api_url, intents=discord.Intents.none())
     await client.login(settings.discord.token.get_secret_value())
-    return DiscordSurface(client, pacer=pacer)
+    return DiscordSurface(client, pacer=pacer, settings=settings)

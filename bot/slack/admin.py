@@ -18,13 +18,15 @@ from core.models import Actor, Origin
 if TYPE_CHECKING:
     from core.service import CouncilService
 
-OPERATIONS = ("show", "members", "chairman", "limits", "search", "mode", "reset", "audit")
+OPERATIONS = ("show", "members", "chairman", "allow", "limits", "search", "mode", "reset", "audit")
 
 USAGE = """*Council admin* (this channel; workspace admins and owners, or `COUNCIL_ADMIN_USERS`):
 • `/council-admin show` — the members, chairman and limits in effect here
 • `/council-admin members model-a, model-b|fallback-b` — this channel's members (2 to 8 seats; \
 in a seat `a|b`, b answers when a fails)
 • `/council-admin chairman model-x` — this channel's chairman (also `model-x|fallback`)
+• `/council-admin allow model-a, model-b` — the models a question here may choose \
+(`members: a, b; chairman: c`); `allow default`: this channel's members, fallbacks and chairman
 • `/council-admin mode quick|auto|standard` — this channel's default mode (a question can also start \
 with `quick:`, `auto:` or `standard:`)
 • `/council-admin limits user=N channel=N budget=USD` — councils per user/channel per hour, daily budget
@@ -74,6 +76,11 @@ def parse_admin(text: str) -> AdminCommand:
         if not rest or len(rest.split()) != 1:
             raise InputRejected("Name one model: `/council-admin chairman model-x`.")
         return AdminCommand(op, chairman=rest)
+    if op == "allow":
+        if not rest:
+            raise InputRejected("Name the models: `/council-admin allow model-a, model-b` (or `allow default`).")
+        models = [] if rest.lower() == "default" else rest.replace(",", " ").split()
+        return AdminCommand(op, members=models)
     if op == "search":
         if rest.lower() not in ("on", "off"):
             raise InputRejected("Say `/council-admin search on` or `/council-admin search off`.")
@@ -122,6 +129,10 @@ async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, co
     if command.op == "chairman":
         config = await service.channels.set_chairman(actor, origin, command.chairman)
         return render.config_message("Chairman updated", config)
+    if command.op == "allow":
+        allowed = await service.channels.set_allowed(actor, origin, command.members)
+        text = "A question here may choose: " + ", ".join(f"`{m}`" for m in allowed)
+        return {"text": text, "blocks": [render.section(text)]}
     if command.op == "limits":
         updated = await service.channels.set_limits(actor, origin, **command.limits)  # type: ignore[arg-type]
         return render.config_message("Limits updated", await service.channels.effective_config(origin), updated)

@@ -45,6 +45,7 @@ from bot.slack.home import SlackHome
 from bot.slack.middleware import first_delivery, not_from_bots, questions_in_dms
 from bot.slack.oauth import for_council, oauth_app
 from bot.slack.people import SlackPeople, slack_origin
+from bot.slack.pick import PickModal
 from bot.slack.questions import SlackQuestions
 from bot.slack.shortcut import MessageShortcut
 from bot.slack.slash import SlashCommands, parse_command
@@ -108,6 +109,9 @@ class SlackCouncilBot:
         self._register()
         SlackFeedback(self.app, client, service, self.background, self.people).register()
         MessageShortcut(self.app, client, service, self.background, self.people).register()
+        pick = PickModal(self.app, client, service, self.background, self.people)
+        pick.questions = self.questions
+        pick.register()
         self.home.register()
         self.agent.register(on_home_tab=self.home.on_opened)
 
@@ -200,6 +204,7 @@ def _surface(
         pacer=ChannelPacer(pace),
         interval=interval,
         streaming=streaming or settings.slack.streaming,
+        settings=settings,
     )
 
 

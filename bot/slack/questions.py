@@ -5,6 +5,7 @@ the earlier messages are context), and where a council's progress and answer are
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
@@ -21,7 +22,7 @@ from bot.surface import paced_write
 from bot.throttle import Priority
 from core.errors import CouncilError
 from core.models import ConversationTurn, Destination, Origin, Platform, new_council_id
-from core.models.keywords import split_mode_keyword, split_search_keyword
+from core.models.keywords import split_keywords
 from core.models.lines import files_notice
 
 if TYPE_CHECKING:
@@ -70,13 +71,24 @@ class SlackQuestions:
         self.history = history
         self.agent = agent
 
-    async def council_from_command(self, question: str, origin: Origin, respond: Respond, context: Any) -> None:
+    async def council_from_command(
+        self,
+        question: str,
+        origin: Origin,
+        respond: Respond | None,
+        context: Any,
+        *,
+        members: list[str] | None = None,
+        chairman: str | None = None,
+    ) -> None:
         """Post the question in the channel, then start the council in its thread: a channel the
-        bot cannot post in costs no rate-limit hit and leaves no council behind."""
+        bot cannot post in costs no rate-limit hit and leaves no council behind. `members` and
+        `chairman`: chosen in `/council pick`'s modal (they win over the question's keywords)."""
         channel = origin.channel_id or ""
-        question, mode = split_mode_keyword(slack_unescape(question))
-        question, searched = split_search_keyword(question)
-        asked = await self.service.admission.check(question, origin)  # refusals -> caller
+        chosen = split_keywords(slack_unescape(question))
+        chosen = replace(chosen, members=members or chosen.members, chairman=chairman or chosen.chairman)
+        # refusals -> caller (a model the channel does not allow too, before anything is posted)
+        asked = await self.service.admission.check(chosen.question, origin, chosen.members, chosen.chairman)
         council_id = new_council_id()
         thread_ts = await self._post_question(asked, origin, council_id, respond, context)
         if thread_ts is None:
@@ -88,15 +100,17 @@ class SlackQuestions:
                 origin,
                 destination=destination(channel, thread_ts, context),
                 council_id=council_id,
-                search=True if searched else None,
-                mode=mode,
+                search=True if chosen.search else None,
+                mode=chosen.mode,
+                members=chosen.members,
+                chairman=chosen.chairman,
             )
         except CouncilError:  # refused in the moment since the check (a burst): take the question back
             await self._delete_quietly(channel, thread_ts)
             raise
 
     async def _post_question(
-        self, asked: str, origin: Origin, council_id: str, respond: Respond, context: Any
+        self, asked: str, origin: Origin, council_id: str, respond: Respond | None, context: Any
     ) -> str | None:
         """The question's message in the channel (its ts), or None after telling the asker why not."""
         user, channel = origin.user_id or "", origin.channel_id or ""
@@ -148,21 +162,22 @@ class SlackQuestions:
         if thread_ts and thread_ts != ts:
             history = await self.history.thread_history(channel, thread_ts, ts, context)
         origin = slack_origin(event.get("team") or context.team_id, channel, user, thread_ts=thread_ts or ts)
-        question, mode = split_mode_keyword(question)
-        question, searched = split_search_keyword(question)
+        chosen = split_keywords(question)
         # The serving team's token (OAuth distribution: not SLACK_BOT_TOKEN) downloads its files.
         batch = await self.service.reading.read_files(incoming_files(event), Platform.SLACK, self.client.token)
         if batch.user_notices():
             await self.people.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread_ts)
         try:
             await self.service.submit_council(
-                question,
+                chosen.question,
                 origin,
                 history,
                 destination=destination(channel, thread_ts or ts, context),
                 attachments=batch.attachments,
-                search=True if searched else None,
-                mode=mode,
+                search=True if chosen.search else None,
+                mode=chosen.mode,
+                members=chosen.members,
+                chairman=chosen.chairman,
             )
         except CouncilError as exc:
             await self.people.ephemeral(channel, user, exc.user_message, thread_ts=thread_ts)

@@ -42,7 +42,7 @@ from core.models import (
     Leaderboard,
     counted,
 )
-from core.models.lines import file_summary
+from core.models.lines import composition_line, file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -268,7 +268,7 @@ def attached_note(answer: str) -> str:
     return f":page_facing_up: The full answer ({len(answer):,} characters) is attached below as a Markdown file."
 
 
-def result_messages(result: CouncilResult) -> list[Message]:
+def result_messages(result: CouncilResult, link: str | None = None) -> list[Message]:
     """The answer as thread replies: header (when degraded) first, the answer, the ranking, buttons.
 
     Normally one message. A long answer (over `LONG_ANSWER_CHARS`) shows its start and says the
@@ -277,7 +277,7 @@ def result_messages(result: CouncilResult) -> list[Message]:
     """
     cid = result.council_id
     header = result_header(result)
-    tail_blocks = _answer_tail(result)
+    tail_blocks = _answer_tail(result, link)
     messages = _paginate(_answer_head(result, header), _answer_body(result), tail_blocks)
     answer_text = result.synthesis.text if result.synthesis else "The council has no answer."
     first_text = f"{header} {answer_text}" if header else answer_text
@@ -311,13 +311,17 @@ def _answer_body(result: CouncilResult) -> list[dict[str, Any]]:
     return body_blocks
 
 
-def _answer_tail(result: CouncilResult) -> list[dict[str, Any]]:
-    """What the council read, the ranking, the footer, the stage buttons and the feedback buttons."""
+def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[str, Any]]:
+    """What the council read, the ranking, the footer (with the link to the council's page in the
+    browser app, when there is one), the stage buttons and the feedback buttons."""
     cid = result.council_id
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
         tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
-    tail_blocks.append(context(result_footer(result)))
+    if (meter := composition_line(result.composition)) is not None:
+        tail_blocks.append(context(plain(meter)))
+    footer = result_footer(result)
+    tail_blocks.append(context(f"{footer} · <{_link_url(link)}|open in the browser>" if link else footer))
     if result.answers or result.reviews or result.aggregate is not None:
         tail_blocks.append(stage_buttons(cid, result))
     if result.synthesis is not None:
@@ -364,7 +368,9 @@ HELP = "\n".join(
         "• Start it with `quick:` for a quick council: two members answer and the chairman compares them; "
         "with `auto:`, two members answer and the whole council deliberates only if they disagree "
         "(`standard:` for the full three stages).",
-        "• `/council-admin show|members a,b|c|chairman X|limits user=N channel=N budget=USD|search on|off|"
+        "• `members: a, b; chairman: c` before a question picks its council among the models this channel "
+        "allows; `/council pick` opens a form with them.",
+        "• `/council-admin show|members a,b|c|chairman X|allow a,b|limits user=N channel=N budget=USD|search on|off|"
         "mode quick|auto|standard|reset|audit` "
         "(also `/council admin …`) — this channel's council (workspace admins and owners).",
     )

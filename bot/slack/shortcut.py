@@ -21,10 +21,11 @@ from bot.slack.history import SlackThreadHistory
 from bot.slack.listeners import ListenerGroup
 from bot.slack.mrkdwn import plain, slack_unescape
 from bot.slack.people import slack_origin
+from bot.slack.pick import ask_form, picked_seats
 from bot.slack.questions import destination
 from core.errors import CouncilError
 from core.models import Platform
-from core.models.keywords import split_mode_keyword, split_search_keyword
+from core.models.keywords import split_keywords
 from core.models.lines import files_notice
 
 log = logging.getLogger(__name__)
@@ -34,29 +35,13 @@ VIEW = "council_ask_message_view"
 QUOTE_CHARS = 2500
 
 
-def ask_modal(message: dict[str, Any], where: dict[str, str]) -> dict[str, Any]:
+def ask_modal(message: dict[str, Any], where: dict[str, str], allowed: list[str] | None = None) -> dict[str, Any]:
     text = render.clip(plain(message.get("text") or ""), QUOTE_CHARS) or "_(no text)_"
     files = [f.get("name") or "file" for f in message.get("files") or [] if isinstance(f, dict)]
     blocks: list[dict[str, Any]] = [render.section(render.quote(text))]
     if files:
         blocks.append(render.context(plain("Files the council will read: " + ", ".join(files))))
-    blocks.append(
-        {
-            "type": "input",
-            "block_id": "question",
-            "label": {"type": "plain_text", "text": "Your question about it"},
-            "element": {"type": "plain_text_input", "action_id": "question", "multiline": True, "max_length": 3000},
-        }
-    )
-    return {
-        "type": "modal",
-        "callback_id": VIEW,
-        "title": {"type": "plain_text", "text": "Ask the council"},
-        "submit": {"type": "plain_text", "text": "Ask"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "private_metadata": json.dumps(where),
-        "blocks": blocks,
-    }
+    return ask_form(VIEW, "Your question about it", where, allowed or [], blocks)
 
 
 class MessageShortcut(ListenerGroup):
@@ -82,8 +67,14 @@ class MessageShortcut(ListenerGroup):
             "ts": str(message.get("ts") or body.get("message_ts") or ""),
             "thread": str(message.get("thread_ts") or message.get("ts") or ""),
         }
+        team = (body.get("team") or {}).get("id") or ""
+        asker = slack_origin(team, where["channel"], (body.get("user") or {}).get("id", ""))
         try:
-            await self.client.views_open(trigger_id=body["trigger_id"], view=ask_modal(message, where))
+            allowed = await self.service.channels.allowed(asker)
+        except CouncilError:  # the modal still asks; the council's own refusal comes on submit
+            allowed = []
+        try:
+            await self.client.views_open(trigger_id=body["trigger_id"], view=ask_modal(message, where, allowed))
         except SlackApiError as exc:
             log.warning("could not open the shortcut's modal: %s", refusal(exc))
 
@@ -94,8 +85,8 @@ class MessageShortcut(ListenerGroup):
         team = (body.get("team") or {}).get("id") or context.team_id
         values = ((view.get("state") or {}).get("values") or {}).get("question") or {}
         question = slack_unescape(((values.get("question") or {}).get("value") or "").strip())
-        question, mode = split_mode_keyword(question)
-        question, searched = split_search_keyword(question)
+        chosen = split_keywords(question)
+        members, chairman = picked_seats(view)
         message = await self._message(channel, thread, ts)
         history = await self.history.thread_history(channel, thread, ts, context, through=True)
         batch = await self.service.reading.read_files(incoming_files(message), Platform.SLACK, self.client.token)
@@ -103,13 +94,15 @@ class MessageShortcut(ListenerGroup):
             await self.people.ephemeral(channel, user, files_notice(batch.user_notices()), thread_ts=thread)
         try:
             await self.service.submit_council(
-                question,
+                chosen.question,
                 slack_origin(team, channel, user, thread_ts=thread),
                 history,
                 destination=destination(channel, thread, context),
                 attachments=batch.attachments,
-                search=True if searched else None,
-                mode=mode,
+                search=True if chosen.search else None,
+                mode=chosen.mode,
+                members=members or chosen.members,
+                chairman=chairman or chosen.chairman,
             )
         except CouncilError as exc:
             await self.people.ephemeral(channel, user, exc.user_message, thread_ts=thread)

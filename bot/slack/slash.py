@@ -17,6 +17,7 @@ from bot.slack.admin import OPERATIONS as ADMIN_OPERATIONS
 from bot.slack.admin import handle_admin, parse_admin
 from bot.slack.errors import refusal
 from bot.slack.people import Respond, SlackPeople, slack_origin
+from bot.slack.pick import pick_modal
 from core.errors import CouncilError
 from core.models import Actor, Origin
 
@@ -42,6 +43,8 @@ def parse_command(text: str) -> Command:
     word, rest = first.lower(), rest.strip()
     if not text or (word in ("help", "?") and not rest):
         return ("help", "")
+    if word == "pick" and not rest:
+        return ("pick", "")  # the modal choosing this question's members and chairman (bot/slack/pick.py)
     if word == "history" and _HISTORY_ARGS.fullmatch(rest):
         return ("history", rest)
     if word == "leaderboard" and _LEADERBOARD_ARGS.fullmatch(rest):
@@ -77,7 +80,10 @@ class SlashCommands:
             await self.people.ephemeral(channel, user, text, respond=respond, blocks=blocks, prefer_respond=True)
 
         try:
-            await self._run(kind, argument, origin, tell, respond, context)
+            if kind == "pick":
+                await self.pick(trigger, origin)
+            else:
+                await self._run(kind, argument, origin, tell, respond, context)
         except CouncilError as exc:
             await tell(exc.user_message)
         except SlackApiError as exc:  # a call of ours failed (an export's DM or upload): not our bug
@@ -100,6 +106,12 @@ class SlashCommands:
             await self.export(argument, origin, tell)
         elif kind == "admin":
             await self.admin(argument, origin, tell)
+
+    async def pick(self, trigger: str | None, origin: Origin) -> None:
+        """`/council pick`: the modal with the models this channel allows (service.channels.allowed)."""
+        allowed = await self.service.channels.allowed(origin)
+        where = {"channel": origin.channel_id or "", "team": origin.workspace_id or ""}
+        await self.client.views_open(trigger_id=trigger or "", view=pick_modal(allowed, where))
 
     async def history(self, argument: str, origin: Origin, tell: Tell) -> None:
         match = _HISTORY_ARGS.fullmatch(argument)

@@ -20,6 +20,7 @@ from bot.slack.render import (
     with_block_id,
 )
 from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
+from core.models.lines import composition_line
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -183,6 +184,8 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
     blocks += material_blocks(result)
     if result.aggregate is not None:
         blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
+    if (meter := composition_line(result.composition)) is not None:
+        blocks.append(context(plain(meter)))
     blocks.append(context(result_footer(result)))
     if result.answers or result.reviews or result.aggregate is not None:
         blocks.append(stage_buttons(result.council_id, result))

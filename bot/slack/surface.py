@@ -24,6 +24,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.councils import AnswerFile
+from bot.links import renderer
 from bot.slack import render
 from bot.slack.errors import error_code, refusal, retry_after_of
 from bot.slack.stream import EDIT_INTERVAL_S, STREAM_UNSUPPORTED, ProgressStream
@@ -88,6 +89,7 @@ class SlackSurface:
         pacer: ChannelPacer | None = None,
         interval: float = EDIT_INTERVAL_S,
         streaming: str = "off",
+        settings: Settings | None = None,
     ):
         mode = streaming.strip().lower()
         if mode not in STREAMING_MODES:
@@ -96,7 +98,7 @@ class SlackSurface:
         self.pacer = pacer or ChannelPacer(SLACK_PACE)  # shared by every council in a channel
         self.interval = interval
         self.streaming = mode
-        self.render: Renderer = render
+        self.render: Renderer = renderer(render, settings)  # with links to the browser app when configured
         self._stream_refused_until = 0.0  # Slack said this app/workspace cannot stream: not before then
 
     def retry_after(self, exc: Exception) -> float | None:
@@ -169,4 +171,4 @@ class SlackSurface:
 def slack_surface(settings: Settings, *, pacer: ChannelPacer | None = None, **options: Any) -> SlackSurface:
     """Slack's surface from settings (SLACK_BOT_TOKEN, SLACK_API_URL, SLACK_STREAMING) alone."""
     options.setdefault("streaming", settings.slack.streaming)
-    return SlackSurface(build_client(settings), pacer=pacer, **options)
+    return SlackSurface(build_client(settings), pacer=pacer, settings=settings, **options)

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from core.admission.channel_limits import ChannelLimits
 from core.admission.limits import ConcurrencyGate, Ticket
 from core.admission.question_cleaning import QuestionCleaner
-from core.channels.admin import clean_members, require_known_models
+from core.channels.admin import allowed_models, check_choice, clean_members, require_known_models
 from core.engine.weights import reviewer_weights
 from core.models import (
     ChannelSettings,
@@ -19,6 +19,7 @@ from core.models import (
     CouncilRequest,
     ModelStats,
     Origin,
+    Platform,
     new_council_id,
     seats,
 )
@@ -79,6 +80,7 @@ class Admission:
         try:
             plan = await self._plan(origin)
             channel = await self.storage.channels.get(origin.channel_key)
+            self._check_choice(origin, channel, plan, members, chairman)
             config = await self._council_config(channel, members, chairman, mode, plan)
             await self.limits.check(origin, channel, record=True)
             await self.owner.start()
@@ -118,6 +120,23 @@ class Admission:
         weights = await reviewer_weights(self.settings, self.storage, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
 
+    def _check_choice(
+        self,
+        origin: Origin,
+        channel: ChannelSettings | None,
+        plan: TenantPlan,
+        members: Sequence[str] | None,
+        chairman: str | None,
+    ) -> None:
+        """A question's own members and chairman must be among the models its channel allows: in
+        chat always (default: the channel's members, fallbacks and chairman), elsewhere (API, MCP,
+        terminal: the operator's or a key holder's choice) only where an admin set a list."""
+        if not members and not chairman:
+            return
+        if origin.platform in (Platform.SLACK, Platform.DISCORD) or (channel and channel.allowed_models):
+            config = with_tenant_lineup(self.config_for(channel), channel, plan.lineup)
+            check_choice(allowed_models(config, channel), members, chairman)
+
     async def _plan(self, origin: Origin) -> TenantPlan:
         return await self.plans(origin) if self.plans is not None else TenantPlan(self.router)
 
@@ -126,12 +145,15 @@ class Admission:
         the operator's own councils (`council eval`), which pass no channel or user limit."""
         return await self._council_config(None, None, None, mode, TenantPlan(self.router))
 
-    async def check(self, question: str, origin: Origin) -> str:
+    async def check(
+        self, question: str, origin: Origin, members: Sequence[str] | None = None, chairman: str | None = None
+    ) -> str:
         """The checks of `admit` without their effects (no queue place, no rate-limit hit)."""
         question = self.clean_question(question)
         self.gate.check_capacity()
-        await self._plan(origin)
+        plan = await self._plan(origin)
         channel = await self.storage.channels.get(origin.channel_key)
+        self._check_choice(origin, channel, plan, members, chairman)
         await self.limits.check(origin, channel, record=False)
         return question
 
@@ -162,6 +184,7 @@ class Admission:
             max_reviewers=s.council.max_reviewers,
             max_answer_tokens=s.council.max_answer_tokens,
             ballot_format=s.council.ballot_format,
+            rubric=s.council.rubric,
         )
 
     async def _with_overrides(

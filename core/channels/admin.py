@@ -1,6 +1,9 @@
-"""Admin operations on a channel's council: members, chairman, limits, reset, audit log.
+"""Admin operations on a channel's council: members, chairman, limits, the models askers may choose
+per question, reset, audit log.
 
-Each checks Permissions.require_admin first; every change is audited."""
+Each checks Permissions.require_admin first; every change is audited. `allowed_models` and
+`check_choice` are the rule on a question's own members and chairman (issue 33), which admission
+applies: the channel's list, else its members, their fallbacks and its chairman."""
 
 from __future__ import annotations
 
@@ -92,6 +95,21 @@ class ChannelAdmin:
         self.permissions.require_admin(actor, origin.platform)
         return await self._save_channel(actor, origin, {"mode": parse_mode(mode)}, "set_mode")
 
+    async def set_allowed(self, actor: Actor, origin: Origin, models: Sequence[str]) -> list[str]:
+        """The models askers in the channel may choose per question (`members: a, b; chairman: c`);
+        an empty list goes back to the default (the channel's members, fallbacks and chairman)."""
+        self.permissions.require_admin(actor, origin.platform)
+        cleaned = list(dict.fromkeys(m for m in (seats.clean_seat(m) for m in models) if m and "|" not in m))
+        if cleaned:
+            await require_known_models(await self._router_at(origin), cleaned)
+        await self._save_channel(actor, origin, {"allowed_models": cleaned or None}, "set_allowed")
+        return await self.allowed(origin)
+
+    async def allowed(self, origin: Origin) -> list[str]:
+        """The models a question asked at `origin` may choose as its members and chairman."""
+        channel = await self.storage.channels.get(origin.channel_key)
+        return allowed_models(await self._config_at(origin, channel), channel)
+
     async def reset(self, actor: Actor, origin: Origin) -> None:
         self.permissions.require_admin(actor, origin.platform)
         await self.storage.channels.delete(origin.channel_key, actor_id=actor.user_id)
@@ -129,4 +147,22 @@ async def require_known_models(router: ProviderRouter, models: list[str]) -> Non
             + ", ".join(f"`{m}`" for m in unknown)
             + ". Check the spelling against your provider's model list (`council doctor` lists problems).",
             unknown,
+        )
+
+
+def allowed_models(config: CouncilConfig, channel: ChannelSettings | None) -> list[str]:
+    """The models a question may choose (the channel's list, else its council's every model)."""
+    if channel is not None and channel.allowed_models:
+        return list(channel.allowed_models)
+    return seats.all_models([*config.members, config.chairman])
+
+
+def check_choice(allowed: Sequence[str], members: Sequence[str] | None, chairman: str | None) -> None:
+    """Refuse a question's members or chairman outside `allowed`, naming the allowed models."""
+    named = seats.all_models([*(members or []), *([chairman] if chairman else [])])
+    refused = [m for m in dict.fromkeys(named) if m not in allowed]
+    if refused:
+        raise InputRejected(
+            f"{', '.join(f'`{m}`' for m in refused)} {'is' if len(refused) == 1 else 'are'} not allowed here; "
+            f"this channel allows: {', '.join(allowed)}."
         )

@@ -10,6 +10,7 @@ from collections.abc import Collection
 
 from core.errors import NotFound, PermissionDenied
 from core.models import Actor, CouncilResult, Origin, Platform
+from core.models.browse import Viewer, Visibility
 
 # Who the platform itself counts as an admin (Actor.is_platform_admin), as the refusal names it.
 PLATFORM_ADMINS = {
@@ -40,10 +41,40 @@ class Permissions:
     def visible_to(result: CouncilResult, viewer: Origin, *, admin: bool = False) -> bool:
         """A council stays in the workspace (Slack team, Discord server) it was asked in; there it
         is visible from its channel, to whoever asked it, and to the workspace's admins."""
-        asked = result.request.origin
+        return Permissions.asked_visible(result.request.origin, viewer, admin=admin)
+
+    @staticmethod
+    def asked_visible(asked: Origin, viewer: Origin, *, admin: bool = False) -> bool:
+        """`visible_to` for a council known by where it was asked (a running one has no result yet)."""
         if asked.platform is not viewer.platform or asked.workspace_id != viewer.workspace_id:
             return False
         return admin or asked.channel_id == viewer.channel_id or asked.user_id == viewer.user_id
+
+    # ------------------------------------------------------------------ readers outside a chat (bot/web)
+
+    def viewer_is_admin(self, viewer: Viewer) -> bool:
+        return viewer.everything or self.is_admin(viewer.actor)
+
+    def visibility(self, viewer: Viewer) -> Visibility:
+        """The rule of `visible_to` as storage filters: a signed-in person sees, in their workspace,
+        the councils of the channel they read from (none, in a browser: an API key's own), those
+        they asked, and all of them when they are an admin; the operator sees every council."""
+        if viewer.origin is None:
+            return Visibility()
+        origin = viewer.origin
+        return Visibility(
+            platform=origin.platform.value,
+            workspace_id=origin.workspace_id,
+            whole_workspace=self.is_admin(viewer.actor),
+            channel_id=origin.channel_id,
+            user_id=origin.user_id,
+        )
+
+    def may_view(self, asked: Origin, viewer: Viewer) -> bool:
+        """One council, by the same rule as `visibility`."""
+        if viewer.origin is None:
+            return True
+        return self.asked_visible(asked, viewer.origin, admin=self.is_admin(viewer.actor))
 
     def require_visible(self, result: CouncilResult, viewer: Origin | None, *, admin: bool = False) -> None:
         """With `viewer` (the chat adapters), a council it may not see is reported as not found;

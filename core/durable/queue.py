@@ -26,12 +26,14 @@ from core.admission.limits import ConcurrencyGate, SharedSlots, Ticket
 from core.durable.worker import CouncilWorker
 from core.models import CouncilRequest, Platform
 from core.storage import Storage
+from core.storage.jobs import JobTooNew
 
 log = logging.getLogger(__name__)
 
 TASK_NAME = "council.run"
 _SCHEMA_LOCK = "council:procrastinate-schema"
 _SHUTDOWN_GRACE_S = 1.0
+LEAVE_FOR_NEWER_S = 5  # a job from a newer version comes back to the queue after this long
 
 
 def queue_name(platform: Platform) -> str:
@@ -75,6 +77,8 @@ class InProcessQueue:
         try:
             with self.worker.accepting(accepted) if accepted is not None else nullcontext():
                 await self.worker.run(council_id, ticket)
+        except JobTooNew as exc:  # left running: a newer process on this file adopts it
+            log.warning("%s", exc)
         except Exception:
             log.exception("council %s could not run", council_id)
 
@@ -88,7 +92,10 @@ class InProcessQueue:
         if not self.working:
             return
         for council_id in await self.storage.jobs.orphans():
-            job = await self.storage.jobs.get(council_id)
+            try:
+                job = await self.storage.jobs.get(council_id)
+            except JobTooNew:
+                continue  # a newer process adopts it
             if job is None or (job.destination and not self.worker.can_deliver(job.destination.platform)):
                 continue
             try:
@@ -140,7 +147,12 @@ class ProcrastinateQueue:
         # procrastinate bounds this worker's jobs; `shared` holds COUNCIL_MAX_CONCURRENT across workers.
         self.gate = ConcurrencyGate(concurrency, concurrency, shared)
         self.working = False  # requeues orphans only while this process runs a worker
-        self._task: Any = self.app.task(name=TASK_NAME, pass_context=False)(self._run)
+        from procrastinate import RetryStrategy
+
+        # A job a newer version queued (JobTooNew, nothing taken) goes back to the queue for a
+        # newer worker, as often as it comes back here: never failed, dropped or run half.
+        leave_for_newer = RetryStrategy(wait=LEAVE_FOR_NEWER_S, retry_exceptions={JobTooNew})
+        self._task: Any = self.app.task(name=TASK_NAME, pass_context=False, retry=leave_for_newer)(self._run)
 
     async def _run(self, council_id: str) -> None:
         await self.worker.run(council_id, self.gate.admit())
@@ -188,7 +200,10 @@ class ProcrastinateQueue:
                    AND args ->> 'council_id' = ?""",
                 (TASK_NAME, council_id),
             )
-            job = None if live else await storage.jobs.get(council_id)
+            try:
+                job = None if live else await storage.jobs.get(council_id)
+            except JobTooNew:
+                continue  # a newer process queues it again
             if job is not None:
                 log.warning("council %s has no live job and its process stopped: queued again", council_id)
                 platform = job.destination.platform if job.destination else job.request.origin.platform

@@ -26,10 +26,12 @@ from core.models import (
     MemberFailed,
     Origin,
 )
+from core.models.search import SearchResult
 from core.providers.router import ProviderRouter
 from core.records.story import story
 from core.shared.redact import Redactor
 from core.storage import Storage
+from core.storage.reconnect import storage_failure
 from core.telemetry.councils import CouncilTelemetry
 
 log = logging.getLogger(__name__)
@@ -184,6 +186,8 @@ class CouncilRuns:
         self._finished: OrderedDict[str, tuple[float, CouncilRun]] = OrderedDict()
         # The router of a council's tenant (its own key and endpoint), set by the service.
         self.router_for: Callable[[Origin], Awaitable[ProviderRouter]] | None = None
+        # The web search the chairman may use once on a disputed fact (core/engine/fact_check.py).
+        self.fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None
 
     def get(self, council_id: str) -> CouncilRun | None:
         """The council's run while it runs here, or for a while after (KEEP_FINISHED)."""
@@ -213,6 +217,10 @@ class CouncilRuns:
         deadline = time.monotonic() - KEEP_FINISHED_S
         while self._finished and next(iter(self._finished.values()))[0] < deadline:
             self._finished.popitem(last=False)
+
+    def active(self) -> list[tuple[str, CouncilRun]]:
+        """(id, run) of the councils this process runs or has just finished."""
+        return list(self._runs.items())
 
     async def start(
         self,
@@ -270,7 +278,8 @@ class CouncilRuns:
                 # first line by then, and a process that only reads history never loads it.
                 from core.engine.council import run_council
 
-                async for event in run_council(run.request, router, run.control, run.checkpoint):
+                events = run_council(run.request, router, run.control, run.checkpoint, fact_search=self.fact_search)
+                async for event in events:
                     telemetry.saw(event)
                     if isinstance(event, CouncilFinished):
                         result = event.result
@@ -293,9 +302,12 @@ class CouncilRuns:
         result = self.redact.model(result)
         try:
             await self.storage.save_result(result)
-        except Exception:
-            log.exception("could not store council %s", run.council_id)
-            result.notices.append("This council could not be saved to history.")
+        except Exception as exc:
+            # The answer is still delivered: one line says why it is not in history (no traceback:
+            # a full disk or a database that stayed away is an operator's matter, not a crash).
+            why = self.redact(storage_failure(exc))
+            log.error("could not store council %s: %s", run.council_id, why)
+            result.notices.append(f"This council could not be saved to history: {why}.")
         return result
 
 

@@ -20,6 +20,7 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     MemberStarted,
+    SchedulePlanned,
     StageStarted,
     seats,
 )
@@ -41,12 +42,17 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     def ask(model: str) -> Awaitable[Completion]:
         return router.complete(model, state.material.apply(messages, model, state.material_fence), options)
 
+    asked = [seat for seat in pending if seat not in stored]
+    plan = memory_plan(router, asked)
     batch = calls.launch_seats(
-        {seat: SeatCall(seats.seat_models(seat), ask) for seat in pending if seat not in stored},
+        # In the plan's order: the largest queue first for their endpoint's memory (scheduling.py).
+        {seat: SeatCall(seats.seat_models(seat), ask) for seat in [s for b in plan for s in b] or asked},
         "answer",
         config.member_timeout_s,
     )
     yield state.event(StageStarted, stage=1)
+    if len(plan) > 1:
+        yield state.event(SchedulePlanned, stage=1, batches=plan)
     for member in pending:
         yield state.event(MemberStarted, model=member)
     for answer in stored.values():
@@ -64,6 +70,17 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
             else:
                 yield state.event(MemberFailed, answer=answer.model_copy())
     _assign_labels(state)
+
+
+def memory_plan(router: ProviderRouter, asked: list[str]) -> list[list[str]]:
+    """The seats in the batches their primaries' memory allows (every seat once; [] without a budget)."""
+    primaries = {seats.primary(seat): seat for seat in asked}
+    if len(primaries) != len(asked) or not getattr(router, "scheduling", None) or not router.scheduling.enabled:
+        return []
+    batches = [[primaries[m] for m in batch] for batch in router.memory_plan(list(primaries))]
+    planned = {seat for batch in batches for seat in batch}
+    rest = [seat for seat in asked if seat not in planned]  # on endpoints without a budget
+    return [*batches, rest] if batches and rest else batches
 
 
 def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:

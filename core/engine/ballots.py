@@ -2,7 +2,10 @@
 the default) or a JSON object asked for with structured output (`COUNCIL_BALLOT_FORMAT=json|auto`).
 
 A JSON ballot is `{"evaluation": str, "ranking": [label, ...]}`; a label is a bare letter or
-"Response X", every one must be among the labels shown, none twice. A model or provider that
+"Response X", every one must be among the labels shown, none twice. With a rubric it also holds
+`"scores": [{"response": label, "<criterion>": number, ...}, ...]`: entries whose label was not
+shown, and numbers outside the rubric's scale, are dropped (as the text reader does,
+rust/ranking/src/scores.rs); a malformed `scores` never voids the ranking. A model or provider that
 refuses structured output (HTTP 400 on `response_format`) or answers something that is not such an
 object is asked again with the text prompt, and is remembered for the rest of the process so that
 its later reviews go straight to text. `auto` asks JSON of remote models only (the local GGUF
@@ -14,10 +17,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from core.models import ChatMessage, Completion
+from core.models import ChatMessage, Completion, Rubric
 from core.providers.base import BadResponseError, CallOptions
 
 BallotFormat = Literal["json", "text"]
@@ -26,8 +29,23 @@ _LABEL = re.compile(r"^(?:response\s+)?([A-Z])$", re.IGNORECASE)
 _FENCED = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
-def response_format() -> dict[str, Any]:
-    """The OpenAI `response_format` of a JSON ballot."""
+def response_format(rubric: Rubric | None = None) -> dict[str, Any]:
+    """The OpenAI `response_format` of a JSON ballot (with the rubric's `scores` when there is one)."""
+    properties: dict[str, Any] = {
+        "evaluation": {"type": "string"},
+        "ranking": {"type": "array", "items": {"type": "string"}},
+    }
+    if rubric is not None:
+        entry = {c: {"type": "number"} for c in rubric.criteria}
+        properties["scores"] = {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"response": {"type": "string"}, **entry},
+                "required": ["response", *rubric.criteria],
+                "additionalProperties": False,
+            },
+        }
     return {
         "type": "json_schema",
         "json_schema": {
@@ -35,11 +53,8 @@ def response_format() -> dict[str, Any]:
             "strict": True,
             "schema": {
                 "type": "object",
-                "properties": {
-                    "evaluation": {"type": "string"},
-                    "ranking": {"type": "array", "items": {"type": "string"}},
-                },
-                "required": ["evaluation", "ranking"],
+                "properties": properties,
+                "required": list(properties),
                 "additionalProperties": False,
             },
         },
@@ -75,9 +90,10 @@ def asks_json(setting: str, model: str) -> bool:
 class JsonBallot:
     evaluation: str
     order: list[str]  # labels best first
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # label -> criterion -> score
 
 
-def read_json_ballot(text: str, shown: Sequence[str]) -> JsonBallot | None:
+def read_json_ballot(text: str, shown: Sequence[str], rubric: Rubric | None = None) -> JsonBallot | None:
     """The ballot of a JSON reply, or None when it is not a valid one (see the module doc)."""
     body = text.strip()
     fenced = _FENCED.match(body)
@@ -97,7 +113,27 @@ def read_json_ballot(text: str, shown: Sequence[str]) -> JsonBallot | None:
         if label is None or label not in shown or label in order:
             return None
         order.append(label)
-    return JsonBallot(data["evaluation"].strip(), order)
+    scores = _json_scores(data.get("scores"), shown, rubric) if rubric is not None else {}
+    return JsonBallot(data["evaluation"].strip(), order, scores)
+
+
+def _json_scores(entries: object, shown: Sequence[str], rubric: Rubric) -> dict[str, dict[str, float]]:
+    scores: dict[str, dict[str, float]] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        response = entry.get("response") if isinstance(entry, dict) else None
+        match = _LABEL.match(response.strip()) if isinstance(response, str) else None
+        if match is None or match.group(1).upper() not in shown:
+            continue
+        values = {
+            c: float(v)
+            for c in rubric.criteria
+            if isinstance(v := entry.get(c), (int, float))
+            and not isinstance(v, bool)
+            and rubric.low <= v <= rubric.high
+        }
+        if values:
+            scores[match.group(1).upper()] = values
+    return scores
 
 
 @dataclass
@@ -111,6 +147,7 @@ class ReviewCall:
     json_messages: list[ChatMessage] | None  # None: text only
     options: CallOptions
     shown: list[str]
+    rubric: Rubric | None = None
     format: BallotFormat = "text"
     json_ballot: JsonBallot | None = None
 
@@ -118,13 +155,13 @@ class ReviewCall:
         spent = None
         if self.json_messages is not None:
             try:
-                structured = replace(self.options, response_format=response_format())
+                structured = replace(self.options, response_format=response_format(self.rubric))
                 reply = await self.complete(self.json_messages, structured)
             except BadResponseError as exc:
                 if exc.status != 400:
                     raise
             else:
-                self.json_ballot = read_json_ballot(reply.text, self.shown)
+                self.json_ballot = read_json_ballot(reply.text, self.shown, self.rubric)
                 if self.json_ballot is not None:
                     self.format = "json"
                     return reply

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import math
 import statistics
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -67,10 +68,50 @@ class StagePolicy:
 
 @dataclass
 class Batch:
-    """Calls running in parallel: task -> key (its seat), and when their time limit expires."""
+    """Calls running in parallel: task -> key (its seat), and when their time limit expires.
+
+    A call that waits for its endpoint's memory or concurrency slot (core/providers/scheduling.py)
+    is not a straggler: while any call waits the stage has no time limit, and once it starts its
+    own limit (`timeout_s`) and grace count from its start (`starts`)."""
 
     tasks: dict[asyncio.Task[Outcome], str]
     deadline: float
     started: float = 0.0  # loop time of the launch
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)  # per seat, failed so far
     late: dict[asyncio.Task[Outcome], str] = field(default_factory=dict)  # left running by a decision
+    timeout_s: float = math.inf
+    waiting: set[str] = field(default_factory=set)  # keys whose call waits for a slot
+    starts: dict[str, float] = field(default_factory=dict)  # key -> loop time its call started after waiting
+    listeners: list[Callable[[], None]] = field(default_factory=list)  # woken when a waiting call starts
+
+    @property
+    def time_limit(self) -> float:
+        return math.inf if self.waiting else self.deadline
+
+    def queued(self, key: str) -> None:
+        self.waiting.add(key)
+
+    def call_started(self, key: str, now: float) -> None:
+        if key not in self.waiting:
+            return  # it never waited: the batch's own deadline holds
+        self.waiting.discard(key)
+        self.starts[key] = now
+        self.deadline = max(self.deadline, now + self.timeout_s)
+        for listener in self.listeners:
+            listener()
+
+
+@dataclass
+class StartHook:
+    """Tells a batch that one of its calls waits for a slot, then starts (scheduling.CALL_HOOK)."""
+
+    batch: Batch
+    key: str
+    started_at: float | None = None  # perf_counter time of the start, for the call's latency
+
+    def queued(self) -> None:
+        self.batch.queued(self.key)
+
+    def started(self) -> None:
+        self.started_at = time.perf_counter()
+        self.batch.call_started(self.key, asyncio.get_running_loop().time())

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from core.engine import prompts
 from core.engine.state import CouncilState
 from core.models import ChatMessage
+from core.models.lines import LOW_CONSENSUS
 from core.providers.base import ProviderError
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class ChairPrompt:
             history=state.request.history,
             member_ids=state.all_ids(),
             fallback=fallback,
+            disagreements=disagreements(state),
         )
 
     def small_context(self, model: str) -> bool:
@@ -80,3 +82,33 @@ class ChairPrompt:
         except ProviderError:
             return False  # the call itself will report the cause
         return window is not None and window <= BRIEF_PROMPT_CONTEXT
+
+
+# How many of the most disputed (answer, criterion) pairs a low-consensus prompt names.
+DISPUTED_SHOWN = 3
+
+
+def disagreements(state: CouncilState) -> str | None:
+    """When the reviewers' rubric scores agree little (consensus below LOW_CONSENSUS), the lines
+    that ask the chairman to address it, naming the answers and criteria scored furthest apart."""
+    aggregate = state.aggregate
+    if aggregate is None or aggregate.consensus is None or aggregate.consensus >= LOW_CONSENSUS:
+        return None
+    cells: dict[tuple[str, str], list[float]] = {}
+    for review in state.reviews.values():
+        for label, values in review.scores.items():
+            for criterion, value in values.items():
+                cells.setdefault((label, criterion), []).append(value)
+    spread = sorted(
+        ((max(v) - min(v), label, criterion, v) for (label, criterion), v in cells.items() if len(v) >= 2),
+        key=lambda cell: (-cell[0], cell[1], cell[2]),
+    )
+    named = "; ".join(
+        f"Response {label}'s {criterion} (scored {min(v):g} to {max(v):g})"
+        for _, label, criterion, v in spread[:DISPUTED_SHOWN]
+    )
+    return (
+        f"The reviewers disagreed (consensus {aggregate.consensus:.0f}/100 on their scores), most on: "
+        f"{named}. Address those disagreements explicitly: say where the answers conflict and which "
+        "view the evidence supports, rather than averaging them away."
+    )

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 from core.engine.answers import run_answers
 from core.engine.auto import run_agreement
 from core.engine.control import CouncilControl
+from core.engine.fact_check import FactSearch, run_fact_check
 from core.engine.result import council_result
 from core.engine.reviews import collect_late_reviews, run_reviews
 from core.engine.runner import Calls
@@ -66,6 +67,7 @@ _STAGES: tuple[tuple[str, Stage], ...] = (
     ("agreement_s", run_agreement),  # auto mode
     ("escalation_s", run_answers),  # auto mode, escalated: the remaining seats answer
     ("stage2_s", run_reviews),
+    ("fact_check_s", run_fact_check),  # search on and a dispute: the chairman may check one fact
     ("stage3_s", run_synthesis),
 )
 
@@ -75,6 +77,8 @@ async def run_council(
     router: ProviderRouter,
     control: CouncilControl | None = None,
     checkpoint: CouncilCheckpoint | None = None,
+    *,
+    fact_search: FactSearch | None = None,
 ) -> AsyncGenerator[CouncilEvent, None]:
     """Run one council; yields its events and ends with exactly one CouncilFinished.
 
@@ -82,8 +86,11 @@ async def run_council(
     Closing the generator or cancelling its consumer cancels every call it started.
     `checkpoint`: what an earlier run of this council completed (resuming after its process
     stopped); those answers and reviews are replayed as events, not asked for again.
+    `fact_search`: the web search the chairman may use once on a disputed fact, when the council
+    searched before stage 1 (core/engine/fact_check.py).
     """
     state = CouncilState.new(request, control or CouncilControl(), checkpoint)
+    state.fact_search = fact_search if request.sources else None
     calls = Calls(request.council_id, state.control)
     try:
         yield state.event(CouncilStarted, members=state.members, chairman=state.config.chairman)
@@ -134,6 +141,8 @@ def _should_run(state: CouncilState, stage: str) -> bool:
         return False
     if stage == "stage3_s":
         return state.synthesis is None  # auto mode: a common short answer may already stand
+    if stage == "fact_check_s":
+        return state.fact_search is not None and state.synthesis is None and not state.control.synthesize_requested
     if stage == "stage2_s" and (state.config.mode == "quick" or (auto and not state.escalated)):
         return False  # the chairman compares the two answers itself
     if stage == "stage2_s" and state.control.synthesize_requested:

@@ -84,6 +84,7 @@ def result_notices(state: CouncilState) -> list[str]:
     notes += [f"Seat {a.seat}: {note}" for a in state.answers.values() if (note := fallback_note(a))]
     notes += _skipped_notes(state, "answers", [m for m in state.members if m in state.skipped])
     notes += _review_notes(state)
+    notes += [state.fact_check_note] if state.fact_check_note else []
     if state.agreement is not None:
         answer = state.answer_of(state.synthesis.model) if state.synthesis and state.synthesis.agreed else None
         note = agreement_notice(state.agreement, state.synthesis, answer.label if answer else None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from core.engine import notices
+from core.engine import composition, notices
 from core.engine.state import CouncilState
 from core.models import CouncilResult, CouncilStatus, ErrorInfo, ErrorKind, ParseStatus, Usage
 
@@ -13,20 +13,23 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
     # Set when the answer was complete, if reviews decided early went on after it.
     state.timings.setdefault("total_s", round(time.perf_counter() - state.started, 4))
     status, error = _status(state)
+    answers = [state.answers[m] for m in state.members]
+    synthesis = state.synthesis
     return CouncilResult(
         council_id=state.request.council_id,
         request=state.request,
         status=status,
-        answers=[state.answers[m] for m in state.members],
+        answers=answers,
         reviews=list(state.reviews.values()),
         label_to_model=dict(state.label_to_model),
         aggregate=state.aggregate,
-        synthesis=state.synthesis,
+        synthesis=synthesis,
         notices=notices.result_notices(state),
         error=error,
         timings=dict(state.timings),
         usage=usage,
         agreement=state.agreement,
+        composition=composition.measure(synthesis.text, answers, state.request) if synthesis else None,
     )
 
 

@@ -48,6 +48,7 @@ async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter)
             state.review_fence,
             history=state.request.history,
             member_ids=state.all_ids(),
+            rubric=config.rubric,
         )
         review_calls = state.review_calls = {
             r: _review_call(state, builder, router, r, shown) for r, shown in plans.items() if r not in stored
@@ -128,6 +129,7 @@ def _review_call(
         json_messages=messages(True) if ballots.asks_json(state.config.ballot_format, reviewer) else None,
         options=replace(state.options(None), ranking_labels=tuple(shown)),
         shown=shown,
+        rubric=state.config.rubric,
     )
 
 
@@ -143,13 +145,16 @@ def _record_review(state: CouncilState, outcome: Outcome, call: ballots.ReviewCa
         state.skipped.add(f"review:{outcome.key}")
     fields: dict[str, Any] = {}
     if outcome.completion is not None:
+        rubric = state.config.rubric
         if call.json_ballot is not None:
             text, order = call.json_ballot.evaluation, call.json_ballot.order
             status = "complete" if len(order) == len(call.shown) else "partial" if order else "none"
+            scores = call.json_ballot.scores
         else:
             text = outcome.completion.text
             parsed = ranking.parse_ranking(text, call.shown)
             order, status = list(parsed.order), parsed.status
+            scores = ranking.parse_scores(text, call.shown, rubric.criteria, rubric.low, rubric.high) if rubric else {}
         fields = dict(
             text=markers.strip_markers(text, state.nonces()),  # shown to users
             usage=outcome.completion.usage,
@@ -157,6 +162,7 @@ def _record_review(state: CouncilState, outcome: Outcome, call: ballots.ReviewCa
             ballot_models=[state.label_to_model[label] for label in order],
             parse_status=ParseStatus(status),
             format=call.format,
+            scores=scores,
         )
     review = Review(
         reviewer=outcome.key, shown_labels=call.shown, error=outcome.error, latency_s=outcome.latency_s, **fields
@@ -196,6 +202,23 @@ def aggregate_reviews(state: CouncilState) -> Aggregate:
         ballots_used=len(parsed),
         ballots_unparsed=unparsed,
     )
+    _add_scores(state, aggregate)
     aggregate.reviewer_tau = dissent.reviewer_taus(parsed, aggregate)
     aggregate.dissent = dissent.find_dissent(parsed, aggregate)
     return aggregate
+
+
+def _add_scores(state: CouncilState, aggregate: Aggregate) -> None:
+    """Each answer's mean per criterion and the consensus, from every review that scored (a review
+    whose ranking could not be read may still have scored)."""
+    rubric = state.config.rubric
+    sheets = [
+        {state.label_to_model[label]: values for label, values in r.scores.items() if label in state.label_to_model}
+        for r in state.reviews.values()
+        if r.error is None and r.scores
+    ]
+    if rubric is None or not sheets:
+        return
+    summary = ranking.score_summary(sheets, rubric.criteria, rubric.low, rubric.high)
+    aggregate.scores = {e.model: summary.means[e.model] for e in aggregate.entries if e.model in summary.means}
+    aggregate.consensus = summary.consensus

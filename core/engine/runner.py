@@ -39,10 +39,11 @@ from functools import partial
 from typing import Any
 
 from core.engine import notices, waiting
-from core.engine.batch import Batch, Call, Outcome, SeatCall, StagePolicy
+from core.engine.batch import Batch, Call, Outcome, SeatCall, StagePolicy, StartHook
 from core.engine.control import CouncilControl
 from core.models import Attempt, ErrorInfo, ErrorKind, Usage
 from core.providers.base import ProviderError
+from core.providers.scheduling import CALL_HOOK
 from core.telemetry.tracing import StageTrace
 
 log = logging.getLogger(__name__)
@@ -69,39 +70,47 @@ class Calls:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def outcome(self, call: Call) -> Outcome:
-        """One model call as an outcome; never raises (except cancellation)."""
+    async def outcome(self, call: Call, hook: StartHook | None = None) -> Outcome:
+        """One model call as an outcome; never raises (except cancellation). Its latency counts
+        from its start: after the wait for its endpoint's slot, if it had to wait (`hook`)."""
         start = time.perf_counter()
+        if hook is not None:
+            CALL_HOOK.set(hook)  # this task's context only: the router tells it when the call starts
+
+        def latency() -> float:
+            return time.perf_counter() - (hook.started_at if hook and hook.started_at else start)
+
         try:
             completion = await call()
         except ProviderError as exc:
-            return Outcome(error=exc.info(), latency_s=time.perf_counter() - start)
+            return Outcome(error=exc.info(), latency_s=latency())
         except Exception as exc:  # a provider bug must cost one member, not the whole council
             log.exception("model call crashed")
-            return Outcome(error=notices.crash(exc), latency_s=time.perf_counter() - start)
+            return Outcome(error=notices.crash(exc), latency_s=latency())
         self.usage += completion.usage
         if not completion.text.strip():
             error = ErrorInfo(kind=ErrorKind.BAD_RESPONSE, message="the model returned an empty answer")
-            return Outcome(error=error, latency_s=time.perf_counter() - start)
-        return Outcome(completion=completion, latency_s=time.perf_counter() - start)
+            return Outcome(error=error, latency_s=latency())
+        return Outcome(completion=completion, latency_s=latency())
 
     def launch(self, calls: dict[str, Call], noun: str, timeout_s: float) -> Batch:
         """Start `calls` in parallel (as tasks, so they run while events are being consumed)."""
         now = asyncio.get_running_loop().time()
-        tasks = {self.spawn(self.outcome(call), f"{noun}:{key}"): key for key, call in calls.items()}
-        return Batch(tasks, now + timeout_s, started=now)
+        batch = Batch({}, now + timeout_s, started=now, timeout_s=timeout_s)
+        for key, call in calls.items():
+            batch.tasks[self.spawn(self.outcome(call, StartHook(batch, key)), f"{noun}:{key}")] = key
+        return batch
 
     def launch_seats(self, seats: dict[str, SeatCall], noun: str, timeout_s: float) -> Batch:
         """Start each seat's chain in parallel: one task per seat, under the batch's deadline."""
         now = asyncio.get_running_loop().time()
-        deadline = now + timeout_s
-        batch = Batch({}, deadline, started=now, attempts={key: [] for key in seats})
+        batch = Batch({}, now + timeout_s, started=now, attempts={key: [] for key in seats}, timeout_s=timeout_s)
         for key, seat in seats.items():
-            task = self.spawn(self.seat_outcome(seat, deadline, batch.attempts[key]), f"{noun}:{key}")
-            batch.tasks[task] = key
+            outcome = self.seat_outcome(seat, batch, batch.attempts[key], StartHook(batch, key))
+            batch.tasks[self.spawn(outcome, f"{noun}:{key}")] = key
         return batch
 
-    async def seat_outcome(self, seat: SeatCall, deadline: float, attempts: list[Attempt]) -> Outcome:
+    async def seat_outcome(self, seat: SeatCall, batch: Batch, attempts: list[Attempt], hook: StartHook) -> Outcome:
         """The first model of the chain that answers; each failure is appended to `attempts`.
         A model with a successor gets an equal share of the time left, so a hung primary leaves
         its fallback time to answer."""
@@ -109,10 +118,10 @@ class Calls:
         outcome = Outcome()
         for index, model in enumerate(seat.models):
             left = len(seat.models) - index
-            share = (deadline - loop.time()) / left
+            share = (batch.deadline - loop.time()) / left
             try:
                 async with asyncio.timeout(share) if left > 1 else nullcontext():
-                    outcome = await self.outcome(partial(seat.call, model))
+                    outcome = await self.outcome(partial(seat.call, model), hook)
             except TimeoutError:
                 outcome = Outcome(error=notices.timed_out(round(share, 1)), latency_s=share)
             outcome.model = model

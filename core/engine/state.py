@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -26,6 +26,7 @@ from core.models import (
     Synthesis,
     seats,
 )
+from core.models.search import SearchResult
 from core.providers.base import CallOptions
 from core.reading.material import CouncilMaterial
 from core.shared.fences import Fence, new_nonce
@@ -64,6 +65,10 @@ class CouncilState:
     started: float = field(default_factory=time.perf_counter)
     # What an earlier run of this council completed (a resumed council): not asked again.
     checkpoint: CouncilCheckpoint = field(default_factory=CouncilCheckpoint)
+    # The chairman's one web search on a disputed fact (core/engine/fact_check.py): the service's
+    # search (None: no backend, or search off for this council) and what it checked.
+    fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None
+    fact_check_note: str | None = None
 
     @classmethod
     def new(

@@ -51,6 +51,7 @@ async def gather(
     wakeup = Wakeup()
     for task in tally.pending:
         task.add_done_callback(wakeup.set)
+    batch.listeners.append(wakeup.set)  # a call that waited for its slot starts: new deadlines
     unsubscribe = control.subscribe(wakeup.set)
     try:
         while tally.pending:
@@ -74,6 +75,7 @@ async def gather(
                 yield outcome
     finally:
         unsubscribe()
+        batch.listeners.remove(wakeup.set)
         for task in tally.pending:
             task.cancel()
 
@@ -95,12 +97,23 @@ class _StageTally:
     @property
     def deadline(self) -> float:
         """The loop time at which the stage stops waiting: its time limit or its grace's end."""
-        return min(self.batch.deadline, self.grace_until)
+        return min(self.batch.time_limit, self.grace_end)
+
+    @property
+    def grace_end(self) -> float:
+        """The grace's end: a call still pending that started after waiting for its slot gets its
+        grace from its own start, and one still waiting is not cut by grace at all."""
+        if self.grace_until == math.inf or (not self.batch.starts and not self.batch.waiting):
+            return self.grace_until
+        keys = self.pending.values()
+        if any(key in self.batch.waiting for key in keys):
+            return math.inf
+        return max([self.grace_until, *(self.batch.starts[k] + self.grace_s for k in keys if k in self.batch.starts)])
 
     def expired(self, loop: asyncio.AbstractEventLoop) -> Cut | None:
         if loop.time() < self.deadline:
             return None
-        return Cut.GRACE if self.grace_until <= loop.time() else Cut.TIMEOUT
+        return Cut.GRACE if self.grace_end <= loop.time() else Cut.TIMEOUT
 
     def settle(self, task: asyncio.Task[Outcome]) -> Outcome:
         outcome = _settle(task, self.pending)

@@ -29,6 +29,7 @@ from core.models.events import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    SchedulePlanned,
     StageStarted,
 )
 from core.models.history import (
@@ -71,6 +72,7 @@ from core.models.rows import (
     TenantKeyInfo,
     TenantSpend,
 )
+from core.models.rubric import Rubric
 from core.models.stages import (
     Aggregate,
     AggregateEntry,
@@ -145,6 +147,8 @@ __all__ = [
     "RecordPost",
     "Review",
     "ReviewFinished",
+    "Rubric",
+    "SchedulePlanned",
     "SeatModelStats",
     "SeatStats",
     "StageStarted",

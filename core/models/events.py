@@ -30,6 +30,21 @@ class StageStarted(_Event):
     stage: Literal[1, 2, 3]
 
 
+class SchedulePlanned(_Event):
+    """The members do not all fit their endpoint's memory at once (COUNCIL_MEMORY_BUDGET_GB): they
+    run in these batches, largest first (core/providers/scheduling.py)."""
+
+    kind: Literal["schedule_planned"] = "schedule_planned"
+    stage: Literal[1, 2, 3]
+    batches: list[list[str]]
+
+    @property
+    def line(self) -> str:
+        """`batch 1 of 2: a, c · batch 2 of 2: b`, as every interface shows it."""
+        n = len(self.batches)
+        return " · ".join(f"batch {i} of {n}: {', '.join(b)}" for i, b in enumerate(self.batches, 1))
+
+
 class AgreementStarted(_Event):
     """Auto mode: the judge (the chairman) compares the first two answers."""
 
@@ -91,6 +106,7 @@ CouncilEvent = Annotated[
     CouncilQueued
     | CouncilStarted
     | StageStarted
+    | SchedulePlanned
     | MemberStarted
     | MemberFinished
     | MemberFailed

@@ -22,6 +22,7 @@ class CouncilSummary(Model):
     mode: CouncilMode = "standard"
     winner: str | None = None
     agreement_w: float | None = None
+    consensus: float | None = None  # of the rubric scores (issue 33)
     cost_usd: float | None = None
     duration_s: float | None = None
     origin: Origin = Field(default_factory=Origin)
@@ -56,6 +57,9 @@ class ChannelSettings(Model):
     daily_budget_usd: float | None = None
     search: bool | None = None  # web search before stage 1; None: COUNCIL_SEARCH_DEFAULT
     mode: CouncilMode | None = None  # the channel's default mode; None: standard
+    # Models an asker may choose per question (issue 33); None: the channel's members, their
+    # fallbacks and its chairman (core/channels/admin.py: allowed_models).
+    allowed_models: list[str] | None = None
 
 
 class LeaderboardRow(Model):

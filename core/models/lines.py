@@ -1,5 +1,6 @@
 """Plain lines every interface shows alike (Slack, Discord, terminal, export): what the council read
-besides the question, and a minority view. Renderers escape them for their platform."""
+besides the question, a minority view, the rubric scores and their consensus. Renderers escape them
+for their platform."""
 
 from __future__ import annotations
 
@@ -58,3 +59,46 @@ def dissent_line(d: Dissent, short: bool = False) -> str:
 
 def dissent_lines(aggregate: Aggregate | None) -> list[str]:
     return [dissent_line(d) for d in aggregate.dissent] if aggregate is not None else []
+
+
+# Consensus of the rubric scores (0-100, rust/ranking/src/scores.rs) below which it is called low
+# and the chairman is asked to address the disagreements (core/engine/chair_prompt.py).
+LOW_CONSENSUS = 60.0
+HIGH_CONSENSUS = 80.0
+
+
+def consensus_text(aggregate: Aggregate | None) -> str | None:
+    """`consensus 72/100 (moderate)`, shown beside Kendall's W; None without rubric scores."""
+    if aggregate is None or aggregate.consensus is None:
+        return None
+    c = aggregate.consensus
+    word = "high" if c >= HIGH_CONSENSUS else "moderate" if c >= LOW_CONSENSUS else "low"
+    return f"consensus {c:.0f}/100 ({word})"
+
+
+def score_line(model: str, means: dict[str, float]) -> str:
+    """One answer's mean rubric scores: `model: accuracy 8.0 · insight 7.5`."""
+    return f"{model}: " + " · ".join(f"{criterion} {value:.1f}" for criterion, value in means.items())
+
+
+def score_lines(aggregate: Aggregate | None) -> list[str]:
+    return [score_line(m, v) for m, v in aggregate.scores.items() if v] if aggregate is not None else []
+
+
+METER_CELLS = 10
+
+
+def composition_line(composition: dict[str, float] | None) -> str | None:
+    """The composition meter: `Composition ███████░░░ alpha 46% · beta 22% · sources 2% · chairman's own 30%`.
+    The filled cells are what came from the council's texts, the empty ones the chairman's own."""
+    if not composition:
+        return None
+    own = composition.get("chairman", 0.0)
+    filled = round((1 - own) * METER_CELLS)
+    parts = [
+        f"{name} {share:.0%}"
+        for name, share in sorted(composition.items(), key=lambda item: -item[1])
+        if name != "chairman" and share >= 0.005
+    ]
+    parts.append(f"chairman's own {own:.0%}")
+    return f"Composition {'█' * filled}{'░' * (METER_CELLS - filled)} " + " · ".join(parts)

@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 
 from core.models.base import Model, new_council_id, utcnow
 from core.models.files import ExtractedAttachment
+from core.models.rubric import Rubric
 from core.models.search import SearchResult
 
 
@@ -111,6 +112,9 @@ class CouncilConfig(Model):
     # The weight of each member's ballot (COUNCIL_REVIEWER_WEIGHTS, resolved at admission by
     # core/engine/weights.py); a reviewer left out weighs 1.
     reviewer_weights: dict[str, float] = Field(default_factory=dict)
+    # What reviewers score each response on besides ranking it (COUNCIL_RUBRIC; None: no scores,
+    # as in councils stored before issue 33).
+    rubric: Rubric | None = None
 
 
 class AnswerFormat(Model):

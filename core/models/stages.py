@@ -55,6 +55,8 @@ class Review(Model):
     # Which format produced the ballot (None: the call failed, or a council stored before ballot
     # formats existed; those are also left out of the bias audit's running totals).
     format: Literal["json", "text"] | None = None
+    # Rubric scores read from the review (rust/ranking/src/scores.rs): label -> criterion -> score.
+    scores: dict[str, dict[str, float]] = Field(default_factory=dict)
     error: ErrorInfo | None = None
     latency_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -93,6 +95,10 @@ class Aggregate(Model):
     reviewer_tau: dict[str, float] = Field(default_factory=dict)
     dissent: list[Dissent] = Field(default_factory=list)
     ballots_late: int = 0  # reviews that arrived after the chairman had started (counted here)
+    # Rubric scores: each answer's mean per criterion (model -> criterion -> mean) and the
+    # consensus, 0-100 from the scores' spread (rust/ranking/src/scores.rs); None without scores.
+    scores: dict[str, dict[str, float]] = Field(default_factory=dict)
+    consensus: float | None = None
 
 
 class Synthesis(Model):
@@ -151,6 +157,9 @@ class CouncilResult(Model):
     usage: Usage = Field(default_factory=Usage)
     finished_at: datetime = Field(default_factory=utcnow)
     agreement: AgreementCheck | None = None  # auto mode's check of its first two answers
+    # Where the final answer came from (core/engine/composition.py): member model, `sources` and
+    # `chairman` (its own) -> share of the synthesis, summing to 1; None without a synthesis.
+    composition: dict[str, float] | None = None
 
     @property
     def degraded(self) -> bool:

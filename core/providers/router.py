@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 from core.models import ChatMessage, Completion
 from core.providers.base import CallOptions, Provider, ProviderError, ProviderTimeoutError, StreamItem, redacted_errors
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
+from core.providers.scheduling import Scheduling, local_size_gb, plan_batches
 from core.settings import Settings
 from core.shared.redact import Redactor
 from core.telemetry.calls import ModelCall
@@ -37,6 +39,9 @@ class ProviderRouter:
         self._redact = Redactor.from_settings(settings)
         self._resolver = ProviderResolver(settings, http_client, parent=_parent, single_council=single_council)
         self._catalog = ModelCatalog(settings, self._resolver, self._redact)
+        # Memory budgets and concurrency per endpoint (core/providers/scheduling.py).
+        self.scheduling = Scheduling.from_settings(settings)
+        self._memory: dict[str, float] = {}
 
     def for_endpoint(self, api_key: SecretStr, base_url: str | None = None) -> ProviderRouter:
         """A router whose remote calls all go to one tenant's endpoint with its key (`base_url`, or
@@ -75,14 +80,15 @@ class ProviderRouter:
 
     async def complete(self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
         provider, model = self.resolve(model_id)
-        # Measured here, where every call passes (late reviews too): core/telemetry/calls.py.
-        call = _measured(model_id, provider, messages, options, streaming=False)
-        try:
-            with redacted_errors(self._redact):
-                completion = await provider.complete(model, messages, options)
-        except BaseException as exc:
-            call.failed(exc)
-            raise
+        async with self._slot(model_id, provider):
+            # Measured here, where every call passes (late reviews too): core/telemetry/calls.py.
+            call = _measured(model_id, provider, messages, options, streaming=False)
+            try:
+                with redacted_errors(self._redact):
+                    completion = await provider.complete(model, messages, options)
+            except BaseException as exc:
+                call.failed(exc)
+                raise
         completion = completion.model_copy(update={"model": model_id})
         call.finished(completion)
         return completion
@@ -91,20 +97,70 @@ class ProviderRouter:
         self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions
     ) -> AsyncIterator[StreamItem]:
         provider, model = self.resolve(model_id)
-        call = _measured(model_id, provider, messages, options, streaming=True)
-        completion: Completion | None = None
+        async with self._slot(model_id, provider):
+            call = _measured(model_id, provider, messages, options, streaming=True)
+            completion: Completion | None = None
+            try:
+                with redacted_errors(self._redact):
+                    async for item in provider.stream(model, messages, options):
+                        if isinstance(item, Completion):
+                            completion = item = item.model_copy(update={"model": model_id})
+                        elif item.text:
+                            call.first_token()
+                        yield item
+            except BaseException as exc:
+                call.failed(exc)
+                raise
+            call.finished(completion or Completion(model=model_id, text=""))
+
+    def _slot(self, model_id: str, provider: Provider) -> AbstractAsyncContextManager[None]:
+        """The endpoint's memory and concurrency slot a call holds while it runs."""
+        weight = self.memory_gb(model_id) if self.scheduling.enabled else 0.0
+        return self.scheduling.slot(_endpoint(provider), provider.name, weight)
+
+    def memory_gb(self, model_id: str) -> float:
+        """The memory a call of `model_id` holds on its endpoint: MODEL_MEMORY_GB's figure, else for a
+        `local:` model its file and context, else 0 (not held back)."""
+        if model_id in self.settings.providers.model_memory_gb:
+            return self.settings.providers.model_memory_gb[model_id]
+        if model_id not in self._memory:
+            self._memory[model_id] = self._local_size(model_id)
+        return self._memory[model_id]
+
+    def _local_size(self, model_id: str) -> float:
         try:
-            with redacted_errors(self._redact):
-                async for item in provider.stream(model, messages, options):
-                    if isinstance(item, Completion):
-                        completion = item = item.model_copy(update={"model": model_id})
-                    elif item.text:
-                        call.first_token()
-                    yield item
-        except BaseException as exc:
-            call.failed(exc)
-            raise
-        call.finished(completion or Completion(model=model_id, text=""))
+            provider, model = self.resolve(model_id)
+            if provider.name != "local":
+                return 0.0
+            # only when a budget asks for a local model's size
+            from core.providers import gguf_info, local_models
+
+            path = local_models.resolve(model, self.settings).path
+            n_ctx = self.settings.local.n_ctx
+            try:  # the KV cache of its shape, as the runtime's memory ceiling counts it
+                kv = gguf_info.kv_cache_bytes(gguf_info.read_metadata(path), n_ctx)
+            except gguf_info.GGUFError:
+                kv = None
+            return local_size_gb(path.stat().st_size, n_ctx, kv)
+        except (ProviderError, OSError):
+            return 0.0  # the call itself reports the cause
+
+    def memory_plan(self, model_ids: Sequence[str]) -> list[list[str]]:
+        """How `model_ids` would run within their endpoints' memory budgets: batches, largest first
+        and first fit, per endpoint (core/providers/scheduling.py); [] without a budget."""
+        by_endpoint: dict[tuple[str, str], dict[str, float]] = {}
+        for model_id in model_ids:
+            try:
+                provider, _ = self.resolve(model_id)
+            except ProviderError:
+                continue
+            by_endpoint.setdefault((_endpoint(provider), provider.name), {})[model_id] = self.memory_gb(model_id)
+        batches: list[list[str]] = []
+        for (endpoint, name), sizes in by_endpoint.items():
+            budget = self.scheduling.budget_for(endpoint, name)
+            if budget is not None:
+                batches += plan_batches(sizes, budget)
+        return batches
 
     def context_window(self, model_id: str) -> int | None:
         """The context window of `model_id` when its provider knows it (local models), else None."""
@@ -138,6 +194,11 @@ class ProviderRouter:
 
     async def aclose(self) -> None:
         await self._resolver.aclose()
+
+
+def _endpoint(provider: Provider) -> str:
+    """Which endpoint a provider's calls load: its base URL, or its name (`local`)."""
+    return str(getattr(provider, "base_url", "") or provider.name).rstrip("/")
 
 
 def _measured(

@@ -7,6 +7,7 @@ the web search. Failures here are notices, never a failed council.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from pydantic import SecretStr
 
 from core.models import ChannelSettings, CouncilRequest, Platform, seats
 from core.models.files import AttachmentBatch, IncomingFile
+from core.models.search import SearchResult
 from core.providers.router import ProviderRouter
 from core.settings import Settings
 from core.shared.redact import Redactor
@@ -25,6 +27,10 @@ if TYPE_CHECKING:
 # The readers (attachments), the search backends and their HTTP stack are imported when a question
 # first has files or asks for a search: most questions have neither, and the terminal's
 # `council ask` would otherwise load them all before its first line.
+
+
+log = logging.getLogger(__name__)
+FACT_CHECK_RESULTS = 3  # results of the chairman's one search
 
 
 class CouncilReading:
@@ -113,6 +119,18 @@ class CouncilReading:
         outcome = await find_sources(backend, request, router, max_results=self.settings.search.results)
         request.sources = outcome.sources
         return [*notices, *(self.redact(notice) for notice in outcome.notices)]
+
+    async def fact_search(self, query: str) -> list[SearchResult]:
+        """One search for the chairman's check of a disputed fact (core/engine/fact_check.py): the
+        configured backend's first results; none when there is no backend or it failed."""
+        backend = self._search()
+        if isinstance(backend, str):
+            return []
+        try:
+            return list(await backend.search(query, max_results=FACT_CHECK_RESULTS))
+        except Exception as exc:  # a failed check costs the check, never the council
+            log.info("the chairman's fact check found nothing: %s", self.redact(str(exc)))
+            return []
 
     def _search(self) -> SearchBackend | str:
         """The configured backend (built once), or the notice saying why there is none."""

@@ -16,7 +16,7 @@ from core.models import (
     Review,
     Usage,
 )
-from core.models.lines import dissent_lines, file_summary, source_line
+from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary, source_line
 from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ def _review_fields(r: Review) -> dict[str, Any]:
         "parsed_ranking_models": r.ballot_models,
         "parse_status": r.parse_status.value,
         "format": r.format,
+        "scores": {f"Response {label}": values for label, values in r.scores.items()},
         "shown_labels": [f"Response {label}" for label in r.shown_labels],
         "error": _error(r.error),
         "latency_s": r.latency_s,
@@ -135,6 +136,10 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
         "aggregate_rankings": [entry.model_dump(mode="json") for entry in (aggregate.entries if aggregate else [])],
         "agreement_w": aggregate.agreement_w if aggregate else None,
+        # rubric scores (issue 33): model -> criterion -> mean, and their consensus (0-100)
+        "scores": aggregate.scores if aggregate else {},
+        "consensus": aggregate.consensus if aggregate else None,
+        "rubric": result.request.config.rubric.model_dump(mode="json") if result.request.config.rubric else None,
         "ballots_used": aggregate.ballots_used if aggregate else 0,
         "ballots_unparsed": aggregate.ballots_unparsed if aggregate else 0,
         "ballots_late": aggregate.ballots_late if aggregate else 0,
@@ -147,6 +152,8 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "notices": result.notices,
         # auto mode: whether the first two answers disagreed and the whole council deliberated
         "escalated": result.escalated,
+        # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
+        "composition": result.composition,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
     }
 
@@ -234,6 +241,8 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
         synthesis = result.synthesis
         who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"
         out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
+        if (meter := composition_line(result.composition)) is not None:
+            out += [f"*{meter}*", ""]
     else:
         out += ["*(no synthesis)*", ""]
     return out
@@ -271,13 +280,31 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
             f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
         )
     w = aggregate.agreement_w
-    out += ["", f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a", ""]
+    agreement = f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a"
+    consensus = consensus_text(aggregate)
+    out += ["", agreement + (f"; rubric {consensus}" if consensus else ""), ""]
+    out += _md_scores(result)
     if any(weight != 1 for weight in result.request.config.reviewer_weights.values()):
         weights = ", ".join(f"{m} ×{w:g}" for m, w in _weights(result).items())
         out += [f"Weighted ballots: {weights}", ""]
     out += [f"> {line}" for line in dissent_lines(aggregate)]
     out += [""] if aggregate.dissent else []
     return out
+
+
+def _md_scores(result: CouncilResult) -> list[str]:
+    """Each answer's mean rubric scores as a table (nothing without scores)."""
+    aggregate, rubric = result.aggregate, result.request.config.rubric
+    if aggregate is None or rubric is None or not aggregate.scores:
+        return []
+    out = [
+        f"| model | {' | '.join(rubric.criteria)} |",
+        "|---|" + "---|" * len(rubric.criteria),
+    ]
+    for model, means in aggregate.scores.items():
+        cells = " | ".join(f"{means[c]:.1f}" if c in means else "–" for c in rubric.criteria)
+        out.append(f"| {model} | {cells} |")
+    return [*out, "", f"Rubric scores: mean per criterion, scale {rubric.scale}.", ""]
 
 
 def _md_agreement(result: CouncilResult) -> list[str]:
@@ -323,4 +350,9 @@ def _md_reviews(result: CouncilResult) -> list[str]:
         ballot = " > ".join(f"{label} ({model})" for label, model in zip(r.ballot_labels, r.ballot_models))
         source = f" — {r.format} ballot" if r.format else ""
         out += [f"**Extracted ballot ({r.parse_status.value}):** {ballot or 'none'}{source}", ""]
+        if r.scores:
+            scored = "; ".join(
+                f"{label}: " + ", ".join(f"{c} {v:g}" for c, v in values.items()) for label, values in r.scores.items()
+            )
+            out += [f"**Scores:** {scored}", ""]
     return out

@@ -26,6 +26,7 @@ from core.models import (
     Synthesis,
     UnfinishedCouncil,
 )
+from core.models.browse import HeadToHead
 from core.models.seats import seat_models
 from core.records import bias
 from core.records.export import to_json, to_markdown
@@ -162,6 +163,19 @@ class CouncilQueries:
             bias=bias.audit(reviewers),
             seats=seat_stats(seats, stats),
         )
+
+    async def head_to_head(self, origin: Origin | None = None, scope: HistoryScope = "all") -> HeadToHead:
+        """Pairwise wins over the stored ballots of `scope` (the leaderboard's running totals)."""
+        ballots = await self.storage.stats.ballot_counts(**_place_filters(origin, scope))
+        pairs: dict[tuple[str, str], int] = {}
+        for order, n in zip(ballots.orders, ballots.counts):
+            for i, better in enumerate(order):
+                for worse in order[i + 1 :]:
+                    pairs[better, worse] = pairs.get((better, worse), 0) + n
+        names = {model for pair in pairs for model in pair}
+        total = {m: sum(n for (better, _), n in pairs.items() if better == m) for m in names}
+        models = sorted(names, key=lambda m: (-total[m], m))
+        return HeadToHead(models=models, wins=[[pairs.get((a, b), 0) for b in models] for a in models])
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
         """Councils, tokens and cost per UTC day, for one channel or everything."""

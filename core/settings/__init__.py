@@ -20,7 +20,7 @@ from pydantic_settings.sources import ENV_FILE_SENTINEL
 from core.errors import ConfigurationError
 from core.settings.council import CouncilSettings, LimitSettings
 from core.settings.group import SettingsGroup
-from core.settings.operating import ApiSettings, TelemetrySettings
+from core.settings.operating import ApiSettings, TelemetrySettings, WebSettings
 from core.settings.platforms import DiscordSettings, SlackSettings, TenantSettings
 from core.settings.providers import OPENROUTER_BASE_URL, LocalModelSettings, ProviderSettings
 from core.settings.reading import AttachmentSettings, SearchSettings
@@ -76,6 +76,7 @@ class Settings(BaseModel):
     search: SearchSettings
     telemetry: TelemetrySettings
     api: ApiSettings
+    web: WebSettings
 
     def __init__(self, _env_file: Any = ENV_FILE_SENTINEL, **values: Any) -> None:
         super().__init__(**_read_groups(_env_file, values))
@@ -118,6 +119,11 @@ class Settings(BaseModel):
         """SLACK_INSTALL_PATH or SLACK_REDIRECT_PATH on COUNCIL_PUBLIC_URL (None while it is unset)."""
         public_url = self.tenants.public_url
         return public_url.rstrip("/") + path if public_url else None
+
+    def council_url(self, council_id: str) -> str | None:
+        """The council's page in the browser app (bot/web) at COUNCIL_PUBLIC_URL; None while it is unset."""
+        public_url = self.tenants.public_url
+        return f"{public_url.rstrip('/')}/c/{council_id}" if public_url else None
 
     def secret_values(self) -> list[str]:
         """The value of every secret that is set (keys, tokens), for redaction."""

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
 
+from core.models.rubric import DEFAULT_RUBRIC, Rubric, parse_rubric
 from core.settings.group import CsvList, SettingsGroup, lower_name, split_csv
 
 _WEIGHTS_FORM = 'must be `auto` or a JSON object like {"model id": 2}'
@@ -74,7 +75,26 @@ class CouncilSettings(SettingsGroup):
         "(from each reviewer's stored agreement with the consensus); empty: every ballot weighs 1.",
     )
 
+    # Issue 33: the rubric reviewers score each response on (core/models/rubric.py).
+    rubric_spec: str = Field(
+        DEFAULT_RUBRIC,
+        alias="COUNCIL_RUBRIC",
+        description="Criteria reviewers score each response on, comma-separated, optionally with the scale "
+        "(`accuracy, clarity: 1-5`); `off` turns rubric scores and the consensus figure off.",
+    )
+
     _split = field_validator("models", mode="before")(split_csv)
+
+    @field_validator("rubric_spec")
+    @classmethod
+    def _check_rubric(cls, value: str) -> str:
+        parse_rubric(value)  # a malformed rubric is refused at start-up, naming what is wrong
+        return value
+
+    @property
+    def rubric(self) -> Rubric | None:
+        return parse_rubric(self.rubric_spec)
+
     _lower = field_validator("ballot_format", "mode", mode="before")(lower_name)
 
     @field_validator("reviewer_weights", mode="before")

@@ -77,3 +77,18 @@ class ApiSettings(SettingsGroup):
     )
 
     _split = field_validator("allowed_hosts", "cors_origins", "trusted_keys", mode="before")(split_csv)
+
+
+class WebSettings(SettingsGroup):
+    """The browser app (bot/web, docs/web.md)."""
+
+    enabled: bool = Field(
+        False, alias="COUNCIL_WEB", description="`council api` also serves the browser app on its own port."
+    )
+    host: str = Field("127.0.0.1", alias="COUNCIL_WEB_HOST", description="The address `council web` listens on.")
+    port: int = Field(8080, alias="COUNCIL_WEB_PORT", ge=0, le=65535, description="The port `council web` listens on.")
+    session_secret: SecretStr | None = Field(
+        None,
+        alias="COUNCIL_WEB_SECRET",
+        description="Signs the browser's session cookie; empty: a random key per process (sign-ins end at restart).",
+    )

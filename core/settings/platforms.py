@@ -98,6 +98,12 @@ class DiscordSettings(SettingsGroup):
         description="Slash commands are synced to this guild at once (global sync can take up to an hour).",
     )
     api_url: str | None = Field(None, alias="DISCORD_API_URL", description="Override of the REST API base URL (tests).")
+    client_id: str | None = Field(
+        None, alias="DISCORD_CLIENT_ID", description="Sign in with Discord (the browser app): the application's id."
+    )
+    client_secret: SecretStr | None = Field(
+        None, alias="DISCORD_CLIENT_SECRET", description="Sign in with Discord: the application's OAuth2 secret."
+    )
     shard_count: int | Literal["auto"] | None = Field(
         None,
         alias="DISCORD_SHARD_COUNT",

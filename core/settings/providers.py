@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import NoDecode
 
 from core.settings.group import SettingsGroup
@@ -50,11 +50,38 @@ class ProviderSettings(SettingsGroup):
         '{"model id": [USD per 1M prompt tokens, USD per 1M completion tokens]}.',
     )
 
-    @field_validator("model_prices", mode="before")
+    # Issue 33: memory-aware scheduling of model calls (core/providers/scheduling.py).
+    memory_budget_gb: str | None = Field(
+        None,
+        alias="COUNCIL_MEMORY_BUDGET_GB",
+        description="Memory (GB) of an endpoint's models that may be in use at once: a number for every endpoint, "
+        "or a JSON object of endpoint (`local`, `openrouter` or its base URL) to GB. Unset: no memory scheduling.",
+    )
+    model_memory_gb: Annotated[dict[str, float], NoDecode] = Field(
+        default_factory=dict,
+        alias="MODEL_MEMORY_GB",
+        description="Each model's memory in GB, a JSON object of model id to GB; local: models default to their "
+        "file's size plus their context.",
+    )
+    max_concurrent: str | None = Field(
+        None,
+        alias="LLM_MAX_CONCURRENT",
+        description="Model calls in flight at once per endpoint: a number, or a JSON object of endpoint to number "
+        "(for endpoints that serve one request at a time). Unset: no limit.",
+    )
+
+    @field_validator("model_prices", "model_memory_gb", mode="before")
     @classmethod
     def _parse_prices(cls, value: Any) -> Any:
         if isinstance(value, str):
             return json.loads(value) if value.strip() else {}
+        return value
+
+    @field_validator("memory_budget_gb", "max_concurrent")
+    @classmethod
+    def _check_per_endpoint(cls, value: str | None, info: ValidationInfo) -> str | None:
+        alias = {"memory_budget_gb": "COUNCIL_MEMORY_BUDGET_GB", "max_concurrent": "LLM_MAX_CONCURRENT"}
+        per_endpoint(value, alias[info.field_name or ""])  # refused at start-up, naming the setting
         return value
 
 
@@ -84,3 +111,21 @@ class LocalModelSettings(SettingsGroup):
         gt=0,
         description="Seconds a local model's runtime process may take to load its model before it is killed.",
     )
+
+
+def per_endpoint(value: str | None, setting: str) -> dict[str, float] | float | None:
+    """A number for every endpoint, or a JSON object of endpoint to number; None when unset."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        raise ValueError(f"{setting} must be a number or a JSON object of endpoint to number") from None
+    if isinstance(parsed, (int, float)) and not isinstance(parsed, bool) and parsed > 0:
+        return float(parsed)
+    if isinstance(parsed, dict) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in parsed.values()
+    ):
+        return {str(k).rstrip("/"): float(v) for k, v in parsed.items()}
+    raise ValueError(f"{setting} must be a positive number or a JSON object of endpoint to positive number")

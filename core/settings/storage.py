@@ -18,6 +18,14 @@ class StorageSettings(SettingsGroup):
         description="The database: sqlite:///path or postgresql://user:password@host/db "
         "(empty: council.db in the user data directory).",
     )
+    database_wait_s: float = Field(
+        30.0,
+        alias="DATABASE_WAIT_S",
+        gt=0,
+        description="How long (seconds) a database operation waits for the database: PostgreSQL's lost "
+        "connections are retried with backoff this long (a restart, a failover), SQLite waits this long for "
+        "another process's write lock.",
+    )
     retention_days: int | None = Field(
         None,
         alias="COUNCIL_RETENTION_DAYS",

@@ -8,6 +8,7 @@ from typing import Any
 
 from core.models import AuditEntry, ChannelSettings
 from core.storage.database import Database, Row, Transaction
+from core.storage.reconnect import reconnecting
 from core.storage.values import dumps, now_iso
 
 
@@ -19,11 +20,13 @@ class ChannelRepository:
         rows = await self._db.fetchall("SELECT * FROM channel_settings WHERE channel_key = ?", (channel_key,))
         return _from_row(rows[0]) if rows else None
 
+    @reconnecting
     async def put(self, settings: ChannelSettings, actor_id: str) -> None:
         """Insert or replace a channel's overrides (without an audit entry: imports and tests)."""
         async with self._db.transaction() as tx:
             await _upsert(tx, settings, actor_id)
 
+    @reconnecting
     async def update(self, channel_key: str, changes: dict[str, Any], actor_id: str, action: str) -> ChannelSettings:
         """Merge `changes` into the channel's overrides and write the audit entry (`action`, with the
         changes as detail), in one transaction under the channel's lock: concurrent changes of
@@ -37,6 +40,7 @@ class ChannelRepository:
             await _insert_audit(tx, channel_key, actor_id, action, changes)
         return updated
 
+    @reconnecting
     async def delete(self, channel_key: str, actor_id: str | None = None) -> None:
         """Drop a channel's overrides; with `actor_id`, audit it as a reset in the same transaction."""
         async with self._db.transaction() as tx:
@@ -44,6 +48,7 @@ class ChannelRepository:
             if actor_id is not None:
                 await _insert_audit(tx, channel_key, actor_id, "reset", {})
 
+    @reconnecting
     async def audit(self, channel_key: str, actor_id: str, action: str, detail: dict) -> None:
         async with self._db.transaction() as tx:
             await _insert_audit(tx, channel_key, actor_id, action, detail)
@@ -81,20 +86,22 @@ def _from_row(r: Row) -> ChannelSettings:
         daily_budget_usd=r["daily_budget_usd"],
         search=bool(r["search"]) if r["search"] is not None else None,
         mode=r["mode"],
+        allowed_models=json.loads(r["allowed_models"]) if r["allowed_models"] is not None else None,
     )
 
 
 async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> None:
     await tx.execute(
         """INSERT INTO channel_settings (channel_key, members, chairman, user_limit_per_hour,
-           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search, mode)
+           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search, mode, allowed_models)
            VALUES (:channel_key, :members, :chairman, :user_limit_per_hour, :channel_limit_per_hour,
-           :daily_budget_usd, :updated_at, :updated_by, :search, :mode)
+           :daily_budget_usd, :updated_at, :updated_by, :search, :mode, :allowed_models)
            ON CONFLICT (channel_key) DO UPDATE SET members = excluded.members, chairman = excluded.chairman,
            user_limit_per_hour = excluded.user_limit_per_hour,
            channel_limit_per_hour = excluded.channel_limit_per_hour,
            daily_budget_usd = excluded.daily_budget_usd, updated_at = excluded.updated_at,
-           updated_by = excluded.updated_by, search = excluded.search, mode = excluded.mode""",
+           updated_by = excluded.updated_by, search = excluded.search, mode = excluded.mode,
+           allowed_models = excluded.allowed_models""",
         {
             "channel_key": settings.channel_key,
             "members": dumps(settings.members) if settings.members is not None else None,
@@ -106,5 +113,6 @@ async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> 
             "updated_by": actor_id,
             "search": int(settings.search) if settings.search is not None else None,
             "mode": settings.mode,
+            "allowed_models": dumps(settings.allowed_models) if settings.allowed_models is not None else None,
         },
     )

@@ -29,7 +29,8 @@ from core.models import (
 )
 from core.storage import totals
 from core.storage.attachments_sources import with_material, write_material
-from core.storage.database import Database, Row, Transaction
+from core.storage.database import SQLITE, Database, Row, Transaction
+from core.storage.reconnect import reconnecting
 from core.storage.values import dumps, filters, insert_sql, iso
 
 RUNNING = "running"  # councils.status while a council has not finished (not a CouncilStatus)
@@ -47,6 +48,7 @@ class CouncilRepository:
         row = {**_request_columns(request), "status": RUNNING, "owner_id": owner_id}
         await self._db.execute(insert_sql("councils", row) + " ON CONFLICT (id) DO NOTHING", row)
 
+    @reconnecting
     async def save(self, results: Iterable[CouncilResult]) -> None:
         """Store finished councils, all tables in one transaction; saving again replaces one."""
         async with self._db.transaction() as tx:
@@ -69,6 +71,7 @@ class CouncilRepository:
         )
         return [row["id"] for row in rows]
 
+    @reconnecting
     async def mark_interrupted(self, now: float | None = None) -> int:
         """Store as failed, with why, the running councils whose owner stopped renewing its lease
         (or that have no owner: written before owners existed) and that cannot be resumed (no
@@ -106,28 +109,11 @@ class CouncilRepository:
         """Finished councils (any status but running), newest first; None filters match anything."""
         where, params = filters(platform, workspace_id, channel_id, user_id)
         rows = await self._db.fetchall(
-            f"""SELECT id, created_at, question, status, members, chairman, winner, agreement_w, cost_usd, duration_s,
-                       platform, workspace_id, channel_id, thread_id, user_id, user_name, config
-                FROM councils WHERE {where} AND status != ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
+            f"""SELECT {SUMMARY_COLUMNS} FROM councils WHERE {where} AND status != ?
+                ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
             (*params, RUNNING, max(0, limit), max(0, offset)),
         )
-        summaries = [
-            CouncilSummary(
-                council_id=r["id"],
-                created_at=datetime.fromisoformat(r["created_at"]),
-                question=r["question"],
-                status=CouncilStatus(r["status"]),
-                members=json.loads(r["members"]),
-                chairman=r["chairman"],
-                winner=r["winner"],
-                agreement_w=r["agreement_w"],
-                cost_usd=r["cost_usd"],
-                duration_s=r["duration_s"],
-                origin=_origin_from_row(r),
-                mode=CouncilConfig.model_validate_json(r["config"]).mode,
-            )
-            for r in rows
-        ]
+        summaries = [summary_from_row(r) for r in rows]
         return await with_material(self._db, summaries)
 
     async def unfinished(
@@ -159,6 +145,7 @@ class CouncilRepository:
             for r in rows
         ]
 
+    @reconnecting
     async def prune(self, older_than: datetime) -> int:
         """Delete councils created before `older_than` (with all their rows, and what they added to
         the leaderboard totals). Returns how many."""
@@ -169,9 +156,12 @@ class CouncilRepository:
             )
             for row in rows:
                 await totals.apply(tx, CouncilResult.model_validate_json(row[0]), -1)
-            return await tx.execute(
+            removed = await tx.execute(
                 "DELETE FROM councils WHERE created_at < ? AND status != ?", (iso(older_than), RUNNING)
             )
+            if self._db.dialect == SQLITE:  # the search index's numbers of the councils now gone
+                await tx.execute("DELETE FROM council_search_rows WHERE council_id NOT IN (SELECT id FROM councils)")
+            return removed
 
     async def spent_since(self, channel_key: str | None, since: datetime) -> float:
         """Total cost (USD) of councils created since `since`, for one channel key or all (None)."""
@@ -237,6 +227,7 @@ def _council_row(result: CouncilResult) -> dict[str, Any]:
         "status": result.status.value,
         "winner": _winner(result),
         "agreement_w": aggregate.agreement_w if aggregate else None,
+        "consensus": aggregate.consensus if aggregate else None,
         "error": result.error.model_dump_json() if result.error else None,
         "notices": dumps(result.notices),
         "timings": dumps(result.timings),
@@ -277,6 +268,7 @@ def _review_row(council_id: str, position: int, r: Review) -> dict[str, Any]:
         "ballot_labels": dumps(r.ballot_labels),
         "ballot_models": dumps(r.ballot_models),
         "parse_status": r.parse_status.value,
+        "scores": dumps(r.scores) if r.scores else None,
         **_error_columns(r.error),
         "latency_s": r.latency_s,
         **_usage_columns(r.usage),
@@ -351,6 +343,29 @@ def _usage_columns(usage: Usage) -> dict[str, Any]:
         "completion_tokens": usage.completion_tokens,
         "cost_usd": usage.cost_usd,
     }
+
+
+# The columns `summary_from_row` reads.
+SUMMARY_COLUMNS = """id, created_at, question, status, members, chairman, winner, agreement_w, consensus, cost_usd,
+                     duration_s, platform, workspace_id, channel_id, thread_id, user_id, user_name, config"""
+
+
+def summary_from_row(r: Row) -> CouncilSummary:
+    return CouncilSummary(
+        council_id=r["id"],
+        created_at=datetime.fromisoformat(r["created_at"]),
+        question=r["question"],
+        status=CouncilStatus(r["status"]),
+        members=json.loads(r["members"]),
+        chairman=r["chairman"],
+        winner=r["winner"],
+        agreement_w=r["agreement_w"],
+        consensus=r["consensus"],
+        cost_usd=r["cost_usd"],
+        duration_s=r["duration_s"],
+        origin=_origin_from_row(r),
+        mode=CouncilConfig.model_validate_json(r["config"]).mode,
+    )
 
 
 def _origin_from_row(row: Row) -> Origin:

@@ -18,25 +18,23 @@ import asyncio
 import re
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import aiosqlite
 
 from core.database_url import POSTGRESQL, SQLITE, DatabaseTarget, parse_database_url, redact_url
+from core.storage.reconnect import DatabaseUnavailable, retrying
 
-_BUSY_TIMEOUT_MS = 5000
+WAIT_S = 30.0  # DATABASE_WAIT_S's default: how long an operation waits for the database
 _POOL_MAX = 10
+T = TypeVar("T")
 
 Params = Sequence[Any] | Mapping[str, Any]
 __all__ = ["POSTGRESQL", "SQLITE", "Database", "DatabaseUnavailable", "parse_database_url", "redact_url"]
-
-
-class DatabaseUnavailable(RuntimeError):
-    """The database server cannot be reached or its driver is missing (message has no password)."""
 
 
 class Row(Protocol):
@@ -70,14 +68,17 @@ class Database(Protocol):
     async def fetchall(self, sql: str, params: Params = ()) -> list[Any]: ...
     def transaction(self) -> Any: ...  # async context manager yielding a Transaction
     async def script(self, sql: str) -> None: ...
+    async def retrying(self, op: Callable[[], Awaitable[T]]) -> T: ...
     async def close(self) -> None: ...
 
 
-async def open_database(url: str) -> Database:
+async def open_database(url: str, wait_s: float = WAIT_S) -> Database:
+    """`wait_s`: how long an operation waits for the database (SQLite: another process's write
+    lock; PostgreSQL: a lost connection, retried with backoff, see core/storage/reconnect.py)."""
     target = parse_database_url(url)
     if target.dialect == POSTGRESQL:
-        return await PostgresDatabase.connect(target)
-    return await SqliteDatabase.connect(target)
+        return await PostgresDatabase.connect(target, wait_s=wait_s)
+    return await SqliteDatabase.connect(target, wait_s=wait_s)
 
 
 # --------------------------------------------------------------------------- SQLite
@@ -115,14 +116,15 @@ class SqliteDatabase:
         self.display = target.display
 
     @classmethod
-    async def connect(cls, target: DatabaseTarget) -> SqliteDatabase:
+    async def connect(cls, target: DatabaseTarget, wait_s: float = WAIT_S) -> SqliteDatabase:
         path = target.location
         _make_parent(path)
         conn = await aiosqlite.connect(path)
         conn.row_factory = aiosqlite.Row
         try:
-            await conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-            await _enable_wal(conn)
+            # Another process's write lock ("database is locked") is waited for, up to wait_s.
+            await conn.execute(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
+            await _enable_wal(conn, wait_s)
             await conn.execute("PRAGMA synchronous=NORMAL")
             await conn.execute("PRAGMA foreign_keys=ON")
         except BaseException:
@@ -159,6 +161,10 @@ class SqliteDatabase:
             await self._conn.execute(sql)
             await self._conn.commit()
 
+    async def retrying(self, op: Callable[[], Awaitable[T]]) -> T:
+        """Once: SQLite has no connection to lose, and its busy timeout waits for the lock."""
+        return await op()
+
     async def close(self) -> None:
         async with self._lock:
             await self._conn.close()
@@ -169,10 +175,10 @@ def _make_parent(path: str) -> None:
         Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
 
 
-async def _enable_wal(conn: aiosqlite.Connection) -> None:
+async def _enable_wal(conn: aiosqlite.Connection, wait_s: float) -> None:
     """Switch to WAL. The switch needs an exclusive lock and SQLite may report SQLITE_BUSY at once
     (without its busy handler) while another connection opens the same fresh file: retry a while."""
-    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    deadline = time.monotonic() + wait_s
     while True:
         try:
             await conn.execute("PRAGMA journal_mode=WAL")
@@ -235,12 +241,15 @@ class PostgresDatabase:
 
     dialect = POSTGRESQL
 
-    def __init__(self, pool: Any, target: DatabaseTarget):
+    def __init__(self, pool: Any, target: DatabaseTarget, wait_s: float = WAIT_S):
         self._pool = pool
         self.display = target.display
+        self.wait_s = wait_s
 
     @classmethod
-    async def connect(cls, target: DatabaseTarget, max_size: int = _POOL_MAX) -> PostgresDatabase:
+    async def connect(
+        cls, target: DatabaseTarget, max_size: int = _POOL_MAX, wait_s: float = WAIT_S
+    ) -> PostgresDatabase:
         try:
             from psycopg_pool import AsyncConnectionPool
         except ImportError as exc:  # the optional extra is not installed
@@ -256,6 +265,10 @@ class PostgresDatabase:
             kwargs={"autocommit": True, "row_factory": _pg_row_factory},
             open=False,
             name="council",
+            # A connection is checked as it is lent (one round trip), so one the server closed
+            # (restart, failover) is replaced instead of failing the next statement.
+            check=AsyncConnectionPool.check_connection,
+            timeout=wait_s,
         )
         try:
             await pool.open(wait=True, timeout=15)
@@ -263,17 +276,27 @@ class PostgresDatabase:
             await pool.close()
             # psycopg's message may quote the conninfo: say where without the password.
             raise DatabaseUnavailable(f"cannot connect to {target.display} ({type(exc).__name__})") from None
-        return cls(pool, target)
+        return cls(pool, target, wait_s)
+
+    async def retrying(self, op: Callable[[], Awaitable[T]]) -> T:
+        """`op()`, run again after a lost connection until `wait_s` has passed."""
+        return await retrying(op, wait_s=self.wait_s, where=self.display)
 
     async def execute(self, sql: str, params: Params = ()) -> int:
-        async with self._pool.connection() as conn:
-            cursor = await conn.execute(to_pyformat(sql), params or None)
-            return cursor.rowcount
+        async def once() -> int:
+            async with self._pool.connection() as conn:
+                cursor = await conn.execute(to_pyformat(sql), params or None)
+                return int(cursor.rowcount)
+
+        return await self.retrying(once)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Any]:
-        async with self._pool.connection() as conn:
-            cursor = await conn.execute(to_pyformat(sql), params or None)
-            return list(await cursor.fetchall())
+        async def once() -> list[Any]:
+            async with self._pool.connection() as conn:
+                cursor = await conn.execute(to_pyformat(sql), params or None)
+                return list(await cursor.fetchall())
+
+        return await self.retrying(once)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[_PgTx]:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from core.models import CouncilResult
 from core.storage import migrations, reviewer_totals
+from core.storage.browse import BrowseRepository
 from core.storage.channels import ChannelRepository
 from core.storage.councils import CouncilRepository
-from core.storage.database import Database, open_database
+from core.storage.database import WAIT_S, Database, open_database
 from core.storage.evals import EvalRepository
 from core.storage.events import EventRepository
 from core.storage.idempotency import IdempotencyRepository
@@ -36,6 +37,7 @@ class Storage:
     def __init__(self, db: Database):
         self.db = db
         self.councils = CouncilRepository(db)
+        self.browse = BrowseRepository(db)  # the browser's history: search and keyset pages (bot/web)
         self.stats = StatsRepository(db)
         self.channels = ChannelRepository(db)
         self.events = EventRepository(db)
@@ -48,10 +50,12 @@ class Storage:
         self.idempotency = IdempotencyRepository(db)  # the API's Idempotency-Key header (core/records/idempotency.py)
 
     @classmethod
-    async def open(cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR) -> Storage:
+    async def open(
+        cls, url: str, migrations_dir: Path = migrations.MIGRATIONS_DIR, *, wait_s: float = WAIT_S
+    ) -> Storage:
         """Open `sqlite:///path`, a plain SQLite path, `:memory:` or `postgresql://…`, and apply
-        pending migrations."""
-        db = await open_database(url)
+        pending migrations; `wait_s`: how long an operation waits for the database (DATABASE_WAIT_S)."""
+        db = await open_database(url, wait_s)
         try:
             await migrations.migrate(db, migrations_dir)
             storage = cls(db)

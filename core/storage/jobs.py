@@ -16,8 +16,24 @@ from core.models import (
 )
 from core.storage.councils import OWNER_GONE, RUNNING
 from core.storage.database import Database
+from core.storage.reconnect import reconnecting
 
 STAGE_ANSWERS, STAGE_REVIEWS = 1, 2
+# The format of what a job stores (its request, destination and steps), written with each job
+# (migration 0015). Raise it when a release changes that format in a way older workers cannot
+# read (a new required field: the models forbid unknown ones); they then leave such jobs alone.
+PAYLOAD_VERSION = 1
+
+
+class JobTooNew(RuntimeError):
+    """A job written by a newer version of the bot: this worker leaves it for a newer one."""
+
+    def __init__(self, council_id: str, version: int) -> None:
+        super().__init__(
+            f"council {council_id} was queued by a newer version of the bot (payload version {version}, "
+            f"this one knows up to {PAYLOAD_VERSION}): left for a newer worker"
+        )
+        self.version = version
 
 
 class JobRepository:
@@ -26,18 +42,28 @@ class JobRepository:
 
     async def save(self, request: CouncilRequest, destination: Destination | None, *, search: bool = False) -> None:
         await self._db.execute(
-            """INSERT INTO council_jobs (council_id, request, destination, search, created_at)
-               VALUES (?, ?, ?, ?, ?) ON CONFLICT (council_id) DO NOTHING""",
+            """INSERT INTO council_jobs (council_id, request, destination, search, created_at, payload_version)
+               VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (council_id) DO NOTHING""",
             (
                 request.council_id,
                 request.model_dump_json(),
                 destination.model_dump_json() if destination else None,
                 int(search),
                 time.time(),
+                PAYLOAD_VERSION,
             ),
         )
 
+    async def readable(self, council_id: str) -> None:
+        """JobTooNew when the job was written by a newer version of the bot (checked before
+        taking it over or reading it: its payload may not parse here)."""
+        rows = await self._db.fetchall("SELECT payload_version FROM council_jobs WHERE council_id = ?", (council_id,))
+        if rows and int(rows[0][0]) > PAYLOAD_VERSION:
+            raise JobTooNew(council_id, int(rows[0][0]))
+
     async def get(self, council_id: str) -> CouncilJob | None:
+        """The job; JobTooNew when a newer version of the bot wrote it."""
+        await self.readable(council_id)
         rows = await self._db.fetchall(
             "SELECT request, destination, search, prepared, control, attempts FROM council_jobs WHERE council_id = ?",
             (council_id,),
@@ -77,9 +103,12 @@ class JobRepository:
         )
         return changed > 0
 
+    @reconnecting
     async def take(self, council_id: str, owner_id: str) -> CouncilJob | None:
         """Make `owner_id` the owner of a running council and count the attempt; None when the
-        council is no longer running (finished, or unknown)."""
+        council is no longer running (finished, or unknown); JobTooNew (nothing taken) when a newer
+        version of the bot wrote it."""
+        await self.readable(council_id)
         async with self._db.transaction() as tx:
             await tx.lock(f"council:job:{council_id}")
             taken = await tx.execute(
@@ -145,6 +174,7 @@ class JobRepository:
         rows = await self._db.fetchall("SELECT 1 FROM council_deliveries WHERE council_id = ?", (council_id,))
         return bool(rows)
 
+    @reconnecting
     async def forget_finished(self) -> int:
         """Jobs and delivery claims of councils that are no longer stored (pruned)."""
         async with self._db.transaction() as tx:

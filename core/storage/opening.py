@@ -11,6 +11,7 @@ from core.errors import ConfigurationError
 from core.settings import Settings
 from core.storage.database import DatabaseUnavailable
 from core.storage.facade import Storage
+from core.storage.migrations import SchemaTooNew
 
 
 async def open_configured_storage(settings: Settings) -> Storage:
@@ -20,7 +21,7 @@ async def open_configured_storage(settings: Settings) -> Storage:
         if target.dialect == SQLITE:
             # Probed synchronously first: a failed aiosqlite connect leaves its worker thread to die noisily.
             await asyncio.to_thread(_probe_sqlite, target.location)
-        return await Storage.open(settings.storage.database_url)
+        return await Storage.open(settings.storage.database_url, wait_s=settings.storage.database_wait_s)
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigurationError(
@@ -28,6 +29,8 @@ async def open_configured_storage(settings: Settings) -> Storage:
             "Point DATABASE_URL at a writable file, e.g. sqlite:////absolute/path/council.db."
         ) from exc
     except DatabaseUnavailable as exc:
+        raise ConfigurationError(f"DATABASE_URL: {exc}.") from None
+    except SchemaTooNew as exc:  # a rolling upgrade's newer release migrated it: refuse, never misread
         raise ConfigurationError(f"DATABASE_URL: {exc}.") from None
 
 

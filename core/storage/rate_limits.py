@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core.storage.database import Database
+from core.storage.reconnect import reconnecting
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class RateLimitRepository:
     def __init__(self, db: Database):
         self._db = db
 
+    @reconnecting
     async def admit(
         self, windows: Sequence[tuple[str, int]], at: float, since: float, *, forget_before: float, record: bool = True
     ) -> FullWindow | None:
@@ -44,6 +46,7 @@ class RateLimitRepository:
                 await tx.execute("DELETE FROM rate_hits WHERE at < ?", (forget_before,))
         return None
 
+    @reconnecting
     async def record(self, keys: Iterable[str], at: float) -> None:
         """Record one hit per key at `at` (imports and tests; admission goes through `admit`)."""
         async with self._db.transaction() as tx:

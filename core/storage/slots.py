@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from core.storage.database import Database
+from core.storage.reconnect import reconnecting
 
 _LOCK = "council-slots"
 
@@ -15,6 +16,7 @@ class SlotRepository:
     def __init__(self, db: Database):
         self._db = db
 
+    @reconnecting
     async def take(self, slot_id: str, owner_id: str, limit: int, now: float | None = None) -> bool:
         """Take `slot_id` for `owner_id` when fewer than `limit` live slots are taken (True), else
         take nothing (False). Idempotent for a slot already held. One transaction under one

@@ -21,12 +21,15 @@ use pyo3::{ffi, intern};
 
 use ranking::{RankingError, Score};
 
-fn value_error(e: RankingError) -> PyErr {
+mod composition;
+mod scores;
+
+pub(crate) fn value_error(e: RankingError) -> PyErr {
     PyValueError::new_err(e.message().to_string())
 }
 
 /// Borrow the UTF-8 of Python strings (valid while the objects live).
-fn strs<'a>(objs: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
+pub(crate) fn strs<'a>(objs: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
     objs.iter().map(|s| s.to_str()).collect()
 }
 
@@ -423,6 +426,9 @@ fn _ranking(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_ranking, m)?)?;
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(parse_verdict, m)?)?;
+    m.add_function(wrap_pyfunction!(scores::parse_scores, m)?)?;
+    m.add_function(wrap_pyfunction!(composition::composition, m)?)?;
+    m.add_function(wrap_pyfunction!(scores::rubric_summary, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_batch, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_models, m)?)?;

@@ -5,14 +5,18 @@
 //!   optionally with weighted ballots;
 //! * [`agreement`]: Kendall's W with tie correction, and Kendall's tau of one ballot against a reference;
 //! * [`leaderboard`]: Bradley-Terry ratings over many ballots with bootstrap intervals;
+//! * [`scores`]: rubric scores from a reviewer's text, each answer's means and the consensus;
+//! * [`composition`]: which of the council's texts support each sentence of the synthesis, and shares;
 //! * [`verdict`]: a judge's AGREE / DISAGREE verdict on two answers (auto mode).
 //!
 //! Nothing here panics on any input: invalid input is a [`RankingError`].
 
 pub mod aggregate;
 pub mod agreement;
+pub mod composition;
 pub mod leaderboard;
 pub mod parse;
+pub mod scores;
 pub mod verdict;
 
 pub use aggregate::{
@@ -20,8 +24,10 @@ pub use aggregate::{
     aggregate_models_indexed, aggregate_weighted_indices, CandidateScore, Score,
 };
 pub use agreement::{kendall_tau, kendall_w, kendall_w_indices};
+pub use composition::{composition, Composition, SentenceSupport};
 pub use leaderboard::{leaderboard, leaderboard_counted, Rating};
 pub use parse::{parse_ranking, validate_labels, ParseStatus, ParsedRanking};
+pub use scores::{parse_scores, rubric_summary, Rubric, RubricSummary, ScoreSheet};
 pub use verdict::{parse_verdict, Verdict};
 
 /// Invalid input (surfaces in Python as `ValueError`).

@@ -274,7 +274,7 @@ pub(crate) fn is_opener(c: char) -> bool {
     matches!(c, '*' | '_' | '`' | '~' | '[' | '(' | '"' | '\'')
 }
 
-fn skip(line: &[char], mut p: usize, f: impl Fn(char) -> bool) -> usize {
+pub(crate) fn skip(line: &[char], mut p: usize, f: impl Fn(char) -> bool) -> usize {
     while p < line.len() && f(line[p]) {
         p += 1;
     }
@@ -282,7 +282,7 @@ fn skip(line: &[char], mut p: usize, f: impl Fn(char) -> bool) -> usize {
 }
 
 /// ASCII case-insensitive match of lowercase `word` at `p`.
-fn word_at(line: &[char], p: usize, word: &str) -> bool {
+pub(crate) fn word_at(line: &[char], p: usize, word: &str) -> bool {
     let n = word.len();
     if p + n > line.len() {
         return false;
@@ -379,7 +379,7 @@ fn header_at(line: &[char], start: usize) -> Option<usize> {
 // Tokens
 
 /// `Response X` at `p` (after openers): (letter, index after the letter).
-fn response_token(line: &[char], p: usize) -> Option<(char, usize)> {
+pub(crate) fn response_token(line: &[char], p: usize) -> Option<(char, usize)> {
     if !word_at(line, p, "response") {
         return None;
     }

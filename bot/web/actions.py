@@ -1,0 +1,149 @@
+"""The pages that act: ask a council (`/ask`), stop one or make it synthesize now, sign in and out.
+Every form post carries the session's CSRF token and comes from our own origin
+(bot/web/security.py); a script with a bearer key posts without one (no browser sends its key)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from bot.web import signin
+from bot.web.context import Pages
+from bot.web.security import CSRF_FIELD, form_allowed
+from core.errors import CouncilError, InputRejected, PermissionDenied
+from core.models.browse import Viewer
+from core.models.files import IncomingFile
+
+log = logging.getLogger(__name__)
+
+MODES = ("standard", "quick", "auto")
+MAX_FILE_FORM_BYTES = 64 * 1024 * 1024  # the form as a whole; each file's own limits are the service's
+
+
+class Actions:
+    def __init__(self, pages: Pages):
+        self.pages = pages
+        self.service = pages.service
+
+    async def _checked_form(self, request: Request, viewer: Viewer):  # type: ignore[no-untyped-def]
+        form = await request.form(max_part_size=MAX_FILE_FORM_BYTES)
+        if "authorization" not in request.headers and not form_allowed(
+            request, form.get(CSRF_FIELD), self.service.settings.tenants.public_url
+        ):
+            raise PermissionDenied("This form expired or came from another site: reload the page and try again.")
+        return form
+
+    async def ask_form(self, request: Request) -> Response:
+        viewer = self.pages.viewer(request)
+        return self._ask_page(request, viewer, await self.service.browse.models(viewer))
+
+    def _ask_page(self, request: Request, viewer: Viewer, models: list[str], **values: Any) -> Response:
+        values["mode"] = values.get("mode") or "standard"
+        return self.pages.page(request, "ask.html", page="ask", models=models, modes=MODES, **values)
+
+    async def ask(self, request: Request) -> Response:
+        viewer = self.pages.viewer(request)
+        form = await self._checked_form(request, viewer)
+        question = str(form.get("question") or "").strip()
+        members = [str(m) for m in form.getlist("members") if m]
+        chairman = str(form.get("chairman") or "") or None
+        mode = str(form.get("mode") or "") or None
+        try:
+            if mode is not None and mode not in MODES:
+                raise InputRejected(f"Unknown mode `{mode[:20]}`: {', '.join(MODES)}.")
+            await self.service.browse.check_choice(viewer, members, chairman, mode)  # type: ignore[arg-type]
+            files = [
+                IncomingFile(name=item.filename or "file", declared_type=item.content_type, data=await item.read())
+                for item in form.getlist("files")
+                if isinstance(item, UploadFile) and item.filename
+            ]
+            origin = viewer.asking_origin
+            batch = await self.service.reading.read_files(files, origin.platform)
+            run = await self.service.start_council(
+                question,
+                origin,
+                members=members or None,
+                chairman=chairman,
+                attachments=batch.attachments,
+                notices=batch.user_notices(),
+                mode=mode,  # type: ignore[arg-type]
+            )
+        except CouncilError as exc:
+            if "authorization" in request.headers:
+                raise
+            models = await self.service.browse.models(viewer)
+            return self._ask_page(request, viewer, models, error=exc.user_message, question=question, mode=mode)
+        log.info("council %s asked in the browser by %s", run.council_id, viewer.name)
+        return RedirectResponse(f"/c/{run.council_id}", status_code=303)
+
+    async def stop(self, request: Request) -> Response:
+        viewer = self.pages.viewer(request)
+        form = await self._checked_form(request, viewer)
+        view = await self.service.browse.council(viewer, request.path_params["council_id"])  # NotFound: not theirs
+        synthesize = form.get("action") == "synthesize"
+        await self.service.stop(view.council_id, viewer.actor, synthesize=synthesize)
+        return RedirectResponse(f"/c/{view.council_id}", status_code=303)
+
+    # ------------------------------------------------------------------ sign-in
+
+    def signin_page(self, request: Request, error: str | None = None) -> Response:
+        auth = self.pages.auth
+        guilds = signin.discord_guilds(request)
+        status = 400 if error else 200
+        return self.pages.page(
+            request, "signin.html", status=status, slack=auth.slack, discord=auth.discord, guilds=guilds, error=error
+        )
+
+    async def slack_start(self, request: Request) -> Response:
+        if not self.pages.auth.slack:
+            return self.signin_page(request, "Sign in with Slack is not configured.")
+        return signin.slack_start(self.service.settings, request)
+
+    async def slack_callback(self, request: Request) -> Response:
+        try:
+            await signin.slack_finish(self.service.settings, request, self._team_token)
+        except CouncilError as exc:
+            return self.signin_page(request, exc.user_message)
+        return RedirectResponse("/", status_code=303)
+
+    async def _team_token(self, team: str) -> str | None:
+        if self.service.settings.tenants.secret_key is None:  # no OAuth distribution: nothing stored
+            return None
+        bot = await self.service.tenants.installations.find_team_bot(team)
+        token = (bot or {}).get("bot_token")
+        return token if isinstance(token, str) else None
+
+    async def discord_start(self, request: Request) -> Response:
+        if not self.pages.auth.discord:
+            return self.signin_page(request, "Sign in with Discord is not configured.")
+        return signin.discord_start(self.service.settings, request)
+
+    async def discord_callback(self, request: Request) -> Response:
+        try:
+            guilds = await signin.discord_finish(self.service.settings, request)
+            if len(guilds) == 1:
+                signin.discord_choose(request, guilds[0]["id"])
+                return RedirectResponse("/", status_code=303)
+        except CouncilError as exc:
+            return self.signin_page(request, exc.user_message)
+        return self.signin_page(request)  # several servers: the person chooses one
+
+    async def discord_guild(self, request: Request) -> Response:
+        form = await request.form()
+        if not form_allowed(request, form.get(CSRF_FIELD), self.service.settings.tenants.public_url):
+            return self.signin_page(request, "This form expired: sign in again.")
+        try:
+            signin.discord_choose(request, str(form.get("guild") or ""))
+        except CouncilError as exc:
+            return self.signin_page(request, exc.user_message)
+        return RedirectResponse("/", status_code=303)
+
+    async def signout(self, request: Request) -> Response:
+        form = await request.form()
+        if form_allowed(request, form.get(CSRF_FIELD), self.service.settings.tenants.public_url):
+            request.session.clear()
+        return RedirectResponse("/signin" if self.pages.auth.can_sign_in else "/", status_code=303)

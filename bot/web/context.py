@@ -1,0 +1,115 @@
+"""What every page handler shares: the templates, the viewer of a request, HTML or its JSON twin
+(the same URL with `Accept: application/json`, as Datasette serves them), and errors as one line."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from bot.web import render
+from bot.web.auth import SESSION_USER, WebAuth
+from bot.web.security import csrf_token
+from core.errors import CouncilError, InputRejected, NotFound, PermissionDenied, RateLimited
+from core.models import Origin, Platform, Review
+from core.models.browse import Viewer
+from core.service import CouncilService
+
+STATIC = Path(__file__).parent / "static"
+WHERE = {Platform.SLACK: "Slack", Platform.DISCORD: "Discord", Platform.CLI: "terminal", Platform.API: "API"}
+
+
+class NoViewer(Exception):
+    """Nobody we know: sign in (a page) or 401 (JSON, scripts)."""
+
+
+def wants_json(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    first = accept.split(",")[0].split(";")[0].strip().lower()
+    return first == "application/json"
+
+
+def where(origin: Origin) -> str:
+    name = WHERE.get(origin.platform, origin.platform.value)
+    if origin.channel_id and origin.platform in (Platform.SLACK, Platform.DISCORD):
+        return f"{name} #{origin.channel_id}"
+    return f"{name} ({origin.channel_id})" if origin.channel_id and origin.platform is Platform.API else name
+
+
+def ballot(review: Review) -> str:
+    """The ballot the parser read from a review, with the models' names (as karpathy's app shows it)."""
+    if not review.ballot_models:
+        return f"none ({review.parse_status.value})"
+    return " ".join(f"{i}. {model}" for i, model in enumerate(review.ballot_models, 1))
+
+
+def safe_url(url: str | None) -> str:
+    """A link to somewhere on the web: http(s) only (a search result's URL is not ours)."""
+    return url if url and urlsplit(url).scheme in ("http", "https") else "#"
+
+
+class Pages:
+    def __init__(self, service: CouncilService, auth: WebAuth):
+        self.service, self.auth = service, auth
+        self.env = Environment(
+            loader=PackageLoader("bot.web", "templates"), autoescape=select_autoescape(default=True), enable_async=False
+        )
+        self.env.globals.update(static=self.static, md=render.markdown, where=where, ballot=ballot)
+        self.env.filters["safe_url"] = safe_url
+
+    @cached_property
+    def _versions(self) -> dict[str, str]:
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:10] for p in STATIC.iterdir() if p.is_file()}
+
+    def static(self, name: str) -> str:
+        """An asset's URL with its content's hash, so that it can be cached for good."""
+        return f"/static/{name}?v={self._versions.get(name, '0')}"
+
+    def viewer(self, request: Request) -> Viewer:
+        viewer = self.auth.viewer(request)
+        if viewer is None:
+            raise NoViewer()
+        return viewer
+
+    def page(self, request: Request, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        viewer = self.auth.viewer(request)
+        html = self.env.get_template(template).render(
+            viewer=viewer,
+            signed_in=SESSION_USER in request.session,
+            csrf=csrf_token(request),
+            **values,
+        )
+        return HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
+
+    def twin(self, request: Request, data: BaseModel | dict[str, Any], template: str, **values: Any) -> Response:
+        """The page, or its data as JSON when the request asks for JSON."""
+        if wants_json(request):
+            body = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
+            return JSONResponse(body, headers={"cache-control": "no-store"})
+        return self.page(request, template, **values)
+
+    def error(self, request: Request, exc: Exception) -> Response:
+        if isinstance(exc, NoViewer):
+            if wants_json(request) or "authorization" in request.headers:
+                return JSONResponse({"error": "Sign in, or send Authorization: Bearer <key>."}, status_code=401)
+            return RedirectResponse("/signin", status_code=303)
+        status, heading = 400, "Not possible"
+        if isinstance(exc, NotFound):
+            status, heading = 404, "Not found"
+        elif isinstance(exc, PermissionDenied):
+            status, heading = 403, "Not allowed"
+        elif isinstance(exc, RateLimited):
+            status, heading = 429, "Slow down"
+        elif not isinstance(exc, InputRejected | CouncilError):
+            raise exc
+        message = exc.user_message if isinstance(exc, CouncilError) else str(exc)
+        if wants_json(request):
+            return JSONResponse({"error": message}, status_code=status)
+        return self.page(request, "error.html", status=status, status_code=status, heading=heading, message=message)

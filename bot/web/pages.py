@@ -1,0 +1,145 @@
+"""The pages that read: history (`/`), one council (`/c/<id>`), its exports, the leaderboard and
+the eval runs. Each is also JSON (bot/web/context.py); what they show is `service.browse`'s."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlencode
+
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from bot.web import charts
+from bot.web.context import WHERE, Pages
+from core.errors import InputRejected
+from core.models import CouncilResult, CouncilStatus, Platform
+from core.models.browse import HistoryQuery
+from core.service import CouncilView, timeline
+
+QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")
+
+
+def history_query(request: Request) -> HistoryQuery:
+    raw = {key: request.query_params.get(key) or None for key in QUERY_FIELDS}
+    try:
+        return HistoryQuery(**{key: value for key, value in raw.items() if value is not None})
+    except ValidationError:
+        raise InputRejected("Unknown filter value: status and platform take the values their menus offer.") from None
+
+
+def degraded_note(result: CouncilResult) -> str | None:
+    """Why the answer is not the chairman's, said first (a degraded result never wears its title)."""
+    synthesis = result.synthesis
+    if synthesis is None:
+        return None
+    if synthesis.note:
+        return synthesis.note
+    if not synthesis.by_chairman:
+        return f"The chairman failed: {synthesis.model}, the top-ranked member, wrote this answer instead."
+    return None
+
+
+class ReadPages:
+    def __init__(self, pages: Pages):
+        self.pages = pages
+        self.browse = pages.service.browse
+
+    async def history(self, request: Request) -> Response:
+        viewer = self.pages.viewer(request)
+        query = history_query(request)
+        page = await self.browse.history(viewer, query)
+        following = {k: v for k in QUERY_FIELDS if (v := request.query_params.get(k)) and k != "after"}
+        next_url = "/?" + urlencode({**following, "after": page.next}) if page.next else None
+        return self.pages.twin(
+            request,
+            page,
+            "history.html",
+            page="history",
+            page_data=page,
+            query=query,
+            next_url=next_url,
+            statuses=[s.value for s in CouncilStatus],
+            platforms=[p.value for p in Platform],
+            where_names={p.value: name for p, name in WHERE.items()},
+        )
+
+    async def council(self, request: Request) -> Response:
+        viewer = self.pages.viewer(request)
+        wanted = request.path_params["council_id"]
+        view = await self.browse.council(viewer, wanted)
+        if view.council_id != wanted:  # a start of the id: the page lives at the whole id
+            return RedirectResponse(f"/c/{view.council_id}", status_code=302)
+        if view.result is None:
+            return await self._live(request, view)
+        result = view.result
+        calls = timeline(result)
+        data = {"council": result.model_dump(mode="json"), "running": False}
+        data["timeline"] = [call.model_dump(mode="json") for call in calls]
+        data["votes"] = [vote.model_dump(mode="json") for vote in view.votes]
+        return self.pages.twin(
+            request,
+            data,
+            "council.html",
+            page="council",
+            council_id=view.council_id,
+            request_=result.request,
+            result=result,
+            live=False,
+            degraded=degraded_note(result),
+            meter=charts.agreement_meter(result.aggregate.agreement_w if result.aggregate else None),
+            calls=calls,
+            timeline_svg=charts.timeline(calls),
+            weights=result.request.config.reviewer_weights,
+            votes=view.votes,
+        )
+
+    async def _live(self, request: Request, view: CouncilView) -> Response:
+        """A council still running: the page follows its events (bot/web/live.py)."""
+        run, council_request = view.run, view.request
+        data: dict[str, Any] = {"council_id": view.council_id, "running": True}
+        data["request"] = council_request.model_dump(mode="json")
+        return self.pages.twin(
+            request,
+            data,
+            "council.html",
+            page="council",
+            council_id=view.council_id,
+            request_=council_request,
+            live=True,
+            elsewhere=run is None,
+        )
+
+    async def export(self, request: Request) -> Response:
+        viewer = self.pages.viewer(request)
+        fmt: Literal["json", "markdown"] = "json" if request.path_params["fmt"] == "json" else "markdown"
+        text = await self.browse.export(viewer, request.path_params["council_id"], fmt)
+        media = "application/json" if fmt == "json" else "text/markdown; charset=utf-8"
+        name = f"council-{request.path_params['council_id']}.{'json' if fmt == 'json' else 'md'}"
+        return Response(text, media_type=media, headers={"content-disposition": f'inline; filename="{name}"'})
+
+    async def leaderboard(self, request: Request) -> Response:
+        viewer = self.pages.viewer(request)
+        board, pairs = await self.browse.leaderboard(viewer)
+        chart = charts.rating_intervals(board.rows)
+        data = {**board.model_dump(mode="json"), "head_to_head": pairs.model_dump(mode="json")}
+        return self.pages.twin(
+            request, data, "leaderboard.html", page="leaderboard", board=board, chart=chart, pairs=pairs
+        )
+
+    async def eval_runs(self, request: Request) -> Response:
+        viewer = self.pages.viewer(request)
+        runs = await self.browse.eval_runs(viewer)
+        data = {
+            "runs": [
+                {
+                    "run": r.summary.model_dump(mode="json"),
+                    "report": r.report.model_dump(mode="json") if r.report else None,
+                }
+                for r in runs
+            ]
+        }
+        admin = self.pages.service.permissions.viewer_is_admin(viewer)
+        return self.pages.twin(
+            request, data, "eval.html", page="eval", runs=runs, admin=admin, scatter=charts.accuracy_cost
+        )

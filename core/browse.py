@@ -1,0 +1,201 @@
+"""Councils as the browser app reads and asks them (`service.browse`): history pages, one council
+(stored or still running), its model calls, the leaderboard and eval runs a viewer may see, and a
+council asked from a form. Who may see what is Permissions' rule (core/admission/permissions.py),
+the same one the chat adapters' buttons and exports follow: bot/web only says who the viewer is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core.channels.permissions import Permissions
+from core.durable.runs import CouncilRun, CouncilRuns
+from core.errors import InputRejected, NotFound
+from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin
+from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer
+from core.models.eval import EvalReport, EvalRunSummary
+from core.models.feedback import FeedbackVote
+from core.records.export import to_json, to_markdown
+from core.records.feedback import CouncilFeedback
+from core.records.queries import CouncilQueries, HistoryScope
+from core.storage import Storage
+
+EVAL_RUNS_SHOWN = 50
+
+
+@dataclass
+class CouncilView:
+    """One council as a viewer opens it: its stored result, or the run still in this process (its
+    events followed live), or neither when another process runs it."""
+
+    council_id: str
+    request: CouncilRequest
+    result: CouncilResult | None = None
+    run: CouncilRun | None = None
+    votes: list[FeedbackVote] = field(default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        return self.result is None
+
+
+@dataclass(frozen=True)
+class EvalRunView:
+    summary: EvalRunSummary
+    report: EvalReport | None
+
+
+Leaders = Callable[[Origin | None, HistoryScope], Awaitable[Leaderboard]]
+Available = Callable[[Origin], Awaitable[list[str]]]
+
+
+class CouncilBrowser:
+    def __init__(
+        self,
+        storage: Storage,
+        permissions: Permissions,
+        queries: CouncilQueries,
+        runs: CouncilRuns,
+        feedback: CouncilFeedback,
+        leaders: Leaders,
+        available: Available,
+    ) -> None:
+        self.storage, self.permissions, self.queries, self.runs = storage, permissions, queries, runs
+        self.feedback, self._leaders, self._available = feedback, leaders, available
+
+    async def history(self, viewer: Viewer, query: HistoryQuery) -> HistoryPage:
+        """The finished councils `viewer` may see, newest first, searched and filtered."""
+        items, after = await self.storage.browse.page(self.permissions.visibility(viewer), query)
+        tallies = await self.feedback.tallies(item.council_id for item in items)
+        for item in items:
+            item.votes_good, item.votes_bad = tallies.get(item.council_id, (0, 0))
+        return HistoryPage(councils=items, next=after)
+
+    async def council(self, viewer: Viewer, council_id: str) -> CouncilView:
+        """A council by id or a unique start of it; NotFound when there is none `viewer` may see
+        (another workspace's council is not found, never forbidden)."""
+        wanted = council_id.strip().lower()
+        run = self._running(wanted)
+        if run is not None:
+            if not self.permissions.may_view(run.request.origin, viewer):
+                raise NotFound(f"No council with id `{council_id}` here.")
+            if not run.done:
+                return CouncilView(run.council_id, run.request, run=run)
+        try:
+            result = await self.queries.get_result(wanted, by_prefix=True)
+        except NotFound:
+            stored = await self.storage.jobs.get(wanted)  # a durable council another process runs
+            if stored is None or not self.permissions.may_view(stored.request.origin, viewer):
+                raise NotFound(f"No council with id `{council_id}` here.") from None
+            return CouncilView(stored.request.council_id, stored.request)
+        if not self.permissions.may_view(result.request.origin, viewer):
+            raise NotFound(f"No council with id `{council_id}` here.")
+        return CouncilView(
+            result.council_id, result.request, result=result, votes=await self.feedback.votes(result.council_id)
+        )
+
+    async def following(self, viewer: Viewer, council_id: str) -> CouncilRun | None:
+        """The run of a council this process runs (or has just finished: a late listener still gets
+        its events); None when it runs elsewhere or is long stored. NotFound when not `viewer`'s."""
+        view = await self.council(viewer, council_id)
+        return view.run or self.runs.get(view.council_id)
+
+    def _running(self, wanted: str) -> CouncilRun | None:
+        return self.runs.get(wanted) or next(
+            (run for council_id, run in self.runs.active() if council_id.startswith(wanted) and len(wanted) >= 4),
+            None,
+        )
+
+    async def export(self, viewer: Viewer, council_id: str, fmt: Literal["markdown", "json"]) -> str:
+        """A stored council `viewer` may see, as Markdown or JSON (NotFound while it runs)."""
+        view = await self.council(viewer, council_id)
+        if view.result is None:
+            raise NotFound("This council has not finished: export it once it has.")
+        return to_json(view.result, view.votes) if fmt == "json" else to_markdown(view.result, view.votes)
+
+    async def leaderboard(self, viewer: Viewer) -> tuple[Leaderboard, HeadToHead]:
+        """Ratings and pairwise wins: everything for the operator, a signed-in person's workspace, an
+        API key's own councils."""
+        origin, scope = _scope(viewer)
+        return await self._leaders(origin, scope), await self.queries.head_to_head(origin, scope)
+
+    async def eval_runs(self, viewer: Viewer) -> list[EvalRunView]:
+        """`council eval` runs are the operator's: shown to the operator and admins."""
+        if not self.permissions.viewer_is_admin(viewer):
+            return []
+        views = []
+        for summary in await self.storage.evals.history(EVAL_RUNS_SHOWN):
+            stored = await self.storage.evals.report(summary.id)
+            report = EvalReport.model_validate_json(stored) if stored else None
+            views.append(EvalRunView(summary, report))
+        return views
+
+    async def models(self, viewer: Viewer) -> list[str]:
+        """The models a council asked by `viewer` may seat: its channel's members and chairman."""
+        return await self._available(viewer.asking_origin)
+
+    async def check_choice(
+        self, viewer: Viewer, members: Sequence[str], chairman: str | None, mode: CouncilMode | None
+    ) -> None:
+        """Members and chairman chosen in the ask form must be models the channel allows."""
+        allowed = set(await self.models(viewer))
+        unknown = [model for model in [*members, *([chairman] if chairman else [])] if model not in allowed]
+        if unknown:
+            raise InputRejected(f"Not a model of this council: {', '.join(unknown)}.")
+        if members and len(members) < 2 and mode != "quick":
+            raise InputRejected("Choose at least two members (or none for the channel's council).")
+
+
+def _scope(viewer: Viewer) -> tuple[Origin | None, HistoryScope]:
+    if viewer.origin is None:
+        return None, "all"
+    return viewer.origin, "channel" if viewer.origin.channel_id else "workspace"
+
+
+def timeline(result: CouncilResult) -> list[ModelCall]:
+    """Each model call of a stored council on one clock: stage 1 from the start, stage 2 after
+    stage 1's time, the synthesis after both (the stored latencies place each call in its stage)."""
+    stage1 = result.timings.get("stage1_s", 0.0)
+    stage2 = stage1 + result.timings.get("stage2_s", 0.0)
+    calls = [
+        ModelCall(
+            stage=1,
+            model=answer.model,
+            role="answer",
+            start_s=0.0,
+            end_s=answer.latency_s or 0.0,
+            ok=answer.error is None,
+            attempts=len(answer.attempts) + 1,
+            note=answer.error.message if answer.error else None,
+        )
+        for answer in result.answers
+    ]
+    calls += [
+        ModelCall(
+            stage=2,
+            model=review.reviewer,
+            role="review",
+            start_s=stage1,
+            end_s=stage1 + (review.latency_s or 0.0),
+            ok=review.error is None,
+            note=review.error.message if review.error else None,
+        )
+        for review in result.reviews
+    ]
+    if result.synthesis is not None:
+        s = result.synthesis
+        calls.append(
+            ModelCall(
+                stage=3,
+                model=s.model,
+                role="synthesis",
+                start_s=stage2,
+                end_s=stage2 + (s.latency_s or 0.0),
+                ok=True,
+                attempts=len(s.attempts) + 1,
+                note=s.note,
+            )
+        )
+    return calls
