@@ -34,7 +34,7 @@ COMPILE = $(PYTHON) -m compileall -q core bot
 # What the Python targets need first: the dev install into .venv (nothing when PYTHON is given).
 DEV_READY := $(if $(PYTHON_DEP),$(STAMPS)/dev)
 
-.PHONY: demo test check lint types rust-lint install install-dev llama-wheel prerequisites rust-test py-test bench fuzz
+.PHONY: demo test check lint types rust-lint docs install install-dev llama-wheel prerequisites rust-test py-test bench fuzz
 
 demo: $(STAMPS)/local
 	@PYTHON='$(PYTHON)' bash scripts/demo.sh
@@ -47,7 +47,7 @@ install-dev: $(STAMPS)/dev
 # Lint, formatting and types (configured in pyproject.toml and rust/rustfmt.toml); `make test` and
 # CI (.ci/run) run it first. --workspace: rust/Cargo.toml's default member is the pure crate only.
 # `make -k check` reports every part.
-check: lint types rust-lint
+check: lint types rust-lint docs
 
 lint: $(DEV_READY)
 	$(PYTHON) -m ruff check .
@@ -55,6 +55,12 @@ lint: $(DEV_READY)
 
 types: $(DEV_READY)
 	$(PYTHON) -m mypy core bot
+
+# The settings reference and .env.example are generated from core/settings (scripts/settings_reference.py
+# rewrites them); the site builds with --strict, so a link to a missing page or anchor fails.
+docs: $(DEV_READY)
+	$(PYTHON) scripts/settings_reference.py --check
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict --quiet --site-dir $(or $(TMPDIR),/tmp)/llm-council-site
 
 rust-lint:
 	cargo fmt --manifest-path rust/Cargo.toml --all --check
@@ -78,8 +84,8 @@ $(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/dev: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
-	@echo "» Installing the project with its dev, local, server, charts, api, postgres, otel and eval extras into $(PYTHON)"
-	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel,eval]'
+	@echo "» Installing the project with its dev, local, server, charts, api, postgres, otel, eval and docs extras into $(PYTHON)"
+	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel,eval,docs]'
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
 
@@ -102,7 +108,7 @@ rust-test:
 # In parallel (pytest-xdist): every test binds port 0 and uses its own temporary directory and
 # database; `loadgroup` keeps the tests marked `xdist_group` (llama.cpp) in one worker.
 # Most tests wait on sockets, subprocesses and the platforms' pacing, so three workers a core
-# pays on 2 cores: 6 workers 4:05-4:15, 4 workers 4:37 (see README).
+# pays on 2 cores: 6 workers 4:05-4:15, 4 workers 4:37 (see docs/development.md).
 # A worker that crashes (a segfault in native code) ends the run at once, with the test it was
 # running named: pytest-xdist 3.8.0 replaces a crashed worker under `loadgroup` and then waits for
 # ever (pytest-xdist#1323, #1327, fixed after that release).

@@ -1,4 +1,4 @@
-"""compose.yaml (the README's deployment past one process) stays consistent with the code: it
+"""compose.yaml (docs/deploying.md: many processes on one database) stays consistent with the code: it
 parses, PostgreSQL and every bot and worker have a health check, the bots wait for a healthy
 database, and every council command in it is one the CLI accepts."""
 

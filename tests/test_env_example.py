@@ -1,4 +1,6 @@
-"""`.env.example` is what a new user copies to `.env` (README): it must load as it ships."""
+"""`.env.example` is what a new user copies to `.env` (docs/getting-started.md): it must load as it ships.
+It is generated from the Settings model with docs/settings.md (scripts/settings_reference.py;
+tests/test_settings_reference.py checks both are up to date)."""
 
 import re
 from pathlib import Path

@@ -17,7 +17,7 @@ from core.settings import LOCAL_DEFAULT_MEMBERS
 LOCAL_MODELS_NOTE = (
     "ℹ This council runs tiny offline models (SmolLM2-135M, Gemma 3 270M) on this machine:\n"
     "  expect quirky answers (a grammar keeps their reviews in the ranking format). For real\n"
-    "  models set OPENROUTER_API_KEY (or LLM_BASE_URL + LLM_API_KEY) and COUNCIL_MODELS; see README.\n"
+    "  models set OPENROUTER_API_KEY (or LLM_BASE_URL + LLM_API_KEY) and COUNCIL_MODELS; see README (Real models).\n"
 )
 
 

@@ -53,7 +53,7 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
     if not tasks:
         raise ConfigurationError(
             "Nothing to serve: set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID/SLACK_CLIENT_SECRET), DISCORD_TOKEN "
-            "and/or COUNCIL_API_KEYS (see README)."
+            "and/or COUNCIL_API_KEYS (see docs/slack.md, discord.md, api.md)."
         )
     tasks.extend(_metrics_server(service, args))
     service.router.warm_up(seats.all_models([*settings.default_members, settings.default_chairman]))
@@ -75,7 +75,8 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
     if not slack and settings.discord.token is None:
         raise ConfigurationError(
             "council worker posts answers to Slack and/or Discord: "
-            "set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID/SLACK_CLIENT_SECRET) and/or DISCORD_TOKEN (see README)."
+            "set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID/SLACK_CLIENT_SECRET) and/or DISCORD_TOKEN "
+            "(see docs/slack.md, discord.md)."
         )
     async with AsyncExitStack() as stack:
         platforms = []

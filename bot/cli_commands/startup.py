@@ -20,7 +20,7 @@ def check_bot_settings(settings: Settings, args: argparse.Namespace) -> None:
         if settings.slack.bot_token is None and not settings.slack.oauth:
             raise ConfigurationError(
                 "SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-...) from your "
-                "Slack app's OAuth & Permissions page (see README, Slack)."
+                "Slack app's OAuth & Permissions page (see docs/slack.md)."
             )
         http = args.http or settings.slack.app_token is None or settings.slack.oauth  # OAuth: HTTP only
         if http and settings.slack.signing_secret is None:
@@ -30,7 +30,8 @@ def check_bot_settings(settings: Settings, args: argparse.Namespace) -> None:
             )
     if args.command == "discord" and settings.discord.token is None:
         raise ConfigurationError(
-            "DISCORD_TOKEN is not set: copy the bot token from the Discord Developer Portal (Bot page; see README)."
+            "DISCORD_TOKEN is not set: copy the bot token from the Discord Developer Portal "
+            "(Bot page; see docs/discord.md)."
         )
 
 

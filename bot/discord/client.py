@@ -126,7 +126,7 @@ async def run_discord(service: CouncilService, settings: Settings, *, worker: bo
     """Run the Discord bot until cancelled. With `worker`, this process also runs councils
     (core/durable); without, workers elsewhere do."""
     if settings.discord.token is None:
-        raise RuntimeError("DISCORD_TOKEN is not set (see the README, section Discord).")
+        raise RuntimeError("DISCORD_TOKEN is not set (see docs/discord.md).")
     client = build_discord_client(service, settings)
     await service.start_lease()  # councils a dead process left running are marked now
     async with client, running_worker(service, worker):

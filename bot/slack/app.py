@@ -265,7 +265,7 @@ async def run_slack(
     otherwise the HTTP Events API on `host:port` at /slack/events (needs SLACK_SIGNING_SECRET).
     With `worker`, this process also runs councils (core/durable); without, workers elsewhere do."""
     if settings.slack.bot_token is None and not settings.slack.oauth:
-        raise RuntimeError("SLACK_BOT_TOKEN is not set (see the Slack section of the README).")
+        raise RuntimeError("SLACK_BOT_TOKEN is not set (see docs/slack.md).")
     bot = build_slack_bot(service, settings)
     http = http or settings.slack.oauth  # installs come through the OAuth redirect: HTTP only
     await service.start_lease()  # councils a dead process left running are marked now, not at the first question

@@ -89,7 +89,7 @@ def check_oauth_settings(settings: Settings) -> None:
     missing = settings.slack_oauth_missing
     if missing:
         raise ConfigurationError(
-            f"Slack OAuth distribution (SLACK_CLIENT_ID) also needs {', '.join(missing)} (README: Distribution)."
+            f"Slack OAuth distribution (SLACK_CLIENT_ID) also needs {', '.join(missing)} (docs/workspaces.md)."
         )
 
 
