@@ -1,4 +1,4 @@
-"""Benchmark of core/markers.py: what keeping markers out of a council's texts costs.
+"""Benchmark of core/shared/markers.py: what keeping markers out of a council's texts costs.
 
 (a) a filter for a new council (fresh nonces: nothing cached for them yet)
 (b) strip_markers on a 5 kB answer (prose, and prose that names "Response A" and echoes markers)
@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from core.engine.prompts import new_nonce
-from core.markers import MarkerFilter, strip_markers
+from core.shared.fences import new_nonce
+from core.shared.markers import MarkerFilter, strip_markers
 
 PROSE = (
     "The answer depends on the trade-offs. In short, Paris is the capital of France, and it has been "

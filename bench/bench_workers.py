@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.durable.runs import CouncilRun  # noqa: E402
 from core.models import Destination, Origin, Platform  # noqa: E402
-from core.runs import CouncilRun  # noqa: E402
 from core.service import CouncilService  # noqa: E402
 from core.settings import Settings  # noqa: E402
 

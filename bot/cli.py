@@ -209,8 +209,8 @@ def _run(args: argparse.Namespace, own_process: bool) -> int:
         collect_metrics(args.command in SERVERS)  # only they serve /metrics
     redactor = Redactor.from_settings(settings)
     _Redact.apply = staticmethod(redactor)
-    configure_logging(_log_level(args, settings), redactor, settings.log_format)
-    _Redact.json_lines = settings.log_format == "json"
+    configure_logging(_log_level(args, settings), redactor, settings.telemetry.log_format)
+    _Redact.json_lines = settings.telemetry.log_format == "json"
     return asyncio.run(commands.run(args, settings))
 
 
@@ -223,7 +223,7 @@ def _log_level(args: argparse.Namespace, settings: Settings) -> str:
     started") would only interleave with it, so they log warnings unless LOG_LEVEL or -v asks."""
     if args.verbose:
         return "DEBUG"
-    return settings.log_level or ("INFO" if args.command in SERVERS else "WARNING")
+    return settings.telemetry.log_level or ("INFO" if args.command in SERVERS else "WARNING")
 
 
 def _fail(message: str, args: argparse.Namespace, code: int) -> int:

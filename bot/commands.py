@@ -34,7 +34,7 @@ def settings_for(args: argparse.Namespace) -> Settings:
     if getattr(args, "chairman", None):
         overrides["COUNCIL_CHAIRMAN"] = args.chairman
     settings = load_settings(**overrides)
-    settings.database  # noqa: B018 - an unusable DATABASE_URL is reported before anything starts
+    settings.storage.database  # noqa: B018 - an unusable DATABASE_URL is reported before anything starts
     if args.command in ("slack", "discord"):
         check_bot_settings(settings, args)
     return settings

@@ -51,7 +51,7 @@ T = TypeVar("T")
 
 
 class Followable(Protocol):
-    """A council to follow: `core.runs.CouncilRun`, or anything that replays its events."""
+    """A council to follow: `core.durable.runs.CouncilRun`, or anything that replays its events."""
 
     @property
     def council_id(self) -> str: ...

@@ -28,7 +28,7 @@ async def diagnose(service) -> list[Check]:
     checks = _provider_checks(s)
     checks += await _key_checks(service)
     checks.append(await _model_check(service))
-    if isinstance(s.council_reviewer_weights, dict) and s.council_reviewer_weights:
+    if isinstance(s.council.reviewer_weights, dict) and s.council.reviewer_weights:
         checks.append(_weights_check(service))
     checks.append(await _database_check(service))
     checks += await _slack_checks(service)
@@ -48,7 +48,7 @@ def _provider_checks(s) -> list[Check]:
                 "llama-cpp-python installed" if have_llama else "install with: pip install -e '.[local]'",
             ),
         ]
-    where = s.llm_base_url or s.openrouter_base_url
+    where = s.providers.base_url or s.providers.openrouter_base_url
     return [Check("provider", True, f"endpoint {where}")]
 
 
@@ -58,7 +58,7 @@ async def _key_checks(service) -> list[Check]:
     s = service.settings
     checks = []
     for endpoint, outcome in await service.router.check_keys():
-        keyless = endpoint != "openrouter" and s.llm_api_key is None
+        keyless = endpoint != "openrouter" and s.providers.api_key is None
         if isinstance(outcome, KeyProof):
             if keyless:
                 checks.append(Check("api key", True, f"{endpoint} answers without a key", warning=True))
@@ -111,13 +111,13 @@ async def _database_check(service) -> Check:
             f"(schema v{version}, {'has' if recent else 'no'} councils)",
         )
     except Exception as exc:  # any storage failure is the finding itself
-        return Check("database", False, f"{redact_url(service.settings.database_url)}: {exc}")
+        return Check("database", False, f"{redact_url(service.settings.storage.database_url)}: {exc}")
 
 
 async def _slack_checks(service) -> list[Check]:
     s = service.settings
-    if not s.slack_oauth:
-        configured = bool(s.slack_bot_token)
+    if not s.slack.oauth:
+        configured = bool(s.slack.bot_token)
         return [
             Check(
                 "slack",
@@ -127,7 +127,7 @@ async def _slack_checks(service) -> list[Check]:
             )
         ]
     problems = []
-    if s.slack_bot_token is not None:
+    if s.slack.bot_token is not None:
         problems.append("SLACK_BOT_TOKEN is set too: unset it (each workspace's token comes from its installation)")
     if "SLACK_SIGNING_SECRET" in s.slack_oauth_missing:
         problems.append("SLACK_SIGNING_SECRET is not set: Slack's requests cannot be verified")
@@ -176,6 +176,6 @@ def _discord_check(s) -> Check:
     return Check(
         "discord",
         True,
-        "configured" if s.discord_token else "not configured (DISCORD_TOKEN)",
-        warning=not s.discord_token,
+        "configured" if s.discord.token else "not configured (DISCORD_TOKEN)",
+        warning=not s.discord.token,
     )

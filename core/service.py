@@ -9,12 +9,12 @@ stopping, reading as a viewer (as_viewer) and the leaderboard of a channel's lin
 concern is one attribute that adapters call directly, never through a forwarding method
 (docs/dev/CONTRACTS.md lists them):
     service.admission    core/admission/admit.py        the question, the channel's configuration and every limit
-    service.runs         core/runs.py                   running councils (CouncilRun, `runs.get`) and storing results
+    service.runs         core/durable/runs.py           running councils (CouncilRun, `runs.get`) and storing results
     service.reading      core/reading/reader.py         the asker's files (`read_files`) and the web search
     service.events       core/storage/events.py         platform event ids seen: a retried event is claimed once
     service.queries      core/records/queries.py        stored councils: results, history, exports, usage, pruning
     service.channels     core/channels/admin.py         a channel's configuration; admin changes to it, audited
-    service.permissions  core/admission/permissions.py  who may see or do what: every such rule
+    service.permissions  core/channels/permissions.py  who may see or do what: every such rule
     service.durable      core/durable/service.py        durable councils: the worker, delivery claims
     service.evals        core/eval/session.py           `council eval`: runs, their stored samples and reports
     service.direct       core/direct.py                 members as models: one member (or the chairman) alone
@@ -36,17 +36,19 @@ from typing import TYPE_CHECKING, TypeVar
 
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
-from core.admission.permissions import Permissions
 from core.admission.shared_cap import SharedCap
 from core.channels.admin import ChannelAdmin
+from core.channels.permissions import Permissions
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
 from core.direct import DirectModels
 from core.doctor import diagnose
+from core.durable.health import ProcessHealth
+from core.durable.runs import CouncilRun, CouncilRuns
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
-from core.engine.tasks import FrontEndTasks
 from core.errors import NotFound
+from core.front_end_tasks import FrontEndTasks
 from core.models import (
     Actor,
     AnswerFormat,
@@ -71,14 +73,13 @@ from core.records.idempotency import IdempotencyKeys
 from core.records.messages import CouncilMessages
 from core.records.queries import CouncilQueries, HistoryScope
 from core.records.retention import Retention
-from core.redact import Redactor, configure_logging
-from core.runs import CouncilRun, CouncilRuns
 from core.settings import Settings, load_settings
+from core.shared.redact import Redactor
 from core.storage import Storage
 from core.storage.copy import migrate_database
 from core.storage.opening import open_configured_storage
 from core.telemetry import metrics, tracing
-from core.telemetry.health import ProcessHealth
+from core.telemetry.logs import configure_logging
 from core.telemetry.metrics import collect as collect_metrics
 from core.telemetry.metrics import count_platform_write
 from core.telemetry.tracing import continued, submitted
@@ -116,13 +117,17 @@ class CouncilService:
         self.router = router
         self.redact = Redactor.from_settings(settings)
         # Taken when this process first runs a council (or a bot starts): read-only uses never own.
-        self.owner = CouncilOwner(storage, lease_s or settings.lease_s)
+        self.owner = CouncilOwner(storage, lease_s or settings.durable.lease_s)
         # On PostgreSQL the cap holds across every process on the database; SQLite is one process.
         self.shared_cap = (
-            SharedCap(storage, self.owner, settings.max_concurrent_councils) if storage.backend == POSTGRESQL else None
+            SharedCap(storage, self.owner, settings.limits.max_concurrent_councils)
+            if storage.backend == POSTGRESQL
+            else None
         )
-        self.gate = ConcurrencyGate(settings.max_concurrent_councils, settings.max_queued_councils, self.shared_cap)
-        self.permissions = Permissions(settings.admin_users)
+        self.gate = ConcurrencyGate(
+            settings.limits.max_concurrent_councils, settings.limits.max_queued_councils, self.shared_cap
+        )
+        self.permissions = Permissions(settings.limits.admin_users)
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.runs = CouncilRuns(storage, router, self.redact)
         self.reading = CouncilReading(settings, router, self.redact)
@@ -144,7 +149,7 @@ class CouncilService:
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
         # Members as models (the API's /v1/models): one member or the chairman answering alone.
         self.direct = DirectModels(
-            storage, router, self.admission.limits, self.channels.effective_config, settings.council_timeout_s
+            storage, router, self.admission.limits, self.channels.effective_config, settings.council.timeout_s
         )
         self.admission.plans = self.tenants.plan
         self.admission.lineups = self.tenants.lineup
@@ -152,7 +157,7 @@ class CouncilService:
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
         metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
-        tracing.record_content(settings.trace_content)
+        tracing.record_content(settings.telemetry.trace_content)
 
     @cached_property
     def evals(self) -> CouncilEvals:
@@ -180,8 +185,8 @@ class CouncilService:
         storage = await open_configured_storage(settings)
         router = router or ProviderRouter(settings, single_council=single_council)
         service = cls(settings, storage, router, lease_s=lease_s)
-        if settings.retention_days:
-            await service.retention.start(timedelta(days=settings.retention_days))
+        if settings.storage.retention_days:
+            await service.retention.start(timedelta(days=settings.storage.retention_days))
         return service
 
     async def aclose(self) -> None:

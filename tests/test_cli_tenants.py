@@ -20,7 +20,7 @@ async def test_usage_budget_purge_and_rotation(tmp_path, llm):
     async with await CouncilService.open(settings) as service:
         await service.ask("What is six times seven?", T2)
         await service.ask("And eight times five?", T1)
-        await service.tenants.set_key(
+        await service.tenants.keys.save(
             Actor(user_id="U-admin", is_platform_admin=True), T2, "test-key-for-t2-abcd", base_url=llm.base_url
         )
 

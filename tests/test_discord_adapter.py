@@ -303,7 +303,7 @@ async def test_refusal_is_ephemeral(env):
     [followup_id] = fake.interactions[interaction.token].followups
     message = fake.messages[followup_id]
     with pytest.raises(InputRejected) as refused:
-        validate_question("   ", env.settings.max_question_chars)
+        validate_question("   ", env.settings.limits.max_question_chars)
     assert message["flags"] & 64 and message["content"] == refused.value.user_message
     assert fake.calls_to("DELETE", f"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
     assert not fake.threads()

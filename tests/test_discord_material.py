@@ -28,8 +28,8 @@ async def test_slash_council_attachment_and_search_options(env, llm):  # noqa: F
     llm.image_models = {"alpha"}
     hits = [FakeHit("Port list", "https://example.org/ports", "8443 is for HTTPS alternates.")]
     async with FakeSearxng(hits=hits) as searx:
-        env.service.settings.search_backend = "searxng"
-        env.service.settings.searxng_url = searx.base_url
+        env.service.settings.search.backend = "searxng"
+        env.service.settings.search.searxng_url = searx.base_url
         image = fake.attachment("diagram.png", PNG_1PX, "image/png")
         options = [
             *council_option("What does the diagram show?"),

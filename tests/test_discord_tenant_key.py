@@ -47,11 +47,11 @@ async def test_key_modal_checks_and_saves_privately(env, tenant_llm):
     reply = await submit_key(fake, wrong, user_id=777, permissions=MANAGE_GUILD)
     assert "Incorrect API key provided" in reply and "not saved" in reply
     reply = await submit_key(fake, right, user_id=778, permissions=BASIC_PERMISSIONS)
-    assert "Manage Server" in reply and await service.tenants.key_info(origin) is None
+    assert "Manage Server" in reply and await service.tenants.keys.info(origin) is None
 
     reply = await submit_key(fake, right, user_id=777, permissions=MANAGE_GUILD)
     assert "…WXYZ checked and saved" in reply and TENANT_KEY not in reply
-    assert (await service.tenants.key_info(origin)).key_tail == "WXYZ"
+    assert (await service.tenants.keys.info(origin)).key_tail == "WXYZ"
 
 
 async def reply_of(fake, command: str, options: list[dict], **kwargs) -> dict:

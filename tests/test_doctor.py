@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import httpx
 from cryptography.fernet import Fernet
-from pydantic import SecretStr
 
 from core.providers.base import AuthError, KeyProof
 from core.providers.router import ProviderRouter
@@ -112,7 +111,7 @@ async def test_openrouter_addressed_by_its_url_has_its_key_checked_as_openrouter
             [(name, outcome)] = await ProviderRouter(settings, http).check_keys()
         assert name == "LLM_BASE_URL endpoint" and isinstance(outcome, AuthError), outcome
         assert server.key_checks == 1 and not server.requests
-        settings = settings.model_copy(update={"llm_api_key": SecretStr(REAL)})
+        settings = Settings(_env_file=None, LLM_BASE_URL="http://openrouter.ai/v1", LLM_API_KEY=REAL)
         async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{server.port}") as http:
             [(_, outcome)] = await ProviderRouter(settings, http).check_keys()
         assert outcome == KeyProof(True, "GET /key") and not server.requests
@@ -144,13 +143,13 @@ async def test_doctor_reports_oauth_distribution_without_showing_a_secret(deploy
         status, page = await deployment.install(team)
         assert status == 200, page
     s = deployment.settings
-    secret_key = s.secret_key.get_secret_value()
+    secret_key = s.tenants.secret_key.get_secret_value()
     env = {
-        "DATABASE_URL": s.database_url,
-        "SLACK_CLIENT_ID": s.slack_client_id,
-        "SLACK_CLIENT_SECRET": s.slack_client_secret.get_secret_value(),
-        "SLACK_SIGNING_SECRET": s.slack_signing_secret.get_secret_value(),
-        "COUNCIL_PUBLIC_URL": s.public_url,
+        "DATABASE_URL": s.storage.database_url,
+        "SLACK_CLIENT_ID": s.slack.client_id,
+        "SLACK_CLIENT_SECRET": s.slack.client_secret.get_secret_value(),
+        "SLACK_SIGNING_SECRET": s.slack.signing_secret.get_secret_value(),
+        "COUNCIL_PUBLIC_URL": s.tenants.public_url,
         "COUNCIL_SECRET_KEY": secret_key,
         "LLM_API_KEY": "test-key-not-secret",
     }
@@ -163,9 +162,8 @@ async def test_doctor_reports_oauth_distribution_without_showing_a_secret(deploy
     shown = lines(out)
     assert code == 0, out + err
     assert shown["slack"].startswith("✓") and "OAuth distribution" in shown["slack"]
-    assert shown["install page"] == (
-        f"✓ install page  {s.public_url}/slack/install (redirect URL {s.public_url}/slack/oauth_redirect)"
-    )
+    url = s.tenants.public_url
+    assert shown["install page"] == f"✓ install page  {url}/slack/install (redirect URL {url}/slack/oauth_redirect)"
     assert shown["secret key"].startswith("✓") and "set and valid" in shown["secret key"]
     assert shown["installations"] == (
         "✓ installations 2 stored: 1 workspace(s), 1 organisation-wide (Enterprise Grid)"

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from core.durable.runs import CouncilRun
 from core.engine.council import run_council
 from core.models import (
     ControlAction,
@@ -24,7 +25,6 @@ from core.models import (
     ReviewFinished,
 )
 from core.providers.router import ProviderRouter
-from core.runs import CouncilRun
 from core.service import CouncilService
 from core.storage import Storage
 from tests.conftest import BACKENDS, MEMBERS, backend_url, make_settings

@@ -1,5 +1,6 @@
 """`.env.example` is what a new user copies to `.env` (README): it must load as it ships."""
 
+import re
 from pathlib import Path
 
 from core.settings import Settings
@@ -9,7 +10,34 @@ EXAMPLE = Path(__file__).resolve().parent.parent / ".env.example"
 
 def test_a_copy_of_env_example_loads_with_the_defaults():
     settings = Settings(_env_file=EXAMPLE)
-    assert settings.model_prices == {}
-    assert settings.local_n_threads is None and settings.daily_budget_usd is None
-    assert settings.council_timeout_s == 120 and settings.max_question_chars == 4000
+    assert settings.providers.model_prices == {}
+    assert settings.local.n_threads is None and settings.limits.daily_budget_usd is None
+    assert settings.council.timeout_s == 120 and settings.limits.max_question_chars == 4000
     assert settings.default_members == Settings(_env_file=None).default_members
+
+
+def _fields():
+    return [
+        (group_name, name, field)
+        for group_name, group in Settings.model_fields.items()
+        for name, field in group.annotation.model_fields.items()
+    ]
+
+
+def test_every_setting_is_in_env_example_and_every_example_is_a_setting():
+    listed = {line.split("=", 1)[0] for line in EXAMPLE.read_text().splitlines() if re.match(r"^[A-Z_]+=", line)}
+    variables = {field.alias for _, _, field in _fields()}
+    assert sorted(variables - listed) == [] and sorted(listed - variables) == []
+
+
+def test_every_setting_says_what_it_does():
+    # The settings reference (docs) is generated from these descriptions.
+    assert [f"{group}.{name}" for group, name, field in _fields() if not (field.description or "").strip()] == []
+
+
+def test_flat_keywords_reach_their_group_and_override_the_env_file(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text("SLACK_BOT_TOKEN=xoxb-from-file\nCOUNCIL_TIMEOUT_S=30\nLOCAL_N_CTX=2048\n")
+    settings = Settings(_env_file=env, COUNCIL_TIMEOUT_S="45", DISCORD_TOKEN="")
+    assert settings.slack.bot_token is not None and settings.slack.bot_token.get_secret_value() == "xoxb-from-file"
+    assert settings.council.timeout_s == 45 and settings.local.n_ctx == 2048 and settings.discord.token is None

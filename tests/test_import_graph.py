@@ -1,6 +1,7 @@
 """The design's import rules, read from the source (every import, also inside functions and
 TYPE_CHECKING blocks): `bot/` reaches `core/` only through its door, `core/` never imports `bot/` or a
-chat platform's library, and no module imports itself back through others."""
+chat platform's library, no module imports itself back through others, and inside `core/` imports
+only go down its floors (FLOORS), never between two packages both ways."""
 
 from __future__ import annotations
 
@@ -10,6 +11,42 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOOR = ("core.service", "core.models", "core.settings", "core.errors", "core.paths")
 PLATFORM_LIBRARIES = ("bot", "slack_bolt", "slack_sdk", "discord")
+
+# The floors of core, bottom first: a module imports from its own floor or the floors below, never
+# from one above. On one floor, a package may use another in one direction only (no two packages
+# import each other: test_no_two_core_packages_import_each_other). What two floors both need
+# moves down to the lower one. Every module of core stands on exactly one floor.
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "shared types and small utilities",
+        (
+            "core",  # the package itself (its __init__, a docstring)
+            "core._ranking",
+            "core.database_url",
+            "core.errors",
+            "core.models",
+            "core.paths",
+            "core.ranking",
+            "core.settings",
+            "core.shared",  # redaction, prompt fences, internal markers
+        ),
+    ),
+    ("providers, storage and telemetry", ("core.providers", "core.storage", "core.telemetry")),
+    (
+        "the council's parts",
+        (
+            "core.admission",
+            "core.channels",
+            "core.durable",
+            "core.engine",
+            "core.ownership",
+            "core.reading",
+            "core.records",
+            "core.tenants",
+        ),
+    ),
+    ("the service", ("core.direct", "core.doctor", "core.eval", "core.front_end_tasks", "core.service")),
+)
 
 
 def _module_name(path: Path) -> str:
@@ -116,3 +153,45 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_core_root_keeps_at_most_fifteen_modules():
     root_modules = [p.name for p in (ROOT / "core").glob("*.py") if p.name != "__init__.py"]
     assert 0 < len(root_modules) <= 15, root_modules
+
+
+def _floor_unit(module: str) -> tuple[int, str] | None:
+    """The floor `module` stands on and the package (or root module) that places it there."""
+    placed = [
+        (floor, unit)
+        for floor, (_, units) in enumerate(FLOORS)
+        for unit in units
+        if module == unit or (unit != "core" and module.startswith(unit + "."))  # "core": its __init__ alone
+    ]
+    return placed[0] if placed else None
+
+
+def _core_imports() -> list[tuple[str, str]]:
+    return [
+        (name, imported)
+        for name, path in _sources("core").items()
+        for imported in _imports(path)
+        if _within(imported, ("core",))
+    ]
+
+
+def test_every_core_module_stands_on_a_floor():
+    assert sorted(name for name in _sources("core") if _floor_unit(name) is None) == []
+
+
+def test_core_imports_only_go_down_its_floors():
+    upward = []
+    for name, imported in _core_imports():
+        here, there = _floor_unit(name), _floor_unit(imported)
+        if here and there and there[0] > here[0]:
+            upward.append(f"{name} ({FLOORS[here[0]][0]}) imports {imported} ({FLOORS[there[0]][0]})")
+    assert sorted(upward) == []
+
+
+def test_no_two_core_packages_import_each_other():
+    uses: dict[str, set[str]] = {}
+    for name, imported in _core_imports():
+        here, there = _floor_unit(name), _floor_unit(imported)
+        if here and there and here[1] != there[1] and "core" not in (here[1], there[1]):
+            uses.setdefault(here[1], set()).add(there[1])
+    assert _cycles(uses) == []

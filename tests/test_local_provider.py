@@ -281,7 +281,9 @@ async def test_full_council_on_local_models(settings):
     # A review's note may run to 600 characters before its ranking (core/providers/local_prompt.py),
     # about 150 tokens: at this file's 96 a rambling reviewer's ranking was cut off (seen once in
     # five runs). Answers and the synthesis stay at max_answer_tokens.
-    router = ProviderRouter(settings.model_copy(update={"local_max_tokens": 192}))
+    router = ProviderRouter(
+        settings.model_copy(update={"local": settings.local.model_copy(update={"max_tokens": 192})})
+    )
     config = CouncilConfig(
         members=list(LOCAL_DEFAULT_MEMBERS),
         chairman="local:smollm2",

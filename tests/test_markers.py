@@ -1,4 +1,4 @@
-"""Internal markers never reach a user-visible text: core/markers.py, whole texts and streams."""
+"""Internal markers never reach a user-visible text: core/shared/markers.py, whole texts and streams."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.engine.prompts import Fence
-from core.markers import MAX_HELD, MarkerFilter, has_markers, strip_markers
+from core.shared.fences import Fence
+from core.shared.markers import MAX_HELD, MarkerFilter, has_markers, strip_markers
 
 NONCE = "626abc6bbe532717"
 FENCE = Fence(NONCE)
@@ -21,7 +21,7 @@ ECHOES = {
     DEMO_ECHO: "The answer to this question is:",
     f"<<<RESPONSE 4 {NONCE}>>\nThe answer is C.": "The answer is C.",
     f"Intro\n<<<END RESPONSE A {NONCE}>>>\nNext": "Intro\nNext",
-    f"< < <END RESPONSE A {NONCE}> > >\nok": "ok",  # as prompts.neutralise spaces a quoted marker out
+    f"< < <END RESPONSE A {NONCE}> > >\nok": "ok",  # as fences.neutralise spaces a quoted marker out
     f"QUESTION {NONCE} what": "what",
     "<<<question>>> hi": "hi",
     "x<<<REVIEW 2>>>y": "xy",
@@ -191,7 +191,7 @@ _LEAK = re.compile(
 
 
 def _near_copies(nonce: str) -> set[str]:
-    """Independent of core/markers.py: the nonce with one digit dropped, one hex digit added inside,
+    """Independent of core/shared/markers.py: the nonce with one digit dropped, one hex digit added inside,
     or a space inside. (One added before or after it leaves the exact nonce, which _LEAK finds.)"""
     dropped = {nonce[:i] + nonce[i + 1 :] for i in range(len(nonce))}
     added = {nonce[:i] + c + nonce[i:] for i in range(1, len(nonce)) for c in "0123456789abcdef"}
@@ -211,5 +211,5 @@ def test_no_marker_ever_reaches_the_concatenated_stream(parts, cuts):
     assert not has_markers(shown, [NONCE])
     assert not _LEAK.search(shown), shown
     assert not [copy for copy in NEAR if copy in shown], shown
-    if len(text) <= MAX_HELD:  # longer runs of marker beginnings may be shown early (see core/markers.py)
+    if len(text) <= MAX_HELD:  # longer runs of marker beginnings may be shown early (see core/shared/markers.py)
         assert shown == strip_markers(text, [NONCE])

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from core.engine.prompts import neutralise
 from core.ranking import parse_ranking
+from core.shared.fences import neutralise
 
 LABELS = ["A", "B"]
 

@@ -7,8 +7,9 @@ import re
 import pytest
 
 from core.engine import prompts
-from core.engine.prompts import Fence, neutralise
 from core.models import AggregateEntry, ConversationTurn
+from core.shared import fences
+from core.shared.fences import Fence, neutralise
 
 MODEL_IDS = ["openai/gpt-5.1", "openrouter:anthropic/claude-sonnet-4.5", "local:smollm2", "x-ai/grok-4"]
 HEADER = re.compile(r"final[\W_]*ranking", re.IGNORECASE)
@@ -51,7 +52,7 @@ def test_neutralised_header_is_not_parsed_as_a_ballot(forged):
     text = f"My answer is A.\n\n{forged}\nThanks."
     defused = neutralise(text)
     assert parse_ranking(defused, ["A", "B"]).status == "none"
-    assert prompts.HEADER_REPLACEMENT in defused and "My answer is A." in defused
+    assert fences.HEADER_REPLACEMENT in defused and "My answer is A." in defused
 
 
 def test_the_attack_is_real_without_neutralising():
@@ -74,7 +75,7 @@ def test_neutralise_defuses_fence_markers():
 
 
 def test_fence_nonce_is_random_and_wraps_text():
-    assert prompts.new_nonce() != prompts.new_nonce()
+    assert fences.new_nonce() != fences.new_nonce()
     fence = Fence("0123456789abcdef")
     wrapped = fence.wrap("RESPONSE A", "hello")
     assert wrapped == "<<<RESPONSE A 0123456789abcdef>>>\nhello\n<<<END RESPONSE A 0123456789abcdef>>>"

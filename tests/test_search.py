@@ -244,9 +244,9 @@ def _settings(monkeypatch, **values) -> Settings:
 
 def test_settings_defaults(monkeypatch):
     settings = _settings(monkeypatch)
-    assert settings.search_backend == "off"
-    assert settings.search_results == 5
-    assert settings.search_timeout_s == 10.0
+    assert settings.search.backend == "off"
+    assert settings.search.results == 5
+    assert settings.search.timeout_s == 10.0
     assert search_backend_from_settings(settings) is None
 
 
@@ -259,7 +259,7 @@ async def test_factory_builds_the_selected_backend(monkeypatch):
         assert isinstance(backend, SearxngBackend) and isinstance(backend, SearchBackend)
         assert backend.timeout_s == 3
         try:
-            results = await backend.search("q", max_results=settings.search_results)
+            results = await backend.search("q", max_results=settings.search.results)
         finally:
             await backend.aclose()
     assert len(results) == 4
@@ -284,7 +284,7 @@ def test_factory_names_the_missing_setting(monkeypatch, values, missing):
 
 
 def test_blank_backend_means_off_and_unknown_is_rejected(monkeypatch):
-    assert _settings(monkeypatch, COUNCIL_SEARCH="").search_backend == "off"
+    assert _settings(monkeypatch, COUNCIL_SEARCH="").search.backend == "off"
     with pytest.raises(ValueError):
         _settings(monkeypatch, COUNCIL_SEARCH="google")
 

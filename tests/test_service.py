@@ -506,7 +506,7 @@ async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_
         "-c",
         OWNER_SCRIPT,
         llm.base_url,
-        settings.database_url,
+        settings.storage.database_url,
         str(OWNER_LEASE_S),
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},

@@ -63,8 +63,8 @@ async def searx():
 
 
 async def test_search_keyword_cites_sources_as_links(env, llm, searx):  # noqa: F811
-    env.service.settings.search_backend = "searxng"
-    env.service.settings.searxng_url = searx.base_url
+    env.service.settings.search.backend = "searxng"
+    env.service.settings.search.searxng_url = searx.base_url
     fake = env.fake
     await env.event(env.mention("<@UBOT> search: when was the tool released?"))
     await fake.wait_for(lambda: results(fake))

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from core.engine.prompts import CHAIRMAN_SYSTEM, Fence, brief_chairman_messages, chairman_messages, new_nonce
+from core.engine.prompts import CHAIRMAN_SYSTEM, brief_chairman_messages, chairman_messages
 from core.engine.synthesis_check import COPY_MIN_WORDS, SynthesisJudge, SynthesisScreen
 from core.models import ConversationTurn, CouncilRequest, CouncilStatus
 from core.records.export import to_document
+from core.shared.fences import Fence, new_nonce
 from tests.factories import run_council_to_end
 from tests.llm_server import RecordedRequest, ScriptedLLMServer, council_member
 from tests.test_cli import council

@@ -19,10 +19,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.parser import text_string_to_metric_families
 
 from core.models import CouncilStatus
-from core.redact import Redactor, configure_logging
 from core.service import CouncilService
+from core.shared.redact import Redactor
 from core.telemetry import tracing
 from core.telemetry.context import Where
+from core.telemetry.logs import configure_logging
 from tests.conftest import MEMBERS, make_settings
 from tests.council_api import API_KEY, council_api, council_env
 from tests.council_process import ROOT

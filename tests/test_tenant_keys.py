@@ -11,8 +11,8 @@ from cryptography.fernet import Fernet
 
 from core.errors import BudgetExceeded, InputRejected, UnknownModels
 from core.models import Actor, Origin, Platform
-from core.redact import Redactor
 from core.service import CouncilService
+from core.shared.redact import Redactor
 from tests.conftest import MEMBERS, make_settings
 from tests.llm_server import ScriptedLLMServer, council_member
 
@@ -42,13 +42,13 @@ async def test_tenant_key_is_used_for_that_tenants_councils_only(llm, tenant_llm
     try:
         # A rejected key is not saved, and the admin reads the provider's reason.
         with pytest.raises(InputRejected, match="Incorrect API key provided"):
-            await service.tenants.set_key(ADMIN, T2, "sk-wrong-key-000000", base_url=tenant_llm.base_url)
-        assert await service.tenants.key_info(T2) is None
+            await service.tenants.keys.save(ADMIN, T2, "sk-wrong-key-000000", base_url=tenant_llm.base_url)
+        assert await service.tenants.keys.info(T2) is None
         with pytest.raises(Exception, match="Only admins"):
-            await service.tenants.set_key(Actor(user_id="U-someone"), T2, TENANT_KEY, base_url=tenant_llm.base_url)
+            await service.tenants.keys.save(Actor(user_id="U-someone"), T2, TENANT_KEY, base_url=tenant_llm.base_url)
 
         checks = tenant_llm.model_list_requests
-        info = await service.tenants.set_key(
+        info = await service.tenants.keys.save(
             ADMIN, T2, TENANT_KEY, base_url=tenant_llm.base_url, members=["beta", "gamma"]
         )
         assert tenant_llm.model_list_requests == checks + 1  # one models-list call checked it
@@ -112,15 +112,15 @@ async def test_tenant_daily_budget_is_for_all_its_channels(llm, tmp_path):
         llm, tmp_path, MODEL_PRICES='{"alpha": [1000, 1000], "beta": [1000, 1000], "gamma": [1000, 1000]}'
     )
     async with await CouncilService.open(settings) as service:
-        await service.tenants.set_budget("slack:T2", 0.0001)
+        await service.tenants.budgets.set("slack:T2", 0.0001)
         await service.ask("What is six times seven?", T2)
-        spend = await service.tenants.spend("slack:T2")
+        spend = await service.tenants.budgets.spend("slack:T2")
         assert spend.spent_today_usd > 0.0001
         other_channel = T2.model_copy(update={"channel_id": "C9"})
         with pytest.raises(BudgetExceeded, match="workspace's daily budget"):
             await service.ask("Again?", other_channel)
         await service.ask("Elsewhere?", T1)  # another workspace is not held back
-        usage = await service.tenants.usage("slack:T2")
+        usage = await service.tenants.budgets.usage("slack:T2")
         assert sum(day.councils for day in usage) == 1
 
 
@@ -131,7 +131,7 @@ async def test_channel_models_are_checked_against_the_workspaces_own_endpoint(ll
         # Before the workspace has a key of its own, its channels run on the operator's endpoint.
         with pytest.raises(UnknownModels, match="house-model"):
             await service.channels.set_members(ADMIN, T2, ["house-model", "beta"])
-        await service.tenants.set_key(ADMIN, T2, TENANT_KEY, base_url=tenant_llm.base_url)
+        await service.tenants.keys.save(ADMIN, T2, TENANT_KEY, base_url=tenant_llm.base_url)
         config = await service.channels.set_members(ADMIN, T2, ["house-model", "beta"])
         assert config.members == ["house-model", "beta"]
         assert (await service.channels.set_chairman(ADMIN, T2, "house-model")).chairman == "house-model"

@@ -56,18 +56,18 @@ async def test_installations_states_and_purge(service, tenant_llm):  # noqa: F81
 
     origin = Origin(platform=Platform.SLACK, workspace_id="T2", channel_id="C2", user_id="U1")
     admin = Actor(user_id="UA", is_platform_admin=True)
-    await service.tenants.set_key(admin, origin, TENANT_KEY, base_url=tenant_llm.base_url)
-    await service.tenants.set_budget("slack:T2", 3.5)
+    await service.tenants.keys.save(admin, origin, TENANT_KEY, base_url=tenant_llm.base_url)
+    await service.tenants.budgets.set("slack:T2", 3.5)
     await service.ask("What is six times seven?", origin)
-    assert (await service.tenants.spend("slack:T2")).daily_budget_usd == 3.5
-    assert sum(d.councils for d in await service.tenants.usage("slack:T2")) == 1
+    assert (await service.tenants.budgets.spend("slack:T2")).daily_budget_usd == 3.5
+    assert sum(d.councils for d in await service.tenants.budgets.usage("slack:T2")) == 1
     assert await service.tenants.rotate_secret() == 6  # one key, two bots (T2, T3), three installations
 
     counts = await service.tenants.purge("slack:T2", "cli")
     assert (counts.councils, counts.keys, counts.installations) == (1, 1, 2)
     assert await store.async_find_bot(enterprise_id=None, team_id="T2") is None
     assert await store.async_find_bot(enterprise_id=None, team_id="T3") is not None  # another tenant's stays
-    assert await service.tenants.key_info(origin) is None
+    assert await service.tenants.keys.info(origin) is None
     assert not await service.queries.history(scope="all", limit=5)
 
 
@@ -78,14 +78,14 @@ async def test_migrate_db_copies_tenants_encrypted(llm, tmp_path, tenant_llm):  
     origin = Origin(platform=Platform.SLACK, workspace_id="T2", channel_id="C2", user_id="U1")
     settings = make_settings(llm, tmp_path, DATABASE_URL=source, COUNCIL_SECRET_KEY=KEY)
     async with await CouncilService.open(settings) as service:
-        await service.tenants.set_key(
+        await service.tenants.keys.save(
             Actor(user_id="UA", is_platform_admin=True), origin, TENANT_KEY, base_url=tenant_llm.base_url
         )
-        await service.tenants.set_budget("slack:T2", 2.0)
+        await service.tenants.budgets.set("slack:T2", 2.0)
     report = await migrate_database(source, f"sqlite:///{tmp_path}/target.db")
     assert report.copied["tenant_keys"] == 1 and report.copied["tenant_budgets"] == 1
     target = make_settings(llm, tmp_path, DATABASE_URL=f"sqlite:///{tmp_path}/target.db", COUNCIL_SECRET_KEY=KEY)
     async with await CouncilService.open(target) as service:
-        assert (await service.tenants.key_info(origin)).key_tail == "WXYZ"
+        assert (await service.tenants.keys.info(origin)).key_tail == "WXYZ"
         await service.ask("Copied?", origin)
     assert TENANT_KEY.encode() not in (tmp_path / "target.db").read_bytes()

@@ -1,4 +1,4 @@
-"""Text normalisation and secret redaction at the service boundary (core.models.text, core.redact)."""
+"""Text normalisation and secret redaction at the service boundary (core.models.text, core.shared.redact)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import logging
 
 from core.models import ConversationTurn, Origin, Platform
 from core.models.text import clean_text
-from core.redact import MASK, RedactingFilter, Redactor
 from core.service import CouncilService
 from core.settings import Settings
+from core.shared.redact import MASK, RedactingFilter, Redactor
 from tests.conftest import make_settings
 from tests.llm_server import Fail
 

@@ -324,4 +324,4 @@ def create_app(
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, _Gone: _gone},
         lifespan=lifespan,
     )
-    return CrossSiteGuard(TraceContext(BearerAuth(app, keys)), hosts, service.settings.api_cors_origins)
+    return CrossSiteGuard(TraceContext(BearerAuth(app, keys)), hosts, service.settings.api.cors_origins)

@@ -31,7 +31,7 @@ _SHUTDOWN_GRACE_S = 3
 
 def build_asgi(service: CouncilService, host: str) -> Any:
     settings = service.settings
-    keys = ApiKeys.parse(settings.api_keys, settings.api_trusted_keys)
+    keys = ApiKeys.parse(settings.api.keys, settings.api.trusted_keys)
     check_exposure(keys, host)
     mcp = build_mcp(service, keys)
     # Host and Origin are checked for every path, /mcp too, by bot/api/guard.py (with the names
@@ -45,13 +45,13 @@ def build_asgi(service: CouncilService, host: str) -> Any:
         async with mcp.session_manager.run():
             yield
 
-    hosts = allowed_hosts(settings.api_allowed_hosts, host)
+    hosts = allowed_hosts(settings.api.allowed_hosts, host)
     return create_app(service, keys, hosts=hosts, mcp_app=endpoint, lifespan=lifespan)
 
 
 async def serve_api(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
-    host = host or service.settings.api_host
-    port = service.settings.api_port if port is None else port
+    host = host or service.settings.api.host
+    port = service.settings.api.port if port is None else port
     app = build_asgi(service, host)
     # log_config=None: uvicorn's lines go through our root handler (text or JSON, redacted).
     config = uvicorn.Config(
@@ -74,7 +74,7 @@ async def serve_api(service: CouncilService, host: str | None = None, port: int 
 def _announce(service: CouncilService, line: str) -> None:
     """The address, shown whatever LOG_LEVEL says: as it is, or with LOG_FORMAT=json as a log line
     (every line of the process is then one JSON object)."""
-    if service.settings.log_format == "json":
+    if service.settings.telemetry.log_format == "json":
         _address_log.info(line)
     else:
         print(line, file=sys.stderr)
@@ -96,4 +96,4 @@ def _bind(host: str, port: int) -> socket.socket:
 
 async def serve_mcp_stdio(service: CouncilService) -> None:
     settings = service.settings
-    await build_mcp(service, ApiKeys.parse(settings.api_keys, settings.api_trusted_keys)).run_stdio_async()
+    await build_mcp(service, ApiKeys.parse(settings.api.keys, settings.api.trusted_keys)).run_stdio_async()

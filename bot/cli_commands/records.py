@@ -103,10 +103,12 @@ async def cmd_leaderboard(service: CouncilService, args: argparse.Namespace) -> 
 async def cmd_usage(service: CouncilService, args: argparse.Namespace) -> int:
     tenant = service.tenants.parse(args.tenant) if getattr(args, "tenant", None) else None
     if tenant is not None:
-        spend = await service.tenants.spend(tenant)
+        spend = await service.tenants.budgets.spend(tenant)
         budget = f"${spend.daily_budget_usd:.2f}" if spend.daily_budget_usd is not None else "none"
         print(f"{tenant}: ${spend.spent_today_usd:.4f} spent today, daily budget {budget}")
-    rows = await (service.tenants.usage(tenant, args.days) if tenant else service.queries.usage(None, days=args.days))
+    rows = await (
+        service.tenants.budgets.usage(tenant, args.days) if tenant else service.queries.usage(None, days=args.days)
+    )
     if not rows:
         print(f"No councils in the last {args.days} days.")
         return EXIT_OK

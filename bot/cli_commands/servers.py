@@ -18,7 +18,7 @@ from core.service import CouncilService
 
 def _check_secret_key(service: CouncilService) -> None:
     """A malformed COUNCIL_SECRET_KEY stops a bot before it starts, not at the first secret it reads."""
-    if service.settings.secret_key is not None:
+    if service.settings.tenants.secret_key is not None:
         service.tenants.box  # noqa: B018 - built now: ConfigurationError saying what is wrong
 
 
@@ -33,22 +33,22 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         )
     tasks = []
     slack = args.command in ("slack", "serve") and (
-        settings.slack_bot_token or settings.slack_oauth or args.command == "slack"
+        settings.slack.bot_token or settings.slack.oauth or args.command == "slack"
     )
     if slack:
         from bot.slack.app import run_slack
 
         http = getattr(args, "http", False)
         bot = run_slack(service, settings, http=http, port=args.port, worker=worker)
-        tasks.append(reporting("Slack", settings.slack_api_url, bot))
-    if args.command in ("discord", "serve") and (settings.discord_token or args.command == "discord"):
+        tasks.append(reporting("Slack", settings.slack.api_url, bot))
+    if args.command in ("discord", "serve") and (settings.discord.token or args.command == "discord"):
         from bot.discord.client import run_discord
 
         # One worker per process serves every platform's queue: beside Slack, Slack's runs it.
         # Both bots register their deliverers before their first await, so it starts knowing both.
         discord = run_discord(service, settings, worker=worker and not slack)
-        tasks.append(reporting("Discord", settings.discord_api_url, discord))
-    if args.command == "serve" and settings.api_keys:
+        tasks.append(reporting("Discord", settings.discord.api_url, discord))
+    if args.command == "serve" and settings.api.keys:
         tasks.append(_api_server().serve_api(service))
     if not tasks:
         raise ConfigurationError(
@@ -71,8 +71,8 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
             "council worker needs PostgreSQL (DATABASE_URL=postgresql://...): "
             "on SQLite the bot process runs its own councils."
         )
-    slack = settings.slack_bot_token is not None or settings.slack_oauth  # OAuth: each team's stored token
-    if not slack and settings.discord_token is None:
+    slack = settings.slack.bot_token is not None or settings.slack.oauth  # OAuth: each team's stored token
+    if not slack and settings.discord.token is None:
         raise ConfigurationError(
             "council worker posts answers to Slack and/or Discord: "
             "set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID/SLACK_CLIENT_SECRET) and/or DISCORD_TOKEN (see README)."
@@ -84,17 +84,17 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
 
             bot = build_slack_bot(service, settings)  # registers how Slack councils are shown and answered
             stack.push_async_callback(bot.aclose)
-            platforms.append(("Slack", settings.slack_api_url))
-        if settings.discord_token is not None:
+            platforms.append(("Slack", settings.slack.api_url))
+        if settings.discord.token is not None:
             from bot.discord.surface import discord_surface
             from bot.following import deliver_durable
 
             surface = await reporting(
-                "Discord", settings.discord_api_url, discord_surface(settings)
+                "Discord", settings.discord.api_url, discord_surface(settings)
             )  # REST only: intake stays with `council discord`
             stack.push_async_callback(surface.aclose)
             service.register_deliverer(Platform.DISCORD, functools.partial(deliver_durable, service, surface))
-            platforms.append(("Discord", settings.discord_api_url))
+            platforms.append(("Discord", settings.discord.api_url))
         service.router.warm_up([*settings.default_members, settings.default_chairman])
         await asyncio.gather(reporting(*platforms[0], service.durable.work()), *_metrics_server(service, args))
     return EXIT_OK
@@ -102,7 +102,7 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
 
 def _metrics_server(service: CouncilService, args: argparse.Namespace) -> list[Coroutine[Any, Any, None]]:
     """/metrics, /health and /ready on --metrics-port (or COUNCIL_METRICS_PORT), when one is given."""
-    port = args.metrics_port if args.metrics_port is not None else service.settings.metrics_port
+    port = args.metrics_port if args.metrics_port is not None else service.settings.telemetry.metrics_port
     return [] if port is None else [service.telemetry.serve(port)]
 
 

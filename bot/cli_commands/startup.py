@@ -17,18 +17,18 @@ T = TypeVar("T")
 def check_bot_settings(settings: Settings, args: argparse.Namespace) -> None:
     """The tokens a bot needs, checked before anything starts (ConfigurationError naming the setting)."""
     if args.command == "slack":
-        if settings.slack_bot_token is None and not settings.slack_oauth:
+        if settings.slack.bot_token is None and not settings.slack.oauth:
             raise ConfigurationError(
                 "SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-...) from your "
                 "Slack app's OAuth & Permissions page (see README, Slack)."
             )
-        http = args.http or settings.slack_app_token is None or settings.slack_oauth  # OAuth: HTTP only
-        if http and settings.slack_signing_secret is None:
+        http = args.http or settings.slack.app_token is None or settings.slack.oauth  # OAuth: HTTP only
+        if http and settings.slack.signing_secret is None:
             raise ConfigurationError(
                 "SLACK_SIGNING_SECRET is not set: the HTTP Events API needs it to verify requests "
                 "(Basic Information page of your Slack app), or set SLACK_APP_TOKEN for Socket Mode."
             )
-    if args.command == "discord" and settings.discord_token is None:
+    if args.command == "discord" and settings.discord.token is None:
         raise ConfigurationError(
             "DISCORD_TOKEN is not set: copy the bot token from the Discord Developer Portal (Bot page; see README)."
         )

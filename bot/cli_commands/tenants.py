@@ -42,6 +42,6 @@ async def cmd_budget(service: CouncilService, args: argparse.Namespace) -> int:
         usd = None if text in ("none", "off", "") else float(text)
     except ValueError:
         raise InputRejected(f"Cannot read the budget {args.usd!r}: give USD per day, e.g. 5, or none.") from None
-    await service.tenants.set_budget(tenant, usd)
+    await service.tenants.budgets.set(tenant, usd)
     print(f"{tenant}: daily budget {'removed' if usd is None else f'${usd:.2f}'}")
     return EXIT_OK

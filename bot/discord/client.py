@@ -54,7 +54,7 @@ class CouncilBot(ApiBaseClient):
     def __init__(self, service: CouncilService, settings: Settings, *, pace: Pace = DISCORD_PACE, **options: Any):
         intents = discord.Intents.default()
         intents.message_content = True  # privileged: enable it in the Developer Portal
-        super().__init__(settings.discord_api_url, intents=intents, allowed_mentions=NO_MENTIONS, **options)
+        super().__init__(settings.discord.api_url, intents=intents, allowed_mentions=NO_MENTIONS, **options)
         self.service = service
         self.settings = settings
         # What a council shows in its thread (bot/following.py); one pacer per bot: every
@@ -69,8 +69,8 @@ class CouncilBot(ApiBaseClient):
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(render.CouncilButton, *feedback.DYNAMIC_ITEMS)
-        if self.settings.discord_guild_id:
-            guild = discord.Object(id=self.settings.discord_guild_id)
+        if self.settings.discord.guild_id:
+            guild = discord.Object(id=self.settings.discord.guild_id)
             self.tree.copy_global_to(guild=guild)
             synced = await self.tree.sync(guild=guild)
             log.info("synced %d commands to guild %s", len(synced), guild.id)
@@ -106,12 +106,12 @@ class ShardedCouncilBot(CouncilBot, discord.AutoShardedClient):
 
 def shard_options(settings: Settings) -> dict[str, Any] | None:
     """discord.AutoShardedClient's shard arguments; None: one unsharded connection."""
-    count = settings.discord_shard_count
+    count = settings.discord.shard_count
     if count is None:
         return None
     if count == "auto":
         return {}  # shard_count None: the client asks Discord how many (GET /gateway/bot)
-    return {"shard_count": count, "shard_ids": settings.discord_shard_ids}
+    return {"shard_count": count, "shard_ids": settings.discord.shard_ids}
 
 
 def build_discord_client(service: CouncilService, settings: Settings, **options: Any) -> CouncilBot:
@@ -125,9 +125,9 @@ def build_discord_client(service: CouncilService, settings: Settings, **options:
 async def run_discord(service: CouncilService, settings: Settings, *, worker: bool = True) -> None:
     """Run the Discord bot until cancelled. With `worker`, this process also runs councils
     (core/durable); without, workers elsewhere do."""
-    if settings.discord_token is None:
+    if settings.discord.token is None:
         raise RuntimeError("DISCORD_TOKEN is not set (see the README, section Discord).")
     client = build_discord_client(service, settings)
     await service.start_lease()  # councils a dead process left running are marked now
     async with client, running_worker(service, worker):
-        await client.start(settings.discord_token.get_secret_value())
+        await client.start(settings.discord.token.get_secret_value())

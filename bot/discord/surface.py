@@ -79,8 +79,8 @@ class DiscordSurface:
 async def discord_surface(settings: Settings, *, pacer: ChannelPacer | None = None) -> DiscordSurface:
     """Discord's surface from settings (DISCORD_TOKEN, DISCORD_API_URL) alone: a client logged in
     for REST, without a gateway connection. Close it with `aclose()`."""
-    if settings.discord_token is None:
+    if settings.discord.token is None:
         raise RuntimeError("DISCORD_TOKEN is not set (see the README, section Discord).")
-    client = ApiBaseClient(settings.discord_api_url, intents=discord.Intents.none())
-    await client.login(settings.discord_token.get_secret_value())
+    client = ApiBaseClient(settings.discord.api_url, intents=discord.Intents.none())
+    await client.login(settings.discord.token.get_secret_value())
     return DiscordSurface(client, pacer=pacer)

@@ -39,7 +39,7 @@ class KeyModal(discord.ui.Modal):
         origin = origin_of(interaction.user, interaction.channel, interaction.guild_id)
         members = (self.members.value or "").replace(",", " ").split() or None
         try:
-            info = await service.tenants.set_key(
+            info = await service.tenants.keys.save(
                 actor_of(interaction),
                 origin,
                 self.key.value or "",

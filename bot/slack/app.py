@@ -90,11 +90,11 @@ class SlackCouncilBot:
         self.surface = _surface(client, settings, status_interval, streaming, pace)
         self.pacer = self.surface.pacer
         # OAuth distribution (many workspaces, each with its token) or one workspace's bot token.
-        self.app = oauth_app(service, settings, client) if settings.slack_oauth else _bolt_app(client, settings)
+        self.app = oauth_app(service, settings, client) if settings.slack.oauth else _bolt_app(client, settings)
         self.background = BackgroundTasks()
         self.people = SlackPeople(service, client)
         # Slack's agent experience, the Home tab and readers' feedback live in their own modules.
-        self.agent = SlackAgent(self.app, client, self.background, settings.slack_suggested_prompts)
+        self.agent = SlackAgent(self.app, client, self.background, settings.slack.suggested_prompts)
         self.home = SlackHome(self.app, client, service, self.background, self.people)
         history = SlackThreadHistory(service, client)
         self.questions = SlackQuestions(service, client, self.surface, self.people, history, self.agent)
@@ -103,7 +103,7 @@ class SlackCouncilBot:
         # Durable councils are shown and answered by whichever process runs them (core/durable).
         deliver = self.questions.deliver
         service.register_deliverer(
-            Platform.SLACK, for_council(service, deliver, client) if settings.slack_oauth else deliver
+            Platform.SLACK, for_council(service, deliver, client) if settings.slack.oauth else deliver
         )
         self._register()
         SlackFeedback(self.app, client, service, self.background, self.people).register()
@@ -199,12 +199,12 @@ def _surface(
         client,
         pacer=ChannelPacer(pace),
         interval=interval,
-        streaming=streaming or settings.slack_streaming,
+        streaming=streaming or settings.slack.streaming,
     )
 
 
 def _bolt_app(client: AsyncWebClient, settings: Settings) -> AsyncApp:
-    secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+    secret = settings.slack.signing_secret.get_secret_value() if settings.slack.signing_secret else ""
     return AsyncApp(
         client=client,
         signing_secret=secret,
@@ -222,7 +222,7 @@ def build_slack_bot(service: CouncilService, settings: Settings, **options: Any)
 
 def build_web_app(app: AsyncApp, service: CouncilService, path: str = EVENTS_PATH) -> web.Application:
     """An aiohttp application serving the Events API (events, commands, interactivity) at `path`,
-    /health, /ready and /metrics (core/telemetry/health.py), and in OAuth mode bolt's install page
+    /health, /ready and /metrics (core/durable/health.py), and in OAuth mode bolt's install page
     and redirect (/slack/install, /slack/oauth_redirect)."""
 
     async def events(request: web.Request) -> web.Response:
@@ -259,20 +259,20 @@ async def run_slack(
     """Run the Slack bot until cancelled: Socket Mode when SLACK_APP_TOKEN is set (and not `http`),
     otherwise the HTTP Events API on `host:port` at /slack/events (needs SLACK_SIGNING_SECRET).
     With `worker`, this process also runs councils (core/durable); without, workers elsewhere do."""
-    if settings.slack_bot_token is None and not settings.slack_oauth:
+    if settings.slack.bot_token is None and not settings.slack.oauth:
         raise RuntimeError("SLACK_BOT_TOKEN is not set (see the Slack section of the README).")
     bot = build_slack_bot(service, settings)
-    http = http or settings.slack_oauth  # installs come through the OAuth redirect: HTTP only
+    http = http or settings.slack.oauth  # installs come through the OAuth redirect: HTTP only
     await service.start_lease()  # councils a dead process left running are marked now, not at the first question
     async with running_worker(service, worker):
         await _serve(bot, settings, http=http, port=port, host=host)
 
 
 async def _serve(bot: SlackCouncilBot, settings: Settings, *, http: bool, port: int, host: str) -> None:
-    if settings.slack_app_token is not None and not http:
+    if settings.slack.app_token is not None and not http:
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
-        handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token.get_secret_value())
+        handler = AsyncSocketModeHandler(bot.app, settings.slack.app_token.get_secret_value())
         log.info("Slack: connecting in Socket Mode")
         try:
             await handler.start_async()
@@ -280,7 +280,7 @@ async def _serve(bot: SlackCouncilBot, settings: Settings, *, http: bool, port: 
             await handler.close_async()
             await bot.aclose()
         return
-    if settings.slack_signing_secret is None:
+    if settings.slack.signing_secret is None:
         raise RuntimeError(
             "SLACK_SIGNING_SECRET is not set: the HTTP Events API needs it to verify requests "
             "(or set SLACK_APP_TOKEN to use Socket Mode)."

@@ -1,6 +1,6 @@
 """Slack OAuth distribution: any workspace installs the app and is answered with its own token.
 
-On when SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are set (`settings.slack_oauth`). Bolt's OAuth flow
+On when SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are set (`settings.slack.oauth`). Bolt's OAuth flow
 serves `/slack/install` ("Add to Slack") and `/slack/oauth_redirect`; its installation and state
 stores are the council database's (core/tenants, through `service.tenants`), so replicas on one
 PostgreSQL database share them. Bolt authorises every event, command and action per team (token
@@ -80,7 +80,7 @@ def use_token(token: str | None) -> None:
 
 def check_oauth_settings(settings: Settings) -> None:
     """The one-line configuration errors of OAuth mode."""
-    if settings.slack_bot_token is not None:
+    if settings.slack.bot_token is not None:
         raise ConfigurationError(
             "SLACK_BOT_TOKEN and SLACK_CLIENT_ID/SLACK_CLIENT_SECRET are both set: unset SLACK_BOT_TOKEN "
             "to distribute the app (each workspace's token comes from its installation), or the client "
@@ -95,18 +95,18 @@ def check_oauth_settings(settings: Settings) -> None:
 
 def authorize_url(settings: Settings) -> str:
     """Slack's authorize page, on the host of SLACK_API_URL when it is set (a proxy, the tests' fake)."""
-    if not settings.slack_api_url:
+    if not settings.slack.api_url:
         return AUTHORIZE_URL
-    parts = urlsplit(settings.slack_api_url)
+    parts = urlsplit(settings.slack.api_url)
     return urlunsplit((parts.scheme, parts.netloc, "/oauth/v2/authorize", "", ""))
 
 
 def oauth_settings(service: CouncilService, settings: Settings) -> AsyncOAuthSettings:
     redirect_uri = settings.slack_oauth_url(SLACK_REDIRECT_PATH)
-    assert settings.slack_client_id and settings.slack_client_secret and redirect_uri
+    assert settings.slack.client_id and settings.slack.client_secret and redirect_uri
     return AsyncOAuthSettings(
-        client_id=settings.slack_client_id,
-        client_secret=settings.slack_client_secret.get_secret_value(),
+        client_id=settings.slack.client_id,
+        client_secret=settings.slack.client_secret.get_secret_value(),
         scopes=list(BOT_SCOPES),
         user_scopes=[],
         redirect_uri=redirect_uri,
@@ -124,11 +124,11 @@ def oauth_app(service: CouncilService, settings: Settings, client: AsyncWebClien
     bolt's authorisation (and its token rotation) calls Slack through `client`, i.e. SLACK_API_URL;
     the OAuth flow's own calls (oauth.v2.access, auth.test) use `client` as well."""
     check_oauth_settings(settings)
-    assert settings.slack_signing_secret is not None
+    assert settings.slack.signing_secret is not None
     oauth = oauth_settings(service, settings)
     app = AsyncApp(
         client=client,
-        signing_secret=settings.slack_signing_secret.get_secret_value(),
+        signing_secret=settings.slack.signing_secret.get_secret_value(),
         oauth_settings=oauth,
         installation_store=oauth.installation_store,
         process_before_response=False,
@@ -173,9 +173,9 @@ def for_council(
     s = service.settings
     rotator = (
         AsyncTokenRotator(
-            client_id=s.slack_client_id, client_secret=s.slack_client_secret.get_secret_value(), client=client
+            client_id=s.slack.client_id, client_secret=s.slack.client_secret.get_secret_value(), client=client
         )
-        if s.slack_client_id and s.slack_client_secret
+        if s.slack.client_id and s.slack.client_secret
         else None
     )
     store = SlackInstallationStore(service)

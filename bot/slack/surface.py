@@ -48,7 +48,7 @@ PACED_METHODS = frozenset(
 
 def api_base_url(settings: Settings) -> str:
     """SLACK_API_URL (e.g. a proxy or a test server) normalised to end in exactly one slash."""
-    return (settings.slack_api_url or DEFAULT_API_URL).rstrip("/") + "/"
+    return (settings.slack.api_url or DEFAULT_API_URL).rstrip("/") + "/"
 
 
 class UnpacedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
@@ -65,7 +65,7 @@ def build_client(settings: Settings) -> AsyncWebClient:
     served (bot/slack/oauth.py)."""
     from bot.slack.oauth import TeamClient
 
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    token = settings.slack.bot_token.get_secret_value() if settings.slack.bot_token else None
     return TeamClient(
         token=token,
         base_url=api_base_url(settings),
@@ -168,5 +168,5 @@ class SlackSurface:
 
 def slack_surface(settings: Settings, *, pacer: ChannelPacer | None = None, **options: Any) -> SlackSurface:
     """Slack's surface from settings (SLACK_BOT_TOKEN, SLACK_API_URL, SLACK_STREAMING) alone."""
-    options.setdefault("streaming", settings.slack_streaming)
+    options.setdefault("streaming", settings.slack.streaming)
     return SlackSurface(build_client(settings), pacer=pacer, **options)

@@ -82,12 +82,12 @@ class TenantKeyForm(ListenerGroup):
         """The Home tab's section: the key's state (admins) and this workspace's spend today."""
         service = self.service
         lines = []
-        spend = await service.tenants.spend_for(origin)
+        spend = await service.tenants.budgets.spend_for(origin)
         if spend is not None:
             budget = f" of ${spend.daily_budget_usd:.2f}" if spend.daily_budget_usd is not None else ""
             lines.append(f"Spent today: ${spend.spent_today_usd:.4f}{budget} (this workspace, all channels)")
         if admin:
-            info = await service.tenants.key_info(origin)
+            info = await service.tenants.keys.info(origin)
             if info is None:
                 lines.append("Provider key: none, councils use the operator's.")
             else:
@@ -107,7 +107,7 @@ class TenantKeyForm(ListenerGroup):
             user, team = _who(body)
             try:
                 actor = await self.people.actor(user, fresh=True)
-                removed = await self.service.tenants.remove_key(actor, _origin(team, user))
+                removed = await self.service.tenants.keys.remove(actor, _origin(team, user))
                 notice = ":white_check_mark: Key removed." if removed else "There was no key to remove."
             except CouncilError as exc:
                 notice = f":warning: {exc.user_message}"
@@ -124,7 +124,7 @@ class TenantKeyForm(ListenerGroup):
         try:
             actor = await self.people.actor(user, fresh=True)
             members = re.split(r"[,\s]+", values["members"] or "") if values.get("members") else None
-            info = await self.service.tenants.set_key(
+            info = await self.service.tenants.keys.save(
                 actor,
                 _origin(team, user),
                 values.get("key") or "",

@@ -1,1 +1,1 @@
-"""Admission of a council: the question cleaned, limits, budgets, rates, capacity and permissions."""
+"""Admission of a council: the question cleaned, limits, budgets, rates and capacity."""

@@ -25,8 +25,8 @@ from core.models import (
 from core.models.files import FILES_ONLY_QUESTION, ExtractedAttachment
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.storage import Storage
 from core.tenants.service import OPERATORS_LINEUP, TenantLineup, TenantPlan
 
@@ -152,16 +152,16 @@ class Admission:
         return CouncilConfig(
             members=list(members),
             chairman=chairman,
-            mode=(channel and channel.mode) or s.council_mode,
-            exclude_self_review=s.council_exclude_self,
-            member_timeout_s=s.council_timeout_s,
-            quorum=s.council_quorum,
-            grace_s=s.council_grace_s,
-            grace_min_s=s.council_grace_min_s,
-            grace_factor=s.council_grace_factor,
-            max_reviewers=s.council_max_reviewers,
-            max_answer_tokens=s.council_max_answer_tokens,
-            ballot_format=s.council_ballot_format,
+            mode=(channel and channel.mode) or s.council.mode,
+            exclude_self_review=s.council.exclude_self,
+            member_timeout_s=s.council.timeout_s,
+            quorum=s.council.quorum,
+            grace_s=s.council.grace_s,
+            grace_min_s=s.council.grace_min_s,
+            grace_factor=s.council.grace_factor,
+            max_reviewers=s.council.max_reviewers,
+            max_answer_tokens=s.council.max_answer_tokens,
+            ballot_format=s.council.ballot_format,
         )
 
     async def _with_overrides(

@@ -36,16 +36,16 @@ class ChannelLimits:
             user_key=origin.user_key,
             channel_key=origin.channel_key,
             user_limit_per_hour=_pick(
-                channel.user_limit_per_hour if channel else None, self.settings.user_limit_per_hour
+                channel.user_limit_per_hour if channel else None, self.settings.limits.user_limit_per_hour
             ),
             channel_limit_per_hour=_pick(
-                channel.channel_limit_per_hour if channel else None, self.settings.channel_limit_per_hour
+                channel.channel_limit_per_hour if channel else None, self.settings.limits.channel_limit_per_hour
             ),
             record=record,
         )
 
     async def check_budget(self, origin: Origin, channel: ChannelSettings | None) -> None:
-        budget = _pick(channel.daily_budget_usd if channel else None, self.settings.daily_budget_usd)
+        budget = _pick(channel.daily_budget_usd if channel else None, self.settings.limits.daily_budget_usd)
         if not budget:
             return
         day_start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)

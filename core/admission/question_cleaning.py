@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from core.admission.limits import validate_question
 from core.models import ConversationTurn
 from core.models.text import clean_text
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 
 
 class QuestionCleaner:
@@ -19,7 +19,7 @@ class QuestionCleaner:
 
     def question(self, question: str) -> str:
         """InputRejected when the question is empty or too long."""
-        return validate_question(self.redact(clean_text(question)), self.settings.max_question_chars)
+        return validate_question(self.redact(clean_text(question)), self.settings.limits.max_question_chars)
 
     def history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
         """Each turn cleaned, then the most recent turns that fit the history budget."""
@@ -31,7 +31,7 @@ class QuestionCleaner:
 
     def _trim(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
         """Keep the most recent turns that fit the history budget (older context matters least)."""
-        budget = self.settings.max_history_chars
+        budget = self.settings.limits.max_history_chars
         kept: list[ConversationTurn] = []
         for turn in reversed(list(history)):
             if len(turn.content) > budget:

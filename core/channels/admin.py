@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from core.admission.permissions import Permissions
+from core.channels.permissions import Permissions
 from core.errors import InputRejected, UnknownModels
 from core.models import Actor, AuditEntry, ChannelSettings, CouncilConfig, Origin, seats
 from core.models.keywords import parse_mode

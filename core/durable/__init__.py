@@ -11,4 +11,6 @@ queue.py     where jobs run: in this process (SQLite; a restart adopts its inter
 control.py   Stop / Synthesize now for a council running in another process (LISTEN/NOTIFY)
 worker.py    running one job: take it over, resume it, deliver it
 journal.py   each completed step written as it completes
+runs.py      the councils running in this process (CouncilRuns, CouncilRun: events, control, results)
+health.py    ProcessHealth: /health, /ready (database and queue), /metrics, the --metrics-port server
 """

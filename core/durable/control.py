@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from core.durable.runs import CouncilRuns
 from core.durable.worker import apply_control
 from core.models import ControlAction
-from core.runs import CouncilRuns
 from core.storage import Storage
 from core.storage.database import POSTGRESQL
 

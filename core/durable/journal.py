@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 
 from core.models import CouncilEvent, CouncilRequest, MemberFailed, MemberFinished, ReviewFinished
-from core.redact import Redactor
+from core.shared.redact import Redactor
 from core.storage.jobs import JobRepository
 
 log = logging.getLogger(__name__)
 
 
 class StepJournal:
-    """The `core.runs.Journal` of one durable council. A step that cannot be written costs only
+    """The `core.durable.runs.Journal` of one durable council. A step that cannot be written costs only
     its replay after a crash (it is asked again), never the council."""
 
     def __init__(self, jobs: JobRepository, redact: Redactor, council_id: str) -> None:

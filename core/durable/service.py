@@ -35,7 +35,7 @@ class DurableCouncils:
         return self.storage.backend == POSTGRESQL
 
     def _conninfo(self) -> str | None:
-        return self.settings.database.location if self.across_processes else None
+        return self.settings.storage.database.location if self.across_processes else None
 
     async def queue(self) -> CouncilQueue:
         async with self._opening:
@@ -53,9 +53,9 @@ class DurableCouncils:
         return ProcrastinateQueue(
             conninfo,
             self.worker,
-            concurrency=s.worker_concurrency or s.max_concurrent_councils,
-            heartbeat_s=s.queue_heartbeat_s,
-            stalled_s=s.queue_stalled_s,
+            concurrency=s.durable.worker_concurrency or s.limits.max_concurrent_councils,
+            heartbeat_s=s.durable.queue_heartbeat_s,
+            stalled_s=s.durable.queue_stalled_s,
             shared=self.gate.shared,
         )
 

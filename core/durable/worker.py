@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from core.admission.limits import Ticket
 from core.durable.journal import StepJournal
+from core.durable.runs import CouncilRun, CouncilRuns
 from core.models import (
     ControlAction,
     CouncilCheckpoint,
@@ -19,8 +20,7 @@ from core.models import (
     Platform,
 )
 from core.ownership import CouncilOwner
-from core.redact import Redactor
-from core.runs import CouncilRun, CouncilRuns
+from core.shared.redact import Redactor
 from core.storage import Storage
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,6 @@ from collections.abc import AsyncGenerator, Awaitable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from core import markers
 from core.engine import prompts
 from core.engine.batch import Outcome, SeatCall
 from core.engine.runner import Calls
@@ -24,6 +23,7 @@ from core.models import (
     StageStarted,
     seats,
 )
+from core.shared import markers
 
 if TYPE_CHECKING:
     from core.providers.router import ProviderRouter

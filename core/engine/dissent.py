@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable
 
 from core import ranking
-from core.engine.prompts import RANKING_HEADER
 from core.models import Aggregate, Dissent, Review
 from core.models.text import clip
+from core.shared.fences import RANKING_HEADER
 
 REASON_CHARS = 220
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from core import markers, ranking
+from core import ranking
 from core.engine import ballots, dissent, prompts
 from core.engine.batch import Outcome
 from core.engine.decision import first_place_decided
@@ -29,6 +29,7 @@ from core.models import (
     ReviewFinished,
     StageStarted,
 )
+from core.shared import markers
 
 if TYPE_CHECKING:
     from core.providers.router import ProviderRouter

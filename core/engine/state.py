@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from core.engine import prompts
 from core.engine.batch import Batch, StagePolicy
 from core.engine.control import CouncilControl
 from core.models import (
@@ -29,6 +28,7 @@ from core.models import (
 )
 from core.providers.base import CallOptions
 from core.reading.material import CouncilMaterial
+from core.shared.fences import Fence, new_nonce
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -56,10 +56,10 @@ class CouncilState:
     stage2_skipped_by_user: bool = False
     timings: dict[str, float] = field(default_factory=dict)
     rng: random.Random = field(default_factory=lambda: random.Random(secrets.randbits(64)))  # review label orders
-    review_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))
-    chair_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))  # another nonce
+    review_fence: Fence = field(default_factory=lambda: Fence(new_nonce()))
+    chair_fence: Fence = field(default_factory=lambda: Fence(new_nonce()))  # another nonce
     # Files and sources go to every stage (core/reading/material.py); members write stage 1 seeing only this nonce.
-    material_fence: prompts.Fence = field(default_factory=lambda: prompts.Fence(prompts.new_nonce()))
+    material_fence: Fence = field(default_factory=lambda: Fence(new_nonce()))
     material: CouncilMaterial = field(default_factory=CouncilMaterial)
     started: float = field(default_factory=time.perf_counter)
     # What an earlier run of this council completed (a resumed council): not asked again.

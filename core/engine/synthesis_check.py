@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from core.markers import MarkerFilter
+from core.shared.markers import MarkerFilter
 
 # Near-empty: fewer words than this, and fewer than this share of the shortest member answer
 # (so that "Paris." still stands when the members answered "Paris" too).

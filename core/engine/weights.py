@@ -35,7 +35,7 @@ def auto_weight(tau_sum: float, ballots: int) -> float:
 
 async def reviewer_weights(settings: Settings, storage: Storage, members: Sequence[str]) -> dict[str, float]:
     """The weight of each of `members` (seats; empty when no weighting is configured)."""
-    configured = settings.council_reviewer_weights
+    configured = settings.council.reviewer_weights
     if configured == "auto":
         totals = await storage.reviewer_totals()
         return {m: round(auto_weight(totals[m].tau_sum, totals[m].tau_n), 4) if m in totals else 1.0 for m in members}
@@ -49,7 +49,7 @@ def require_member_weights(settings: Settings, members: Sequence[str] = ()) -> N
     """ConfigurationError naming the ids of COUNCIL_REVIEWER_WEIGHTS that are no member's: neither a
     seat of COUNCIL_MODELS (or of `members`, this council's) nor a model of one. No provider is asked:
     a member is an id the council calls, whether or not an endpoint's model list shows it."""
-    configured = settings.council_reviewer_weights
+    configured = settings.council.reviewer_weights
     if not isinstance(configured, dict) or not configured:
         return
     seat_list = list(dict.fromkeys([*settings.default_members, *members]))

@@ -31,8 +31,8 @@ from core.models import (
 )
 from core.providers.base import CallOptions, ProviderError, StreamItem
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 
 EVAL_ORIGIN = Origin(platform=Platform.CLI, channel_id="eval", user_id="operator")
 ConfigFor = Callable[[str], Awaitable[CouncilConfig]]
@@ -168,9 +168,9 @@ class Answerer:
     ) -> EvalAnswer:
         """One call with the members' stage-1 prompt: the member alone sees what it sees in a council."""
         options = CallOptions(
-            timeout_s=self.settings.council_timeout_s,
+            timeout_s=self.settings.council.timeout_s,
             temperature=temperature,
-            max_tokens=max_tokens or self.settings.council_max_answer_tokens,
+            max_tokens=max_tokens or self.settings.council.max_answer_tokens,
         )
         start = time.perf_counter()
         try:

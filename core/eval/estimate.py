@@ -83,8 +83,8 @@ def _add(result: Estimate, settings: Settings, models: Sequence[str], calls: int
     for model in models:
         if model.startswith("local:"):
             prices.append(0.0)
-        elif model in settings.model_prices:
-            prompt, completion = settings.model_prices[model]
+        elif model in settings.providers.model_prices:
+            prompt, completion = settings.providers.model_prices[model]
             prices.append((prompt * ASSUMED_PROMPT_TOKENS + completion * ASSUMED_COMPLETION_TOKENS) / 1e6)
         elif model not in result.unpriced:
             result.unpriced.append(model)

@@ -31,8 +31,8 @@ from core.eval.answering import Answerer, EvalAnswer
 from core.eval.configs import ConfigSpec, parse, require_mode
 from core.models import ConversationTurn, CouncilConfig, CouncilMode
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings, load_settings
+from core.shared.redact import Redactor
 
 DEFAULT_CONNECTIONS = 4  # councils in flight per configuration (`council eval --concurrency`)
 

@@ -26,8 +26,8 @@ from core.models import CouncilMode, seats
 from core.models.eval import EvalPlan, EvalProgress, EvalReport, EvalRequest, EvalRunSummary, EvalSample, EvalStart
 from core.paths import APP_NAME
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.storage import Storage
 
 if TYPE_CHECKING:

@@ -50,8 +50,8 @@ class ModelCatalog:
     async def image_models(self, model_ids: Sequence[str]) -> set[str]:
         """The ids among `model_ids` whose models take images: `COUNCIL_VISION_MODELS` when set,
         else what the provider's model list says. A provider that cannot tell counts as "no"."""
-        if self.settings.vision_models:
-            return {m for m in model_ids if m in self.settings.vision_models}
+        if self.settings.attachments.vision_models:
+            return {m for m in model_ids if m in self.settings.attachments.vision_models}
         found = set()
         for model_id in model_ids:
             try:

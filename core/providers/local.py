@@ -81,7 +81,7 @@ class LocalProvider:
         return local_models.available_names()
 
     def context_window(self, model: str) -> int | None:
-        return self.settings.local_n_ctx  # every local model is loaded with this window
+        return self.settings.local.n_ctx  # every local model is loaded with this window
 
     async def complete(self, model: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
         if options.response_format is not None:  # no JSON-schema decoding here: the caller falls back

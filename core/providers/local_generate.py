@@ -76,7 +76,7 @@ class Sampling:
 def sampling_for(preset: Preset, options: CallOptions, settings: Settings) -> Sampling:
     """The preset's sampling; the call's max_tokens (capped by LOCAL_MAX_TOKENS) and temperature win,
     and a review gets the grammar of its ranking."""
-    limit = settings.local_max_tokens
+    limit = settings.local.max_tokens
     max_tokens = min(options.max_tokens, limit) if options.max_tokens else limit
     temperature = options.temperature if options.temperature is not None else preset.temperature
     grammar = ranking_grammar(options.ranking_labels) if options.ranking_labels else None
@@ -112,12 +112,12 @@ class LocalGenerator:
             if instance.closed:
                 raise ProviderConfigError("the local provider is closed")
             llama_cpp = import_llama()
-            threads = self.settings.local_n_threads or self._cpus
+            threads = self.settings.local.n_threads or self._cpus
             try:
                 with _LOADING:
                     llm = llama_cpp.Llama(
                         model_path=str(instance.path),
-                        n_ctx=self.settings.local_n_ctx,
+                        n_ctx=self.settings.local.n_ctx,
                         n_threads=threads,
                         n_threads_batch=threads,
                         verbose=False,
@@ -135,8 +135,8 @@ class LocalGenerator:
             return llm
 
     def _threads_now(self) -> int:
-        if self.settings.local_n_threads:
-            return self.settings.local_n_threads
+        if self.settings.local.n_threads:
+            return self.settings.local.n_threads
         with self._busy_lock:
             busy = max(1, self._busy)
         return max(1, self._cpus // busy)

@@ -125,8 +125,8 @@ DEFAULT_PRESET = Preset(persona="", temperature=0.7, seed=None)
 
 
 def cache_dir(settings: Settings) -> Path:
-    if settings.local_models_dir:
-        return Path(settings.local_models_dir).expanduser()
+    if settings.local.models_dir:
+        return Path(settings.local.models_dir).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "llm-council"
 
@@ -156,8 +156,8 @@ def resolve(name: str, settings: Settings) -> LocalModel:
         return LocalModel(spec.name, path, spec.preset, spec.chat_format)
     if is_path_name(key):
         path = Path(key).expanduser()
-        if not path.is_absolute() and settings.local_models_dir:
-            path = Path(settings.local_models_dir).expanduser() / path
+        if not path.is_absolute() and settings.local.models_dir:
+            path = Path(settings.local.models_dir).expanduser() / path
         if not path.is_file():
             raise ModelNotFoundError(f"local model file not found: {path}")
         return LocalModel(key, path.resolve(), DEFAULT_PRESET)

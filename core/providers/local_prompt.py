@@ -8,10 +8,10 @@ import functools
 import itertools
 from collections.abc import Sequence
 
-from core.engine.prompts import RANKING_HEADER
 from core.models import ChatMessage
 from core.providers.base import BadResponseError
 from core.providers.local_models import LocalModel
+from core.shared.fences import RANKING_HEADER
 
 _MESSAGE_OVERHEAD = 8  # template tokens around one message (role markers, separators)
 _MIN_OUTPUT_TOKENS = 256  # output room kept before the prompt itself is cut

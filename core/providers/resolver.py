@@ -57,9 +57,9 @@ class ProviderResolver:
             return self._provider("local"), rest
         if rest and prefix == "openrouter":
             return self._provider("openrouter"), rest
-        if self.settings.llm_base_url:
+        if self.settings.providers.base_url:
             return self._provider("default"), model_id
-        if self.settings.openrouter_api_key:
+        if self.settings.providers.openrouter_api_key:
             return self._provider("openrouter"), model_id
         raise ProviderConfigError(
             f"no provider is configured for `{model_id}`: set OPENROUTER_API_KEY, or LLM_BASE_URL "
@@ -68,8 +68,8 @@ class ProviderResolver:
 
     def endpoints(self) -> list[OpenAICompatProvider]:
         """The HTTP endpoints the settings configure: LLM_BASE_URL's, and OpenRouter when it has a key."""
-        keys = (["default"] if self.settings.llm_base_url else []) + (
-            ["openrouter"] if self.settings.openrouter_api_key else []
+        keys = (["default"] if self.settings.providers.base_url else []) + (
+            ["openrouter"] if self.settings.providers.openrouter_api_key else []
         )
         return [cast("OpenAICompatProvider", self._provider(key)) for key in keys]
 
@@ -90,7 +90,7 @@ class ProviderResolver:
             import httpx
 
             timeout = httpx.Timeout(None, connect=10.0)  # per-call deadlines are asyncio timeouts
-            connections = self.settings.llm_max_connections
+            connections = self.settings.providers.max_connections
             if self._trust is not None:
                 # One council: a dozen calls at most. httpx's own pool is cheap at that size, and
                 # not importing aiohttp saves the terminal's `council ask` a tenth of a second
@@ -113,18 +113,22 @@ class ProviderResolver:
                 raise ProviderConfigError(f"local models are unavailable ({exc}); pip install -e '.[local]'") from None
             return LocalProvider(s)
         if key == "openrouter":
-            if s.openrouter_api_key is None:
+            if s.providers.openrouter_api_key is None:
                 raise ProviderConfigError("openrouter: models need OPENROUTER_API_KEY")
             # OpenRouter's model list is public: its key is checked against GET /key.
             return self._endpoint(
-                "openrouter", s.openrouter_base_url, s.openrouter_api_key, _OPENROUTER_HEADERS, key_path="key"
+                "openrouter",
+                s.providers.openrouter_base_url,
+                s.providers.openrouter_api_key,
+                _OPENROUTER_HEADERS,
+                key_path="key",
             )
-        assert s.llm_base_url is not None
-        if is_openrouter(s.llm_base_url):  # OpenRouter addressed by its URL: its key is checked as above
+        assert s.providers.base_url is not None
+        if is_openrouter(s.providers.base_url):  # OpenRouter addressed by its URL: its key is checked as above
             return self._endpoint(
-                "LLM_BASE_URL endpoint", s.llm_base_url, s.llm_api_key, _OPENROUTER_HEADERS, key_path="key"
+                "LLM_BASE_URL endpoint", s.providers.base_url, s.providers.api_key, _OPENROUTER_HEADERS, key_path="key"
             )
-        return self._endpoint("LLM_BASE_URL endpoint", s.llm_base_url, s.llm_api_key)
+        return self._endpoint("LLM_BASE_URL endpoint", s.providers.base_url, s.providers.api_key)
 
     def _endpoint(
         self,
@@ -142,11 +146,11 @@ class ProviderResolver:
             base_url,
             api_key,
             self._http,
-            max_retries=s.llm_max_retries,
-            retry_base_s=s.llm_retry_base_s,
-            retry_max_s=s.llm_retry_max_s,
+            max_retries=s.providers.max_retries,
+            retry_base_s=s.providers.retry_base_s,
+            retry_max_s=s.providers.retry_max_s,
             extra_headers=headers,
-            prices=s.model_prices,
+            prices=s.providers.model_prices,
             key_path=key_path,
         )
 

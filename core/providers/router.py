@@ -19,8 +19,8 @@ from core.providers.base import (
 )
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.telemetry.calls import ModelCall
 
 if TYPE_CHECKING:
@@ -51,13 +51,14 @@ class ProviderRouter:
         the default endpoint, OpenRouter); it shares this router's connection pool and local models.
         The operator's keys are not in it: a tenant's council cannot spend them."""
         s = self.settings
-        tenant = s.model_copy(
+        endpoint = s.providers.model_copy(
             update={
-                "llm_base_url": base_url or s.openrouter_base_url,
-                "llm_api_key": api_key,
+                "base_url": base_url or s.providers.openrouter_base_url,
+                "api_key": api_key,
                 "openrouter_api_key": None if base_url else api_key,
             }
         )
+        tenant = s.model_copy(update={"providers": endpoint})
         return ProviderRouter(tenant, _parent=self._resolver)
 
     async def endpoint_models(self) -> list[str]:
@@ -151,7 +152,7 @@ class ProviderRouter:
                 served.append(model)
 
         def price(model: str) -> float:
-            prompt, completion = s.model_prices.get(model, (float("inf"), float("inf")))
+            prompt, completion = s.providers.model_prices.get(model, (float("inf"), float("inf")))
             return prompt + completion
 
         return sorted(served, key=price)

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.engine.prompts import Fence
 from core.models import ChatMessage, CouncilRequest
 from core.models.files import ExtractedAttachment
 from core.models.lines import safe_file_name
 from core.models.search import SearchResult
+from core.shared.fences import Fence
 
 
 @dataclass

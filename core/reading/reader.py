@@ -15,8 +15,8 @@ from pydantic import SecretStr
 from core.models import ChannelSettings, CouncilRequest, Platform, seats
 from core.models.files import AttachmentBatch, IncomingFile
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 
 if TYPE_CHECKING:
     from core.reading.attachments import AttachmentFetcher, AttachmentLimits, AttachmentReaders
@@ -52,7 +52,7 @@ class CouncilReading:
 
     def wants_search(self, asked: bool | None, channel: ChannelSettings | None) -> bool:
         """Per question (True/False), else the channel's `/council-admin search`, else the default."""
-        choices = (asked, channel.search if channel else None, self.settings.search_default)
+        choices = (asked, channel.search if channel else None, self.settings.search.default)
         return next((choice for choice in choices if choice is not None), False)
 
     async def read_files(
@@ -79,12 +79,12 @@ class CouncilReading:
 
         s = self.settings
         if platform is Platform.SLACK:
-            hosts = allowed_file_hosts(SLACK_FILE_HOSTS, s.slack_api_url)
+            hosts = allowed_file_hosts(SLACK_FILE_HOSTS, s.slack.api_url)
             return AttachmentFetcher(
-                allowed_hosts=hosts, bearer_token=token or s.slack_bot_token, timeout_s=limits.fetch_timeout_s
+                allowed_hosts=hosts, bearer_token=token or s.slack.bot_token, timeout_s=limits.fetch_timeout_s
             )
         if platform is Platform.DISCORD:
-            hosts = allowed_file_hosts(DISCORD_FILE_HOSTS, s.discord_api_url)
+            hosts = allowed_file_hosts(DISCORD_FILE_HOSTS, s.discord.api_url)
             return AttachmentFetcher(allowed_hosts=hosts, timeout_s=limits.fetch_timeout_s)
         return None  # the CLI and the API pass the bytes themselves
 
@@ -110,7 +110,7 @@ class CouncilReading:
             return [*notices, backend]
         from core.reading.research import find_sources
 
-        outcome = await find_sources(backend, request, router, max_results=self.settings.search_results)
+        outcome = await find_sources(backend, request, router, max_results=self.settings.search.results)
         request.sources = outcome.sources
         return [*notices, *(self.redact(notice) for notice in outcome.notices)]
 

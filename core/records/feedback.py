@@ -15,7 +15,7 @@ from core.errors import InputRejected, NotFound
 from core.models import CouncilResult, ModelApproval, Origin
 from core.models.feedback import COMMENT_MAX_CHARS, FeedbackEntry, FeedbackVote, Vote
 from core.models.text import clean_text
-from core.redact import Redactor
+from core.shared.redact import Redactor
 
 if TYPE_CHECKING:
     from core.storage import Storage

@@ -9,9 +9,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar
 
-from core.admission.permissions import Permissions
+from core.channels.permissions import Permissions
 from core.errors import InputRejected, NotFound
-from core.markers import has_markers, strip_markers
 from core.models import (
     CouncilResult,
     CouncilSummary,
@@ -31,6 +30,7 @@ from core.models.seats import seat_models
 from core.records import bias
 from core.records.export import to_json, to_markdown
 from core.records.feedback import FeedbackStore
+from core.shared.markers import has_markers, strip_markers
 from core.storage import Storage
 
 if TYPE_CHECKING:

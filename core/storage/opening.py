@@ -15,12 +15,12 @@ from core.storage.facade import Storage
 
 async def open_configured_storage(settings: Settings) -> Storage:
     """The database, or ConfigurationError naming DATABASE_URL and where it points when it cannot be opened."""
-    target = settings.database
+    target = settings.storage.database
     try:
         if target.dialect == SQLITE:
             # Probed synchronously first: a failed aiosqlite connect leaves its worker thread to die noisily.
             await asyncio.to_thread(_probe_sqlite, target.location)
-        return await Storage.open(settings.database_url)
+        return await Storage.open(settings.storage.database_url)
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigurationError(

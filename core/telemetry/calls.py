@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from core.models import ChatMessage, Completion
+from core.models import ChatMessage, Completion, ErrorKind
 from core.telemetry import metrics, tracing
 
 OK = "ok"
@@ -106,10 +106,11 @@ class ModelCall:
 
 
 def outcome_of(exc: BaseException) -> str:
-    from core.providers.base import ProviderError
-
-    if isinstance(exc, ProviderError):
-        return exc.kind.value
+    # A provider's error carries its ErrorKind (core/providers/base.py: ProviderError); read here
+    # without importing the providers, which stand on this floor and import this module.
+    kind = getattr(exc, "kind", None)
+    if isinstance(kind, ErrorKind):
+        return kind.value
     if isinstance(exc, asyncio.CancelledError | GeneratorExit):
         return "cancelled"
     if isinstance(exc, TimeoutError):

@@ -22,7 +22,7 @@ FIELDS: tuple[tuple[str, ContextVar[str | None]], ...] = (
 
 @dataclass(frozen=True)
 class Where:
-    """A council's place, set once in its own task (core/runs.py) and inherited from there."""
+    """A council's place, set once in its own task (core/durable/runs.py) and inherited from there."""
 
     council_id: str
     platform: str

@@ -1,6 +1,6 @@
 """One council as the operator sees it: counted, timed, logged once at its start and once at its
 end, and traced as the `council` span its stages hang under. Driven from the council's own task
-(core/runs.py), which the council's stages and calls inherit their context from."""
+(core/durable/runs.py), which the council's stages and calls inherit their context from."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Literal
 
+from core.shared.redact import RedactingFilter, Redactor
 from core.telemetry import context
 
 LogFormat = Literal["text", "json"]
@@ -48,3 +49,24 @@ def set_format(fmt: LogFormat) -> None:
 def json_lines() -> bool:
     """Whether this process writes JSON lines (then its last error line is one too)."""
     return _State.fmt == "json"
+
+
+_CHATTY_LIBRARIES = ("httpx", "httpcore")
+
+
+def configure_logging(level: str | int, redactor: Redactor, fmt: LogFormat = "text") -> None:
+    """Root logging on stderr at `level`, as text or JSON lines (core/telemetry/logs.py), every
+    line passed through the redactor first."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    set_format(fmt)
+    handler = logging.StreamHandler()
+    handler.setFormatter(formatter(fmt))
+    handler.addFilter(RedactingFilter(redactor))
+    root.addHandler(handler)
+    root.setLevel(level)
+    # httpx logs every request at INFO: that is debugging detail, not the bot's own news.
+    chatty = logging.DEBUG if root.getEffectiveLevel() <= logging.DEBUG else logging.WARNING
+    for name in _CHATTY_LIBRARIES:
+        logging.getLogger(name).setLevel(chatty)

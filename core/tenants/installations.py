@@ -13,7 +13,7 @@ import secrets
 import time
 from typing import Any, NamedTuple
 
-from core.redact import Redactor
+from core.shared.redact import Redactor
 from core.storage.database import Database, Transaction
 from core.tenants.secrets import SecretBox
 

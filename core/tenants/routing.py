@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from core.models import TenantKeyInfo
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
+from core.shared.redact import Redactor
 from core.tenants.keys import TenantStore
 from core.tenants.secrets import SecretBox
 

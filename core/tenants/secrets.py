@@ -35,7 +35,7 @@ class SecretBox:
     @classmethod
     def from_settings(cls, settings: Settings) -> SecretBox:
         """ConfigurationError when COUNCIL_SECRET_KEY is unset or malformed."""
-        raw = settings.secret_key.get_secret_value() if settings.secret_key else ""
+        raw = settings.tenants.secret_key.get_secret_value() if settings.tenants.secret_key else ""
         return cls([part.strip() for part in raw.split(",") if part.strip()])
 
     def encrypt(self, plain: str) -> str:

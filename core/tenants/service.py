@@ -3,32 +3,30 @@
 - Slack's OAuth distribution: the installations and OAuth states bolt's OAuth flow keeps here
   (`installations`, `oauth_states`; bot/slack/installations.py gives them slack_sdk's store
   interfaces), and what an uninstall does (`uninstalled`).
-- A tenant's own provider key, endpoint and line-up (`set_key`, checked with one models-list call
-  before it is saved; `key_info` shows only its last 4 characters), used for that tenant's councils
-  only (`plan`), with COUNCIL_REQUIRE_TENANT_KEY refusing tenants without one.
-- Per-tenant daily budgets and usage, `purge`, and `rotate_secret` (COUNCIL_SECRET_KEY).
+- A tenant's own provider key, endpoint and line-up (`keys`, core/tenants/provider_keys.py: `save`
+  checks it with one models-list call before it is saved; `info` shows only its last 4 characters),
+  used for that tenant's councils only (`plan`), with COUNCIL_REQUIRE_TENANT_KEY refusing tenants
+  without one.
+- Per-tenant daily budgets and usage (`budgets`, core/tenants/budgets.py), `purge`, and
+  `rotate_secret` (COUNCIL_SECRET_KEY).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from urllib.parse import urlsplit
 
-from pydantic import SecretStr
-
-from core.admission.permissions import Permissions
-from core.channels.admin import clean_members
-from core.errors import BudgetExceeded, ConfigurationError, InputRejected, UnknownModels
-from core.models import Actor, DailyUsage, Origin, Platform, PurgeCounts, TenantKeyInfo, TenantSpend, seats
-from core.providers.base import ProviderError
+from core.channels.permissions import Permissions
+from core.errors import ConfigurationError, InputRejected
+from core.models import Origin, PurgeCounts, TenantKeyInfo
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
 from core.storage import Storage
+from core.tenants.budgets import TenantBudgets
+from core.tenants.ids import parse_tenant, tenant_of
 from core.tenants.installations import InstallationRecords, InstalledCount, OAuthStates
-from core.tenants.keys import KEY_TAIL, TenantStore
+from core.tenants.keys import TenantStore
+from core.tenants.provider_keys import TenantKeys
 from core.tenants.routing import TenantRouters
 from core.tenants.secrets import SecretBox
 
@@ -39,26 +37,6 @@ ADD_A_KEY = (
     "This workspace has no provider key of its own yet, and this bot needs one. A workspace admin adds it "
     "in the app's Home tab (Slack: Provider key) or with `/council-admin key` (Discord)."
 )
-
-
-def tenant_of(origin: Origin) -> str | None:
-    """`slack:<team>` / `discord:<guild>` of a chat origin; None for the CLI and the API."""
-    if origin.platform in (Platform.SLACK, Platform.DISCORD) and origin.workspace_id:
-        return f"{origin.platform.value}:{origin.workspace_id}"
-    return None
-
-
-def parse_tenant(text: str) -> str:
-    """A tenant id as the CLI takes it: `slack:T1`, `discord:123`, or a bare Slack team (T…) / guild id."""
-    text = text.strip()
-    platform, _, rest = text.partition(":")
-    if rest and platform in ("slack", "discord") and rest.strip():
-        return f"{platform}:{rest.strip()}"
-    if text.isdigit():
-        return f"discord:{text}"
-    if text[:1] in ("T", "E") and text.isalnum():
-        return f"slack:{text}"
-    raise InputRejected(f"`{text}` is not a tenant: give slack:T…, discord:<guild id>, a team id T… or a guild id.")
 
 
 @dataclass(frozen=True)
@@ -98,6 +76,8 @@ class Tenants:
         # is read or written (and by `council doctor`), not by every command that opens the service.
         self._box: SecretBox | None = None
         self.routers = TenantRouters(router, self.store, lambda: self.box)
+        self.keys = TenantKeys(self.store, self.routers, permissions, lambda: self.box)
+        self.budgets = TenantBudgets(settings, self.store)
 
     @property
     def box(self) -> SecretBox:
@@ -136,7 +116,7 @@ class Tenants:
         """The app was uninstalled from a workspace: its tokens are gone already (bolt deletes them);
         with COUNCIL_PURGE_ON_UNINSTALL its councils, keys and settings go too."""
         workspace = team_id or enterprise_id
-        if not self.settings.purge_on_uninstall or not workspace:
+        if not self.settings.tenants.purge_on_uninstall or not workspace:
             return None
         return await self.purge(f"slack:{workspace}", "slack:app_uninstalled")
 
@@ -150,9 +130,9 @@ class Tenants:
         router, key = await self.routers.for_tenant(tenant)
         if tenant is None:
             return TenantPlan(router)
-        if key is None and self.settings.require_tenant_key:
+        if key is None and self.settings.tenants.require_key:
             raise InputRejected(ADD_A_KEY)
-        await self._check_budget(tenant)
+        await self.budgets.check(tenant)
         return TenantPlan(router, True, TenantLineup.of(key)) if key is not None else TenantPlan(router)
 
     async def router_at(self, origin: Origin) -> ProviderRouter:
@@ -168,107 +148,9 @@ class Tenants:
         found = await self.store.get_key(tenant) if tenant else None
         return TenantLineup.of(found[0]) if found is not None else OPERATORS_LINEUP
 
-    async def _check_budget(self, tenant: str) -> None:
-        spend = await self.spend(tenant)
-        if spend.daily_budget_usd and spend.spent_today_usd >= spend.daily_budget_usd:
-            day_start = _day_start()
-            raise BudgetExceeded(
-                f"This workspace's daily budget of ${spend.daily_budget_usd:.2f} is spent "
-                f"(${spend.spent_today_usd:.2f} today). It resets at 00:00 UTC.",
-                retry_after_s=(day_start + timedelta(days=1) - datetime.now(UTC)).total_seconds(),
-            )
-
     # ----------------------------------------------------------------- keys
 
-    async def key_info(self, origin: Origin) -> TenantKeyInfo | None:
-        tenant = tenant_of(origin)
-        found = await self.store.get_key(tenant) if tenant else None
-        return found[0] if found else None
-
-    async def set_key(
-        self,
-        actor: Actor,
-        origin: Origin,
-        api_key: str,
-        *,
-        base_url: str | None = None,
-        members: list[str] | None = None,
-        chairman: str | None = None,
-    ) -> TenantKeyInfo:
-        """Save the tenant's provider key once one models-list call with it succeeds (an admin only).
-        A rejected key is not saved: InputRejected carries the provider's reason."""
-        self._permissions.require_admin(actor, origin.platform)
-        tenant = tenant_of(origin)
-        if tenant is None:
-            raise InputRejected("A provider key belongs to a Slack workspace or a Discord server.")
-        key = api_key.strip()
-        if not key or len(key) > MAX_KEY_CHARS or any(c.isspace() for c in key):
-            raise InputRejected("Paste the provider key alone: one word, no spaces.")
-        Redactor.learn(key)  # from now on, whatever quotes it back is masked
-        url = _clean_url(base_url)
-        lineup = clean_members(members) if members else None
-        chair = seats.clean_seat(chairman) if chairman else None
-        box = self.box  # before the call: no check is worth making if the key cannot be stored
-        router = self.routers.operator.for_endpoint(SecretStr(key), url)
-        try:
-            listed = set(await router.endpoint_models())
-        except ProviderError as exc:
-            raise InputRejected(f"The provider refused this key, so it was not saved: {exc.message}") from None
-        finally:
-            await router.aclose()
-        named = seats.all_models([*(lineup or []), *([chair] if chair else [])])
-        unknown = [m for m in named if m not in listed and not m.startswith("local:")]
-        if listed and unknown:
-            raise UnknownModels(
-                f"The key works, but its endpoint does not list {', '.join(unknown)}; nothing was saved.", unknown
-            )
-        await self.store.put_key(
-            tenant,
-            box.encrypt(key),
-            key[-KEY_TAIL:],
-            base_url=url,
-            members=lineup,
-            chairman=chair,
-            actor_id=actor.user_id,
-        )
-        await self.routers.forget(tenant)
-        log.info("tenant %s: provider key …%s saved by %s", tenant, key[-KEY_TAIL:], actor.user_id)
-        found = await self.store.get_key(tenant)
-        assert found is not None
-        return found[0]
-
-    async def remove_key(self, actor: Actor, origin: Origin) -> bool:
-        self._permissions.require_admin(actor, origin.platform)
-        tenant = tenant_of(origin)
-        if tenant is None:
-            return False
-        await self.routers.forget(tenant)
-        return await self.store.delete_key(tenant, actor.user_id)
-
     # ----------------------------------------------------------------- budgets, usage, purge (operators)
-
-    async def set_budget(self, tenant: str, daily_budget_usd: float | None, actor_id: str = "cli") -> None:
-        if daily_budget_usd is not None and daily_budget_usd < 0:
-            raise InputRejected("A budget is a number of USD, 0 or more.")
-        await self.store.set_budget(tenant, daily_budget_usd, actor_id)
-
-    async def spend(self, tenant: str) -> TenantSpend:
-        budget = await self.store.budget(tenant)
-        if budget is None:
-            budget = self.settings.tenant_daily_budget_usd
-        return TenantSpend(
-            tenant=tenant,
-            spent_today_usd=await self.store.spent_since(tenant, _day_start()),
-            daily_budget_usd=budget,
-        )
-
-    async def spend_for(self, origin: Origin) -> TenantSpend | None:
-        """The spend today of the workspace or server `origin` is in (None outside one)."""
-        tenant = tenant_of(origin)
-        return await self.spend(tenant) if tenant else None
-
-    async def usage(self, tenant: str, days: int = 30) -> list[DailyUsage]:
-        return await self.store.usage_by_day(tenant, datetime.now(UTC) - timedelta(days=days))
 
     async def purge(self, tenant: str, actor_id: str) -> PurgeCounts:
         """Delete a tenant's councils (votes, files), settings, key, budget and installation; one audit line."""
@@ -280,20 +162,6 @@ class Tenants:
         """Re-encrypt every stored secret under the first key of COUNCIL_SECRET_KEY."""
         box = self.box
         return await self.store.reseal(box.rotate)
-
-
-def _day_start() -> datetime:
-    return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def _clean_url(url: str | None) -> str | None:
-    if not url or not url.strip():
-        return None
-    url = url.strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputRejected("The base URL must start with https:// (an OpenAI-compatible endpoint, e.g. …/v1).")
-    return url
 
 
 __all__ = [

@@ -10,8 +10,8 @@ Public interface (what the wiring round uses; everything else in the package is 
 - `AttachmentLimits.from_settings(settings)`: per file, per question, files, characters, pages.
 - `await prepare_attachments(files, limits=..., fetcher=...) -> AttachmentBatch`: the one call an
   adapter or the service makes per question; never raises for a bad file.
-- `AttachmentFetcher(allowed_hosts=allowed_file_hosts(SLACK_FILE_HOSTS, settings.slack_api_url),
-  bearer_token=settings.slack_bot_token, timeout_s=limits.fetch_timeout_s)`: downloads only from
+- `AttachmentFetcher(allowed_hosts=allowed_file_hosts(SLACK_FILE_HOSTS, settings.slack.api_url),
+  bearer_token=settings.slack.bot_token, timeout_s=limits.fetch_timeout_s)`: downloads only from
   the platform's hosts (Discord: `DISCORD_FILE_HOSTS`, no token: its CDN URLs are signed).
 - `AttachmentReaders(ReaderLimits.from_settings(settings))`: the reader processes (deadline,
   memory ceiling, how many at once) of one service; `prepare_attachments(..., readers=...)` reads

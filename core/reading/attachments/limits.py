@@ -25,12 +25,12 @@ class AttachmentLimits:
     @classmethod
     def from_settings(cls, settings: Settings) -> AttachmentLimits:
         return cls(
-            max_file_bytes=int(settings.attachment_max_file_mb * MB),
-            max_files=settings.attachment_max_files,
-            max_chars=settings.attachment_max_chars,
-            max_pages=settings.attachment_max_pages,
-            max_total_bytes=int(settings.attachment_max_total_mb * MB),
-            fetch_timeout_s=settings.attachment_fetch_timeout_s,
+            max_file_bytes=int(settings.attachments.max_file_mb * MB),
+            max_files=settings.attachments.max_files,
+            max_chars=settings.attachments.max_chars,
+            max_pages=settings.attachments.max_pages,
+            max_total_bytes=int(settings.attachments.max_total_mb * MB),
+            fetch_timeout_s=settings.attachments.fetch_timeout_s,
         )
 
 

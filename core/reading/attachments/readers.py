@@ -63,9 +63,9 @@ class ReaderLimits:
     @classmethod
     def from_settings(cls, settings: Settings) -> ReaderLimits:
         return cls(
-            deadline_s=settings.attachment_read_s,
-            memory_bytes=settings.attachment_read_mb * MB,
-            readers=settings.attachment_readers,
+            deadline_s=settings.attachments.read_s,
+            memory_bytes=settings.attachments.read_mb * MB,
+            readers=settings.attachments.readers,
         )
 
 

@@ -165,14 +165,7 @@ def _read_sections(
         for event, element in _iterparse(part, ("start", "end")):
             tag = element.tag
             if event == "start":
-                if tag == f"{_W}p":
-                    paragraphs.append(([], None))
-                elif tag == f"{_W}pStyle" and paragraphs:
-                    paragraphs[-1] = (paragraphs[-1][0], element.get(f"{_W}val"))
-                elif tag == f"{_W}tbl":
-                    tables.append(_Table())
-                elif tag == f"{_W}tc" and tables:
-                    tables[-1].cell = []
+                _opened(tag, element, paragraphs, tables)
                 continue
             if tag == f"{_W}t" and paragraphs:
                 paragraphs[-1][0].append(element.text or "")
@@ -203,6 +196,20 @@ def _read_sections(
         ending = "damaged"
     out.close()
     return tuple(out.done), ending
+
+
+def _opened(
+    tag: str, element: etree._Element, paragraphs: list[tuple[list[str], str | None]], tables: list[_Table]
+) -> None:
+    """A start tag: a paragraph, its style, a table or a cell begins."""
+    if tag == f"{_W}p":
+        paragraphs.append(([], None))
+    elif tag == f"{_W}pStyle" and paragraphs:
+        paragraphs[-1] = (paragraphs[-1][0], element.get(f"{_W}val"))
+    elif tag == f"{_W}tbl":
+        tables.append(_Table())
+    elif tag == f"{_W}tc" and tables:
+        tables[-1].cell = []
 
 
 def _paragraph(text: str, is_heading: bool, tables: list[_Table], out: _Sections) -> None:

@@ -10,7 +10,7 @@ Public interface (what the wiring round uses):
   `SearchBadResponse`; `message` is one line for the notice ("a failed search is a notice,
   never a failed council"), with no key in it.
 - `search_backend_from_settings(settings, client=None) -> SearchBackend | None` (None when
-  `COUNCIL_SEARCH=off`); call `search(question, max_results=settings.search_results)`. The
+  `COUNCIL_SEARCH=off`); call `search(question, max_results=settings.search.results)`. The
   timeout (`COUNCIL_SEARCH_TIMEOUT_S`) is the backend's own and covers the whole call.
 - Backends: `SearxngBackend(base_url, timeout_s=...)`, `BraveBackend(api_key, timeout_s=...,
   endpoint=BRAVE_SEARCH_URL)`, `TavilyBackend(api_key, timeout_s=..., endpoint=TAVILY_SEARCH_URL)`.

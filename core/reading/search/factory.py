@@ -24,19 +24,19 @@ def search_backend_from_settings(
     Selecting a backend does not switch search on for every question: the service decides per
     channel and per question (issue 13); this only builds the client.
     """
-    timeout_s = settings.search_timeout_s
-    if settings.search_backend == "off":
+    timeout_s = settings.search.timeout_s
+    if settings.search.backend == "off":
         return None
-    if settings.search_backend == "searxng":
-        if not settings.searxng_url:
+    if settings.search.backend == "searxng":
+        if not settings.search.searxng_url:
             raise SearchConfigError("COUNCIL_SEARCH=searxng needs SEARXNG_URL (the instance's base URL)")
-        return SearxngBackend(settings.searxng_url, timeout_s=timeout_s, client=client)
-    if settings.search_backend == "brave":
-        if settings.brave_api_key is None or not settings.brave_api_key.get_secret_value():
+        return SearxngBackend(settings.search.searxng_url, timeout_s=timeout_s, client=client)
+    if settings.search.backend == "brave":
+        if settings.search.brave_api_key is None or not settings.search.brave_api_key.get_secret_value():
             raise SearchConfigError("COUNCIL_SEARCH=brave needs BRAVE_API_KEY")
-        return BraveBackend(settings.brave_api_key, timeout_s=timeout_s, client=client)
-    if settings.search_backend == "tavily":
-        if settings.tavily_api_key is None or not settings.tavily_api_key.get_secret_value():
+        return BraveBackend(settings.search.brave_api_key, timeout_s=timeout_s, client=client)
+    if settings.search.backend == "tavily":
+        if settings.search.tavily_api_key is None or not settings.search.tavily_api_key.get_secret_value():
             raise SearchConfigError("COUNCIL_SEARCH=tavily needs TAVILY_API_KEY")
-        return TavilyBackend(settings.tavily_api_key, timeout_s=timeout_s, client=client)
-    raise SearchConfigError(f"unknown COUNCIL_SEARCH backend {settings.search_backend!r}")
+        return TavilyBackend(settings.search.tavily_api_key, timeout_s=timeout_s, client=client)
+    raise SearchConfigError(f"unknown COUNCIL_SEARCH backend {settings.search.backend!r}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core.models import Platform
-from core.redact import Redactor
+from core.shared.redact import Redactor
 from core.telemetry import metrics
 
 if TYPE_CHECKING:

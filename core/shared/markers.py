@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.engine.prompts import FENCE_KINDS
+from core.shared.fences import FENCE_KINDS
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ _NOT_IN_WORD = "(?<![A-Za-z0-9])"
 _WORD_ENDS = "(?![A-Za-z0-9])"
 _BLANK = "[ \\t]"
 _BLANKS, _SOME_BLANKS = _chars(_BLANK, 0, 8), _chars(_BLANK, 1, 8)
-_GAP = _chars(_BLANK, 0, 2)  # inside a bracket run: prompts.neutralise spaces "<<<" out to "< < <"
+_GAP = _chars(_BLANK, 0, 2)  # inside a bracket run: fences.neutralise spaces "<<<" out to "< < <"
 _BRACKETS = 8  # at most, in an opening or closing run
 # "<<<" or "< < <"; unambiguous, so no backtracking blow-up.
 _OPENING = _seq(_words("<"), _repeated(_seq(_GAP, _words("<")), 0, _BRACKETS - 1))

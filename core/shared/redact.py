@@ -11,11 +11,10 @@ import json
 import logging
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from core.settings import Settings
-    from core.telemetry.logs import LogFormat
 
 MASK = "[redacted]"
 # Shorter values are not secrets anyone could mistake for real ones, and masking them would
@@ -23,7 +22,6 @@ MASK = "[redacted]"
 _MIN_SECRET_CHARS = 6
 
 M = TypeVar("M", bound=BaseModel)
-_CHATTY_LIBRARIES = ("httpx", "httpcore")
 
 
 def _forms(secret: str) -> set[str]:
@@ -60,12 +58,7 @@ class Redactor:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Redactor:
-        secrets = []
-        for name in type(settings).model_fields:
-            value = getattr(settings, name)
-            if isinstance(value, SecretStr):
-                secrets.append(value.get_secret_value())
-        return cls(secrets)
+        return cls(settings.secret_values())
 
     def __bool__(self) -> bool:
         return bool(self._current())
@@ -105,23 +98,3 @@ class RedactingFilter(logging.Filter):
         if record.stack_info:
             record.stack_info = self.redactor(record.stack_info)
         return True
-
-
-def configure_logging(level: str | int, redactor: Redactor, fmt: LogFormat = "text") -> None:
-    """Root logging on stderr at `level`, as text or JSON lines (core/telemetry/logs.py), every
-    line passed through the redactor first."""
-    from core.telemetry import logs
-
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    logs.set_format(fmt)
-    handler = logging.StreamHandler()
-    handler.setFormatter(logs.formatter(fmt))
-    handler.addFilter(RedactingFilter(redactor))
-    root.addHandler(handler)
-    root.setLevel(level)
-    # httpx logs every request at INFO: that is debugging detail, not the bot's own news.
-    chatty = logging.DEBUG if root.getEffectiveLevel() <= logging.DEBUG else logging.WARNING
-    for name in _CHATTY_LIBRARIES:
-        logging.getLogger(name).setLevel(chatty)

@@ -14,8 +14,8 @@ from core.models import ChatMessage, Completion, Origin
 from core.models.seats import primary
 from core.providers.base import CallOptions, ProviderError
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
 from core.settings import Settings
+from core.shared.redact import Redactor
 from core.storage import Storage
 
 
@@ -42,8 +42,8 @@ class FrontEndTasks:
         return self.redact.model(completion)
 
     async def model(self) -> str:
-        if self.settings.api_task_model:
-            return self.settings.api_task_model
+        if self.settings.api.task_model:
+            return self.settings.api.task_model
         members = [primary(seat) for seat in self.admission.config_for(None).members]
         stats = await self.storage.stats.model_stats()
         timed = [(stats[m].average_latency_s, i) for i, m in enumerate(members) if m in stats]

@@ -23,7 +23,7 @@ from core.models import (
     Origin,
 )
 from core.providers.router import ProviderRouter
-from core.redact import Redactor
+from core.shared.redact import Redactor
 from core.storage import Storage
 from core.telemetry.councils import CouncilTelemetry
 

@@ -1,0 +1,139 @@
+"""How a council deliberates, and the limits on who may ask how much."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode
+
+from core.settings.group import CsvList, SettingsGroup, lower_name, split_csv
+
+_WEIGHTS_FORM = 'must be `auto` or a JSON object like {"model id": 2}'
+
+
+class CouncilSettings(SettingsGroup):
+    models: CsvList = Field(
+        default_factory=list,
+        alias="COUNCIL_MODELS",
+        description="Comma-separated seats (openrouter:ID, local:NAME, bare ids; primary|fallback chains); "
+        "empty: tiny local models without a key, a strong OpenRouter line-up with one.",
+    )
+    chairman: str | None = Field(
+        None,
+        alias="COUNCIL_CHAIRMAN",
+        description="The model that writes the final answer (a chain a|b too); empty: the first member.",
+    )
+    timeout_s: float = Field(120.0, alias="COUNCIL_TIMEOUT_S", gt=0, description="Timeout of one model call, seconds.")
+    quorum: float = Field(
+        0.5,
+        alias="COUNCIL_QUORUM",
+        gt=0,
+        le=1,
+        description="Once this fraction of members has answered, the stragglers only get the grace time.",
+    )
+    grace_s: float = Field(20.0, alias="COUNCIL_GRACE_S", ge=0, description="The longest grace of stragglers, seconds.")
+    # Adaptive grace: stragglers get max(GRACE_MIN_S, GRACE_FACTOR x median latency so far), capped by GRACE_S.
+    grace_min_s: float = Field(5.0, alias="COUNCIL_GRACE_MIN_S", ge=0, description="The shortest grace, seconds.")
+    grace_factor: float = Field(
+        2.0, alias="COUNCIL_GRACE_FACTOR", ge=0, description="Grace as a multiple of the median latency so far."
+    )
+    max_reviewers: int | None = Field(
+        None,
+        alias="COUNCIL_MAX_REVIEWERS",
+        ge=2,
+        description="Reviewers per answer in large councils (N*k reviews instead of N*(N-1)); "
+        "empty: every other member.",
+    )
+    mode: Literal["standard", "quick", "auto"] = Field(
+        "standard",
+        alias="COUNCIL_MODE",
+        description="Default mode of channels that set none: standard (three stages), quick (two answers "
+        "compared) or auto (two answers; the whole council only when they disagree).",
+    )
+    exclude_self: bool = Field(
+        True, alias="COUNCIL_EXCLUDE_SELF", description="Reviewers do not see (or rank) their own answer."
+    )
+    max_answer_tokens: int | None = Field(
+        None,
+        alias="COUNCIL_MAX_ANSWER_TOKENS",
+        description="Cap on tokens of each member answer (empty: provider default).",
+    )
+    ballot_format: Literal["text", "json", "auto"] = Field(
+        "text",
+        alias="COUNCIL_BALLOT_FORMAT",
+        description="How reviewers give their ranking: text, json (structured output) or auto (json for remote "
+        "models, text for local ones).",
+    )
+    reviewer_weights: Annotated[dict[str, float] | Literal["auto"], NoDecode] = Field(
+        default_factory=dict,
+        alias="COUNCIL_REVIEWER_WEIGHTS",
+        description='Weight of each reviewer\'s ballot: a JSON object {"model id": 2} (others weigh 1), or auto '
+        "(from each reviewer's stored agreement with the consensus); empty: every ballot weighs 1.",
+    )
+
+    _split = field_validator("models", mode="before")(split_csv)
+    _lower = field_validator("ballot_format", "mode", mode="before")(lower_name)
+
+    @field_validator("reviewer_weights", mode="before")
+    @classmethod
+    def _parse_weights(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        if value.strip().lower() == "auto":
+            return "auto"
+        try:
+            weights = json.loads(value) if value.strip() else {}
+        except ValueError:
+            raise ValueError(_WEIGHTS_FORM) from None
+        if not isinstance(weights, dict):
+            raise ValueError(_WEIGHTS_FORM)
+        return weights
+
+    @field_validator("reviewer_weights")
+    @classmethod
+    def _positive_weights(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            bad = [model for model, weight in value.items() if not (math.isfinite(weight) and weight > 0)]
+            if bad:
+                raise ValueError("weights must be positive numbers; not for " + ", ".join(bad))
+        return value
+
+
+class LimitSettings(SettingsGroup):
+    max_question_chars: int = Field(
+        4000, alias="COUNCIL_MAX_QUESTION_CHARS", ge=1, description="Longest question, in characters."
+    )
+    max_history_chars: int = Field(
+        12000,
+        alias="COUNCIL_MAX_HISTORY_CHARS",
+        ge=0,
+        description="Thread history passed as context to follow-up questions, in characters (newest kept).",
+    )
+    max_concurrent_councils: int = Field(
+        4, alias="COUNCIL_MAX_CONCURRENT", ge=1, description="Councils running at once."
+    )
+    max_queued_councils: int = Field(
+        50, alias="COUNCIL_MAX_QUEUED", ge=0, description="Councils waiting for a free slot; more are refused."
+    )
+    user_limit_per_hour: int = Field(
+        20, alias="RATE_LIMIT_USER_PER_HOUR", ge=0, description="Questions per user in a sliding hour (0: unlimited)."
+    )
+    channel_limit_per_hour: int = Field(
+        60,
+        alias="RATE_LIMIT_CHANNEL_PER_HOUR",
+        ge=0,
+        description="Questions per channel in a sliding hour (0: unlimited).",
+    )
+    daily_budget_usd: float | None = Field(
+        None, alias="COUNCIL_DAILY_BUDGET_USD", description="Daily spend per channel in USD (empty: no budget)."
+    )
+    admin_users: CsvList = Field(
+        default_factory=list,
+        alias="COUNCIL_ADMIN_USERS",
+        description="Comma-separated user ids allowed to run admin commands besides workspace admins / Manage Server.",
+    )
+
+    _split = field_validator("admin_users", mode="before")(split_csv)

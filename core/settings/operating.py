@@ -1,0 +1,79 @@
+"""Operating the processes (logs, metrics, traces), and the OpenAI-compatible API and MCP server (bot/api)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator
+
+from core.settings.group import CsvList, SettingsGroup, lower_name, split_csv
+
+
+class TelemetrySettings(SettingsGroup):
+    # None (unset or blank): INFO for the long-running processes, WARNING for the terminal's own
+    # commands, which show the council themselves (bot/cli.py).
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] | None = Field(
+        None,
+        alias="LOG_LEVEL",
+        description="DEBUG, INFO, WARNING, ERROR or CRITICAL; empty: INFO for long-running processes, WARNING "
+        "for the terminal's commands.",
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text",
+        alias="LOG_FORMAT",
+        description="text, or json: one JSON object per line (time, level, logger, message, council id, ...).",
+    )
+    metrics_port: int | None = Field(
+        None,
+        alias="COUNCIL_METRICS_PORT",
+        ge=0,
+        le=65535,
+        description="/metrics, /health and /ready on this port for processes that serve no HTTP (worker, Socket "
+        "Mode, Discord gateway); empty: none.",
+    )
+    trace_content: bool = Field(
+        False,
+        alias="COUNCIL_TRACE_CONTENT",
+        description="Questions and answers in trace spans; off: ids, models, tokens and timings only.",
+    )
+
+    _lower = field_validator("log_format", mode="before")(lower_name)
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: Any) -> Any:
+        return (value.strip().upper() or None) if isinstance(value, str) else value
+
+
+class ApiSettings(SettingsGroup):
+    keys: SecretStr | None = Field(
+        None,
+        alias="COUNCIL_API_KEYS",
+        description="`name:key,name2:key2`; each name is the user its councils are stored, limited and budgeted under.",
+    )
+    host: str = Field("127.0.0.1", alias="COUNCIL_API_HOST", description="The address the API listens on.")
+    port: int = Field(8000, alias="COUNCIL_API_PORT", ge=0, le=65535, description="The port the API listens on.")
+    allowed_hosts: CsvList = Field(
+        default_factory=list,
+        alias="COUNCIL_API_ALLOWED_HOSTS",
+        description="Host names the API answers to (against DNS rebinding); empty: the loopback names on "
+        "loopback, any name elsewhere.",
+    )
+    cors_origins: CsvList = Field(
+        default_factory=list,
+        alias="COUNCIL_API_CORS_ORIGINS",
+        description="Browser origins allowed to call the API; a request from any other Origin is refused.",
+    )
+    trusted_keys: CsvList = Field(
+        default_factory=list,
+        alias="COUNCIL_API_TRUSTED_KEYS",
+        description="Names from COUNCIL_API_KEYS of trusted front ends (Open WebUI) that may name their end user.",
+    )
+    task_model: str | None = Field(
+        None,
+        alias="COUNCIL_API_TASK_MODEL",
+        description="The model that answers chat front ends' background tasks alone; empty: the member with the "
+        "lowest stored latency.",
+    )
+
+    _split = field_validator("allowed_hosts", "cors_origins", "trusted_keys", mode="before")(split_csv)
