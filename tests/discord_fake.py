@@ -88,6 +88,7 @@ class FakeDiscord:
         self.global_commands: list[dict[str, Any]] = []
         self.guild_commands: dict[int, list[dict[str, Any]]] = {}
         self.heartbeats = 0
+        self.on_gateway_closed: Callable[[], None] | None = None  # called as a client's gateway connection ends
         # Files users attached, served like Discord's CDN (signed URLs: no token needed or sent).
         self.cdn_files: dict[str, bytes] = {}
         self.cdn_downloads: list[dict[str, str]] = []  # headers of each download
@@ -536,6 +537,8 @@ class FakeDiscord:
             elif op == 6:  # RESUME: we keep no session state; ask for a fresh IDENTIFY
                 await ws.send_str(json.dumps({"op": 9, "d": False, "s": None, "t": None}))
         self._sockets.pop(ws, None)
+        if self.on_gateway_closed is not None:
+            self.on_gateway_closed()
         return ws
 
     # ------------------------------------------------------------------ REST
