@@ -77,9 +77,11 @@ $(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@
 
-$(STAMPS)/dev: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
+# constraints-dev.txt bounds what the extras pull in where pip would otherwise walk back release
+# after release to resolve it (boto3, for inspect-ai's aiobotocore): see the file.
+$(STAMPS)/dev: $(INSTALL_INPUTS) constraints-dev.txt $(PYTHON_DEP) | llama-wheel
 	@echo "» Installing the project with its dev, local, server, charts, api, postgres, otel and eval extras into $(PYTHON)"
-	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel,eval]'
+	$(PIP_INSTALL) -c constraints-dev.txt -e '.[dev,local,server,charts,api,postgres,otel,eval]'
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
 
