@@ -78,7 +78,7 @@ $(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
 	@mkdir -p $(STAMPS) && touch $@
 
 # constraints-dev.txt bounds what the extras pull in where pip would otherwise walk back release
-# after release to resolve it (boto3, for inspect-ai's aiobotocore): see the file.
+# after release to resolve it (boto3 and s3fs, for inspect-ai): see the file.
 $(STAMPS)/dev: $(INSTALL_INPUTS) constraints-dev.txt $(PYTHON_DEP) | llama-wheel
 	@echo "» Installing the project with its dev, local, server, charts, api, postgres, otel and eval extras into $(PYTHON)"
 	$(PIP_INSTALL) -c constraints-dev.txt -e '.[dev,local,server,charts,api,postgres,otel,eval]'
