@@ -83,9 +83,11 @@ $(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@
 
-$(STAMPS)/dev: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
+# constraints-dev.txt bounds what the extras pull in where pip would otherwise walk back release
+# after release to resolve it (boto3 and s3fs, for inspect-ai): see the file.
+$(STAMPS)/dev: $(INSTALL_INPUTS) constraints-dev.txt $(PYTHON_DEP) | llama-wheel
 	@echo "» Installing the project with its dev, local, server, charts, api, postgres, otel, eval and docs extras into $(PYTHON)"
-	$(PIP_INSTALL) -e '.[dev,local,server,charts,api,postgres,otel,eval,docs]'
+	$(PIP_INSTALL) -c constraints-dev.txt -e '.[dev,local,server,charts,api,postgres,otel,eval,docs]'
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
 

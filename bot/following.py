@@ -254,7 +254,9 @@ async def deliver_durable(
 @asynccontextmanager
 async def running_worker(service: CouncilService, enabled: bool = True) -> AsyncIterator[None]:
     """The service's worker beside a bot (it runs councils, wherever they were accepted). Start
-    it once the process's bots have registered their deliverers: it serves their queues."""
+    it once the process's bots have registered their deliverers: it serves their queues. On the
+    way out the councils stop with it, before the bot closes its platform client (enter this
+    inside the client's context): their deliveries would write to a closed client."""
     task = asyncio.create_task(service.durable.work(), name="council-worker") if enabled else None
     try:
         yield
@@ -262,6 +264,7 @@ async def running_worker(service: CouncilService, enabled: bool = True) -> Async
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        await service.stop_councils()
 
 
 async def resume(

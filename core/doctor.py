@@ -1,6 +1,6 @@
-"""Health checks behind `council doctor`: configuration, keys (one authenticated request to each
-configured endpoint), model ids, database, the bots (Slack's OAuth distribution: its install page,
-COUNCIL_SECRET_KEY and the installations stored)."""
+"""Health checks behind `council doctor`: configuration, keys (requests to each configured endpoint
+that a rejected key fails: docs/troubleshooting-doctor.md), model ids, database, the bots (Slack's
+OAuth distribution: its install page, COUNCIL_SECRET_KEY and the installations stored)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from core.engine.weights import require_member_weights
 from core.errors import ConfigurationError
 from core.models import seats
-from core.providers.base import AuthError, ProviderError
+from core.providers.base import AuthError, KeyProof, ProviderError
 from core.settings import SLACK_INSTALL_PATH, SLACK_REDIRECT_PATH
 from core.storage import redact_url
 
@@ -53,19 +53,24 @@ def _provider_checks(s) -> list[Check]:
 
 
 async def _key_checks(service) -> list[Check]:
-    """One authenticated request per configured endpoint: a key that is merely set proves nothing."""
+    """Requests to each configured endpoint that a rejected key fails: a key that is merely set, or
+    a model list that answers without it, proves nothing (KeyProof says what did)."""
     s = service.settings
     checks = []
-    for endpoint, error in await service.router.check_keys():
+    for endpoint, outcome in await service.router.check_keys():
         keyless = endpoint != "openrouter" and s.providers.api_key is None
-        if error is None:
-            detail = f"{endpoint} answers without a key" if keyless else f"{endpoint} accepted the key"
-            checks.append(Check("api key", True, detail, warning=keyless))
-        elif isinstance(error, AuthError):
+        if isinstance(outcome, KeyProof):
+            if keyless:
+                checks.append(Check("api key", True, f"{endpoint} answers without a key", warning=True))
+            elif outcome.proven:
+                checks.append(Check("api key", True, f"{endpoint} accepted the key ({outcome.how})"))
+            else:
+                checks.append(Check("api key", True, f"{endpoint}: could not verify the key: {outcome.how}", True))
+        elif isinstance(outcome, AuthError):
             hint = " (set LLM_API_KEY)" if keyless else ""
-            checks.append(Check("api key", False, f"{endpoint}: {error.info().short()}{hint}"))
+            checks.append(Check("api key", False, f"{endpoint}: {outcome.info().short()}{hint}"))
         else:
-            checks.append(Check("api key", False, f"{endpoint}: could not check the key: {error.info().short()}"))
+            checks.append(Check("api key", False, f"{endpoint}: could not check the key: {outcome.info().short()}"))
     return checks
 
 

@@ -152,6 +152,7 @@ class CouncilService:
         self.retention = Retention(self.queries)
         self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
         self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
+        self._councils_stopped = False
         # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
         # Members as models (the API's /v1/models): one member or the chairman answering alone.
@@ -200,10 +201,19 @@ class CouncilService:
             await service.retention.start(timedelta(days=settings.storage.retention_days))
         return service
 
-    async def aclose(self) -> None:
-        self.retention.stop()
+    async def stop_councils(self) -> None:
+        """Halt the councils this process runs and the deliveries following them (durable ones stay
+        stored as running, for the next process). A bot calls it before it closes its platform
+        client, so that no delivery writes to a closed client; `aclose` calls it too (once is done)."""
+        if self._councils_stopped:
+            return
+        self._councils_stopped = True
         await self.durable.close()  # before the runs: a worker waits on its run
         await self.runs.stop_all(_SHUTDOWN_WAIT_S)
+
+    async def aclose(self) -> None:
+        self.retention.stop()
+        await self.stop_councils()
         if self.shared_cap is not None:
             await self.shared_cap.aclose()
         await self.owner.stop()

@@ -102,6 +102,7 @@ class FakeDiscord:
         self.global_commands: list[dict[str, Any]] = []
         self.guild_commands: dict[int, list[dict[str, Any]]] = {}
         self.heartbeats = 0
+        self.on_gateway_closed: Callable[[], None] | None = None  # called as a client's gateway connection ends
         # Files users attached, served like Discord's CDN (signed URLs: no token needed or sent).
         self.cdn_files: dict[str, bytes] = {}
         self.cdn_downloads: list[dict[str, str]] = []  # headers of each download
@@ -630,6 +631,8 @@ class FakeDiscord:
         for session in self._sessions.values():
             if session.ws is ws:
                 session.ws = None
+        if self.on_gateway_closed is not None:
+            self.on_gateway_closed()
         return ws
 
     async def _resume(self, ws: web.WebSocketResponse, resume: dict[str, Any]) -> None:

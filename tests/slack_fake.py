@@ -253,6 +253,7 @@ class FakeSlack:
         self._runner: web.AppRunner | None = None
         # Socket Mode: open WebSocket connections, and what the app sent back on them.
         self.sockets: list[web.WebSocketResponse] = []
+        self.on_socket_closed: Callable[[], None] | None = None  # called as the app's connection ends
         self.socket_acks: list[dict[str, Any]] = []
         self._envelopes = itertools.count(1)
         # Files users shared: served at their url_private, only with the bot token (as Slack does).
@@ -530,6 +531,8 @@ class FakeSlack:
         finally:
             if ws in self.sockets:
                 self.sockets.remove(ws)
+            if self.on_socket_closed is not None:
+                self.on_socket_closed()
         return ws
 
     async def drop_sockets(self, *, warned: bool = False) -> None:

@@ -4,10 +4,14 @@ the scripted server (which refuses a wrong key as OpenAI and OpenRouter do); the
 # ruff: noqa: F811  (fixtures imported from other test modules are named as parameters)
 from __future__ import annotations
 
+import httpx
 from cryptography.fernet import Fernet
 
+from core.providers.base import AuthError, KeyProof
+from core.providers.router import ProviderRouter
+from core.settings import Settings
 from tests.conftest import MEMBERS
-from tests.llm_server import ScriptedLLMServer, council_member
+from tests.llm_server import Fail, ScriptedLLMServer, council_member
 from tests.test_cli import council
 from tests.test_slack_oauth import deployment, fake  # noqa: F401 (fixtures)
 
@@ -56,6 +60,61 @@ async def test_the_llm_base_url_key_is_checked_against_its_model_list(tmp_path):
         assert "Incorrect API key provided" in out and FAKE not in out
         code, out, _ = await council(tmp_path, server, "doctor", extra_env={"LLM_API_KEY": REAL})
         assert code == 0 and "✓ api key       LLM_BASE_URL endpoint accepted the key" in out, out
+
+
+async def test_a_model_list_that_answers_without_the_key_does_not_vouch_for_it(tmp_path):
+    """Ollama, many proxies and OpenRouter addressed by its URL list their models to anyone: a fake
+    key must be caught by the one-token call, which the endpoint refuses with 401."""
+    async with _server(api_keys={REAL}, models_public=True) as server:
+        code, out, err = await council(tmp_path, server, "doctor", extra_env={"LLM_API_KEY": FAKE})
+    line = next(line for line in out.splitlines() if "api key" in line)
+    assert code == 1 and line.startswith("✗ api key       LLM_BASE_URL endpoint: auth 401"), out
+    assert FAKE not in out + err and "1234567890" not in out + err
+
+
+async def test_a_key_behind_a_public_model_list_is_proven_by_one_token_of_the_cheapest_model(tmp_path):
+    env = {"LLM_API_KEY": REAL, "MODEL_PRICES": '{"alpha": [3, 15], "beta": [0.1, 0.4]}'}
+    async with _server(api_keys={REAL}, models_public=True) as server:
+        code, out, err = await council(tmp_path, server, "doctor", extra_env=env)
+    assert code == 0, out + err
+    assert "✓ api key       LLM_BASE_URL endpoint accepted the key (a one-token call to beta)" in out
+    [probe] = server.requests
+    assert probe.model == "beta" and probe.body["max_tokens"] == 1 and not probe.stream
+    assert REAL not in out + err
+
+
+async def test_a_key_that_nothing_could_prove_is_said_to_be_unverified(tmp_path):
+    # The model list answers without a key and the call fails for another reason (a 400 here):
+    # the doctor says plainly that the key was not verified, as a warning.
+    async with _server(api_keys={REAL}, models_public=True) as server:
+        for name in MEMBERS:
+            server.script(name, Fail(400, "max_tokens is too small", "invalid_request_error"))
+        code, out, _ = await council(tmp_path, server, "doctor", extra_env={"LLM_API_KEY": REAL})
+    line = next(line for line in out.splitlines() if "api key" in line)
+    assert code == 0 and line.startswith("! api key       LLM_BASE_URL endpoint: could not verify the key"), out
+    assert "answers without a key too" in line and "max_tokens is too small" in line, line
+
+
+async def test_an_endpoint_with_a_guarded_model_list_is_not_sent_a_completion(tmp_path):
+    async with _server(api_keys={REAL}) as server:
+        code, out, _ = await council(tmp_path, server, "doctor", extra_env={"LLM_API_KEY": REAL})
+    assert code == 0 and "accepted the key (its model list, which refuses requests without a key)" in out, out
+    assert not server.requests
+
+
+async def test_openrouter_addressed_by_its_url_has_its_key_checked_as_openrouter():
+    """LLM_BASE_URL on openrouter.ai: GET /key, as with OPENROUTER_API_KEY. The host is reached
+    through an HTTP proxy, the scripted server, which answers for it."""
+    async with _server(api_keys={REAL}, models_public=True) as server:
+        settings = Settings(_env_file=None, LLM_BASE_URL="http://openrouter.ai/v1", LLM_API_KEY=FAKE)
+        async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{server.port}") as http:
+            [(name, outcome)] = await ProviderRouter(settings, http).check_keys()
+        assert name == "LLM_BASE_URL endpoint" and isinstance(outcome, AuthError), outcome
+        assert server.key_checks == 1 and not server.requests
+        settings = Settings(_env_file=None, LLM_BASE_URL="http://openrouter.ai/v1", LLM_API_KEY=REAL)
+        async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{server.port}") as http:
+            [(_, outcome)] = await ProviderRouter(settings, http).check_keys()
+        assert outcome == KeyProof(True, "GET /key") and not server.requests
 
 
 async def test_an_endpoint_that_wants_a_key_and_has_none_says_which_setting(tmp_path):

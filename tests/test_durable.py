@@ -6,6 +6,7 @@ worker). The multi-process proofs with kill -9 are in tests/test_durable_process
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 import pytest
@@ -191,11 +192,12 @@ async def test_stop_reaches_a_council_running_in_another_process(llm, tmp_path, 
         await worker_side.aclose()
 
 
-async def test_a_clean_stop_hands_the_council_to_another_worker(llm, tmp_path, pg_server):
-    """A worker stopped cleanly (a deploy) mid-council: its lease is given up and its heartbeat
-    stops, so the other worker finds the job stalled and queues it again (after
-    COUNCIL_QUEUE_STALLED_S, 2 s here instead of the default 15 s), and resumes the council from
-    its stored answers."""
+async def test_a_clean_stop_hands_the_council_to_another_worker(llm, tmp_path, pg_server, caplog):
+    """A worker stopped cleanly (a deploy) mid-council: procrastinate ends its job (aborted after
+    the grace) and the process gives its lease up, so the council is an orphan at once: the other
+    worker queues it again at its next lease renewal (requeue_orphans) and resumes it from its
+    stored answers. Not through the stalled-job retry, the path of a worker that died: that one
+    waits COUNCIL_QUEUE_STALLED_S, a minute here, longer than the handover may take."""
     from tests.llm_server import ByStage, Reply, ranking_review
 
     for name in MEMBERS:
@@ -205,11 +207,12 @@ async def test_a_clean_stop_hands_the_council_to_another_worker(llm, tmp_path, p
         tmp_path,
         DATABASE_URL=pg_server.new_database(),
         COUNCIL_QUEUE_HEARTBEAT_S=0.5,
-        COUNCIL_QUEUE_STALLED_S=2,
+        COUNCIL_QUEUE_STALLED_S=60,
         COUNCIL_LEASE_S=1.5,
     )
     services = [await CouncilService.open(settings) for _ in range(2)]
     delivered: list[tuple[int, bool]] = []
+    caplog.set_level(logging.INFO, logger="core.durable.queue")
 
     def deliverer(index: int):
         async def deliver(run: CouncilRun, destination: Destination, resumed: bool) -> None:
@@ -234,6 +237,9 @@ async def test_a_clean_stop_hands_the_council_to_another_worker(llm, tmp_path, p
         await eventually(lambda: delivered, 20)
         assert delivered == [(1, True)]
         assert len(llm.requests_for(stage=1)) == len(MEMBERS)  # stage 1 ran once
+        said = [r.getMessage() for r in caplog.records if r.name == "core.durable.queue"]
+        assert any("has no live job and its process stopped: queued again" in m for m in said), said
+        assert not any("its worker stopped; queued again" in m for m in said), said
     finally:
         for task in (first, second):
             if task is not None:

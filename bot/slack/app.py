@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -282,8 +282,7 @@ async def _serve(bot: SlackCouncilBot, settings: Settings, *, http: bool, port: 
         try:
             await handler.start_async()
         finally:
-            await handler.close_async()
-            await bot.aclose()
+            await _close(bot, handler.close_async)
         return
     if settings.slack.signing_secret is None:
         raise RuntimeError(
@@ -298,5 +297,14 @@ async def _serve(bot: SlackCouncilBot, settings: Settings, *, http: bool, port: 
     try:
         await asyncio.Event().wait()
     finally:
+        await _close(bot, runner.cleanup)
+
+
+async def _close(bot: SlackCouncilBot, close_connection: Callable[[], Awaitable[None]]) -> None:
+    """Shut down in order: the councils (their deliveries post through this bot), then Slack's
+    connection, then the bot's own tasks."""
+    try:
+        await bot.service.stop_councils()
+    finally:
+        await close_connection()
         await bot.aclose()
-        await runner.cleanup()

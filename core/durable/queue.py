@@ -49,6 +49,22 @@ class CouncilQueue(Protocol):
     async def close(self) -> None: ...
 
 
+async def run_together(*tasks: asyncio.Task[Any]) -> None:
+    """Until each task ends or one fails (raised here); cancelled, each task is cancelled once and
+    waited for. Not gather: a cancelled gather cancels its tasks and returns at once (its caller
+    then closed the queue under a worker still shutting down), and cancelling again after it
+    interrupted procrastinate's shutdown: the job was neither ended nor its worker unregistered,
+    left `doing` for the stalled-job retry instead of being handed over by requeue_orphans."""
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            task.result()
+    finally:
+        for task in tasks:
+            task.cancel()  # the worker's: procrastinate ends its jobs (aborted after the grace) and unregisters
+        await asyncio.wait(tasks)
+
+
 class InProcessQueue:
     durable_across_processes = False
 
@@ -236,12 +252,7 @@ class ProcrastinateQueue:
             name="council-worker",
         )
         retrier = asyncio.create_task(self._retry_stalled(platforms), name="council-worker-stalled")
-        try:
-            await asyncio.gather(worker, retrier)
-        finally:
-            for task in (worker, retrier):
-                task.cancel()
-            await asyncio.gather(worker, retrier, return_exceptions=True)
+        await run_together(worker, retrier)
 
     async def _retry_stalled(self, platforms: Iterable[Platform]) -> None:
         """Jobs whose worker stopped beating go back to the queue (another worker resumes them)."""

@@ -7,7 +7,7 @@ import asyncio
 
 from core.admission.limits import ConcurrencyGate, Ticket
 from core.durable.control import ControlRelay
-from core.durable.queue import CouncilQueue, InProcessQueue, ProcrastinateQueue
+from core.durable.queue import CouncilQueue, InProcessQueue, ProcrastinateQueue, run_together
 from core.durable.worker import CouncilWorker
 from core.models import ControlAction, Destination, Platform
 from core.ownership import CouncilOwner
@@ -66,7 +66,10 @@ class DurableCouncils:
         """Run durable councils in this process until cancelled (`council worker`, and the bots
         unless `--no-worker`); on PostgreSQL, also listen for Stop / Synthesize from other processes."""
         queue = await self.queue()
-        await asyncio.gather(queue.work(), self.controls.listen())
+        await run_together(
+            asyncio.create_task(queue.work(), name="council-worker-queue"),
+            asyncio.create_task(self.controls.listen(), name="council-worker-controls"),
+        )
         await asyncio.Event().wait()  # in-process: adoption goes on at every lease renewal
 
     async def claim_delivery(self, council_id: str) -> bool:

@@ -58,6 +58,15 @@ class ProviderConfigError(ProviderError):
 
 
 @dataclass(frozen=True)
+class KeyProof:
+    """What an endpoint's key check established: `proven`, with `how` it was proven (or, when
+    nothing could prove it, why not). A rejected key is an AuthError instead."""
+
+    proven: bool
+    how: str
+
+
+@dataclass(frozen=True)
 class TextDelta:
     """A piece of streamed text."""
 

@@ -22,9 +22,12 @@ from pydantic import SecretStr
 
 from core.models import ChatMessage, Completion
 from core.providers.base import (
+    AuthError,
     BadResponseError,
     CallOptions,
+    KeyProof,
     ModelNotFoundError,
+    ProviderError,
     ProviderTimeoutError,
     StreamItem,
     TextDelta,
@@ -124,23 +127,49 @@ class OpenAICompatProvider:
         `architecture.input_modalities`; any endpoint that returns that field counts)."""
         return {item["id"] for item in await self._model_entries() if "image" in input_modalities(item)}
 
-    async def check_key(self) -> None:
-        """One authenticated request that a rejected key fails (AuthError): `GET /key` on OpenRouter,
-        whose model list is public, else `GET /models`, which OpenAI, vLLM and LiteLLM guard with
-        the key. An endpoint that asks for no key passes."""
+    async def check_key(self, probe_models: Sequence[str] = ()) -> KeyProof:
+        """Requests that a rejected key fails (AuthError): `GET /key` on OpenRouter, whose model
+        list is public, else `GET /models`, which OpenAI, vLLM and LiteLLM guard with the key. A
+        model list that answers the same without the key (Ollama, many proxies) proves nothing:
+        then one completion of `max_tokens: 1` does, with the first of `probe_models` (cheapest
+        first) that the endpoint lists. An endpoint given no key proves none (`proven` False)."""
         try:
-            await self._retry.run(lambda: self._get(self._key_path, f"{self.name} /{self._key_path}"))
+            body = await self._retry.run(lambda: self._get(self._key_path, f"{self.name} /{self._key_path}"))
         except ModelNotFoundError:  # a 404: the endpoint has no such path
             raise BadResponseError(f"{self.name} has no /{self._key_path} to check the key with") from None
+        if not self._has_key():
+            return KeyProof(False, "no key is set and it answers without one")
+        if self._key_path != "models":
+            return KeyProof(True, f"GET /{self._key_path}")
+        try:
+            await self._retry.run(lambda: self._get("models", f"{self.name} model list", keyed=False))
+        except AuthError:  # refused without the key: the key is what opened it
+            return KeyProof(True, "its model list, which refuses requests without a key")
+        except ProviderError:
+            pass  # no answer without the key either way: a call decides
+        model = _probe_model(probe_models, _model_ids(body))
+        public = "its model list answers without a key too"
+        if model is None:
+            return KeyProof(False, f"{public}, and no configured model is served by it to try one call with")
+        options = CallOptions(timeout_s=15.0, max_tokens=1)
+        payload = chat_payload(self.name, model, [ChatMessage(role="user", content="Hi")], options, stream=False)
+        try:
+            await self._retry.run(lambda: self._post_json(model, payload))
+        except AuthError:
+            raise
+        except ProviderError as exc:
+            return KeyProof(False, f"{public}, and a one-token call to {model} failed: {exc.info().short()}")
+        return KeyProof(True, f"a one-token call to {model}")
 
     async def aclose(self) -> None:
         """The shared client belongs to the router; nothing to close here."""
 
     # ------------------------------------------------------------------ internals
 
-    async def _get(self, path: str, what: str) -> Any:
+    async def _get(self, path: str, what: str, *, keyed: bool = True) -> Any:
+        headers = self._headers() if keyed else {k: v for k, v in self._headers().items() if k != "Authorization"}
         try:
-            response = await self._http.get(f"{self.base_url}/{path}", headers=self._headers())
+            response = await self._http.get(f"{self.base_url}/{path}", headers=headers)
         except httpx.HTTPError as exc:
             raise unreachable(self.name, exc) from None
         if response.status_code >= 400:
@@ -149,12 +178,14 @@ class OpenAICompatProvider:
 
     async def _model_entries(self) -> list[dict[str, Any]]:
         body = await self._retry.run(lambda: self._get("models", f"{self.name} model list"))
-        data = body.get("data") if isinstance(body, dict) else body
-        return [item for item in data or [] if isinstance(item, dict) and "id" in item]
+        return _model_entries(body)
+
+    def _has_key(self) -> bool:
+        return self._api_key is not None and bool(self._api_key.get_secret_value())
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", **self._extra_headers}
-        if self._api_key is not None and self._api_key.get_secret_value():
+        if self._api_key is not None and self._has_key():
             headers["Authorization"] = f"Bearer {self._api_key.get_secret_value()}"
         return headers
 
@@ -194,3 +225,18 @@ class OpenAICompatProvider:
             yield response
         finally:
             await response.aclose()
+
+
+def _model_entries(body: Any) -> list[dict[str, Any]]:
+    data = body.get("data") if isinstance(body, dict) else body
+    return [item for item in data or [] if isinstance(item, dict) and "id" in item]
+
+
+def _model_ids(body: Any) -> set[str]:
+    return {str(item["id"]) for item in _model_entries(body)}
+
+
+def _probe_model(candidates: Sequence[str], listed: set[str]) -> str | None:
+    """The model a key check may spend one token on: the first candidate the endpoint lists, else
+    the first candidate (some proxies list fewer models than they serve)."""
+    return next((model for model in candidates if model in listed), candidates[0] if candidates else None)

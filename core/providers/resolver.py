@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
+from urllib.parse import urlsplit
 
 from core.providers.base import Provider, ProviderConfigError
 from core.providers.tls import TrustLoader
@@ -21,6 +22,13 @@ if TYPE_CHECKING:
     from core.providers.openai_compat import OpenAICompatProvider
 
 _OPENROUTER_HEADERS = {"HTTP-Referer": "https://github.com/llm-council-bot", "X-Title": "LLM Council"}
+_OPENROUTER_HOST = "openrouter.ai"
+
+
+def is_openrouter(base_url: str) -> bool:
+    """Whether `base_url` is OpenRouter's, by its host (openrouter.ai or a subdomain of it)."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host == _OPENROUTER_HOST or host.endswith("." + _OPENROUTER_HOST)
 
 
 class ProviderResolver:
@@ -116,6 +124,10 @@ class ProviderResolver:
                 key_path="key",
             )
         assert s.providers.base_url is not None
+        if is_openrouter(s.providers.base_url):  # OpenRouter addressed by its URL: its key is checked as above
+            return self._endpoint(
+                "LLM_BASE_URL endpoint", s.providers.base_url, s.providers.api_key, _OPENROUTER_HEADERS, key_path="key"
+            )
         return self._endpoint("LLM_BASE_URL endpoint", s.providers.base_url, s.providers.api_key)
 
     def _endpoint(

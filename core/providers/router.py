@@ -8,8 +8,16 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
-from core.models import ChatMessage, Completion
-from core.providers.base import CallOptions, Provider, ProviderError, ProviderTimeoutError, StreamItem, redacted_errors
+from core.models import ChatMessage, Completion, seats
+from core.providers.base import (
+    CallOptions,
+    KeyProof,
+    Provider,
+    ProviderError,
+    ProviderTimeoutError,
+    StreamItem,
+    redacted_errors,
+)
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
 from core.providers.scheduling import Scheduling, local_size_gb, plan_batches
@@ -171,22 +179,39 @@ class ProviderRouter:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
         return await self._catalog.unknown_models(model_ids)
 
-    async def check_keys(self, timeout_s: float = 15.0) -> list[tuple[str, ProviderError | None]]:
-        """Each configured endpoint's name and what one authenticated request to it said (None: the
-        key was accepted). Errors are redacted like every other."""
-        outcomes: list[tuple[str, ProviderError | None]] = []
+    async def check_keys(self, timeout_s: float = 15.0) -> list[tuple[str, KeyProof | ProviderError]]:
+        """Each configured endpoint's name and what checking its key established (a KeyProof), or
+        the error that rejected it. Errors are redacted like every other."""
+        outcomes: list[tuple[str, KeyProof | ProviderError]] = []
         for endpoint in self._resolver.endpoints():
             try:
                 with redacted_errors(self._redact):
                     async with asyncio.timeout(timeout_s):
-                        await endpoint.check_key()
+                        outcomes.append((endpoint.name, await endpoint.check_key(self._probe_models(endpoint))))
             except TimeoutError:
                 outcomes.append((endpoint.name, ProviderTimeoutError(f"no answer within {timeout_s:g} s")))
             except ProviderError as exc:
                 outcomes.append((endpoint.name, exc))
-            else:
-                outcomes.append((endpoint.name, None))
         return outcomes
+
+    def _probe_models(self, endpoint: Provider) -> list[str]:
+        """The configured models `endpoint` serves, by its ids, cheapest first by MODEL_PRICES
+        (unpriced ones after, in configured order): a key check may spend one token on one."""
+        s = self.settings
+        served: list[str] = []
+        for model_id in seats.all_models([*s.default_members, s.default_chairman]):
+            try:
+                provider, model = self.resolve(model_id)
+            except ProviderError:
+                continue
+            if provider is endpoint and model not in served:
+                served.append(model)
+
+        def price(model: str) -> float:
+            prompt, completion = s.providers.model_prices.get(model, (float("inf"), float("inf")))
+            return prompt + completion
+
+        return sorted(served, key=price)
 
     async def image_models(self, model_ids: Sequence[str]) -> set[str]:
         """The ids among `model_ids` whose models take images (see ModelCatalog.image_models)."""
