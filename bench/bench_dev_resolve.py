@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXTRAS = "dev,local,server,charts,api,postgres,otel,eval"  # the Makefile's $(STAMPS)/dev
+EXTRAS = "dev,local,server,charts,api,postgres,otel,eval,docs"  # the Makefile's $(STAMPS)/dev
 WHEEL_CACHE = Path(os.environ.get("WHEEL_CACHE", Path.home() / ".cache/llm-council/wheels-portable"))
 BACKTRACK = re.compile(r"pip is (?:still )?looking at multiple versions of (\S+)")
 
