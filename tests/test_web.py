@@ -440,3 +440,19 @@ async def test_in_oauth_distribution_a_workspace_admin_is_known_by_the_workspace
                 "Bob's",
             ]
     assert [call.args.get("user") for call in slack.calls_to("users.info")] == ["U9"]
+
+
+async def test_a_council_page_shows_the_rubric_consensus_scores_and_composition(service, web):
+    """Issue 33's figures stand beside Kendall's W on the page as in chat, the JSON twin carries them."""
+    result = council("c0ffee0000000002")
+    aggregate = result.aggregate.model_copy(
+        update={"consensus": 72.0, "scores": {"m-b": {"accuracy": 8.0, "insight": 7.5}}}
+    )
+    composition = {"m-b": 0.5, "sources": 0.1, "chairman": 0.4}
+    await service.storage.save_result(result.model_copy(update={"aggregate": aggregate, "composition": composition}))
+    html = (await web.get("/c/c0ffee0000000002")).text
+    assert "consensus 72/100 (moderate)" in html
+    assert "m-b: accuracy 8.0 · insight 7.5" in html
+    assert "Composition" in html and "m-b 50%" in html and "chairman&#39;s own 40%" in html
+    twin = (await web.get("/c/c0ffee0000000002", headers=JSON)).json()
+    assert twin["council"]["aggregate"]["consensus"] == 72.0 and twin["council"]["composition"]["m-b"] == 0.5
