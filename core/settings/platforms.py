@@ -63,7 +63,8 @@ class TenantSettings(SettingsGroup):
     public_url: str | None = Field(
         None,
         alias="COUNCIL_PUBLIC_URL",
-        description="The public https base of this deployment (the OAuth redirect URL is <it>/slack/oauth_redirect).",
+        description="The public https base of this deployment: the OAuth redirect URL is <it>/slack/oauth_redirect, "
+        "and results in Slack, Discord, the terminal, the API and MCP link to the council's page at <it>/c/<id>.",
     )
     secret_key: SecretStr | None = Field(
         None,
