@@ -219,7 +219,8 @@ class CouncilRuns:
             self._finished.popitem(last=False)
 
     def active(self) -> list[tuple[str, CouncilRun]]:
-        """(id, run) of the councils this process runs or has just finished."""
+        """(id, run) of the councils this process is running (finished ones are in `get` for a while,
+        and stored)."""
         return list(self._runs.items())
 
     async def start(
