@@ -65,9 +65,10 @@ def _add_ask(sub: _Subparsers) -> None:
     ask.add_argument("--chairman", help="chairman model id or seat primary|fallback (overrides COUNCIL_CHAIRMAN)")
     ask.add_argument(
         "--mode",
-        choices=["standard", "quick", "auto"],
+        choices=["standard", "quick", "auto", "best"],
         help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them; "
-        "auto: two members answer, and the whole council deliberates only if they disagree",
+        "auto: two members answer, and the whole council deliberates only if they disagree; "
+        "best: the mode this line-up's latest `council eval` run measured cheapest among the most accurate",
     )
     ask.add_argument(
         "--file",
@@ -189,6 +190,11 @@ def _add_eval(sub: _Subparsers) -> None:
     output.add_argument("--json", action="store_true", help="print the report as JSON")
     output.add_argument("--csv", action="store_true", help="print the report as CSV")
     output.add_argument("--history", action="store_true", help="list stored eval runs")
+    ev.add_argument(
+        "--recommend",
+        action="store_true",
+        help="print the mode `best` runs for the configured line-up (from its latest finished eval run) and why",
+    )
     ev.add_argument("--png", metavar="PATH", help="also write accuracy against cost per question (needs matplotlib)")
 
 

@@ -238,7 +238,10 @@ async def test_the_cli_report_json_csv_history_and_cost_guard(tmp_path):
         code, out, err = await council(env, *base, "--json")
         assert code == 0, err
         report = json.loads(out)
-        assert list(report) == ["run", "dataset", "configs"]
+        assert list(report) == ["run", "dataset", "configs", "effective_votes", "error_correlation", "consensus"]
+        assert report["effective_votes"]["members"] == 2 and report["effective_votes"]["items"] == 6
+        assert report["error_correlation"]["members"] == ["member:alpha", "member:beta"]
+        assert report["consensus"] == []  # quick mode has no reviews, so no consensus
         assert list(report["configs"][0]) == [
             "name",
             "accuracy",

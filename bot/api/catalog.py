@@ -2,7 +2,8 @@
 
 `llm-council`: the council as configured (its mode is COUNCIL_MODE); `llm-council-quick`: quick
 mode (two members answer, the chairman compares them and writes the answer: three model calls);
-`llm-council-auto`: auto mode (two members answer; the whole council only when they disagree).
+`llm-council-auto`: auto mode (two members answer; the whole council only when they disagree);
+`llm-council-best`: the mode the line-up's latest eval run measured best (core/admission/measured.py).
 Named channel presets would become more entries (`llm-council-<preset>`). Each configured member and
 the chairman are listed too, under their primary model id (`model_list`): those answer alone.
 """
@@ -38,6 +39,12 @@ CHOICES = (
         "Auto council: two members answer; if they agree that stands (2 to 4 model calls), "
         "else the whole council deliberates.",
         mode="auto",
+    ),
+    CouncilChoice(
+        f"{COUNCIL_MODEL}-best",
+        "Best council: the mode this line-up's latest `council eval` run measured cheapest among the most "
+        "accurate (the standard council until there is such a run); the answer says which ran and why.",
+        mode="best",
     ),
 )
 

@@ -148,6 +148,7 @@ class CouncilResponse(_Completion):
         on_hang_up: Callable[[], Awaitable[None]] | None = None,
     ):
         super().__init__(run.council_id, model, chat, answer_format)
+        self.transcript.config = run.request.config
         self.service, self.run, self.starter, self.on_hang_up = service, run, starter, on_hang_up
         self.link = service.settings.council_url(run.council_id)
 

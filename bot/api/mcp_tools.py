@@ -15,7 +15,7 @@ from bot.api import catalog
 from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Origin
+from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Origin, measured
 from core.service import CouncilService
 
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ class CouncilAnswer(BaseModel):
     composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
+    unsure: bool = False  # its consensus was under its line-up's measured threshold (said first in `answer`)
+    unsure_line: str | None = None
+    strategy: str | None = None  # mode `best`: which strategy ran and why (said first in `answer`)
     url: str | None = None  # the council's page in the browser app (COUNCIL_PUBLIC_URL)
 
 
@@ -95,6 +98,9 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         composition=result.composition,
         notices=result.notices,
         escalated=result.escalated,
+        unsure=result.unsure is not None,
+        unsure_line=measured.unsure_line(result.unsure) if result.unsure is not None else None,
+        strategy=result.request.config.strategy.line if result.request.config.strategy else None,
         url=link,
     )
 
@@ -185,7 +191,7 @@ async def _follow(
     service: CouncilService, caller: Caller, run: CouncilRun, ctx: Context
 ) -> tuple[CouncilTranscript, CouncilResult]:
     """Report each step as MCP progress until the council finishes; stop it if the client goes away."""
-    transcript, step, result = CouncilTranscript(), 0, None
+    transcript, step, result = CouncilTranscript(run.request.config), 0, None
     try:
         async for event in run.events():
             if isinstance(event, CouncilFinished):

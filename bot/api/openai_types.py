@@ -20,7 +20,7 @@ from core.errors import (
     RateLimited,
     UnknownModels,
 )
-from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage
+from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage, measured
 from core.models.files import IncomingFile
 
 _TEXT_PARTS = {"text", "input_text"}
@@ -275,6 +275,7 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
     """What a council's completion says about it besides the answer (`metadata`, as in the export);
     `link`: its page in the browser app (COUNCIL_PUBLIC_URL)."""
     config = result.request.config
+    unsure = result.unsure
     metadata = {
         "council_id": result.council_id,
         "status": result.status.value,
@@ -287,6 +288,10 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "scores": result.aggregate.scores if result.aggregate else {},
         # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
         "composition": result.composition,
+        # measured doubt (consensus under the line-up's eval threshold) and the strategy `best` chose
+        "unsure": unsure is not None,
+        "unsure_line": measured.unsure_line(unsure) if unsure is not None else None,
+        "strategy": config.strategy.model_dump(mode="json") if config.strategy else None,
     }
     return {**metadata, "url": link} if link else metadata
 

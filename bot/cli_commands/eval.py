@@ -16,6 +16,7 @@ import sys
 
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from core.errors import ConfigurationError
+from core.models import measured as voice
 from core.models.eval import EvalProgress, EvalReport, EvalRequest, EvalStart
 from core.service import CouncilService
 
@@ -37,6 +38,8 @@ CSV_COLUMNS = (
 async def cmd_eval(service: CouncilService, args: argparse.Namespace) -> int:
     if args.history:
         return await _history(service)
+    if args.recommend:
+        return await _recommend(service, json_output=args.json)
     request = EvalRequest(
         configs=args.configs,
         dataset=args.dataset,
@@ -207,11 +210,70 @@ def report_table(report: EvalReport) -> str:
     lines.append(
         "calls, tokens and cost are per question; vs best member: items won/lost against it, McNemar's exact p"
     )
+    lines += independence_lines(report)
+    lines += consensus_lines(report)
     return "\n".join(lines)
+
+
+def independence_lines(report: EvalReport) -> list[str]:
+    """The members' effective votes and their error correlation matrix (empty with fewer than two)."""
+    votes, table = report.effective_votes, report.error_correlation
+    if votes is None or table is None:
+        return []
+    lines = ["", voice.effective_votes_line(votes)]
+    if votes.most_redundant is not None:
+        lines.append(voice.redundant_seat_line(votes.most_redundant))
+    width = max(len(m) for m in table.members)
+    lines.append("error correlation (phi)".ljust(width) + "  " + "  ".join(m.rjust(8) for m in table.members))
+    for name, row in zip(table.members, table.phi):
+        cells = ["—".rjust(8) if v is None else f"{v:+.2f}".rjust(8) for v in row]
+        lines.append(name.ljust(width) + "  " + "  ".join(cells))
+    return lines
+
+
+def consensus_lines(report: EvalReport) -> list[str]:
+    """Each council's accuracy by consensus band, and its unsure threshold."""
+    lines = []
+    for c in report.consensus:
+        lines += ["", f"{c.config}: accuracy by consensus (against {c.versus or 'no member'} on the same items)"]
+        for measure, bands in (("rubric consensus", c.rubric), ("Kendall's W ×100", c.kendall_w)):
+            if not any(b.items for b in bands):
+                continue
+            cells = [
+                f"{b.low}–{b.high}: {_percent(b.accuracy)} vs {_percent(b.best_member_accuracy)} ({b.items})"
+                for b in bands
+            ]
+            lines.append(f"  {measure}: " + " · ".join(cells))
+        lines.append("  " + voice.threshold_line(c))
+    return lines
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
 
 
 def _p(value: float) -> str:
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+async def _recommend(service: CouncilService, *, json_output: bool) -> int:
+    """The strategy `best` would run now for the configured line-up, and the figures it read."""
+    found = await service.evals.recommend()
+    strategy, rows = found.strategy, found.configs
+    if json_output:
+        body = {**strategy.model_dump(mode="json"), "configs": [r.model_dump(mode="json") for r in rows]}
+        print(json.dumps(body, indent=2))
+        return EXIT_OK
+    print(f"best: {strategy.line}")
+    if rows:
+        top = max(rows, key=lambda r: r.accuracy)
+        print(f"the most accurate: {top.name} {top.accuracy:.1%} (95% CI {top.ci_low:.1%}–{top.ci_high:.1%})")
+        for r in rows:
+            within = "within its interval" if r.accuracy >= top.ci_low else "outside it"
+            cost = "—" if r.cost_usd is None else f"${r.cost_usd:.5f}"
+            chosen = "  ← chosen" if r.name == strategy.mode else ""
+            print(f"  {r.name:<10} {r.accuracy:6.1%}  {r.mean_calls:5.2f} calls  {cost:>10}  {within}{chosen}")
+    return EXIT_OK
 
 
 async def _history(service: CouncilService) -> int:

@@ -47,6 +47,8 @@ class EvalAnswer:
     escalated: bool | None = None  # auto: whether it escalated to the standard council
     error: str | None = None  # why there is no answer (a failed council or call)
     model: str = ""
+    consensus: float | None = None  # a council's rubric consensus (0-100)
+    agreement_w: float | None = None  # and Kendall's W of its ballots (0-1)
 
     @property
     def tokens(self) -> int:
@@ -59,6 +61,8 @@ class EvalAnswer:
             "escalated": self.escalated,
             "error": self.error,
             "latency_s": self.latency_s,
+            "consensus": self.consensus,
+            "agreement_w": self.agreement_w,
         }
 
 
@@ -156,6 +160,8 @@ class Answerer:
             escalated=escalated(result),
             error=self.redact(error) if error else None,
             model=f"council/{mode}",
+            consensus=result.aggregate.consensus if result.aggregate else None,
+            agreement_w=result.aggregate.agreement_w if result.aggregate else None,
         )
 
     async def _alone(

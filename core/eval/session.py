@@ -18,12 +18,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from core.admission import measured
 from core.errors import ConfigurationError, CouncilError
 from core.eval import configs, dataset, estimate, report, scoring
 from core.eval.answering import Answerer
 from core.eval.configs import ConfigSpec
 from core.models import CouncilMode, seats
-from core.models.eval import EvalPlan, EvalProgress, EvalReport, EvalRequest, EvalRunSummary, EvalSample, EvalStart
+from core.models.eval import (
+    EvalPlan,
+    EvalProgress,
+    EvalReport,
+    EvalRequest,
+    EvalRunSummary,
+    EvalSample,
+    EvalStart,
+    Recommendation,
+)
 from core.paths import APP_NAME
 from core.providers.router import ProviderRouter
 from core.settings import Settings
@@ -70,6 +80,14 @@ class CouncilEvals:
 
     async def history(self, limit: int = 20) -> list[EvalRunSummary]:
         return await self.storage.evals.history(limit)
+
+    async def recommend(self) -> Recommendation:
+        """What `best` would run now for the configured line-up (core/admission/measured.py)."""
+        standard = await self.answerer.config_for("standard")
+        lineup = await measured.lineup_eval(self.storage, standard.members, standard.chairman)
+        strategy = measured.choose(lineup)
+        rows = [r for r in lineup.report.configs if measured.runnable(r.name)] if lineup.report and strategy.run else []
+        return Recommendation(strategy=strategy, configs=rows)
 
     async def prepare(self, request: EvalRequest) -> EvalStart:
         """What running `request` would do now: the run it continues (or a new one), the samples
@@ -127,12 +145,20 @@ class CouncilEvals:
             if plan.self_consistency_samples
             else None
         )
+        items = {item.id: item for item in prepared.data.items}
+        scorer = cast(scoring.ScorerName, plan.scorer)
+
+        def vote_key(sample: EvalSample) -> str | None:
+            item = items.get(sample.item_id)
+            return scoring.vote_key(sample.answer, scorer, item) if item is not None else None
+
         return report.build(
             run_id,
             prepared.data.name,
             [s.name for s in prepared.specs],
             samples,
             len(prepared.data.items),
+            vote_key=vote_key,
             scorer=plan.scorer,
             self_consistency=sc,
             log_dir=plan.log_dir,

@@ -10,9 +10,11 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from core.models.base import Model, new_council_id, utcnow
+from core.models.doubt import UnsureThreshold
 from core.models.files import ExtractedAttachment
 from core.models.rubric import Rubric
 from core.models.search import SearchResult
+from core.models.strategy import Strategy
 
 
 class Platform(str, Enum):
@@ -82,8 +84,10 @@ class MessageRef(Model):
     role: MessageRole
 
 
-CouncilMode = Literal["standard", "quick", "auto"]
-MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto")
+# best: the mode the line-up's latest eval run measured best (core/admission/measured.py), resolved
+# at admission into one of the others; a running council's mode is never `best`.
+CouncilMode = Literal["standard", "quick", "auto", "best"]
+MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto", "best")
 
 
 class CouncilConfig(Model):
@@ -115,6 +119,11 @@ class CouncilConfig(Model):
     # What reviewers score each response on besides ranking it (COUNCIL_RUBRIC; None: no scores,
     # as in councils stored before issue 33).
     rubric: Rubric | None = None
+    # Below this consensus the result says it is unsure (the line-up's last eval run, else
+    # COUNCIL_UNSURE_BELOW; None: never), and the strategy `best` chose (None: no `best` asked).
+    unsure_below: UnsureThreshold | None = None
+    strategy: Strategy | None = None
+    unsure_mention: str | None = None  # the channel's `kind:id` to mention when unsure (core/models/doubt.py)
 
 
 class AnswerFormat(Model):

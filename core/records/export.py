@@ -15,6 +15,7 @@ from core.models import (
     MemberAnswer,
     Review,
     Usage,
+    measured,
 )
 from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary, source_line
 from core.models.seats import fallback_note, short_cause
@@ -155,6 +156,10 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
         "composition": result.composition,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
+        # measured doubt (its consensus under the line-up's eval threshold) and the strategy `best` chose
+        "unsure": result.unsure is not None,
+        "unsure_line": measured.unsure_line(result.unsure) if result.unsure is not None else None,
+        "strategy": result.request.config.strategy.model_dump(mode="json") if result.request.config.strategy else None,
     }
 
 
@@ -237,6 +242,8 @@ def _md_header(result: CouncilResult) -> list[str]:
 
 def _md_final_answer(result: CouncilResult) -> list[str]:
     out = ["## Final answer", ""]
+    for line in measured.lead_lines(result):  # measured doubt and `best`'s strategy come first
+        out += [f"> {line}", ""]
     if result.synthesis is not None:
         synthesis = result.synthesis
         who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"

@@ -29,7 +29,7 @@ PAYLOAD_VERSION = 1
 # stored apart (`request_later`, migration 0019), so that the request column stays readable by the
 # releases before them, which run the council without them (the rubric: a council without scores)
 # instead of failing the job. Add a field here when it joins a stored request.
-LATER_FIELDS: dict[str, tuple[str, ...]] = {"config": ("rubric",)}
+LATER_FIELDS: dict[str, tuple[str, ...]] = {"config": ("rubric", "unsure_below", "strategy", "unsure_mention")}
 
 
 def split_request(request: CouncilRequest) -> tuple[str, str | None]:
