@@ -8,7 +8,8 @@ criterion when it is the reviewer's own last answer to the question, else 3, and
 most of the fenced responses share (ties: the first), in quick mode names it PREFERRED, and in
 auto mode says whether the two answers' final lines agree.
 
-    python -m tests.eval_fakes      # serves alpha/beta/gamma for the bundled set, prints its URL
+    python -m tests.eval_fakes           # serves alpha/beta/gamma for the bundled set, prints its URL
+    python -m tests.eval_fakes --twins   # beta wrong exactly where alpha is (correlated errors)
 """
 
 from __future__ import annotations
@@ -104,19 +105,22 @@ def quiz_member(
     return ByStage(Reply(taker, **reply), Reply(taker.review), Reply(chair), **judge)
 
 
-async def _serve(size: int) -> None:
+async def _serve(size: int, twins: bool) -> None:
     items = bundled(size=size).items
     models = {
         "alpha": quiz_member("alpha", items, 0.70),
-        "beta": quiz_member("beta", items, 0.60),
+        "beta": quiz_member("beta", items, 0.70 if twins else 0.60, draw_as="alpha" if twins else None),
         "gamma": quiz_member("gamma", items, 0.55),
     }
+    line_up = "alpha 70%, beta 70% wrong where alpha is" if twins else "alpha 70%, beta 60%"
     async with ScriptedLLMServer(models, record=False) as server:
-        print(f"LLM_BASE_URL={server.base_url}  (alpha 70%, beta 60%, gamma 55% right)", flush=True)
+        print(f"LLM_BASE_URL={server.base_url}  ({line_up}, gamma 55% right)", flush=True)
         await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="a scripted OpenAI-compatible server that sits the bundled set")
     parser.add_argument("--size", type=int, default=250)
-    asyncio.run(_serve(parser.parse_args().size))
+    parser.add_argument("--twins", action="store_true", help="beta draws as alpha: right and wrong on the same items")
+    arguments = parser.parse_args()
+    asyncio.run(_serve(arguments.size, arguments.twins))

@@ -130,7 +130,8 @@ def test_a_result_is_unsure_under_its_threshold():
     assert judge(Aggregate(entries=[], consensus=45.0), threshold) is None
     assert judge(Aggregate(entries=[], agreement_w=0.3), threshold).measure == "kendall_w"  # type: ignore[union-attr]
     assert judge(Aggregate(entries=[]), threshold) is None  # no figure, threshold under 101
-    assert judge(None, UnsureThreshold(below=101)) is not None  # 101: always
+    assert judge(None, UnsureThreshold(below=101)) is not None  # the setting's 101: always
+    assert judge(None, UnsureThreshold(below=101, run="abc")) is None  # a run measured councils with a figure
     assert judge(Aggregate(entries=[], consensus=0.0), UnsureThreshold(below=0)) is None  # 0: never
 
 

@@ -57,6 +57,7 @@ _SHORTCODES = {
     ":warning:": "⚠️",
     ":information_source:": "ℹ️",
     ":octagonal_sign:": "🛑",
+    ":grey_question:": "❔",
 }
 
 

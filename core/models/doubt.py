@@ -81,12 +81,14 @@ class Unsure(BaseModel):
 
 
 def judge(aggregate: Figures | None, threshold: UnsureThreshold | None) -> Unsure | None:
-    """The council is unsure when its consensus is under the threshold (101: always, even with no
-    consensus figure; 0: never)."""
+    """The council is unsure when its consensus is under the threshold (0: never). Without a
+    consensus figure (no reviews, as in quick mode) only COUNCIL_UNSURE_BELOW's 101 (always) says
+    so: an eval run measured councils that had one."""
     if threshold is None or threshold.below <= NEVER:
         return None
     scale = aggregate_scale(aggregate)
     if scale is None:
-        return Unsure(consensus=0.0, measure="none", threshold=threshold) if threshold.below >= ALWAYS else None
+        always = threshold.below >= ALWAYS and threshold.run is None
+        return Unsure(consensus=0.0, measure="none", threshold=threshold) if always else None
     value, measure = scale
     return Unsure(consensus=value, measure=measure, threshold=threshold) if value < threshold.below else None

@@ -51,10 +51,14 @@ def unsure_line(unsure: Unsure) -> str:
             f"The council is unsure{measure}: under COUNCIL_UNSURE_BELOW {t.below}, "
             "and there is no eval run of this line-up yet to measure how often such answers are right"
         )
-    under = "at every consensus" if t.below >= ALWAYS else f"with consensus under {t.below}"
+    if t.below >= ALWAYS:
+        return (
+            f"The council is unsure{measure}: on this line-up's last eval (run {t.run}), its answers were right "
+            f"{_percent(t.accuracy)} of the time at any consensus, less often than its best member alone"
+        )
     return (
         f"The council is unsure{measure}: on this line-up's last eval (run {t.run}), "
-        f"answers {under} were right {_percent(t.accuracy)} of the time"
+        f"answers with consensus under {t.below} were right {_percent(t.accuracy)} of the time"
     )
 
 
