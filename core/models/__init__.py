@@ -14,6 +14,7 @@ from core.models.base import (
     new_council_id,
     utcnow,
 )
+from core.models.deliberation import Lens, Revision, RevisionRound
 from core.models.durable import ControlAction, CouncilCheckpoint, CouncilJob, Destination
 from core.models.events import (
     AggregateReady,
@@ -29,6 +30,9 @@ from core.models.events import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
 )
@@ -148,6 +152,12 @@ __all__ = [
     "Review",
     "ReviewFinished",
     "Rubric",
+    "Lens",
+    "Revision",
+    "RevisionRound",
+    "RevisionFinished",
+    "RoundFinished",
+    "RoundStarted",
     "SchedulePlanned",
     "SeatModelStats",
     "SeatStats",
