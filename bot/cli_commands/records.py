@@ -12,10 +12,10 @@ from pathlib import Path
 
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from bot.cli_commands.output import print_result
-from core.models.deliberation_lines import lens_line
 from bot.render_text import ballot_line, bias_table, history_lines, leaderboard_table
 from core.errors import CouncilError, InputRejected
 from core.models import counted
+from core.models.deliberation_lines import lens_line
 from core.models.lines import read_lines
 from core.service import CouncilService, diagnose, feedback_lines, leaderboard_document, to_json
 

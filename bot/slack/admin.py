@@ -96,7 +96,9 @@ def parse_admin(text: str) -> AdminCommand:
     if op == "lens":
         seat, _, persona = rest.partition(" ")
         if not seat or not persona.strip():
-            raise InputRejected("Say `/council-admin lens model-a skeptic` (a preset or a persona), or `lens model-a off`.")
+            raise InputRejected(
+                "Say `/council-admin lens model-a skeptic` (a preset or a persona), or `lens model-a off`."
+            )
         return AdminCommand(op, members=[seat], persona=persona.strip())
     if op == "audit":
         if not rest:

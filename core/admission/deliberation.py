@@ -43,7 +43,11 @@ async def _leader(storage: Storage, origin: Origin | None, members: Sequence[str
     by_primary = {seats.primary(seat): seat for seat in members}
     place = {}
     if origin is not None and origin.channel_id is not None:
-        place = {"platform": origin.platform.value, "workspace_id": origin.workspace_id, "channel_id": origin.channel_id}
+        place = {
+            "platform": origin.platform.value,
+            "workspace_id": origin.workspace_id,
+            "channel_id": origin.channel_id,
+        }
     counted = await storage.stats.ballot_counts(**place)
     orders, counts = [], []
     ranked: dict[str, int] = {}

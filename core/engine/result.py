@@ -15,7 +15,10 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
     status, error = _status(state)
     answers = [state.answers[m] for m in state.members]
     # The synthesis drew on the latest answers (after the revision rounds, if any).
-    final = [a.model_copy(update={"text": state.latest[m]}) if m in state.latest else a for m, a in zip(state.members, answers)]
+    final = [
+        a.model_copy(update={"text": state.latest[m]}) if m in state.latest else a
+        for m, a in zip(state.members, answers)
+    ]
     synthesis = state.synthesis
     return CouncilResult(
         council_id=state.request.council_id,

@@ -55,7 +55,9 @@ async def run_rounds(state: CouncilState, calls: Calls, router: ProviderRouter) 
         plan = memory_plan(router, asked)
         order = [s for batch in plan for s in batch] or asked
         batch = calls.launch_seats(
-            {seat: _revision_call(state, router, seat, seats) for seat in order}, "revision", state.config.member_timeout_s
+            {seat: _revision_call(state, router, seat, seats) for seat in order},
+            "revision",
+            state.config.member_timeout_s,
         )
         yield state.event(RoundStarted, number=number, members=seats)
         revisions: dict[str, Revision] = {}
@@ -146,4 +148,3 @@ def _revision(state: CouncilState, number: int, outcome: Outcome, seats: list[st
     revision.text = reply.text
     revision.moved, revision.toward, revision.new_share = move.moved, move.toward, round(move.new_share, 4)
     return revision
-

@@ -92,7 +92,5 @@ def _seat(table: Any) -> SeatSpec:
     max_tokens = table.get("max_tokens")
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise ValueError("`max_tokens` must be a whole number of at least 1")
-    lens = lens_of(
-        persona, temperature=float(temperature) if temperature is not None else None, max_tokens=max_tokens
-    )
+    lens = lens_of(persona, temperature=float(temperature) if temperature is not None else None, max_tokens=max_tokens)
     return SeatSpec(seat=clean_seat(model), lens=lens)
