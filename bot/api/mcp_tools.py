@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -16,6 +16,7 @@ from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
 from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Origin, measured
+from core.models.deliberation_lines import deliberation_lines
 from core.service import CouncilService
 
 if TYPE_CHECKING:
@@ -48,6 +49,9 @@ class CouncilAnswer(BaseModel):
     unsure: bool = False  # its consensus was under its line-up's measured threshold (said first in `answer`)
     unsure_line: str | None = None
     strategy: str | None = None  # mode `best`: which strategy ran and why (said first in `answer`)
+    # refine mode: one list per round, `{"member", "moved", "toward"}` per member, and each round as a line
+    rounds: list[list[dict[str, Any]]] = []
+    deliberation: list[str] = []  # Self-MoA's samples, each member's lens, the rounds: as every interface says them
     url: str | None = None  # the council's page in the browser app (COUNCIL_PUBLIC_URL)
 
 
@@ -101,6 +105,8 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         unsure=result.unsure is not None,
         unsure_line=measured.unsure_line(result.unsure) if result.unsure is not None else None,
         strategy=result.request.config.strategy.line if result.request.config.strategy else None,
+        rounds=[r.moves() for r in result.rounds],
+        deliberation=deliberation_lines(result),
         url=link,
     )
 
@@ -132,8 +138,9 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
     ) -> CouncilAnswer:
         """Ask the council a question. Returns the final answer, the aggregate ranking of the
         members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default), quick
-        (two members, compared by the chairman) or auto (two members; the whole council only if they
-        disagree);
+        (two members, compared by the chairman), auto (two members; the whole council only if they
+        disagree), refine (the members revise after reading each other's answers) or self-moa (the best
+        member sampled several times, aggregated by the chairman);
         `members`/`chairman`: model ids replacing the configured council for this question."""
         caller = _caller(ctx, keys)
         run = await _start(service, caller, question, mode, members, chairman)

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 from bot.slack import render
 from core.errors import InputRejected
 from core.models import Actor, Origin
+from core.models.deliberation_lines import lens_line
 from core.models.doubt import mention_target
 
 if TYPE_CHECKING:
     from core.service import CouncilService
 
-OPERATIONS = ("show", "members", "chairman", "allow", "limits", "search", "mode", "unsure", "reset", "audit")
+OPERATIONS = ("show", "members", "chairman", "allow", "limits", "search", "mode", "lens", "unsure", "reset", "audit")
 # A mention as a slash command's text carries it (its "escape users and channels" option): a user
 # group `<!subteam^S0123|@team>` or a user `<@U0123|name>`.
 _MENTION = re.compile(r"^<(?:!subteam\^(?P<group>[A-Z0-9]+)|@(?P<user>[UW][A-Z0-9]+))(?:\|[^>]*)?>$")
@@ -31,8 +32,10 @@ in a seat `a|b`, b answers when a fails)
 • `/council-admin chairman model-x` — this channel's chairman (also `model-x|fallback`)
 • `/council-admin allow model-a, model-b` — the models a question here may choose \
 (`members: a, b; chairman: c`); `allow default`: this channel's members, fallbacks and chairman
-• `/council-admin mode quick|auto|standard` — this channel's default mode (a question can also start \
-with `quick:`, `auto:` or `standard:`)
+• `/council-admin mode quick|auto|refine|self-moa|best|standard` — this channel's default mode (a question \
+can also start with `quick:`, `auto:`, `refine:`, `self-moa:`, `best:` or `standard:`)
+• `/council-admin lens model-a skeptic` — a member's lens: a preset (skeptic, first-principles, on-call, \
+pragmatist, teacher) or a persona's text; `lens model-a off` removes it
 • `/council-admin unsure @group` — mention this user group (or `@person`) in the thread when an answer \
 here is unsure; `unsure off`: nobody
 • `/council-admin limits user=N channel=N budget=USD` — councils per user/channel per hour, daily budget
@@ -62,6 +65,7 @@ class AdminCommand:
     search: bool = False
     mode: str = ""
     mention: str | None = None  # `kind:id` (core/models/doubt.py); None: nobody
+    persona: str = ""
 
 
 def parse_admin(text: str) -> AdminCommand:
@@ -98,6 +102,13 @@ def parse_admin(text: str) -> AdminCommand:
         return AdminCommand(op, mode=rest)
     if op == "unsure":
         return AdminCommand(op, mention=_mention(rest))
+    if op == "lens":
+        seat, _, persona = rest.partition(" ")
+        if not seat or not persona.strip():
+            raise InputRejected(
+                "Say `/council-admin lens model-a skeptic` (a preset or a persona), or `lens model-a off`."
+            )
+        return AdminCommand(op, members=[seat], persona=persona.strip())
     if op == "audit":
         if not rest:
             return AdminCommand(op)
@@ -165,6 +176,11 @@ async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, co
         await service.channels.set_unsure_mention(actor, origin, command.mention)
         said = render.unsure_mention_set(command.mention)
         return {"text": said, "blocks": [render.section(said)]}
+    if command.op == "lens":
+        lens = await service.channels.set_lens(actor, origin, command.members[0], command.persona)
+        said = lens_line(lens) or "no lens"
+        text = f"`{render.plain(command.members[0])}` here: {render.plain(said)}"
+        return {"text": text, "blocks": [render.section(text)]}
     if command.op == "reset":
         await service.channels.reset(actor, origin)
         config = await service.channels.effective_config(origin)

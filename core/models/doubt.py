@@ -22,6 +22,7 @@ class Figures(Protocol):
     @property
     def agreement_w(self) -> float | None: ...
 
+
 NEVER = 0
 ALWAYS = 101
 

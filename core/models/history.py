@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.models.base import Model
+from core.models.deliberation import Lens
 from core.models.requests import CouncilMode, Origin
 from core.models.stages import CouncilStatus
 
@@ -63,6 +64,8 @@ class ChannelSettings(Model):
     # Who is mentioned in the thread when an answer here is unsure (core/models/doubt.py's
     # `kind:id` form: a Slack user group or user, a Discord role); None: nobody.
     unsure_mention: str | None = None
+    # Each seat's lens set by the channel's admins (seat -> Lens); None: COUNCIL_SEATS_FILE's.
+    lenses: dict[str, Lens] | None = None
 
 
 class LeaderboardRow(Model):

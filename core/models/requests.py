@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from core.models.base import Model, new_council_id, utcnow
+from core.models.deliberation import Lens, seat_of_key
 from core.models.doubt import UnsureThreshold
 from core.models.files import ExtractedAttachment
 from core.models.rubric import Rubric
@@ -86,8 +87,8 @@ class MessageRef(Model):
 
 # best: the mode the line-up's latest eval run measured best (core/admission/measured.py), resolved
 # at admission into one of the others; a running council's mode is never `best`.
-CouncilMode = Literal["standard", "quick", "auto", "best"]
-MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto", "best")
+CouncilMode = Literal["standard", "quick", "auto", "refine", "self-moa", "best"]
+MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto", "refine", "self-moa", "best")
 
 
 class CouncilConfig(Model):
@@ -124,6 +125,19 @@ class CouncilConfig(Model):
     unsure_below: UnsureThreshold | None = None
     strategy: Strategy | None = None
     unsure_mention: str | None = None  # the channel's `kind:id` to mention when unsure (core/models/doubt.py)
+    # Revision rounds after stage 1 (refine mode, COUNCIL_ROUNDS; core/engine/rounds.py): at most this many.
+    rounds: int = 0
+    # Each seat's lens (persona, temperature, answer length), by its spec: only its own prompts see it.
+    lenses: dict[str, Lens] = Field(default_factory=dict)
+    # Self-MoA (core/engine/self_moa.py): `members` is the one seat, asked `samples` times at
+    # `sample_temperature`; the chairman aggregates the samples.
+    samples: int = 0
+    sample_temperature: float | None = None
+
+    def lens(self, seat: str) -> Lens | None:
+        """The lens of a seat (or of the seat a Self-MoA sample asks), None without one."""
+        found = self.lenses.get(seat) or self.lenses.get(seat_of_key(seat))
+        return found if found is not None and not found.empty else None
 
 
 class AnswerFormat(Model):
