@@ -175,7 +175,8 @@ def _add_eval(sub: _Subparsers) -> None:
     )
     ev.add_argument(
         "--configs",
-        help="comma-separated: standard, quick, auto, member:<id>, chairman, self-consistency[:<id>] (default: all)",
+        help="comma-separated: standard, quick, auto, refine, member:<id>, chairman, self-consistency[:<id>], "
+        "self-moa[:<id>] (default: all)",
     )
     ev.add_argument("--dataset", metavar="FILE", help="JSONL or CSV with input, target (and choices); default: bundled")
     ev.add_argument("--seed", type=int, help="seed of the bundled set (default 2026)")

@@ -446,6 +446,7 @@ async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_f
 async def test_models_lists_each_member_and_the_chairman_once(client):
     ids = [m.id for m in (await client.models.list()).data]
     councils = ["llm-council", "llm-council-quick", "llm-council-auto", "llm-council-refine", "llm-council-self-moa"]
+    councils.append("llm-council-best")
     assert ids == [*councils, *MEMBERS]  # alpha chairs: listed once
 
 
@@ -510,7 +511,7 @@ async def test_the_best_model_says_which_strategy_ran_and_why_first(client, api,
     assert "llm-council-best" in [m.id for m in (await client.models.list()).data]
     completion = await client.chat.completions.create(model="llm-council-best", messages=QUESTION)
     line = "standard: no eval run of this line-up yet"
-    assert completion.metadata["strategy"] == {"mode": "standard", "line": line, "run": None}
+    assert completion.metadata["strategy"] == {"mode": "standard", "line": line, "run": None, "seat": None}
     assert completion.metadata["mode"] == "standard" and completion.metadata["unsure"] is False
     assert completion.choices[0].message.content.startswith(f"❔ {line}\n\n")
     stream = await client.chat.completions.create(model="llm-council-best", messages=QUESTION, stream=True)

@@ -51,7 +51,7 @@ async def test_best_without_an_eval_run_runs_standard_and_says_so(tmp_path):
     assert strategy.line == "standard: no eval run of this line-up yet" and strategy.run is None
     assert len(server.requests_for(stage=1)) == 3  # the standard council ran
     document = to_document(result)
-    assert document["metadata"]["strategy"] == {"mode": "standard", "line": strategy.line, "run": None}
+    assert document["metadata"]["strategy"] == {"mode": "standard", "line": strategy.line, "run": None, "seat": None}
     assert to_markdown(result).split("## Final answer\n\n", 1)[1].startswith(f"> {strategy.line}\n")
 
 
@@ -72,7 +72,7 @@ async def test_best_runs_what_the_line_up_s_eval_measured_and_ignores_other_line
                 await other_service.aclose()
             fallback = await ask(service, "best")
             report = await service.evals.run(
-                EvalRequest(configs="member:alpha,standard,quick,auto", limit=30, log_dir=str(tmp_path / "l"))
+                EvalRequest(configs="member:alpha,standard,quick,auto,self-moa", limit=30, log_dir=str(tmp_path / "l"))
             )
             chosen = await ask(service, "best")
             recommendation = await service.evals.recommend()
@@ -82,7 +82,7 @@ async def test_best_runs_what_the_line_up_s_eval_measured_and_ignores_other_line
         "standard: no eval run of this line-up yet (1 eval run of other line-ups ignored)"
     )
     # By hand from the report: the modes, the most accurate, those within its interval, the cheapest.
-    rows = {r.name: r for r in report.configs if r.name in ("standard", "quick", "auto")}
+    rows = {r.name: r for r in report.configs if r.name in ("standard", "quick", "auto", "self-moa")}
     top = max(rows.values(), key=lambda r: r.accuracy)
     close = [r for r in rows.values() if r.accuracy >= top.ci_low]
     expected = min(close, key=lambda r: (r.mean_calls, -r.accuracy, list(rows).index(r.name)))
@@ -91,7 +91,10 @@ async def test_best_runs_what_the_line_up_s_eval_measured_and_ignores_other_line
     assert chosen.request.config.mode == expected.name == strategy.mode
     assert strategy.line.startswith(f"{expected.name}: on eval run {report.run} it was ")
     assert recommendation.strategy == strategy
-    assert [r.name for r in recommendation.configs] == ["standard", "quick", "auto"]
+    assert [r.name for r in recommendation.configs] == ["standard", "quick", "auto", "self-moa"]
+    if expected.name == "self-moa":  # run as measured: the run's model sampled 6 times, aggregating itself
+        config = chosen.request.config
+        assert (config.members, config.chairman, config.samples, strategy.seat) == (["alpha"], "alpha", 6, "alpha")
 
 
 async def test_an_unsure_result_says_so_first_with_the_setting_when_there_is_no_eval_run(tmp_path):

@@ -17,9 +17,10 @@ import sys
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from core.errors import ConfigurationError
 from core.models import measured as voice
-from core.models.eval import EvalProgress, EvalReport, EvalRequest, EvalStart
+from core.models.eval import ConfigReport, EvalProgress, EvalReport, EvalRequest, EvalStart
 from core.service import CouncilService
 
+TOKEN_SLACK = 1.10  # tokens per question beyond standard's × this are flagged: not equal compute
 CSV_COLUMNS = (
     "name",
     "accuracy",
@@ -171,20 +172,30 @@ def report_csv(report: EvalReport) -> str:
     return buffer.getvalue()
 
 
+def _notes(row: ConfigReport, items: int, standard: ConfigReport | None) -> list[str]:
+    """A row's notes: auto's escalations, failures, what is not scored yet, and more tokens than
+    standard's beyond TOKEN_SLACK (equal compute is in calls and tokens)."""
+    notes = []
+    if row.escalated is not None:
+        notes.append(f"escalated {row.escalated}/{row.samples}")
+    if row.errors:
+        notes.append(f"{row.errors} failed")
+    if row.samples < items:
+        notes.append(f"{row.samples}/{items} scored")
+    if standard is not None and row is not standard and standard.tokens and row.tokens > TOKEN_SLACK * standard.tokens:
+        notes.append(f"tokens +{row.tokens / standard.tokens - 1:.0%} over standard")
+    return notes
+
+
 def report_table(report: EvalReport) -> str:
     header = ("configuration", "accuracy", "95% CI", "vs best member", "calls", "tokens", "cost", "p50", "p95", "notes")
     rows = []
+    standard = next((r for r in report.configs if r.name == "standard"), None)
     for row in report.configs:
         versus = "—" if row.p_value is None else f"+{row.wins}/−{row.losses}, p={_p(row.p_value)}"
         if row.versus is None and row.name.startswith("member:") and any(r.p_value is not None for r in report.configs):
             versus = "(best member)"
-        notes = []
-        if row.escalated is not None:
-            notes.append(f"escalated {row.escalated}/{row.samples}")
-        if row.errors:
-            notes.append(f"{row.errors} failed")
-        if row.samples < report.items:
-            notes.append(f"{row.samples}/{report.items} scored")
+        notes = _notes(row, report.items, standard)
         rows.append(
             (
                 row.name,
@@ -207,8 +218,12 @@ def report_table(report: EvalReport) -> str:
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     if report.self_consistency:
         lines.append(f"self-consistency: {report.self_consistency} samples per question (majority vote)")
+    if report.self_moa:
+        lines.append(f"self-moa: {report.self_moa} samples per question, aggregated by the same model (one more call)")
     lines.append(
-        "calls, tokens and cost are per question; vs best member: items won/lost against it, McNemar's exact p"
+        "calls, tokens and cost are per question; vs best member: items won/lost against it, McNemar's exact p; "
+        f"equal compute is in calls and tokens: a configuration over {TOKEN_SLACK - 1:.0%} more tokens than "
+        "standard says so"
     )
     lines += independence_lines(report)
     lines += consensus_lines(report)

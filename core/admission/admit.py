@@ -125,8 +125,11 @@ class Admission:
         config.lenses = council_lenses(self.settings, channel, config.members, asked, self.cleaner.persona)
         sampled = None
         if config.mode == "self-moa":
-            sampled = await self_moa_seat(self.settings, self.storage, origin, config.members)
+            measured_seat = config.strategy.seat if config.strategy is not None else None
+            sampled = measured_seat or await self_moa_seat(self.settings, self.storage, origin, config.members)
         config = with_deliberation_mode(config, self.settings, sampled)
+        if config.strategy is not None and config.strategy.seat is not None:
+            config.chairman = config.strategy.seat  # as measured: the sampled model aggregates
         if config.mode == "quick":
             config.members = quick_seats(config.members, await self.storage.stats.model_stats())
         elif config.mode == "auto":

@@ -19,6 +19,7 @@ from core.models.strategy import Strategy
 from core.storage import Storage
 
 BEST = "best"
+SELF_MOA = "self-moa"
 FALLBACK: CouncilMode = "standard"
 RUNS_READ = 50  # the newest finished runs looked through for the line-up's
 
@@ -31,6 +32,7 @@ class LineupEval:
     run_id: str | None
     report: EvalReport | None
     others: int = 0
+    self_moa_model: str | None = None  # the model the run's `self-moa` row sampled
 
 
 async def lineup_eval(storage: Storage, members: Sequence[str], chairman: str) -> LineupEval:
@@ -38,7 +40,8 @@ async def lineup_eval(storage: Storage, members: Sequence[str], chairman: str) -
     for run_id, plan in await storage.evals.finished(RUNS_READ):
         if list(plan.members) == list(members) and plan.chairman == chairman:
             report = await storage.evals.report(run_id)
-            return LineupEval(run_id, EvalReport.model_validate_json(report) if report else None, others)
+            parsed = EvalReport.model_validate_json(report) if report else None
+            return LineupEval(run_id, parsed, others, plan.self_moa_model)
         others += 1
     return LineupEval(None, None, others)
 
@@ -55,8 +58,16 @@ def unsure_threshold(measured: LineupEval, mode: str, setting: int) -> UnsureThr
 
 
 def runnable(name: str) -> bool:
-    """An eval configuration a chat council can run as its mode (not `best` itself)."""
-    return name in MODES and name != BEST
+    """An eval configuration a chat council can run as its mode (not `best` itself; `self-moa:<id>`
+    runs as self-moa on that model)."""
+    return (name in MODES and name != BEST) or (name.startswith(SELF_MOA + ":") and SELF_MOA in MODES)
+
+
+def _mode_and_seat(name: str, measured: LineupEval) -> tuple[str, str | None]:
+    """The mode a row runs as, and for Self-MoA the model the eval sampled and aggregated with."""
+    if name.startswith(SELF_MOA + ":"):
+        return SELF_MOA, name.removeprefix(SELF_MOA + ":")
+    return name, measured.self_moa_model if name == SELF_MOA else None
 
 
 def choose(measured: LineupEval) -> Strategy:
@@ -79,4 +90,5 @@ def choose(measured: LineupEval) -> Strategy:
     chosen = min(close, key=cost)
     standard = next((r for r in rows if r.name == "standard"), None)
     line = best_line(chosen, top, standard, measured.run_id, priced=priced)
-    return Strategy(mode=chosen.name, line=line, run=measured.run_id)
+    mode, seat = _mode_and_seat(chosen.name, measured)
+    return Strategy(mode=mode, line=line, run=measured.run_id, seat=seat)

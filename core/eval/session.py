@@ -35,6 +35,7 @@ from core.models.eval import (
     Recommendation,
 )
 from core.paths import APP_NAME
+from core.providers.base import ProviderError
 from core.providers.router import ProviderRouter
 from core.settings import Settings
 from core.shared.redact import Redactor
@@ -100,6 +101,7 @@ class CouncilEvals:
             prepared.plan.members,
             prepared.plan.chairman,
             self_consistency_samples=prepared.plan.self_consistency_samples,
+            self_moa_samples=prepared.plan.self_moa_samples,
             judge=prepared.plan.judge,
         )
         return EvalStart(
@@ -145,6 +147,7 @@ class CouncilEvals:
             if plan.self_consistency_samples
             else None
         )
+        moa = f"{plan.self_moa_model} × {plan.self_moa_samples}" if plan.self_moa_samples else None
         items = {item.id: item for item in prepared.data.items}
         scorer = cast(scoring.ScorerName, plan.scorer)
 
@@ -161,6 +164,7 @@ class CouncilEvals:
             vote_key=vote_key,
             scorer=plan.scorer,
             self_consistency=sc,
+            self_moa=moa,
             log_dir=plan.log_dir,
         )
 
@@ -179,12 +183,16 @@ class CouncilEvals:
         plan = prepared.plan
         samples = None
         model_name = spec.name
+        settled: dict[str, object] = {}
         if spec.kind == "self-consistency":
             await self._settle_self_consistency(prepared, run_id)
             samples = plan.self_consistency_samples
             model_name = f"member:{plan.self_consistency_model}"
+        if spec.kind == "self-moa":
+            await self._settle_self_moa(prepared, run_id)
+            settled = {"model": plan.self_moa_model, "samples": plan.self_moa_samples}
         concurrency = plan.concurrency
-        model = _model(model_name, self.answerer, concurrency)
+        model = _model(model_name, self.answerer, concurrency, settled)
         judge = _model(f"member:{plan.judge}", self.answerer, concurrency) if plan.judge else None
         started, done = time.monotonic(), 0
 
@@ -239,6 +247,22 @@ class CouncilEvals:
             plan.self_consistency_samples = estimate.standard_calls(plan.members)
         await self.storage.evals.save_plan(run_id, plan)
 
+    async def _settle_self_moa(self, prepared: _Prepared, run_id: str) -> None:
+        """Self-MoA's model (named, else this run's most accurate member, else the first seat) and
+        its k: `standard`'s mean calls in this run (else its planned calls) less the aggregation,
+        rounded; settled once per run."""
+        plan = prepared.plan
+        if plan.self_moa_samples is not None and plan.self_moa_model is not None:
+            return
+        spec = next(s for s in prepared.specs if s.kind == "self-moa")
+        by_config = _by_config(await self.storage.evals.samples(run_id))
+        best = report.best_member([s.name for s in prepared.specs], by_config)
+        plan.self_moa_model = spec.model or (best.removeprefix("member:") if best else seats.primary(plan.members[0]))
+        standard = by_config.get("standard")
+        calls = sum(s.calls for s in standard) / len(standard) if standard else estimate.standard_calls(plan.members)
+        plan.self_moa_samples = max(1, round(calls) - 1)
+        await self.storage.evals.save_plan(run_id, plan)
+
     # ------------------------------------------------------------------ preparing
 
     async def _prepare(self, request: EvalRequest) -> _Prepared:
@@ -251,6 +275,7 @@ class CouncilEvals:
             raise ConfigurationError("--judge grades with --scorer judge only")
         if request.concurrency < 1:
             raise ConfigurationError("--concurrency must be at least 1")
+        await self._require_known(specs)
         fingerprint = _fingerprint(data, specs, scorer, judge, standard.members, standard.chairman)
         evals = self.storage.evals
         if request.new:
@@ -273,6 +298,28 @@ class CouncilEvals:
         )
         return _Prepared(data, specs, plan, fingerprint, None)
 
+    async def _require_known(self, specs: Sequence[ConfigSpec]) -> None:
+        """A configuration naming a model the provider does not list is refused before anything runs."""
+        for spec in specs:
+            if spec.model is None or spec.kind not in ("member", "self-consistency", "self-moa"):
+                continue
+            try:
+                unknown = await self.answerer.router.unknown_models([spec.model])
+            except ProviderError as exc:
+                raise ConfigurationError(f"--configs {spec.name}: {exc.info().short()}") from None
+            if unknown:
+                raise ConfigurationError(
+                    f"--configs {spec.name}: the provider lists no model {spec.model!r} "
+                    "(check the id against its model list; `council doctor` lists problems)"
+                )
+
+
+def _by_config(samples: Sequence[EvalSample]) -> dict[str, list[EvalSample]]:
+    by_config: dict[str, list[EvalSample]] = {}
+    for sample in samples:
+        by_config.setdefault(sample.config, []).append(sample)
+    return by_config
+
 
 def default_log_dir() -> Path:
     """inspect-ai's logs of `council eval` runs: beside the default database, in the user data directory."""
@@ -281,8 +328,9 @@ def default_log_dir() -> Path:
     return user_data_path(APP_NAME, appauthor=False) / "eval-logs"
 
 
-def _model(name: str, answerer: Answerer, concurrency: int) -> Model:
-    """The inspect-ai model of a configuration, answering through this run's `answerer`."""
+def _model(name: str, answerer: Answerer, concurrency: int, settled: dict[str, object] | None = None) -> Model:
+    """The inspect-ai model of a configuration, answering through this run's `answerer`; `settled`:
+    what the run chose for it (Self-MoA's model and k)."""
     from inspect_ai.model import GenerateConfig, get_model
 
     import core.eval.registry  # noqa: F401 - registers `council` without relying on the installed entry point
@@ -294,6 +342,7 @@ def _model(name: str, answerer: Answerer, concurrency: int) -> Model:
         memoize=False,
         answerer=answerer,
         connections=concurrency,
+        settled=settled or {},
     )
 
 

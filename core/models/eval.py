@@ -44,6 +44,8 @@ class EvalPlan(_Model):
     concurrency: int = 4
     self_consistency_model: str | None = None
     self_consistency_samples: int | None = None
+    self_moa_model: str | None = None
+    self_moa_samples: int | None = None  # k: its calls are k samples and one aggregation
     log_dir: str | None = None
 
 
@@ -134,6 +136,7 @@ class EvalReport(_Model):
     items: int = Field(0, exclude=True)
     complete: bool = Field(True, exclude=True)
     self_consistency: str | None = Field(None, exclude=True)  # "model × k"
+    self_moa: str | None = Field(None, exclude=True)  # "model × k"
     log_dir: str | None = Field(None, exclude=True)
 
 

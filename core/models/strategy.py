@@ -12,3 +12,4 @@ class Strategy(BaseModel):
     mode: str  # the mode that ran
     line: str  # which strategy ran and why, naming the eval run
     run: str | None = None  # the eval run it was chosen on; None: no run of this line-up
+    seat: str | None = None  # self-moa: the model the eval sampled, and aggregated with
