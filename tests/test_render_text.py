@@ -10,8 +10,8 @@ from bot.render_text import (
     neutralize_slack,
     ranking_line,
     short_model,
-    split_text,
 )
+from bot.long_answer import split_text
 from core.models import Aggregate, AggregateEntry
 
 

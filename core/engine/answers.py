@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter) -> AsyncGenerator[CouncilEvent, None]:
     config = state.config
-    messages = prompts.stage1_messages(state.request.question, state.request.history)
+    messages = prompts.stage1_messages(state.request.question, state.request.history, origin=state.request.origin)
     options = state.options(config.max_answer_tokens)
     pending = state.pending_seats()  # all seats; after auto mode's escalation, the ones not yet asked
     # A resumed council: these members are not asked again.
