@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Literal
 
 from markdown_it import MarkdownIt
@@ -66,12 +67,14 @@ def spans(text: str) -> list[Span]:
             continue
         line = min(token.map[0], len(line_starts) - 1)
         start = line_starts[line]
-        kind: Kind = "code" if token.type in ("fence", "code_block") else "table" if token.type == "table_open" else "text"
+        kind: Kind = (
+            "code" if token.type in ("fence", "code_block") else "table" if token.type == "table_open" else "text"
+        )
         opener = text[start : line_starts[line + 1] if line + 1 < len(line_starts) else len(text)].rstrip("\n")
         starts.setdefault(start, (kind, opener if token.type == "fence" else ""))
     starts.setdefault(0, ("text", ""))
-    bounds = sorted(starts) + [len(text)]
-    return [Span(a, b, *starts[a]) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    bounds = [*sorted(starts), len(text)]
+    return [Span(a, b, *starts[a]) for a, b in pairwise(bounds) if b > a]
 
 
 def cut_answer(text: str, limit: int = LONG_ANSWER_CHARS, *, at_least: int = 0) -> str:
@@ -147,7 +150,7 @@ def _split_block(block: str, span: Span, limit: int) -> list[str]:
     pieces: list[str] = []
     body: list[str] = []
     size = 0
-    for line in (part for line in lines for part in _hard_wrap(line, room)):
+    for line in (part for whole in lines for part in _hard_wrap(whole, room)):
         if body and size + len(line) + 1 > room:
             pieces.append("\n".join([opener, *body, marker]))
             body, size = [], 0

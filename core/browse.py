@@ -13,14 +13,13 @@ from typing import Literal
 from core.channels.permissions import Permissions
 from core.durable.runs import CouncilRun, CouncilRuns
 from core.errors import InputRejected, NotFound
-from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin
+from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin, share_links
 from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer
 from core.models.eval import EvalReport, EvalRunSummary
 from core.models.feedback import FeedbackVote
 from core.records.export import to_json, to_markdown
 from core.records.feedback import CouncilFeedback
 from core.records.queries import CouncilQueries, HistoryScope
-from core.shared import share_links
 from core.storage import Storage
 
 EVAL_RUNS_SHOWN = 50
@@ -66,7 +65,7 @@ class CouncilBrowser:
     ) -> None:
         self.storage, self.permissions, self.queries, self.runs = storage, permissions, queries, runs
         self.feedback, self._leaders, self._available = feedback, leaders, available
-        self.share_secret = share_secret  # COUNCIL_SHARE_LINKS' key (core/shared/share_links.py); None: off
+        self.share_secret = share_secret  # COUNCIL_SHARE_LINKS' key (core/models/share_links.py); None: off
 
     async def history(self, viewer: Viewer, query: HistoryQuery) -> HistoryPage:
         """The finished councils `viewer` may see, newest first, searched and filtered."""

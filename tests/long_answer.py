@@ -24,11 +24,11 @@ _TABLE = (
     "| traces | where the time went | sampling |\n"
     "| metrics | how often, how slow | cardinality |"
 )
-_CODE = "```python\n" + "\n".join(
-    f"def observe_{i}(request):\n    span = tracer.start_span('handler_{i}')\n    span.set_attribute('route', request.path)\n"
-    "    return span"
-    for i in range(14)
-) + "\n```"
+_FUNCTION = (
+    "def observe_{i}(request):\n    span = tracer.start_span('handler_{i}')\n"
+    "    span.set_attribute('route', request.path)\n    return span"
+)
+_CODE = "```python\n" + "\n".join(_FUNCTION.format(i=i) for i in range(14)) + "\n```"
 
 
 def _build() -> str:

@@ -33,6 +33,9 @@ _LOADED = re.compile(r"""<(?:script|img|iframe|source)\b[^>]*\bsrc=["']([^"']+)|
 _CSS_URL = re.compile(r"""url\(\s*["']?([^"')]+)|@import\s+["']([^"']+)""")
 
 
+DRAWN = """return [...document.querySelectorAll('div.mermaid')].some(e => e.getBoundingClientRect().height > 150)"""
+
+
 def _external(reference: str) -> bool:
     return bool(re.match(r"^(?:[a-z][a-z0-9+.-]*:)?//", reference, re.IGNORECASE))
 
@@ -99,8 +102,13 @@ def test_the_sequence_diagram_draws_offline(served):
     try:
         driver.set_page_load_timeout(30)
         driver.get(f"{served}/council/")
-        WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".mermaid svg"))
+        # Material draws each diagram into a closed shadow root of a `div.mermaid` that replaces
+        # the `pre.mermaid` holding its source: drawn means replaced, and as tall as a diagram.
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script(DRAWN))
+        assert not driver.find_elements(By.CSS_SELECTOR, "pre.mermaid")
         loaded = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        if os.environ.get("DOCS_SCREENSHOT"):
+            driver.save_screenshot(os.environ["DOCS_SCREENSHOT"])
     finally:
         driver.quit()
     assert [url for url in loaded if not url.startswith(served)] == []

@@ -47,7 +47,9 @@ def test_stage1_without_history_is_system_and_question():
 def test_prompts_say_where_the_answer_is_read(origin, says, never):
     """Members and the synthesizer are told the surface the council was asked from."""
     [system, _] = prompts.stage1_messages("Why?", origin=origin)
-    chair = prompts.with_shown_in([ChatMessage(role="system", content="x"), ChatMessage(role="user", content="y")], origin)
+    chair = prompts.with_shown_in(
+        [ChatMessage(role="system", content="x"), ChatMessage(role="user", content="y")], origin
+    )
     for text in (system.content, chair[-1].content):
         assert says in text and never not in text
 

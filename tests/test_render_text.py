@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+from bot.long_answer import split_text
 from bot.render_text import (
     aggregate_table,
     neutralize_discord,
@@ -11,7 +12,6 @@ from bot.render_text import (
     ranking_line,
     short_model,
 )
-from bot.long_answer import split_text
 from core.models import Aggregate, AggregateEntry
 
 

@@ -29,8 +29,8 @@ from bot.render_text import (
     short_model,
 )
 from core.models import CouncilResult, CouncilStatus, counted
-from core.models.said import cut_note
 from core.models.lines import composition_line, consensus_text, file_summary
+from core.models.said import cut_note
 
 if TYPE_CHECKING:
     from bot.surface import StatusView

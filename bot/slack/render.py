@@ -42,8 +42,8 @@ from core.models import (
     Leaderboard,
     counted,
 )
-from core.models.said import cut_note
 from core.models.lines import composition_line, file_summary
+from core.models.said import cut_note
 
 if TYPE_CHECKING:
     from bot.surface import StatusView

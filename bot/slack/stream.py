@@ -27,8 +27,8 @@ from bot.slack import stream_render
 from bot.slack.errors import refusal, retry_after_of
 from bot.slack.stream_render import Chunk
 from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
-from core.models.said import cut_note
 from core.models import CouncilResult
+from core.models.said import cut_note
 
 log = logging.getLogger(__name__)
 
@@ -318,7 +318,10 @@ class ProgressStream:
 
     async def _append_long_rest(self, text: str) -> None:
         """What is left of the answer, piece by piece, while more than one piece is left."""
-        while not self.broken and len(shown_text(text, self.shown.text_sent, final=True)) - self.shown.text_sent > STREAM_PIECE_MAX:
+        while (
+            not self.broken
+            and len(shown_text(text, self.shown.text_sent, final=True)) - self.shown.text_sent > STREAM_PIECE_MAX
+        ):
             chunks, commit = self._pending(final=True, text=text)
             await self._throttle.wait_turn()
             if await self._call("chat_appendStream", Priority.ANSWER, chunks=chunks):

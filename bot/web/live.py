@@ -29,8 +29,8 @@ from core.models import (
     MemberFinished,
     ReviewFinished,
 )
+from core.models.share_links import SHARE_PARAM
 from core.service import CouncilRun
-from core.shared.share_links import SHARE_PARAM
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
 RETRY_MS = 2000

@@ -16,8 +16,8 @@ from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
 from core.models.lines import composition_line, consensus_text, score_lines
+from core.models.share_links import SHARE_PARAM
 from core.service import CouncilView, timeline
-from core.shared.share_links import SHARE_PARAM
 
 QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")
 

@@ -18,7 +18,7 @@ from pydantic_settings import SettingsError
 from pydantic_settings.sources import ENV_FILE_SENTINEL
 
 from core.errors import ConfigurationError
-from core.shared.share_links import SHARE_PARAM, share_token
+from core.models.share_links import SHARE_PARAM, share_token
 from core.settings.council import CouncilSettings, LimitSettings
 from core.settings.group import SettingsGroup
 from core.settings.operating import ApiSettings, TelemetrySettings, WebSettings
@@ -123,7 +123,7 @@ class Settings(BaseModel):
 
     def council_url(self, council_id: str) -> str | None:
         """The council's page in the browser app (bot/web) at COUNCIL_PUBLIC_URL; None while it is unset.
-        With COUNCIL_SHARE_LINKS, the link carries the token that opens it (core/shared/share_links.py)."""
+        With COUNCIL_SHARE_LINKS, the link carries the token that opens it (core/models/share_links.py)."""
         public_url = self.tenants.public_url
         if not public_url:
             return None

@@ -3,7 +3,7 @@
 The token is an HMAC of the council's id (itsdangerous' Signer, salted for this one use) keyed
 with COUNCIL_WEB_SECRET: it opens that council and nothing else, a tampered token and another
 council's id fail alike, and rotating the secret revokes every link handed out. It is separate
-from sign-in: it is checked per request and never starts a session.
+from sign-in: it is checked on each request and signs nobody in.
 """
 
 from __future__ import annotations
