@@ -23,8 +23,9 @@ are documented there and mirrored by the pure-Python reference in tests/ranking_
   first_place_votes desc, name asc. With `weights` ({reviewer: weight}, others 1) the mean rank,
   Borda and Copeland are weighted (aggregate.rs); votes and first places stay ballot counts.
 - kendall_tau: one ballot against a reference order (tau-a over their common items).
-- kendall_w: Kendall's W with tie correction (unranked candidates share the mean of the remaining
-  positions); empty ballots are left out; None below 2 ballots or 2 candidates.
+- kendall_w: Kendall's W for incomplete rankings (a ballot orders what it ranked above what it was
+  shown and left out; what it was not shown is missing, not tied last): the method is the module
+  comment of rust/ranking/src/agreement.rs. None below 2 ballots that order a pair.
 - leaderboard: Bradley-Terry (MM iterations, prior of one virtual 0.5/0.5 comparison per pair),
   1000 + 400*log10(strength) mean-centred, percentile bootstrap over ballots (seeded
   xoshiro256++, independent of thread count).
@@ -221,9 +222,13 @@ def kendall_tau(ballot: Sequence[str], reference: Sequence[str]) -> float | None
     return _ranking.kendall_tau(_seq(ballot, "ballot"), _seq(reference, "reference"))
 
 
-def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None:
-    """Kendall's W with tie correction; None when fewer than 2 (non-empty) ballots or 2 candidates."""
-    return _ranking.kendall_w(_ballot_list(ballots), _seq(candidates, "candidates"))
+def kendall_w(
+    ballots: Sequence[Sequence[str]], candidates: Sequence[str], shown: Sequence[Sequence[str]] | None = None
+) -> float | None:
+    """Kendall's W for incomplete rankings; `shown[k]`: the candidates ballot k was shown (default:
+    every candidate). None when fewer than 2 ballots order a pair, or fewer than 2 candidates."""
+    seen = None if shown is None else _ballot_list(shown, "shown")
+    return _ranking.kendall_w(_ballot_list(ballots), _seq(candidates, "candidates"), seen)
 
 
 def leaderboard(

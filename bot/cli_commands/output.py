@@ -24,7 +24,7 @@ from core.models import (
     Synthesis,
     seats,
 )
-from core.models.lines import composition_line, dissent_lines, read_lines
+from core.models.lines import result_composition_line, dissent_lines, read_lines
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -135,7 +135,7 @@ def print_result(
         parsed = sum(1 for r in result.reviews if r.ballot_models)
         print(f"Ballots read: {parsed} of {len(result.reviews)}")
         print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         print(meter)
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""

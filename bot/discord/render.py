@@ -29,7 +29,7 @@ from bot.render_text import (
     split_text,
 )
 from core.models import CouncilResult, CouncilStatus, counted
-from core.models.lines import composition_line, consensus_text, file_summary
+from core.models.lines import result_composition_line, consensus_text, file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -249,7 +249,7 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     if result.aggregate is None and result.status is not CouncilStatus.FAILED:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)

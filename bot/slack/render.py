@@ -42,7 +42,7 @@ from core.models import (
     Leaderboard,
     counted,
 )
-from core.models.lines import composition_line, file_summary
+from core.models.lines import result_composition_line, file_summary
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -318,7 +318,7 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
         tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         tail_blocks.append(context(plain(meter)))
     footer = result_footer(result)
     tail_blocks.append(context(f"{footer} · <{_link_url(link)}|open in the browser>" if link else footer))

@@ -15,7 +15,7 @@ from bot.web.context import WHERE, Pages
 from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
-from core.models.lines import composition_line, consensus_text, score_lines
+from core.models.lines import result_composition_line, consensus_text, score_lines
 from core.service import CouncilView, timeline
 
 QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")
@@ -91,7 +91,7 @@ class ReadPages:
             meter=charts.agreement_meter(result.aggregate.agreement_w if result.aggregate else None),
             consensus=consensus_text(result.aggregate),
             scores=score_lines(result.aggregate),
-            composition=composition_line(result.composition),
+            composition=result_composition_line(result),
             calls=calls,
             timeline_svg=charts.timeline(calls),
             weights=result.request.config.reviewer_weights,

@@ -29,7 +29,11 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
         timings=dict(state.timings),
         usage=usage,
         agreement=state.agreement,
-        composition=composition.measure(synthesis.text, answers, state.request) if synthesis else None,
+        composition=composition.measure(
+            synthesis.text, answers, state.request, synthesis.model if synthesis.stood_in else None
+        )
+        if synthesis
+        else None,
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from core.models import Aggregate, CouncilRequest, Dissent
+from core.models import Aggregate, CouncilRequest, CouncilResult, Dissent
 from core.models.files import ExtractedAttachment
 from core.models.search import SearchResult
 
@@ -86,19 +86,29 @@ def score_lines(aggregate: Aggregate | None) -> list[str]:
 
 
 METER_CELLS = 10
+CHAIRMAN_SHARE = "chairman"  # the chairman's own share (core/engine/composition.py)
 
 
-def composition_line(composition: dict[str, float] | None) -> str | None:
+def composition_line(composition: dict[str, float] | None, stand_in: str | None = None) -> str | None:
     """The composition meter: `Composition ███████░░░ alpha 46% · beta 22% · sources 2% · chairman's own 30%`.
-    The filled cells are what came from the council's texts, the empty ones the chairman's own."""
+    The filled cells are what came from the council's texts, the empty ones the writer's own: the
+    chairman's, or (`stand_in`: the member that wrote the answer for a chairman that failed) that
+    member's, its stage-1 answer included."""
     if not composition:
         return None
-    own = composition.get("chairman", 0.0)
+    own_key = stand_in if stand_in is not None and CHAIRMAN_SHARE not in composition else CHAIRMAN_SHARE
+    own = composition.get(own_key, 0.0)
     filled = round((1 - own) * METER_CELLS)
     parts = [
         f"{name} {share:.0%}"
         for name, share in sorted(composition.items(), key=lambda item: -item[1])
-        if name != "chairman" and share >= 0.005
+        if name != own_key and share >= 0.005
     ]
-    parts.append(f"chairman's own {own:.0%}")
+    parts.append(f"{'chairman' if own_key == CHAIRMAN_SHARE else own_key}'s own {own:.0%}")
     return f"Composition {'█' * filled}{'░' * (METER_CELLS - filled)} " + " · ".join(parts)
+
+
+def result_composition_line(result: CouncilResult) -> str | None:
+    """The meter of a result, naming the stand-in's own share as its own."""
+    synthesis = result.synthesis
+    return composition_line(result.composition, synthesis.model if synthesis and synthesis.stood_in else None)

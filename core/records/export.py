@@ -16,7 +16,7 @@ from core.models import (
     Review,
     Usage,
 )
-from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary, source_line
+from core.models.lines import result_composition_line, consensus_text, dissent_lines, file_summary, source_line
 from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -241,7 +241,7 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
         synthesis = result.synthesis
         who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"
         out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
-        if (meter := composition_line(result.composition)) is not None:
+        if (meter := result_composition_line(result)) is not None:
             out += [f"*{meter}*", ""]
     else:
         out += ["*(no synthesis)*", ""]

@@ -99,8 +99,8 @@ proptest! {
         prop_assert_eq!(&a, &c);
         let positions: Vec<usize> = a.iter().map(|s| s.position).collect();
         prop_assert_eq!(positions, (1..=n).collect::<Vec<_>>());
-        let wa = kendall_w_indices(&b, n);
-        let wc = kendall_w_indices(&shuffled, n);
+        let wa = kendall_w_indices(&b, None, n);
+        let wc = kendall_w_indices(&shuffled, None, n);
         match (wa, wc) {
             (Some(x), Some(y)) => prop_assert!((x - y).abs() < 1e-12),
             (None, None) => {}
@@ -110,7 +110,7 @@ proptest! {
 
     #[test]
     fn kendall_w_is_within_unit_interval((n, b) in (0usize..8).prop_flat_map(|n| (Just(n), ballots(n)))) {
-        if let Some(w) = kendall_w_indices(&b, n) {
+        if let Some(w) = kendall_w_indices(&b, None, n) {
             prop_assert!((0.0..=1.0).contains(&w), "W = {}", w);
         }
     }
@@ -118,8 +118,24 @@ proptest! {
     #[test]
     fn identical_complete_ballots_give_w_one(n in 2usize..9, m in 2usize..10) {
         let ballot: Vec<usize> = (0..n).rev().collect();
-        let w = kendall_w_indices(&vec![ballot; m], n).unwrap();
+        let w = kendall_w_indices(&vec![ballot; m], None, n).unwrap();
         prop_assert!((w - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn partial_ballots_that_follow_one_order_give_w_one(
+        n in 3usize..9,
+        masks in proptest::collection::vec(any::<u16>(), 2..10),
+    ) {
+        // every ballot: the candidates of a random subset it was shown, in the one order 0 < 1 < ...
+        let shown: Vec<Vec<usize>> = masks.iter().map(|m| (0..n).filter(|c| m & (1 << c) != 0).collect()).collect();
+        let ballots: Vec<Vec<usize>> = shown.iter().zip(&masks).map(|(s, m)| {
+            let keep = s.len() - (*m as usize >> 12) % (s.len() + 1);
+            s[..keep].to_vec()
+        }).collect();
+        if let Some(w) = kendall_w_indices(&ballots, Some(&shown), n) {
+            prop_assert!((w - 1.0).abs() < 1e-12, "W = {}", w);
+        }
     }
 }
 
