@@ -88,10 +88,8 @@ impl Blocks {
     /// The reference order (see the module comment): each candidate's place in it.
     fn reference_places(&self) -> Vec<usize> {
         let n = self.n;
-        let mut beaten_by = vec![0usize; n]; // remaining candidates that beat each one
-        for i in 0..n {
-            beaten_by[i] = (0..n).filter(|&j| self.majority(j, i)).count();
-        }
+        // remaining candidates that beat each one
+        let mut beaten_by: Vec<usize> = (0..n).map(|i| (0..n).filter(|&j| self.majority(j, i)).count()).collect();
         let mut place = vec![usize::MAX; n];
         for p in 0..n {
             let key = |&i: &usize| (self.twice_d[i], i);
