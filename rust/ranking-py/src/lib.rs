@@ -22,6 +22,7 @@ use pyo3::{ffi, intern};
 use ranking::{RankingError, Score};
 
 mod composition;
+mod disagreement;
 mod scores;
 
 pub(crate) fn value_error(e: RankingError) -> PyErr {
@@ -435,6 +436,9 @@ fn _ranking(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_verdict, m)?)?;
     m.add_function(wrap_pyfunction!(scores::parse_scores, m)?)?;
     m.add_function(wrap_pyfunction!(composition::composition, m)?)?;
+    m.add_function(wrap_pyfunction!(disagreement::parse_disagreement, m)?)?;
+    m.add_function(wrap_pyfunction!(disagreement::measure_disagreement, m)?)?;
+    m.add_function(wrap_pyfunction!(disagreement::is_disagreement_header, m)?)?;
     m.add_function(wrap_pyfunction!(scores::rubric_summary, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_batch, m)?)?;

@@ -7,6 +7,7 @@
 //! * [`leaderboard`]: Bradley-Terry ratings over many ballots with bootstrap intervals;
 //! * [`scores`]: rubric scores from a reviewer's text, each answer's means and the consensus;
 //! * [`composition`]: which of the council's texts support each sentence of the synthesis, and shares;
+//! * [`disagreement`]: the chairman's "WHERE THEY DIFFER" section as data, and its measured stand-in;
 //! * [`verdict`]: a judge's AGREE / DISAGREE verdict on two answers (auto mode).
 //!
 //! Nothing here panics on any input: invalid input is a [`RankingError`].
@@ -14,6 +15,7 @@
 pub mod aggregate;
 pub mod agreement;
 pub mod composition;
+pub mod disagreement;
 pub mod leaderboard;
 pub mod parse;
 pub mod scores;
@@ -25,6 +27,7 @@ pub use aggregate::{
 };
 pub use agreement::{kendall_tau, kendall_w, kendall_w_indices, kendall_w_shown};
 pub use composition::{composition, Composition, SentenceSupport};
+pub use disagreement::{measure_disagreement, parse_disagreement, MeasuredDisagreement, WrittenDisagreement};
 pub use leaderboard::{leaderboard, leaderboard_counted, Rating};
 pub use parse::{parse_ranking, validate_labels, ParseStatus, ParsedRanking};
 pub use scores::{parse_scores, rubric_summary, Rubric, RubricSummary, ScoreSheet};

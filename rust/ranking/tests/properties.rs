@@ -203,3 +203,50 @@ proptest! {
         prop_assert_eq!(parse_verdict(&format!("{text}\nVERDICT: {line}\n")), expected);
     }
 }
+
+fn section_fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("WHERE THEY DIFFER".to_string()),
+        Just("## Where they differ\n".to_string()),
+        Just("Agreed:".to_string()),
+        Just("**Contested**\n".to_string()),
+        Just("Unique:".to_string()),
+        Just("Open questions:".to_string()),
+        Just("\n- ".to_string()),
+        Just("  - Response ".to_string()),
+        Just("Responses A and ".to_string()),
+        Just(": ".to_string()),
+        Just(" - ".to_string()),
+        Just("```\n".to_string()),
+        Just("\u{ff21}".to_string()),
+        Just("é".to_string()),
+        "[A-F]",
+        "[a-z ]{0,8}",
+        ".{0,3}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn disagreement_sections_never_panic_and_stay_bounded(
+        text in prop_oneof![any::<String>(), prop::collection::vec(section_fragment(), 0..60).prop_map(|v| v.concat())],
+        letters in labels(),
+    ) {
+        use ranking::disagreement::{parse_with_letters as parse_section, MAX_ITEMS, MAX_SIDES, MAX_TEXT_CHARS};
+        if let Some(d) = parse_section(&text, &letters) {
+            prop_assert!(d.agreed.len() <= MAX_ITEMS && d.open.len() <= MAX_ITEMS);
+            prop_assert!(d.unique.len() <= MAX_ITEMS && d.contested.len() <= MAX_ITEMS);
+            for (member, claim) in &d.unique {
+                prop_assert!(letters.contains(member) && claim.chars().count() <= MAX_TEXT_CHARS);
+            }
+            for point in &d.contested {
+                prop_assert!(point.sides.len() >= 2 && point.sides.len() <= MAX_SIDES);
+                prop_assert!(point.sides.iter().all(|s| !s.members.is_empty() && s.members.iter().all(|m| letters.contains(m))));
+            }
+        }
+        let m = ranking::measure_disagreement(&[text.as_str(), "some other answer with words in it here"]);
+        prop_assert!(m.unique.iter().all(|(i, _)| *i < 2));
+    }
+}
