@@ -287,6 +287,8 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "scores": result.aggregate.scores if result.aggregate else {},
         # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
         "composition": result.composition,
+        # where the members stand: agreed, contested, unique, open, and which parts were written or measured
+        "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
     }
     return {**metadata, "url": link} if link else metadata
 

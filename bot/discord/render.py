@@ -29,7 +29,7 @@ from bot.render_text import (
     split_text,
 )
 from core.models import CouncilResult, CouncilStatus, counted
-from core.models.lines import result_composition_line, consensus_text, file_summary
+from core.models.lines import DIFFER_TITLE, consensus_text, differ_parts, differ_source, file_summary, result_composition_line
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -261,7 +261,7 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
-        view = stage_view(result.council_id)
+        view = stage_view(result.council_id, differ=bool(differ_parts(result.disagreement)))
         messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if synthesis is not None else view
     return messages
 
@@ -346,7 +346,19 @@ def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
     return [embed]
 
 
-STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds}
+def differ_embeds(result: CouncilResult) -> list[discord.Embed]:
+    """Where the members stand: a field per part (its items as bullets), who wrote it in the footer."""
+    embed = discord.Embed(title=DIFFER_TITLE, color=COLOR_INFO)
+    for heading, items in differ_parts(result.disagreement)[:25]:
+        embed.add_field(name=heading, value=clip("\n".join(f"• {safe(item)}" for item in items), FIELD_MAX), inline=False)
+    if not embed.fields:
+        embed.description = "The council's answers were not compared."
+    elif (source := differ_source(result)) is not None:
+        embed.set_footer(text=clip(source, 2048))
+    return [embed]
+
+
+STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds, "differ": differ_embeds}
 
 
 def stage_messages(result: CouncilResult, stage: str, markdown: str | None = None) -> list[dict[str, Any]]:
@@ -370,6 +382,7 @@ _LABELS = {
     "answers": ("Answers", discord.ButtonStyle.secondary),
     "reviews": ("Reviews", discord.ButtonStyle.secondary),
     "ranking": ("Ranking", discord.ButtonStyle.secondary),
+    "differ": (DIFFER_TITLE, discord.ButtonStyle.secondary),
     "stop": ("Stop", discord.ButtonStyle.danger),
     "synth": ("Synthesize now", discord.ButtonStyle.primary),
 }
@@ -377,7 +390,7 @@ _LABELS = {
 
 class CouncilButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"council:(?P<action>answers|reviews|ranking|stop|synth):(?P<id>[0-9a-f]+)",
+    template=r"council:(?P<action>answers|reviews|ranking|differ|stop|synth):(?P<id>[0-9a-f]+)",
 ):
     """A button whose state (action, council id) lives in its custom_id, so it works after a restart."""
 
@@ -408,5 +421,6 @@ def control_view(council_id: str) -> discord.ui.View:
     return buttons(council_id, "stop", "synth")
 
 
-def stage_view(council_id: str) -> discord.ui.View:
-    return buttons(council_id, "answers", "reviews", "ranking")
+def stage_view(council_id: str, *, differ: bool = False) -> discord.ui.View:
+    """The stage buttons under an answer (`differ`: the result has an account of where they differ)."""
+    return buttons(council_id, "answers", "reviews", "ranking", *(("differ",) if differ else ()))

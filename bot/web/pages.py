@@ -15,7 +15,7 @@ from bot.web.context import WHERE, Pages
 from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
-from core.models.lines import result_composition_line, consensus_text, score_lines
+from core.models.lines import DIFFER_TITLE, consensus_text, differ_parts, differ_source, result_composition_line, score_lines
 from core.service import CouncilView, timeline
 
 QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")
@@ -92,6 +92,9 @@ class ReadPages:
             consensus=consensus_text(result.aggregate),
             scores=score_lines(result.aggregate),
             composition=result_composition_line(result),
+            differ=differ_parts(result.disagreement),
+            differ_title=DIFFER_TITLE,
+            differ_source=differ_source(result),
             calls=calls,
             timeline_svg=charts.timeline(calls),
             weights=result.request.config.reviewer_weights,

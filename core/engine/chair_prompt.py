@@ -73,6 +73,7 @@ class ChairPrompt:
             member_ids=state.all_ids(),
             fallback=fallback,
             disagreements=disagreements(state),
+            where_they_differ=state.request.answer_format is None,
         )
 
     def small_context(self, model: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from core.engine import composition, notices
+from core.engine import composition, disagreement, notices
 from core.engine.state import CouncilState
 from core.models import CouncilResult, CouncilStatus, ErrorInfo, ErrorKind, ParseStatus, Usage
 
@@ -34,6 +34,7 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
         )
         if synthesis
         else None,
+        disagreement=disagreement.account(state, answers) if synthesis else None,
     )
 
 

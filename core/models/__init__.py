@@ -14,6 +14,7 @@ from core.models.base import (
     new_council_id,
     utcnow,
 )
+from core.models.disagreement import ContestedPoint, Disagreement, Side, UniqueClaim
 from core.models.durable import ControlAction, CouncilCheckpoint, CouncilJob, Destination
 from core.models.events import (
     AggregateReady,
@@ -109,6 +110,7 @@ __all__ = [
     "ChatMessage",
     "Completion",
     "ControlAction",
+    "ContestedPoint",
     "ConversationTurn",
     "CorrelationCheck",
     "CouncilCheckpoint",
@@ -125,6 +127,7 @@ __all__ = [
     "CouncilSummary",
     "DailyUsage",
     "Destination",
+    "Disagreement",
     "Dissent",
     "ErrorInfo",
     "ErrorKind",
@@ -146,6 +149,7 @@ __all__ = [
     "RateCheck",
     "RecordPost",
     "Review",
+    "Side",
     "ReviewFinished",
     "Rubric",
     "SchedulePlanned",
@@ -156,6 +160,7 @@ __all__ = [
     "TenantKeyInfo",
     "TenantSpend",
     "UnfinishedCouncil",
+    "UniqueClaim",
     "Usage",
     "Withheld",
     "counted",

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.models.base import ErrorInfo, Model, Usage, utcnow
+from core.models.disagreement import Disagreement
 from core.models.requests import CouncilRequest
 
 
@@ -160,6 +161,8 @@ class CouncilResult(Model):
     # Where the final answer came from (core/engine/composition.py): member model, `sources` and
     # `chairman` (its own) -> share of the synthesis, summing to 1; None without a synthesis.
     composition: dict[str, float] | None = None
+    # Where the members stand (core/engine/disagreement.py); None without a synthesis.
+    disagreement: Disagreement | None = None
 
     @property
     def degraded(self) -> bool:

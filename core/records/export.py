@@ -16,7 +16,7 @@ from core.models import (
     Review,
     Usage,
 )
-from core.models.lines import result_composition_line, consensus_text, dissent_lines, file_summary, source_line
+from core.models.lines import DIFFER_TITLE, differ_lines, result_composition_line, consensus_text, dissent_lines, file_summary, source_line
 from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -154,6 +154,8 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "escalated": result.escalated,
         # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
         "composition": result.composition,
+        # where the members stand (core/engine/disagreement.py): agreed, contested, unique, open
+        "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
     }
 
@@ -196,6 +198,7 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
     out: list[str] = [
         *_md_header(result),
         *_md_final_answer(result),
+        *_md_differ(result),
         *_md_material(result.request),
         *_md_aggregate(result),
         *_md_agreement(result),
@@ -246,6 +249,16 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
     else:
         out += ["*(no synthesis)*", ""]
     return out
+
+
+def _md_differ(result: CouncilResult) -> list[str]:
+    """Where the members stand, as a section of the export (nothing when there is no account)."""
+    lines = differ_lines(result)
+    if not lines:
+        return []
+    out = [f"## {DIFFER_TITLE}", ""]
+    out += [f"- {line[2:]}" if line.startswith("• ") else line for line in lines]
+    return [*out, ""]
 
 
 def _md_material(request: CouncilRequest) -> list[str]:

@@ -44,6 +44,7 @@
 //! or more, left out). Fewer than two answers: nothing is measured.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::composition::{sentences, trigrams, word_hash, words, MIN_CONTAINMENT};
 use crate::parse::{normalize_char, validate_labels};
@@ -329,6 +330,28 @@ pub fn parse_with_letters(text: &str, letters: &[char]) -> Option<WrittenDisagre
 // ------------------------------------------------------------------------------------------------
 // The measure
 
+/// Trigram hashes are already mixed (`composition::trigram`): the set hashes them as they are.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type Grams = HashSet<u64, BuildHasherDefault<PassThrough>>;
+
 /// One candidate claim of an answer: its text and its trigrams.
 struct Claim {
     text: String,
@@ -359,7 +382,7 @@ fn claims(answer: &str) -> Vec<Claim> {
     out
 }
 
-fn containment(grams: &[u64], set: &HashSet<u64>) -> f64 {
+fn containment(grams: &[u64], set: &Grams) -> f64 {
     grams.iter().filter(|g| set.contains(g)).count() as f64 / grams.len().max(1) as f64
 }
 
@@ -369,14 +392,14 @@ pub fn measure_disagreement<S: AsRef<str>>(answers: &[S]) -> MeasuredDisagreemen
     if answers.len() < 2 {
         return out;
     }
-    let sets: Vec<HashSet<u64>> = answers
+    let sets: Vec<Grams> = answers
         .iter()
         .map(|a| {
             let hashes: Vec<u64> = words(a.as_ref()).map(word_hash).collect();
             trigrams(&hashes).collect()
         })
         .collect();
-    let mut chosen = HashSet::new();
+    let mut chosen = Grams::default();
     for (i, answer) in answers.iter().enumerate() {
         let mut unique = 0;
         for claim in claims(answer.as_ref()) {
