@@ -58,9 +58,9 @@ def section(seed: int) -> str:
     lines.append("**Contested:**")
     for _ in range(5):
         lines.append(f"- {_sentence(rng, vocabulary)}")
-        lines += [f"  - Response {rng.choice(LABELS + ['Z'])}: {_sentence(rng, vocabulary)}" for _ in range(3)]
+        lines += [f"  - Response {rng.choice([*LABELS, 'Z'])}: {_sentence(rng, vocabulary)}" for _ in range(3)]
     lines.append("**Unique:**")
-    lines += [f"- Response {rng.choice(LABELS + ['Q'])}: {_sentence(rng, vocabulary)}" for _ in range(10)]
+    lines += [f"- Response {rng.choice([*LABELS, 'Q'])}: {_sentence(rng, vocabulary)}" for _ in range(10)]
     lines.append("**Open:**")
     lines += [f"- {_sentence(rng, vocabulary)}" for _ in range(5)]
     return synthesis + "\n".join(lines)
@@ -94,7 +94,8 @@ def main() -> None:
         median, p95 = statistics.median(times), times[int(len(times) * 0.95) - 1]
         verdict = "ok" if median < BUDGET_MS else "OVER"
         print(f"{name:<52} {median:>6.3f}ms {p95:>6.3f}ms {verdict:>7}")
-    print(f"measured: {len(measured.agreed)} agreed, {len(measured.unique)} unique; read: {len(parsed.contested)} contested")
+    counts = f"{len(measured.agreed)} agreed, {len(measured.unique)} unique"
+    print(f"measured: {counts}; read: {len(parsed.contested)} contested")
 
 
 if __name__ == "__main__":

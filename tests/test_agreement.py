@@ -17,13 +17,15 @@ from tests.llm_server import ByStage, Fail, Reply, ScriptedLLMServer, council_me
 from tests.test_cli import council
 
 ORDER = ["alpha", "beta", "gamma"]
-ANSWERS = {m: f"{m} says: the answer is 42, for reasons of its own." for m in ORDER}
+# Reviewers see no model id (prompts redact them): each answer is known by its own word.
+WORDS = {"alpha": "basalt", "beta": "fjords", "gamma": "deltas"}
+ANSWERS = {m: f"The answer is 42, as the {word} show." for m, word in WORDS.items()}
 
 
 def by_author(call) -> str:
     """A review that ranks the answers it was shown in the one order alpha > beta > gamma."""
     shown = shown_answers(call.user)
-    author = {label: next(m for m in ORDER if text.startswith(m)) for label, text in shown.items()}
+    author = {label: next(m for m in ORDER if WORDS[m] in text) for label, text in shown.items()}
     ranked = sorted(shown, key=lambda label: ORDER.index(author[label]))
     lines = "\n".join(f"{i}. Response {label}" for i, label in enumerate(ranked, 1))
     return f"Notes on each response.\n\nFINAL RANKING:\n{lines}"
@@ -33,7 +35,12 @@ def by_author(call) -> str:
 async def server():
     async with ScriptedLLMServer() as srv:
         for m in ORDER:
-            srv.script(m, council_member(ANSWERS[m], raw_review=by_author, synthesis=f"The answer is 42, says {m}."))
+            srv.script(
+                m,
+                council_member(
+                    ANSWERS[m], raw_review=by_author, synthesis=f"Forty two it is, concludes {m} after much thought."
+                ),
+            )
         yield srv
 
 
@@ -109,9 +116,14 @@ async def test_a_stand_in_owns_its_share_of_the_answer(server, router):
 async def test_the_terminal_names_the_stand_in_in_the_meter(tmp_path):
     async with ScriptedLLMServer() as llm:
         for m in ORDER:
-            llm.script(m, council_member(ANSWERS[m], raw_review=by_author, synthesis=f"The answer is 42, says {m}."))
+            llm.script(
+                m,
+                council_member(
+                    ANSWERS[m], raw_review=by_author, synthesis=f"Forty two it is, concludes {m} after much thought."
+                ),
+            )
         llm.script("beta", ByStage(Reply(ANSWERS["beta"]), Reply(by_author), Fail(500, "down")))
         code, out, err = await council(tmp_path, llm, "ask", "Q?")
     assert code == 0, err
     assert "alpha's own" in out and "chairman's own" not in out
-    assert "agreement W=1.00" in out
+    assert "Kendall's W: 1.00" in out

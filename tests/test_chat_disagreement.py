@@ -13,14 +13,18 @@ from core.models.lines import DIFFER_TITLE
 from tests.llm_server import council_member
 from tests.test_discord_adapter import answer_messages, ephemeral_replies, wait_finished
 from tests.test_discord_adapter import env as discord_env  # noqa: F401 (fixture)
-from tests.test_slack_adapter import all_text, env, results  # noqa: F401 (env: fixture)
+from tests.test_slack_adapter import env, results  # noqa: F401 (env: fixture)
 
 _BLOCK = re.compile(r"<<<RESPONSE ([A-Z]) [0-9a-f]{16}>>>\n(.*?)\n<<<END RESPONSE", re.S)
 
 
+# The chairman sees no model id (prompts redact them): each answer is known by its own word.
+WORDS = {"alpha": "basalt", "beta": "fjords", "gamma": "deltas"}
+
+
 def section_writer(call) -> str:
     """alpha chairs (tests/conftest.py): its answer, then the section naming the members by label."""
-    label = {text.split(" ")[0]: letter for letter, text in _BLOCK.findall(call.user)}
+    label = {m: letter for letter, text in _BLOCK.findall(call.user) for m, word in WORDS.items() if word in text}
     return (
         "Final answer by alpha: 42.\n\nWHERE THEY DIFFER\nContested:\n- Whether 42 is a joke\n"
         f"  - Response {label['beta']}: it is a joke <@here>\n"
@@ -30,7 +34,9 @@ def section_writer(call) -> str:
 
 
 def chair_writes_the_section(llm) -> None:
-    llm.script("alpha", council_member("alpha says: the answer is 42.", synthesis=section_writer))
+    for m, word in WORDS.items():
+        llm.script(m, council_member(f"The answer is 42, as the {word} show.", synthesis="Final answer by alpha: 42."))
+    llm.script("alpha", council_member("The answer is 42, as the basalt show.", synthesis=section_writer))
 
 
 @pytest.mark.parametrize("env", [{}, {"streaming": True}], indirect=True, ids=["updates", "streaming"])
@@ -40,7 +46,8 @@ async def test_slack_has_a_where_they_differ_button(env, llm):  # noqa: F811
     await env.command("What is the answer?")
     await fake.wait_for(lambda: results(fake) or fake.calls_to("chat.stopStream"))
     await env.settle()
-    shown = json.dumps([all_text(c) for c in fake.calls_to("chat.postMessage", "chat.update", "chat.appendStream", "chat.stopStream")])
+    writes = ("chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream", "chat.stopStream")
+    shown = json.dumps([c.args for c in fake.calls_to(*writes)], ensure_ascii=False)
     assert "Final answer by alpha: 42." in shown
     assert "WHERE THEY DIFFER" not in shown and "towels" not in shown and "joke" not in shown
     buttons = [
@@ -58,7 +65,7 @@ async def test_slack_has_a_where_they_differ_button(env, llm):  # noqa: F811
     assert view["title"]["text"] == DIFFER_TITLE
     text = json.dumps(view["blocks"], ensure_ascii=False)
     assert "Whether 42 is a joke: beta: it is a joke" in text and "gamma: it is the answer" in text
-    assert "beta: towels matter" in text and "Written by alpha." in text
+    assert "beta: towels matter" in text and "Written by alpha" in text
     assert "<@here>" not in text  # model text cannot ping
 
 
@@ -79,4 +86,4 @@ async def test_discord_has_a_where_they_differ_button(discord_env, llm):  # noqa
     assert reply["flags"] & 64  # only the one who clicked sees it
     embeds = json.dumps(reply["embeds"], ensure_ascii=False)
     assert DIFFER_TITLE in embeds and "• Whether 42 is a joke: beta: it is a joke" in embeds
-    assert "• beta: towels matter" in embeds and "Written by alpha." in embeds
+    assert "• beta: towels matter" in embeds and "Written by alpha" in embeds

@@ -29,7 +29,14 @@ from bot.render_text import (
     split_text,
 )
 from core.models import CouncilResult, CouncilStatus, counted
-from core.models.lines import DIFFER_TITLE, consensus_text, differ_parts, differ_source, file_summary, result_composition_line
+from core.models.lines import (
+    DIFFER_TITLE,
+    consensus_text,
+    differ_parts,
+    differ_source,
+    file_summary,
+    result_composition_line,
+)
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -350,7 +357,9 @@ def differ_embeds(result: CouncilResult) -> list[discord.Embed]:
     """Where the members stand: a field per part (its items as bullets), who wrote it in the footer."""
     embed = discord.Embed(title=DIFFER_TITLE, color=COLOR_INFO)
     for heading, items in differ_parts(result.disagreement)[:25]:
-        embed.add_field(name=heading, value=clip("\n".join(f"• {safe(item)}" for item in items), FIELD_MAX), inline=False)
+        embed.add_field(
+            name=heading, value=clip("\n".join(f"• {safe(item)}" for item in items), FIELD_MAX), inline=False
+        )
     if not embed.fields:
         embed.description = "The council's answers were not compared."
     elif (source := differ_source(result)) is not None:

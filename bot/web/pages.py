@@ -15,7 +15,14 @@ from bot.web.context import WHERE, Pages
 from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
-from core.models.lines import DIFFER_TITLE, consensus_text, differ_parts, differ_source, result_composition_line, score_lines
+from core.models.lines import (
+    DIFFER_TITLE,
+    consensus_text,
+    differ_parts,
+    differ_source,
+    result_composition_line,
+    score_lines,
+)
 from core.service import CouncilView, timeline
 
 QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")

@@ -82,7 +82,9 @@ class SectionScreen:
 def account(state: CouncilState, answers: list[MemberAnswer]) -> Disagreement:
     """The disagreement of a council with a synthesis: what its section wrote, the rest measured."""
     nonces = state.nonces()
-    written = ranking.parse_disagreement(state.chair_section, list(state.label_to_model)) if state.chair_section else None
+    written = (
+        ranking.parse_disagreement(state.chair_section, list(state.label_to_model)) if state.chair_section else None
+    )
     result = Disagreement()
     if written is not None:
         _take_written(result, written, state.label_to_model, lambda text: markers.strip_markers(text, nonces).strip())

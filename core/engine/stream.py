@@ -18,8 +18,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from core.engine import notices, prompts
-from core.engine.disagreement import SectionScreen
 from core.engine.batch import Outcome
+from core.engine.disagreement import SectionScreen
 from core.engine.quick import Screen, VerdictScreen
 from core.engine.runner import Calls
 from core.engine.state import CouncilState

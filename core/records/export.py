@@ -16,7 +16,16 @@ from core.models import (
     Review,
     Usage,
 )
-from core.models.lines import DIFFER_TITLE, differ_lines, result_composition_line, consensus_text, dissent_lines, file_summary, source_line
+from core.models.lines import (
+    DIFFER_TITLE,
+    consensus_text,
+    differ_parts,
+    differ_source,
+    dissent_lines,
+    file_summary,
+    result_composition_line,
+    source_line,
+)
 from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -253,12 +262,15 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
 
 def _md_differ(result: CouncilResult) -> list[str]:
     """Where the members stand, as a section of the export (nothing when there is no account)."""
-    lines = differ_lines(result)
-    if not lines:
+    parts = differ_parts(result.disagreement)
+    if not parts:
         return []
     out = [f"## {DIFFER_TITLE}", ""]
-    out += [f"- {line[2:]}" if line.startswith("• ") else line for line in lines]
-    return [*out, ""]
+    for heading, items in parts:
+        out += [f"**{heading}**", "", *(f"- {item}" for item in items), ""]
+    if (source := differ_source(result)) is not None:
+        out += [f"*{source}*", ""]
+    return out
 
 
 def _md_material(request: CouncilRequest) -> list[str]:
