@@ -14,6 +14,7 @@ from core.models.base import (
     new_council_id,
     utcnow,
 )
+from core.models.deliberation import Lens, Revision, RevisionRound
 from core.models.disagreement import ContestedPoint, Disagreement, Side, UniqueClaim
 from core.models.durable import ControlAction, CouncilCheckpoint, CouncilJob, Destination
 from core.models.events import (
@@ -30,6 +31,9 @@ from core.models.events import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
 )
@@ -134,6 +138,7 @@ __all__ = [
     "KeyClaim",
     "Leaderboard",
     "LeaderboardRow",
+    "Lens",
     "MemberAnswer",
     "MemberFailed",
     "MemberFinished",
@@ -150,6 +155,11 @@ __all__ = [
     "RecordPost",
     "Review",
     "ReviewFinished",
+    "Revision",
+    "RevisionFinished",
+    "RevisionRound",
+    "RoundFinished",
+    "RoundStarted",
     "Rubric",
     "SchedulePlanned",
     "SeatModelStats",
