@@ -31,7 +31,7 @@ from core.settings import Settings, load_settings
 from core.storage import Storage
 from tests import test_council
 from tests.factories import make_result, run_council_to_end
-from tests.llm_server import REVISION, Hang, Reply, council_member
+from tests.llm_server import REVISION, Fail, Hang, Reply, council_member
 from tests.test_council import CHAIR, M1, M2, M3, config, script
 
 server, router = test_council.server, test_council.router  # the fixtures
@@ -315,3 +315,17 @@ async def test_self_moa_samples_the_channels_leader_once_it_has_enough_ballots(t
         assert await self_moa_seat(chosen, storage, here, members) == "m-c"
     finally:
         await storage.close()
+
+
+async def test_rounds_keep_the_quorum_grace_and_fallback_seats(server, router):
+    # M3's revision hangs: once the quorum has revised, it gets the grace and keeps its answer.
+    # The second seat's primary fails: its fallback M2 answered, and it is M2 that revises.
+    script(server, scripts(revise={M2: f"REASON: {REASON}\n{REVISED}", M3: Hang()}, broken=Fail(401, "bad key")))
+    seats = [M1, f"broken|{M2}", M3]
+    _, result = await run(router, refine(members=seats, rounds=1, grace_s=0.3, grace_min_s=0.1, grace_factor=0.0))
+    [revision_round] = result.rounds
+    by_model = {r.model: r for r in revision_round.revisions}
+    assert by_model[M2].moved and by_model[M2].seat == f"broken|{M2}"
+    assert by_model[M3].error is not None and by_model[M3].text == OTHER and not by_model[M3].moved
+    assert len(server.requests_for("broken", stage=1)) == 1 and not server.requests_for("broken", stage=REVISION)
+    assert result.synthesis is not None and REVISED in server.requests_for(CHAIR, stage=3)[0].user
