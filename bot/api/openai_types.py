@@ -154,7 +154,7 @@ class ChatRequest(BaseModel):
     # object Open WebUI sends to pipelines ({"id", "name", ...}).
     user: str | dict[str, Any] | None = None
     # OpenAI's request `metadata` (string values): `members` (comma-separated model ids or seats)
-    # and `chairman` choose this council's (issue 33); other keys are ignored.
+    # and `chairman` choose this council's; other keys are ignored.
     metadata: dict[str, Any] | None = None
 
     def seats(self) -> tuple[list[str] | None, str | None]:
@@ -280,12 +280,12 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "status": result.status.value,
         "mode": config.mode,
         "escalated": result.escalated,
-        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100, issue 33),
+        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100),
         # with each answer's mean score per criterion (model -> criterion -> mean).
         "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
         "consensus": result.aggregate.consensus if result.aggregate else None,
         "scores": result.aggregate.scores if result.aggregate else {},
-        # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
+        # where the answer came from, measured (member, `sources`, `chairman` -> share)
         "composition": result.composition,
     }
     return {**metadata, "url": link} if link else metadata
