@@ -109,7 +109,7 @@ class CouncilService:
         service.settings     core/settings                  the process's settings, as loaded
         service.router       core/providers/router.py       `warm_up` the configured models at start-up
         service.admission    core/admission/admit.py        the question, the channel's configuration and every limit
-        service.runs         core/durable/runs.py           running councils (CouncilRun, `get`, `follow`), storing results
+        service.runs         core/durable/runs.py           running councils (CouncilRun: `get`, `follow`), stored
         service.reading      core/reading/reader.py         the asker's files (`read_files`) and the web search
         service.events       core/storage/events.py         platform event ids seen: a retried event is claimed once
         service.queries      core/records/queries.py        stored councils: results, history, exports, usage, pruning
@@ -124,8 +124,8 @@ class CouncilService:
         service.tasks        core/front_end_tasks.py        chat front ends' background tasks (titles, tags): one model
         service.evals        core/eval/session.py           `council eval`: runs, their stored samples and reports
         service.direct       core/direct.py                 members as models: one member (or the chairman) alone
-        service.tenants      core/tenants/service.py        many workspaces: Slack installations, tenants' own keys, budgets
-        service.browse       core/browse.py                 the browser app: history, one council, its calls, as a viewer
+        service.tenants      core/tenants/service.py        many workspaces: Slack installations, own keys, budgets
+        service.browse       core/browse.py                 the browser app: history, a council, its calls, as a viewer
 
     Each collaborator is built with what it needs, in order, and nothing is patched into one
     afterwards. Process-wide state (metrics' model labels, whether traces hold content) is the

@@ -204,7 +204,7 @@ def _service_attributes_used(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Attribute):
             holder = node.value
-            named = holder.id if isinstance(holder, ast.Name) else holder.attr if isinstance(holder, ast.Attribute) else None
+            named = holder.id if isinstance(holder, ast.Name) else getattr(holder, "attr", None)
             if named == "service":
                 used.add(node.attr)
     return used

@@ -85,7 +85,9 @@ async def test_markers_stored_by_an_older_version_are_removed_once_by_a_migratio
             "SELECT text FROM answers WHERE council_id = ? AND model = ?", (result.council_id, result.answers[0].model)
         )
         assert [r[0] for r in rows] == ["Paris.\nThe capital is Paris. "]
-        [synthesis] = await service.storage.db.fetchall("SELECT text FROM synthesis WHERE council_id = ?", (result.council_id,))
+        [synthesis] = await service.storage.db.fetchall(
+            "SELECT text FROM synthesis WHERE council_id = ?", (result.council_id,)
+        )
         assert synthesis[0] == "Final: Paris.\n"
 
         # Once: a council stored with a marker now (none is: the engine filters) stays as stored.
