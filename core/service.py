@@ -13,7 +13,7 @@ types (core.models, core.settings, core.errors, core.paths); tests/test_import_g
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
@@ -170,8 +170,9 @@ class CouncilService:
             storage, router, self.admission.limits, self.channels.effective_config, settings.council.timeout_s
         )
         self.browse = CouncilBrowser(
-            storage, self.permissions, self.queries, self.runs, self.feedback, self.leaderboard, self.direct.available
-        )
+            storage, self.permissions, self.queries, self.runs, self.feedback, self.leaderboard,
+            self.direct.available, share_secret=settings.web.share_secret(),
+        )  # fmt: skip
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
 
     @cached_property
@@ -252,6 +253,7 @@ class CouncilService:
         notices: Sequence[str] = (),
         mode: CouncilMode | None = None,
         answer_format: AnswerFormat | None = None,
+        lenses: Mapping[str, str] | None = None,
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
@@ -260,6 +262,7 @@ class CouncilService:
         likewise (`quick` or `standard`; None: the channel's, `/council-admin mode`). `notices` go
         into the result (the API's files it could not read: it has no private channel).
         `answer_format`: the synthesizer writes the answer as JSON (the API's `response_format`).
+        `lenses`: seat -> a preset's name or a persona, for this council's members (the API's metadata).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
@@ -275,14 +278,13 @@ class CouncilService:
             chairman=chairman,
             attachments=attachments,
             mode=mode,
+            lenses=lenses,
         )
         request.answer_format = answer_format
-        channel = await self.storage.channels.get(origin.channel_key) if search is None else None
-        wants_search = self.reading.wants_search(search, channel)
+        wants_search = await self._wants_search(search, origin)
 
         async def before_start() -> list[str]:
-            router = await self.tenants.router_at(request.origin)
-            return [*notices, *await self.reading.prepare(request, search=wants_search, router=router)]
+            return [*notices, *await self._prepare(request, wants_search)]
 
         return await self.runs.start(request, ticket, before_start)
 
@@ -323,8 +325,7 @@ class CouncilService:
         try:
             if not isinstance(destination, Destination):
                 destination = await destination()
-            channel = await self.storage.channels.get(origin.channel_key) if search is None else None
-            await self.storage.jobs.save(request, destination, search=self.reading.wants_search(search, channel))
+            await self.storage.jobs.save(request, destination, search=await self._wants_search(search, origin))
             with self.worker.accepting(request):
                 await self.durable.enqueue(request.council_id, destination.platform, ticket)
         except BaseException:
@@ -336,6 +337,11 @@ class CouncilService:
         """How this process posts a durable council of `platform` (progress, then the answer once:
         the deliverer must post it only when `claim_delivery` says so)."""
         self.worker.register(platform, deliver)
+
+    async def _wants_search(self, search: bool | None, origin: Origin) -> bool:
+        """The question's own choice, else its channel's (`/council-admin search`)."""
+        channel = await self.storage.channels.get(origin.channel_key) if search is None else None
+        return self.reading.wants_search(search, channel)
 
     async def _prepare(self, request: CouncilRequest, search: bool) -> list[str]:
         router = await self.tenants.router_at(request.origin)
