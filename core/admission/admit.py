@@ -42,7 +42,13 @@ class Admission:
         redact: Redactor,
         gate: ConcurrencyGate,
         owner: CouncilOwner,
+        *,
+        plans: Callable[[Origin], Awaitable[TenantPlan]] | None = None,
+        lineups: Callable[[Origin], Awaitable[TenantLineup]] | None = None,
     ) -> None:
+        """`plans` and `lineups`: a council's tenant (core/tenants) at an origin, its router and
+        line-up with its key requirement and budget, or its line-up alone. Without them every
+        council is the operator's (`council eval`'s configurations)."""
         self.settings = settings
         self.storage = storage
         self.router = router
@@ -50,9 +56,8 @@ class Admission:
         self.limits = ChannelLimits(settings, storage)
         self.gate = gate
         self.owner = owner
-        # A council's tenant (core/tenants): its router and line-up, its key requirement and budget.
-        self.plans: Callable[[Origin], Awaitable[TenantPlan]] | None = None
-        self.lineups: Callable[[Origin], Awaitable[TenantLineup]] | None = None  # its line-up alone
+        self.plans = plans
+        self.lineups = lineups
 
     async def admit(
         self,
