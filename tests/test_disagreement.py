@@ -148,12 +148,17 @@ async def test_the_terminal_and_ask_json_carry_it(tmp_path):
             llm.script(m, council_member(text, synthesis=writes_the_section if m == "beta" else "x"))
         code, out, err = await council(tmp_path, llm, "ask", "--json", "Q?")
         assert code == 0, err
-        d = json.loads(out)["metadata"]["disagreement"]
-        assert d["unique"] == [{"member": "beta", "claim": "glaciers shaped the Alps"}]
+        document = json.loads(out)
+        assert document["metadata"]["disagreement"]["unique"] == [
+            {"member": "beta", "claim": "glaciers shaped the Alps"}
+        ]
         code, out, err = await council(tmp_path, llm, "ask", "Q?")
+        assert code == 0, err
+        assert f"━━ {DIFFER_TITLE} ━━" in out and "• beta: glaciers shaped the Alps" in out
+        assert out.count("Vichy") == 1  # in the block, not in the answer
+        code, out, err = await council(tmp_path, llm, "show", document["id"])  # history: the stored council
     assert code == 0, err
-    assert f"━━ {DIFFER_TITLE} ━━" in out and "• beta: glaciers shaped the Alps" in out
-    assert out.count("Vichy") == 1  # in the block, not in the answer
+    assert f"━━ {DIFFER_TITLE} ━━" in out and out.count("Vichy") == 1
 
 
 def test_parse_and_measure_from_python():
