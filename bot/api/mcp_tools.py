@@ -15,7 +15,16 @@ from bot.api import catalog
 from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Origin, measured
+from core.models import (
+    Actor,
+    CouncilFinished,
+    CouncilResult,
+    CouncilStatus,
+    CouncilSummary,
+    Disagreement,
+    Origin,
+    measured,
+)
 from core.models.deliberation_lines import deliberation_lines
 from core.service import CouncilService
 
@@ -41,9 +50,10 @@ class CouncilAnswer(BaseModel):
     by_chairman: bool
     ranking: list[RankedModel]
     agreement_w: float | None
-    consensus: float | None = None  # of the rubric scores, 0-100 (issue 33)
+    consensus: float | None = None  # of the rubric scores, 0-100
     scores: dict[str, dict[str, float]] = {}  # model -> criterion -> mean rubric score
     composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
+    disagreement: Disagreement | None = None  # where the members stand (agreed, contested, unique, open)
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
     unsure: bool = False  # its consensus was under its line-up's measured threshold (said first in `answer`)
@@ -100,6 +110,7 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         consensus=aggregate.consensus if aggregate else None,
         scores=aggregate.scores if aggregate else {},
         composition=result.composition,
+        disagreement=result.disagreement,
         notices=result.notices,
         escalated=result.escalated,
         unsure=result.unsure is not None,

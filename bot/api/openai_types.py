@@ -305,17 +305,19 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "status": result.status.value,
         "mode": config.mode,
         "escalated": result.escalated,
-        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100, issue 33),
+        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100),
         # with each answer's mean score per criterion (model -> criterion -> mean).
         "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
         "consensus": result.aggregate.consensus if result.aggregate else None,
         "scores": result.aggregate.scores if result.aggregate else {},
-        # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
+        # where the answer came from, measured (member, `sources`, `chairman` -> share)
         "composition": result.composition,
         # measured doubt (consensus under the line-up's eval threshold) and the strategy `best` chose
         "unsure": unsure is not None,
         "unsure_line": measured.unsure_line(unsure) if unsure is not None else None,
         "strategy": config.strategy.model_dump(mode="json") if config.strategy else None,
+        # where the members stand: agreed, contested, unique, open, and which parts were written or measured
+        "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         # refine mode: one list per round, `{"member", "moved", "toward"}` per member
         "rounds": [r.moves() for r in result.rounds],
         "lenses": {seat: lens.model_dump(mode="json") for seat, lens in config.lenses.items()},

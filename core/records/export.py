@@ -18,7 +18,16 @@ from core.models import (
     measured,
 )
 from core.models.deliberation_lines import lens_line, rounds_lines, self_moa_line
-from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary, source_line
+from core.models.lines import (
+    DIFFER_TITLE,
+    consensus_text,
+    differ_parts,
+    differ_source,
+    dissent_lines,
+    file_summary,
+    result_composition_line,
+    source_line,
+)
 from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -143,7 +152,7 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
         "aggregate_rankings": [entry.model_dump(mode="json") for entry in (aggregate.entries if aggregate else [])],
         "agreement_w": aggregate.agreement_w if aggregate else None,
-        # rubric scores (issue 33): model -> criterion -> mean, and their consensus (0-100)
+        # rubric scores: model -> criterion -> mean, and their consensus (0-100)
         "scores": aggregate.scores if aggregate else {},
         "consensus": aggregate.consensus if aggregate else None,
         "rubric": result.request.config.rubric.model_dump(mode="json") if result.request.config.rubric else None,
@@ -161,6 +170,8 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "escalated": result.escalated,
         # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
         "composition": result.composition,
+        # where the members stand (core/engine/disagreement.py): agreed, contested, unique, open
+        "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
         # measured doubt (its consensus under the line-up's eval threshold) and the strategy `best` chose
         "unsure": result.unsure is not None,
@@ -215,6 +226,7 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
     out: list[str] = [
         *_md_header(result),
         *_md_final_answer(result),
+        *_md_differ(result),
         *_md_material(result.request),
         *_md_aggregate(result),
         *_md_agreement(result),
@@ -263,10 +275,23 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
         synthesis = result.synthesis
         who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"
         out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
-        if (meter := composition_line(result.composition)) is not None:
+        if (meter := result_composition_line(result)) is not None:
             out += [f"*{meter}*", ""]
     else:
         out += ["*(no synthesis)*", ""]
+    return out
+
+
+def _md_differ(result: CouncilResult) -> list[str]:
+    """Where the members stand, as a section of the export (nothing when there is no account)."""
+    parts = differ_parts(result.disagreement)
+    if not parts:
+        return []
+    out = [f"## {DIFFER_TITLE}", ""]
+    for heading, items in parts:
+        out += [f"**{heading}**", "", *(f"- {item}" for item in items), ""]
+    if (source := differ_source(result)) is not None:
+        out += [f"*{source}*", ""]
     return out
 
 
@@ -299,7 +324,7 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
         mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "–"
         out.append(
             f"| {e.position} | {e.model} | {e.label or '–'} | {mean} | {e.rankings_count} | "
-            f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
+            f"{e.borda:.1f} | {e.copeland:.1f} | {e.first_place_votes} |"
         )
     w = aggregate.agreement_w
     agreement = f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a"
