@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, cast
 
 from core.admission import measured
 from core.errors import ConfigurationError, CouncilError
-from core.eval import configs, dataset, estimate, report, scoring
+from core.eval import baselines, configs, dataset, estimate, report, scoring
 from core.eval.answering import Answerer
 from core.eval.configs import ConfigSpec
 from core.models import CouncilMode, seats
@@ -35,7 +35,6 @@ from core.models.eval import (
     Recommendation,
 )
 from core.paths import APP_NAME
-from core.providers.base import ProviderError
 from core.providers.router import ProviderRouter
 from core.settings import Settings
 from core.shared.redact import Redactor
@@ -185,11 +184,11 @@ class CouncilEvals:
         model_name = spec.name
         settled: dict[str, object] = {}
         if spec.kind == "self-consistency":
-            await self._settle_self_consistency(prepared, run_id)
+            await self._settle(prepared, run_id, "self-consistency")
             samples = plan.self_consistency_samples
             model_name = f"member:{plan.self_consistency_model}"
         if spec.kind == "self-moa":
-            await self._settle_self_moa(prepared, run_id)
+            await self._settle(prepared, run_id, "self-moa")
             settled = {"model": plan.self_moa_model, "samples": plan.self_moa_samples}
         concurrency = plan.concurrency
         model = _model(model_name, self.answerer, concurrency, settled)
@@ -222,46 +221,12 @@ class CouncilEvals:
                 cause = log.error.message if log.error else log.status
                 raise EvalFailed(f"{spec.name}: the evaluation stopped ({_one_line(cause)}); run again to continue")
 
-    async def _settle_self_consistency(self, prepared: _Prepared, run_id: str) -> None:
-        """Its model (named, else this run's most accurate member, else the first seat) and its
-        samples per question: `standard`'s mean calls in this run (else its planned calls),
-        rounded; settled once per run, so a resumed run votes as the first one did."""
-        plan = prepared.plan
-        if plan.self_consistency_samples is not None and plan.self_consistency_model is not None:
+    async def _settle(self, prepared: _Prepared, run_id: str, kind: baselines.Baseline) -> None:
+        """Self-consistency's or Self-MoA's model and k (core/eval/baselines.py), once per run."""
+        if baselines.settled(prepared.plan, kind):
             return
-        spec = next(s for s in prepared.specs if s.kind == "self-consistency")
-        stored = await self.storage.evals.samples(run_id)
-        by_config: dict[str, list[EvalSample]] = {}
-        for sample in stored:
-            by_config.setdefault(sample.config, []).append(sample)
-        if spec.model is not None:
-            plan.self_consistency_model = spec.model
-        else:
-            best = report.best_member([s.name for s in prepared.specs], by_config)
-            plan.self_consistency_model = best.removeprefix("member:") if best else seats.primary(plan.members[0])
-        standard = by_config.get("standard")
-        if standard:
-            mean = sum(s.calls for s in standard) / len(standard)
-            plan.self_consistency_samples = max(1, round(mean))
-        else:
-            plan.self_consistency_samples = estimate.standard_calls(plan.members)
-        await self.storage.evals.save_plan(run_id, plan)
-
-    async def _settle_self_moa(self, prepared: _Prepared, run_id: str) -> None:
-        """Self-MoA's model (named, else this run's most accurate member, else the first seat) and
-        its k: `standard`'s mean calls in this run (else its planned calls) less the aggregation,
-        rounded; settled once per run."""
-        plan = prepared.plan
-        if plan.self_moa_samples is not None and plan.self_moa_model is not None:
-            return
-        spec = next(s for s in prepared.specs if s.kind == "self-moa")
-        by_config = _by_config(await self.storage.evals.samples(run_id))
-        best = report.best_member([s.name for s in prepared.specs], by_config)
-        plan.self_moa_model = spec.model or (best.removeprefix("member:") if best else seats.primary(plan.members[0]))
-        standard = by_config.get("standard")
-        calls = sum(s.calls for s in standard) / len(standard) if standard else estimate.standard_calls(plan.members)
-        plan.self_moa_samples = max(1, round(calls) - 1)
-        await self.storage.evals.save_plan(run_id, plan)
+        baselines.settle(prepared.plan, prepared.specs, await self.storage.evals.samples(run_id), kind)
+        await self.storage.evals.save_plan(run_id, prepared.plan)
 
     # ------------------------------------------------------------------ preparing
 
@@ -275,7 +240,7 @@ class CouncilEvals:
             raise ConfigurationError("--judge grades with --scorer judge only")
         if request.concurrency < 1:
             raise ConfigurationError("--concurrency must be at least 1")
-        await self._require_known(specs)
+        await baselines.require_known(self.answerer.router, specs)
         fingerprint = _fingerprint(data, specs, scorer, judge, standard.members, standard.chairman)
         evals = self.storage.evals
         if request.new:
@@ -297,28 +262,6 @@ class CouncilEvals:
             log_dir=request.log_dir or str(default_log_dir()),
         )
         return _Prepared(data, specs, plan, fingerprint, None)
-
-    async def _require_known(self, specs: Sequence[ConfigSpec]) -> None:
-        """A configuration naming a model the provider does not list is refused before anything runs."""
-        for spec in specs:
-            if spec.model is None or spec.kind not in ("member", "self-consistency", "self-moa"):
-                continue
-            try:
-                unknown = await self.answerer.router.unknown_models([spec.model])
-            except ProviderError as exc:
-                raise ConfigurationError(f"--configs {spec.name}: {exc.info().short()}") from None
-            if unknown:
-                raise ConfigurationError(
-                    f"--configs {spec.name}: the provider lists no model {spec.model!r} "
-                    "(check the id against its model list; `council doctor` lists problems)"
-                )
-
-
-def _by_config(samples: Sequence[EvalSample]) -> dict[str, list[EvalSample]]:
-    by_config: dict[str, list[EvalSample]] = {}
-    for sample in samples:
-        by_config.setdefault(sample.config, []).append(sample)
-    return by_config
 
 
 def default_log_dir() -> Path:
