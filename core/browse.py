@@ -6,6 +6,7 @@ the same one the chat adapters' buttons and exports follow: bot/web only says wh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -19,8 +20,9 @@ from core.models.eval import EvalReport, EvalRunSummary
 from core.models.feedback import FeedbackVote
 from core.records.export import to_json, to_markdown
 from core.records.feedback import CouncilFeedback
-from core.records.queries import CouncilQueries, HistoryScope
+from core.records.queries import ID_PREFIX, MIN_ID_PREFIX, CouncilQueries, HistoryScope
 from core.storage import Storage
+from core.storage.browse import search_words
 
 EVAL_RUNS_SHOWN = 50
 
@@ -67,34 +69,52 @@ class CouncilBrowser:
 
     async def history(self, viewer: Viewer, query: HistoryQuery) -> HistoryPage:
         """The finished councils `viewer` may see, newest first, searched and filtered."""
-        items, after = await self.storage.browse.page(self.permissions.visibility(viewer), query)
+        visibility = self.permissions.visibility(viewer)
+        items, after = await self.storage.browse.page(visibility, query)
         tallies = await self.feedback.tallies(item.council_id for item in items)
+        words = search_words(query.q)
         for item in items:
             item.votes_good, item.votes_bad = tallies.get(item.council_id, (0, 0))
-        return HistoryPage(councils=items, next=after)
+            if words:
+                item.snippet = snippet(words, item.question, item.preview or "")
+        matches = await self.storage.browse.matches(visibility, query) if words else None
+        return HistoryPage(councils=items, next=after, matches=matches)
 
     async def council(self, viewer: Viewer, council_id: str) -> CouncilView:
-        """A council by id or a unique start of it; NotFound when there is none `viewer` may see
-        (another workspace's council is not found, never forbidden)."""
+        """A council by id or a unique start of it among those `viewer` may see; NotFound when there
+        is none (another workspace's council is not found, never forbidden, and never makes a start
+        of an id ambiguous)."""
         wanted = council_id.strip().lower()
-        run = self._running(wanted)
-        if run is not None:
-            if not self.permissions.may_view(run.request.origin, viewer):
-                raise NotFound(f"No council with id `{council_id}` here.")
-            if not run.done:
-                return CouncilView(run.council_id, run.request, run=run)
-        try:
-            result = await self.queries.get_result(wanted, by_prefix=True)
-        except NotFound:
+        run = self._running(wanted, viewer)
+        if run is not None and not run.done:
+            return CouncilView(run.council_id, run.request, run=run)
+        result = await self._stored(wanted)
+        if result is None or not self.permissions.may_view(result.request.origin, viewer):
+            found = await self._by_prefix(viewer, wanted)
+            result = await self._stored(found) if found else None
+        if result is None:
             stored = await self.storage.jobs.get(wanted)  # a durable council another process runs
             if stored is None or not self.permissions.may_view(stored.request.origin, viewer):
-                raise NotFound(f"No council with id `{council_id}` here.") from None
+                raise NotFound(f"No council with id `{council_id}` here.")
             return CouncilView(stored.request.council_id, stored.request)
-        if not self.permissions.may_view(result.request.origin, viewer):
-            raise NotFound(f"No council with id `{council_id}` here.")
         return CouncilView(
             result.council_id, result.request, result=result, votes=await self.feedback.votes(result.council_id)
         )
+
+    async def _stored(self, council_id: str) -> CouncilResult | None:
+        try:
+            return await self.queries.get_result(council_id)
+        except NotFound:
+            return None
+
+    async def _by_prefix(self, viewer: Viewer, prefix: str) -> str | None:
+        """The id of the stored council `viewer` may see that starts with `prefix`; None when none does."""
+        if not ID_PREFIX.fullmatch(prefix):
+            return None
+        ids = await self.storage.browse.ids_starting_with(self.permissions.visibility(viewer), prefix, limit=2)
+        if len(ids) > 1:
+            raise InputRejected(f"`{prefix}` starts more than one council's id: give more of it.")
+        return ids[0] if ids else None
 
     async def following(self, viewer: Viewer, council_id: str) -> CouncilRun | None:
         """The run of a council this process runs (or has just finished: a late listener still gets
@@ -102,11 +122,17 @@ class CouncilBrowser:
         view = await self.council(viewer, council_id)
         return view.run or self.runs.get(view.council_id)
 
-    def _running(self, wanted: str) -> CouncilRun | None:
-        return self.runs.get(wanted) or next(
-            (run for council_id, run in self.runs.active() if council_id.startswith(wanted) and len(wanted) >= 4),
-            None,
-        )
+    def _running(self, wanted: str, viewer: Viewer) -> CouncilRun | None:
+        """The run `viewer` may see, by its id or (4 or more characters) a unique start of it."""
+        visible = [
+            run for council_id, run in self.runs.active()
+            if (council_id == wanted or (len(wanted) >= MIN_ID_PREFIX and council_id.startswith(wanted)))
+            and self.permissions.may_view(run.request.origin, viewer)
+        ]  # fmt: skip
+        exact = self.runs.get(wanted)
+        if exact is not None and self.permissions.may_view(exact.request.origin, viewer):
+            return exact
+        return visible[0] if len(visible) == 1 else None
 
     async def export(self, viewer: Viewer, council_id: str, fmt: Literal["markdown", "json"]) -> str:
         """A stored council `viewer` may see, as Markdown or JSON (NotFound while it runs)."""
@@ -148,6 +174,23 @@ class CouncilBrowser:
             raise InputRejected("Choose at least two members (or none for the channel's council).")
 
 
+SNIPPET_CHARS = 90  # of context on each side of the first word found
+
+
+def snippet(words: Sequence[str], *texts: str) -> str | None:
+    """The first place one of `words` is found (as a word start: the search stems, so "volcano"
+    finds "volcanoes"), with some context, from the first of `texts` that holds one; None if none."""
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
+    for text in texts:
+        found = pattern.search(text)
+        if found is None:
+            continue
+        start, end = max(0, found.start() - SNIPPET_CHARS), min(len(text), found.end() + SNIPPET_CHARS)
+        piece = " ".join(text[start:end].split())
+        return ("…" if start else "") + piece + ("…" if end < len(text) else "")
+    return None
+
+
 def _scope(viewer: Viewer) -> tuple[Origin | None, HistoryScope]:
     if viewer.origin is None:
         return None, "all"
@@ -155,8 +198,9 @@ def _scope(viewer: Viewer) -> tuple[Origin | None, HistoryScope]:
 
 
 def timeline(result: CouncilResult) -> list[ModelCall]:
-    """Each model call of a stored council on one clock: stage 1 from the start, stage 2 after
-    stage 1's time, the synthesis after both (the stored latencies place each call in its stage)."""
+    """Each model call of a stored council on one clock: stage 1 from the start, stage 2 (and auto
+    mode's agreement check) after stage 1's time, the synthesis after both (the stored latencies
+    place each call in its stage). An answer that stood as written made no call of its own."""
     stage1 = result.timings.get("stage1_s", 0.0)
     stage2 = stage1 + result.timings.get("stage2_s", 0.0)
     calls = [
@@ -184,7 +228,20 @@ def timeline(result: CouncilResult) -> list[ModelCall]:
         )
         for review in result.reviews
     ]
-    if result.synthesis is not None:
+    check = result.agreement
+    if check is not None and check.judge is not None:  # auto mode asked the chairman whether two agree
+        calls.append(
+            ModelCall(
+                stage=2,
+                model=check.judge,
+                role="agreement check",
+                start_s=stage1,
+                end_s=stage1 + (check.latency_s or 0.0),
+                ok=check.error is None,
+                note=check.error.message if check.error else None,
+            )
+        )
+    if result.synthesis is not None and not result.synthesis.agreed:  # an answer that stood as written: no call
         s = result.synthesis
         calls.append(
             ModelCall(

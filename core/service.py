@@ -41,6 +41,7 @@ from core.admission.shared_cap import SharedCap
 from core.browse import CouncilBrowser, CouncilView, EvalRunView, timeline
 from core.channels.admin import ChannelAdmin
 from core.channels.permissions import Permissions
+from core.channels.sessions import WebSessions
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
 from core.direct import DirectModels
@@ -98,6 +99,7 @@ __all__ = [
     "CouncilView",
     "EvalRunView",
     "Redactor",
+    "WebSessions",
     "collect_metrics",
     "configure_logging",
     "continued",
@@ -134,6 +136,7 @@ class CouncilService:
             settings.limits.max_concurrent_councils, settings.limits.max_queued_councils, self.shared_cap
         )
         self.permissions = Permissions(settings.limits.admin_users)
+        self.sessions = WebSessions(storage, settings)  # the browser app's sign-ins
         self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
         self.queries = CouncilQueries(storage, self.permissions)
         self.runs = CouncilRuns(storage, router, self.redact, self.queries.get_result)

@@ -18,13 +18,14 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     MemberStarted,
+    MemberWaiting,
     ReviewFinished,
     SchedulePlanned,
     StageStarted,
     Synthesis,
     seats,
 )
-from core.models.lines import composition_line, dissent_lines, read_lines
+from core.models.lines import WAITING_FOR_MEMORY, composition_line, dissent_lines, read_lines
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -86,6 +87,8 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
     elif isinstance(event, SchedulePlanned):
         term.note(f"  🧮 in memory: {event.line}")
+    elif isinstance(event, MemberWaiting):
+        term.note(f"  🧮 {event.model}: {WAITING_FOR_MEMORY}")
     elif isinstance(event, MemberStarted):
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.progress import CouncilProgress, MemberState
+from core.models.lines import WAITING_FOR_MEMORY
 from bot.render_text import clip, neutralize_slack, progress_lines, ranking_line, result_header, short_model
 from bot.slack.feedback import feedback_block
 from bot.slack.mrkdwn import plain
@@ -93,6 +94,8 @@ def _member_task(
         return _task(task_id, title, "error", output=member.detail or "failed")
     if result is not None:
         return _task(task_id, title, "error", output="stopped")
+    if member.state == "waiting":
+        return _task(task_id, title, "pending", details=WAITING_FOR_MEMORY)
     return _task(task_id, title, "in_progress" if progress.stage >= 1 else "pending")
 
 

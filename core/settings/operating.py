@@ -92,3 +92,15 @@ class WebSettings(SettingsGroup):
         alias="COUNCIL_WEB_SECRET",
         description="Signs the browser's session cookie; empty: a random key per process (sign-ins end at restart).",
     )
+    session_hours: float = Field(
+        12.0,
+        alias="COUNCIL_WEB_SESSION_HOURS",
+        gt=0,
+        description="A browser sign-in ends after this many hours unused; each use renews it (at most 7 days in all).",
+    )
+    admin_check_minutes: float = Field(
+        10.0,
+        alias="COUNCIL_WEB_ADMIN_CHECK_MINUTES",
+        gt=0,
+        description="How often a signed-in admin's admin rights are asked of Slack again (a demoted admin's session ends).",
+    )
