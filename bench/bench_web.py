@@ -10,8 +10,9 @@ cursor), a full-text search (`/?q=`), a stored council's page `/c/<id>`, and the
 page: its HTML besides the council's own text (question, answers, reviews, synthesis), plus the
 stylesheet and the script. Then the emphasis bomb: councils whose answer is nested emphasis
 (`"*a " * 20000 + "b" + " a*" * 20000`, 117 KB, over a second of markdown-it) opened while `/` is
-timed beside them: rendering is off the event loop and within a budget, so `/` stays under 100 ms. The councils are stored through the real Storage code (each with three
-answers, four reviews and a synthesis, varied words so that the full-text index is realistic).
+timed beside them: rendering is off the event loop and within a budget, so `/` stays under 100 ms.
+The councils are stored through the real Storage code (each with three answers, four reviews and
+a synthesis, varied words so that the full-text index is realistic).
 """
 
 from __future__ import annotations

@@ -234,10 +234,6 @@ async def test_a_later_memory_batch_gets_the_grace_and_time_the_first_got_and_is
     # answering after 3 s with a 1 s grace, scaled down five times: batch 1 (alpha, gamma) answers
     # at 0.6 s; beta only starts then, and answers at 1.2 s, past the grace (0.8 s) had its grace
     # not been shifted by the 0.6 s it waited for memory.
-    from bot.progress import CouncilProgress
-    from bot.render_text import progress_lines
-    from core.models import MemberFinished, MemberStarted, MemberWaiting
-
     meter = MemoryMeter()
     sizes = {"alpha": 8.0, "beta": 8.0, "gamma": 2.0, "chair": 1.0}
     for name, gb in sizes.items():
@@ -252,9 +248,19 @@ async def test_a_later_memory_batch_gets_the_grace_and_time_the_first_got_and_is
     [plan] = [e for e in events if isinstance(e, SchedulePlanned)]
     assert plan.batches == [["alpha", "gamma"], ["beta"]]
     assert [a.ok for a in result.answers] == [True, True, True], [a.error for a in result.answers]
-    beta = [type(e) for e in events if getattr(e, "model", None) == "beta" or getattr(e, "answer", None) and e.answer.model == "beta"]
+    from bot.progress import CouncilProgress
+    from bot.render_text import progress_lines
+    from core.models import MemberFinished, MemberStarted, MemberWaiting
+
+    beta = [
+        type(e)
+        for e in events
+        if getattr(e, "model", None) == "beta" or (getattr(e, "answer", None) and e.answer.model == "beta")
+    ]
     assert beta[:3] == [MemberWaiting, MemberStarted, MemberFinished]
-    assert [type(e) for e in events if getattr(e, "model", "") == "alpha"][:1] == [MemberStarted]  # batch 1 starts at once
+    assert [type(e) for e in events if getattr(e, "model", "") == "alpha"][:1] == [
+        MemberStarted
+    ]  # batch 1 starts at once
     progress = CouncilProgress("c")
     for event in events[: events.index(next(e for e in events if isinstance(e, MemberWaiting))) + 1]:
         progress.apply(event)

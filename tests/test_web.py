@@ -176,7 +176,11 @@ async def keyed(llm, tmp_path):
             council("b0b0000000000001", platform=Platform.API, workspace=None, channel="bob", user="bob")
         )
         await service.storage.save_result(council("51ac000000000001"))
-        for council_id, key in (("beef000000000001", "carol"), ("beef000000000002", "carol"), ("a11c000000000009", "bob")):
+        for council_id, key in (
+            ("beef000000000001", "carol"),
+            ("beef000000000002", "carol"),
+            ("a11c000000000009", "bob"),
+        ):
             await service.storage.save_result(
                 council(council_id, platform=Platform.API, workspace=None, channel=key, user=key)
             )
@@ -496,7 +500,9 @@ async def test_a_key_a_model_quotes_is_masked_in_the_live_event_stream_and_the_s
                         break
             events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: ")]
             with_text = [e for e in events if e["kind"] in ("member_finished", "review_finished", "chairman_finished")]
-            assert len(with_text) >= 5 and all("[redacted]" in e["html"] for e in with_text)
+            kinds = [e["kind"] for e in with_text]  # a review the ranking no longer needs may end after the synthesis
+            assert kinds.count("member_finished") == 2 and "review_finished" in kinds and "chairman_finished" in kinds
+            assert all("[redacted]" in e["html"] for e in with_text)
             assert any(e["kind"] == "chairman_token" for e in events) and "[redacted]" in raw
             assert QUOTED_KEY not in raw
             views = [

@@ -11,7 +11,7 @@ import re
 import httpx
 import pytest
 
-from core.models import AgreementCheck, CouncilConfig, MemberAnswer, Origin, Platform, Synthesis
+from core.models import AgreementCheck, CouncilConfig, MemberAnswer, Platform, Synthesis
 from core.models.browse import WEB_CHANNEL
 from tests.test_web import JSON, council, csrf_of
 from tests.web_app import serve_web
@@ -28,8 +28,12 @@ async def web(service):
 def stood_as_written(council_id: str):  # type: ignore[no-untyped-def]
     """Auto mode whose first two answers were the same: the first stands, no review, no chairman."""
     base = council(council_id)
-    answers = [MemberAnswer(model=m, label=l, text="Paris.", latency_s=1.0) for m, l in (("m-a", "A"), ("m-b", "B"))]
-    request = base.request.model_copy(update={"config": CouncilConfig(members=["m-a", "m-b", "m-c"], chairman="m-a", mode="auto")})
+    answers = [
+        MemberAnswer(model=m, label=label, text="Paris.", latency_s=1.0) for m, label in (("m-a", "A"), ("m-b", "B"))
+    ]
+    request = base.request.model_copy(
+        update={"config": CouncilConfig(members=["m-a", "m-b", "m-c"], chairman="m-a", mode="auto")}
+    )
     return base.model_copy(
         update={
             "request": request,
@@ -65,7 +69,8 @@ async def test_a_council_asked_in_the_browser_is_labelled_web(service, web):
     assert '<p class="meta">web ·' in first and "terminal" not in first
     assert '<p class="meta">web · Slack ·' in second and "Slack #web" not in second
     listed = (await web.get("/")).text
-    assert "terminal" not in listed and "#web" not in listed
+    rows = listed[listed.index('<ol class="councils">') :]
+    assert "terminal" not in rows and "#web" not in rows and rows.count("· web") == 2
 
 
 async def test_each_review_shows_which_model_each_label_stood_for(service, web):
@@ -109,7 +114,9 @@ async def test_the_answer_has_a_copy_button_and_its_code_is_highlighted_on_the_s
     assert 'data-copy="answer-source"' in page.text and "def capital():" in page.text  # the Markdown to copy
     final = page.text[page.text.index('id="answer"') : page.text.index("Stage 1")]
     assert '<span class="k">def</span>' in final and '<span class="s1">' in final
-    assert re.findall(r"<script[^>]*>", page.text) == [re.search(r'<script src="/static/app.js\?v=\w+" defer>', page.text)[0]]
+    assert re.findall(r"<script[^>]*>", page.text) == [
+        re.search(r'<script src="/static/app.js\?v=\w+" defer>', page.text)[0]
+    ]
     assert "script-src 'self'" in page.headers["content-security-policy"]
 
 

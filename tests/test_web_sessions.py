@@ -61,7 +61,7 @@ async def replayed(url: str, cookie: str) -> httpx.Response:
 
 
 async def test_signing_out_ends_the_session_for_a_replayed_cookie_too(signed):
-    service, url = signed
+    _service, url = signed
     async with sign_in(url) as ada:
         cookie = session_cookie(ada)
         assert (await replayed(url, cookie)).status_code == 200
@@ -121,12 +121,12 @@ async def test_council_web_revoke_ends_a_users_sessions_from_the_command_line(si
 
 
 async def test_a_deep_link_survives_the_sign_in_and_only_to_a_path_of_this_site(signed):
-    service, url = signed
+    _service, url = signed
     async with httpx.AsyncClient(base_url=url, timeout=20, follow_redirects=True) as ada:
         first = await ada.get("/c/0a1c000000000001", headers=HTML)
         assert str(first.url) == url + "/signin"
         landed = await ada.get("/signin/slack")
-        assert str(landed.url) == url + "/c/0a1c000000000001" and "Ada's own question" in landed.text
+        assert str(landed.url) == url + "/c/0a1c000000000001" and "Ada&#39;s own question" in landed.text
     # Paths a browser would take to another site: whatever is asked, the sign-in lands on this one.
     for hostile in ("//evil.test/c/x", "/\\evil.test", "/%0d%0aSet-Cookie:x=1", "/c/0a1c000000000001?x=//evil.test"):
         async with httpx.AsyncClient(timeout=20) as ada:

@@ -23,9 +23,9 @@ from core.models import (
     CouncilStatus,
     MemberFailed,
     MemberFinished,
+    MemberWaiting,
     ReviewFinished,
     SchedulePlanned,
-    MemberWaiting,
     StageStarted,
 )
 from core.models.lines import WAITING_FOR_MEMORY

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from bot.progress import CouncilProgress, MemberState
-from core.models.lines import WAITING_FOR_MEMORY
 from bot.render_text import clip, neutralize_slack, progress_lines, ranking_line, result_header, short_model
 from bot.slack.feedback import feedback_block
 from bot.slack.mrkdwn import plain
@@ -21,7 +20,7 @@ from bot.slack.render import (
     with_block_id,
 )
 from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
-from core.models.lines import composition_line
+from core.models.lines import WAITING_FOR_MEMORY, composition_line
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."

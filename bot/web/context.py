@@ -44,7 +44,9 @@ def where(origin: Origin) -> str:
     if origin.channel_id == WEB_CHANNEL and origin.platform is not Platform.API:
         # Asked in the browser: by the operator (stored as a terminal's), or by someone signed in
         # with Slack or Discord (stored in their workspace, under their own user).
-        return WEB if origin.platform is Platform.CLI else f"{WEB} · {WHERE.get(origin.platform, origin.platform.value)}"
+        return (
+            WEB if origin.platform is Platform.CLI else f"{WEB} · {WHERE.get(origin.platform, origin.platform.value)}"
+        )
     name = WHERE.get(origin.platform, origin.platform.value)
     if origin.channel_id and origin.platform in (Platform.SLACK, Platform.DISCORD):
         return f"{name} #{origin.channel_id}"

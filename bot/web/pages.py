@@ -30,9 +30,9 @@ def history_query(request: Request) -> HistoryQuery:
         raise InputRejected("Unknown filter value: status and platform take the values their menus offer.") from None
 
 
-def model_texts(result: CouncilResult) -> list[str]:
+def model_texts(result: CouncilResult) -> list[str | None]:
     """Every text of a council its page renders as Markdown."""
-    texts = [turn.content for turn in result.request.history]
+    texts: list[str | None] = [turn.content for turn in result.request.history]
     texts += [a.text for a in result.answers] + [r.text for r in result.reviews]
     return texts + ([result.synthesis.text] if result.synthesis else [])
 

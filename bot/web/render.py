@@ -193,7 +193,9 @@ class Renderer:
         try:
             html = Markup(await asyncio.wrap_future(future))
         except (FutureTimeout, TimeoutError):
-            log.info("a text of %d characters took over %.1f s to render: shown as plain text", len(text), self.timeout_s)
+            log.info(
+                "a text of %d characters took over %.1f s to render: shown as plain text", len(text), self.timeout_s
+            )
             html = plain(text)
         except Exception as exc:  # a worker that died (out of memory): the text is still shown
             log.warning("a text of %d characters could not be rendered (%s): shown as plain text", len(text), exc)

@@ -59,7 +59,10 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     later = {seat for b in plan[1:] for seat in b}
     batch.announce = later.copy()
     for member in pending:
-        yield state.event(MemberWaiting if member in later else MemberStarted, model=member)
+        if member in later:
+            yield state.event(MemberWaiting, model=member)
+        else:
+            yield state.event(MemberStarted, model=member)
     for answer in stored.values():
         _restore_answer(state, calls, answer)
         if answer.ok:

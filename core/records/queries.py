@@ -37,8 +37,8 @@ from core.storage import Storage
 if TYPE_CHECKING:
     from core.ranking import Rating
 
-MINID_PREFIX = 4  # as git: shorter starts match too much to mean one council
-ID_PREFIX = re.compile(rf"[0-9a-f]{{{MINID_PREFIX},}}")  # council ids are hex (models.new_council_id)
+MIN_ID_PREFIX = 4  # as git: shorter starts match too much to mean one council
+ID_PREFIX = re.compile(rf"[0-9a-f]{{{MIN_ID_PREFIX},}}")  # council ids are hex (models.new_council_id)
 
 HistoryScope = Literal["channel", "workspace", "user", "all"]
 
@@ -76,7 +76,7 @@ class CouncilQueries:
         prefix = prefix.lower()
         if not ID_PREFIX.fullmatch(prefix):
             raise NotFound(
-                f"No council with id `{prefix}` (a start of an id needs {MINID_PREFIX} or more hex digits)."
+                f"No council with id `{prefix}` (a start of an id needs {MIN_ID_PREFIX} or more hex digits)."
             )
         ids = await self.storage.councils.ids_starting_with(prefix, limit=2)
         if not ids:

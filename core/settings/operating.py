@@ -102,5 +102,5 @@ class WebSettings(SettingsGroup):
         10.0,
         alias="COUNCIL_WEB_ADMIN_CHECK_MINUTES",
         gt=0,
-        description="How often a signed-in admin's admin rights are asked of Slack again (a demoted admin's session ends).",
+        description="How often a signed-in admin's rights are asked of Slack again (a demoted admin's session ends).",
     )
