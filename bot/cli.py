@@ -65,9 +65,11 @@ def _add_ask(sub: _Subparsers) -> None:
     ask.add_argument("--chairman", help="chairman model id or seat primary|fallback (overrides COUNCIL_CHAIRMAN)")
     ask.add_argument(
         "--mode",
-        choices=["standard", "quick", "auto"],
+        choices=["standard", "quick", "auto", "refine", "self-moa"],
         help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them; "
-        "auto: two members answer, and the whole council deliberates only if they disagree",
+        "auto: two members answer, and the whole council deliberates only if they disagree; refine: the members "
+        "revise their answers after reading each other's (COUNCIL_ROUNDS rounds), then reviews and synthesis; "
+        "self-moa: the best member answers several times and the chairman aggregates the samples",
     )
     ask.add_argument(
         "--file",

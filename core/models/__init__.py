@@ -14,6 +14,7 @@ from core.models.base import (
     new_council_id,
     utcnow,
 )
+from core.models.deliberation import Lens, Revision, RevisionRound
 from core.models.durable import ControlAction, CouncilCheckpoint, CouncilJob, Destination
 from core.models.events import (
     AggregateReady,
@@ -30,6 +31,9 @@ from core.models.events import (
     MemberStarted,
     MemberWaiting,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
 )
@@ -132,6 +136,7 @@ __all__ = [
     "KeyClaim",
     "Leaderboard",
     "LeaderboardRow",
+    "Lens",
     "MemberAnswer",
     "MemberFailed",
     "MemberFinished",
@@ -149,6 +154,11 @@ __all__ = [
     "RecordPost",
     "Review",
     "ReviewFinished",
+    "Revision",
+    "RevisionFinished",
+    "RevisionRound",
+    "RoundFinished",
+    "RoundStarted",
     "Rubric",
     "SchedulePlanned",
     "SeatModelStats",

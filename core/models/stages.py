@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.models.base import ErrorInfo, Model, Usage, utcnow
+from core.models.deliberation import RevisionRound
 from core.models.requests import CouncilRequest
 
 
@@ -160,6 +161,17 @@ class CouncilResult(Model):
     # Where the final answer came from (core/engine/composition.py): member model, `sources` and
     # `chairman` (its own) -> share of the synthesis, summing to 1; None without a synthesis.
     composition: dict[str, float] | None = None
+    # Refine mode's revision rounds, in order (core/engine/rounds.py); `answers` keep the first answers.
+    rounds: list[RevisionRound] = Field(default_factory=list)
+
+    def final_text(self, answer: MemberAnswer) -> str | None:
+        """A member's latest answer: its last revision's, else its first."""
+        seat = answer.seat or answer.model
+        for revision_round in reversed(self.rounds):
+            for revision in revision_round.revisions:
+                if revision.seat == seat and revision.text:
+                    return revision.text
+        return answer.text
 
     @property
     def degraded(self) -> bool:
