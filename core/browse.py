@@ -14,8 +14,8 @@ from typing import Literal
 from core.channels.permissions import Permissions
 from core.durable.runs import CouncilRun, CouncilRuns
 from core.errors import InputRejected, NotFound
-from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin
-from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer
+from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin, share_links
+from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer, Visibility
 from core.models.eval import EvalReport, EvalRunSummary
 from core.models.feedback import FeedbackVote
 from core.records.export import to_json, to_markdown
@@ -63,9 +63,11 @@ class CouncilBrowser:
         feedback: CouncilFeedback,
         leaders: Leaders,
         available: Available,
+        share_secret: str | None = None,
     ) -> None:
         self.storage, self.permissions, self.queries, self.runs = storage, permissions, queries, runs
         self.feedback, self._leaders, self._available = feedback, leaders, available
+        self.share_secret = share_secret  # COUNCIL_SHARE_LINKS' key (core/models/share_links.py); None: off
 
     async def history(self, viewer: Viewer, query: HistoryQuery) -> HistoryPage:
         """The finished councils `viewer` may see, newest first, searched and filtered."""
@@ -81,20 +83,48 @@ class CouncilBrowser:
         return HistoryPage(councils=items, next=after, matches=matches)
 
     async def council(self, viewer: Viewer, council_id: str) -> CouncilView:
-        """A council by id or a unique start of it among those `viewer` may see; NotFound when there
-        is none (another workspace's council is not found, never forbidden, and never makes a start
-        of an id ambiguous)."""
+        """A council by id or a unique start of it; NotFound when there is none `viewer` may see
+        (another workspace's council is not found, never forbidden)."""
+        visible = self.permissions.visibility(viewer)
+        return await self._view(council_id, lambda origin: self.permissions.may_view(origin, viewer), among=visible)
+
+    async def shared(self, council_id: str, token: str) -> CouncilView:
+        """The one council a share link opens, read-only, for whoever holds it (COUNCIL_SHARE_LINKS):
+        the whole id and its token. A token that is not this council's, share links off, and no such
+        council are the same NotFound."""
+        if self.share_secret is None or not share_links.opens(self.share_secret, council_id, token):
+            raise NotFound(f"No council with id `{council_id}` here.")
+        return await self._view(council_id, lambda origin: True, among=None)
+
+    async def following(self, viewer: Viewer | None, council_id: str, token: str | None = None) -> CouncilRun | None:
+        """The run of a council this process runs (or has just finished: a late listener still gets
+        its events); None when it runs elsewhere or is long stored. NotFound when not `viewer`'s
+        (or, with a share link's `token`, when the token does not open it)."""
+        if token is not None:
+            view = await self.shared(council_id, token)
+        elif viewer is not None:
+            view = await self.council(viewer, council_id)
+        else:
+            raise NotFound(f"No council with id `{council_id}` here.")
+        return view.run or self.runs.get(view.council_id)
+
+    async def _view(
+        self, council_id: str, may_view: Callable[[Origin], bool], *, among: Visibility | None
+    ) -> CouncilView:
+        """The council `may_view` lets be seen, by its id or (with `among`, the viewer's visibility) a
+        unique start of it among the councils they may see: another workspace's councils are never
+        found by a start of their id and never make one ambiguous."""
         wanted = council_id.strip().lower()
-        run = self._running(wanted, viewer)
+        run = self._running(wanted, may_view, prefix=among is not None)
         if run is not None and not run.done:
             return CouncilView(run.council_id, run.request, run=run)
         result = await self._stored(wanted)
-        if result is None or not self.permissions.may_view(result.request.origin, viewer):
-            found = await self._by_prefix(viewer, wanted)
+        if (result is None or not may_view(result.request.origin)) and among is not None:
+            found = await self._by_prefix(among, wanted)
             result = await self._stored(found) if found else None
-        if result is None:
+        if result is None or not may_view(result.request.origin):
             stored = await self.storage.jobs.get(wanted)  # a durable council another process runs
-            if stored is None or not self.permissions.may_view(stored.request.origin, viewer):
+            if stored is None or not may_view(stored.request.origin):
                 raise NotFound(f"No council with id `{council_id}` here.")
             return CouncilView(stored.request.council_id, stored.request)
         return CouncilView(
@@ -107,31 +137,27 @@ class CouncilBrowser:
         except NotFound:
             return None
 
-    async def _by_prefix(self, viewer: Viewer, prefix: str) -> str | None:
-        """The id of the stored council `viewer` may see that starts with `prefix`; None when none does."""
+    async def _by_prefix(self, among: Visibility, prefix: str) -> str | None:
+        """The id of the one stored council of `among` whose id starts with `prefix` (None: none)."""
         if not ID_PREFIX.fullmatch(prefix):
             return None
-        ids = await self.storage.browse.ids_starting_with(self.permissions.visibility(viewer), prefix, limit=2)
+        ids = await self.storage.browse.ids_starting_with(among, prefix, limit=2)
         if len(ids) > 1:
             raise InputRejected(f"`{prefix}` starts more than one council's id: give more of it.")
         return ids[0] if ids else None
 
-    async def following(self, viewer: Viewer, council_id: str) -> CouncilRun | None:
-        """The run of a council this process runs (or has just finished: a late listener still gets
-        its events); None when it runs elsewhere or is long stored. NotFound when not `viewer`'s."""
-        view = await self.council(viewer, council_id)
-        return view.run or self.runs.get(view.council_id)
-
-    def _running(self, wanted: str, viewer: Viewer) -> CouncilRun | None:
-        """The run `viewer` may see, by its id or (4 or more characters) a unique start of it."""
+    def _running(self, wanted: str, may_view: Callable[[Origin], bool], *, prefix: bool) -> CouncilRun | None:
+        """The run `may_view` lets be seen, by its id or (`prefix`, 4 or more characters) a unique
+        start of it among those."""
+        exact = self.runs.get(wanted)
+        if exact is not None and may_view(exact.request.origin):
+            return exact
+        if not prefix or len(wanted) < MIN_ID_PREFIX:
+            return None
         visible = [
             run for council_id, run in self.runs.active()
-            if (council_id == wanted or (len(wanted) >= MIN_ID_PREFIX and council_id.startswith(wanted)))
-            and self.permissions.may_view(run.request.origin, viewer)
+            if council_id.startswith(wanted) and may_view(run.request.origin)
         ]  # fmt: skip
-        exact = self.runs.get(wanted)
-        if exact is not None and self.permissions.may_view(exact.request.origin, viewer):
-            return exact
         return visible[0] if len(visible) == 1 else None
 
     async def export(self, viewer: Viewer, council_id: str, fmt: Literal["markdown", "json"]) -> str:

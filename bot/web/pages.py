@@ -17,6 +17,7 @@ from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
 from core.models.lines import composition_line, consensus_text, score_lines
+from core.models.share_links import SHARE_PARAM
 from core.service import CouncilView, timeline
 
 QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")
@@ -74,13 +75,16 @@ class ReadPages:
         )
 
     async def council(self, request: Request) -> Response:
-        viewer = self.pages.viewer(request)
         wanted = request.path_params["council_id"]
-        view = await self.browse.council(viewer, wanted)
-        if view.council_id != wanted:  # a start of the id: the page lives at the whole id
-            return RedirectResponse(f"/c/{view.council_id}", status_code=302)
+        share = request.query_params.get(SHARE_PARAM)
+        if share is not None:  # a share link: this one council, read-only, whoever holds it
+            view = await self.browse.shared(wanted, share)
+        else:
+            view = await self.browse.council(self.pages.viewer(request), wanted)
+            if view.council_id != wanted:  # a start of the id: the page lives at the whole id
+                return RedirectResponse(f"/c/{view.council_id}", status_code=302)
         if view.result is None:
-            return await self._live(request, view)
+            return await self._live(request, view, share)
         result = view.result
         await RENDERER.render_all(model_texts(result))  # off the event loop, once per text
         calls = timeline(result)
@@ -105,9 +109,10 @@ class ReadPages:
             timeline_svg=charts.timeline(calls),
             weights=result.request.config.reviewer_weights,
             votes=view.votes,
+            share=share,
         )
 
-    async def _live(self, request: Request, view: CouncilView) -> Response:
+    async def _live(self, request: Request, view: CouncilView, share: str | None) -> Response:
         """A council still running: the page follows its events (bot/web/live.py)."""
         run, council_request = view.run, view.request
         await RENDERER.render_all(turn.content for turn in council_request.history)
@@ -122,6 +127,7 @@ class ReadPages:
             request_=council_request,
             live=True,
             elsewhere=run is None,
+            share=share,
         )
 
     async def export(self, request: Request) -> Response:
