@@ -42,6 +42,7 @@ from core.models import (
     Leaderboard,
     counted,
 )
+from core.models.deliberation_lines import deliberation_lines
 from core.models.lines import composition_line, file_summary
 from core.models.said import cut_note
 
@@ -235,6 +236,12 @@ def material_blocks(result: CouncilResult) -> list[dict[str, Any]]:
     return blocks
 
 
+def deliberation_blocks(result: CouncilResult) -> list[dict[str, Any]]:
+    """Self-MoA's samples, each member's lens and the rounds (one context block; none without them)."""
+    lines = deliberation_lines(result)
+    return [context(clip(plain("\n".join(lines)), SECTION_CHUNK))] if lines else []
+
+
 def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
     elements = []
     if result.answers:
@@ -320,6 +327,7 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
         tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
     if (meter := composition_line(result.composition)) is not None:
         tail_blocks.append(context(plain(meter)))
+    tail_blocks += deliberation_blocks(result)
     footer = result_footer(result)
     tail_blocks.append(context(f"{footer} · <{_link_url(link)}|open in the browser>" if link else footer))
     if result.answers or result.reviews or result.aggregate is not None:
