@@ -35,7 +35,8 @@ def history_query(request: Request) -> HistoryQuery:
 def model_texts(result: CouncilResult) -> list[str | None]:
     """Every text of a council its page renders as Markdown."""
     texts: list[str | None] = [turn.content for turn in result.request.history]
-    texts += [a.text for a in result.answers] + [r.text for r in result.reviews]
+    texts += [a.text for a in result.answers] + [result.final_text(a) for a in result.answers]
+    texts += [r.text for r in result.reviews]
     return texts + ([result.synthesis.text] if result.synthesis else [])
 
 
