@@ -29,7 +29,9 @@ from core.models import (
     MemberFinished,
     MemberWaiting,
     ReviewFinished,
+    RoundFinished,
 )
+from core.models.deliberation_lines import round_line
 from core.models.lines import WAITING_FOR_MEMORY
 from core.models.share_links import SHARE_PARAM
 from core.service import CouncilRun
@@ -57,6 +59,8 @@ async def event_html(event: CouncilEvent) -> Markup | None:
         )
     if isinstance(event, ChairmanFinished):
         return Markup(f'<div class="md">{await RENDERER.render(event.synthesis.text)}</div>')
+    if isinstance(event, RoundFinished):  # refine mode: who moved toward whom, one line
+        return Markup(f'<p class="meta round">{escape(round_line(event.round))}</p>')
     return None
 
 
