@@ -28,8 +28,8 @@ from bot.render_text import (
     result_header,
     short_model,
 )
-from core.models import CouncilResult, CouncilStatus, counted
-from core.models.lines import composition_line, consensus_text, file_summary
+from core.models import Aggregate, CouncilResult, CouncilStatus, counted
+from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary
 from core.models.said import cut_note
 
 if TYPE_CHECKING:
@@ -194,10 +194,23 @@ def _color(result: CouncilResult) -> discord.Color:
     return COLOR_FAIL
 
 
+def ranking_list(aggregate: Aggregate) -> str:
+    """The ranking as a Markdown list, an entry a line (one line of entries joined by `·` starting
+    `1.` is one list item in Discord), then the minority views after a blank line."""
+    if not aggregate.entries or all(e.average_rank is None for e in aggregate.entries):
+        return ranking_line(aggregate)  # the sentence that says why there is none
+    lines = []
+    for entry in aggregate.entries:
+        mean = f"mean rank {entry.average_rank:.2f}" if entry.average_rank is not None else "no mean rank"
+        lines.append(f"{entry.position}. {short_model(entry.model)} ({mean}, {counted(entry.rankings_count, 'vote')})")
+    dissent = dissent_lines(aggregate)
+    return "\n".join(lines) + ("\n\n" + "\n".join(dissent) if dissent else "")
+
+
 def _footer(result: CouncilResult) -> str:
     parts = [f"{FOOTER_PREFIX}{result.council_id}"]
     if "total_s" in result.timings:
-        parts.append(f"{result.timings['total_s']:.0f}s")
+        parts.append(f"{result.timings['total_s']:.1f} s")
     if result.usage.cost_usd:
         parts.append(f"${result.usage.cost_usd:.4f}")
     parts.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens} tokens")
@@ -237,6 +250,8 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         answer = ""
     if result.status is CouncilStatus.DEGRADED and synthesis is not None and synthesis.by_chairman:
         title = "⚠️ " + title + " (degraded)"
+    if result.request.config.mode == "quick" and synthesis is not None:
+        title += " · a quick council"
     if is_long(result) and synthesis is not None:  # whole blocks, then the note outside them (bot/long_answer.py)
         answer = cut_answer(answer) + f"\n\n*{cut_note(synthesis.text)}*"
     text = (header + "\n\n" + answer).strip() if header else answer
@@ -245,7 +260,7 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         embeds[0].url = link
     last = embeds[-1]
     if result.aggregate is not None:
-        ranking = safe(ranking_line(result.aggregate))
+        ranking = safe(ranking_list(result.aggregate))
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
@@ -261,7 +276,7 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
-        view = stage_view(result.council_id)
+        view = stage_view(result.council_id, result)
         messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if synthesis is not None else view
     return messages
 
@@ -408,5 +423,10 @@ def control_view(council_id: str) -> discord.ui.View:
     return buttons(council_id, "stop", "synth")
 
 
-def stage_view(council_id: str) -> discord.ui.View:
-    return buttons(council_id, "answers", "reviews", "ranking")
+def stage_view(council_id: str, result: CouncilResult | None = None) -> discord.ui.View:
+    """The stage buttons; with `result`, only the stages it has (a quick council without reviews
+    gets no Reviews or Ranking button to open an empty stage)."""
+    if result is None:
+        return buttons(council_id, "answers", "reviews", "ranking")
+    present = {"answers": bool(result.answers), "reviews": bool(result.reviews), "ranking": bool(result.reviews)}
+    return buttons(council_id, *(stage for stage, has in present.items() if has))
