@@ -26,6 +26,7 @@ from core.models.deliberation_lines import ENDED_CONVERGED, ENDED_NO_MOVE, ENDED
 from core.models.seats_file import parse_seats, read_seats_file
 from core.records.export import to_document, to_markdown
 from core.settings import Settings, load_settings
+from core.storage import Storage
 from tests import test_council
 from tests.factories import run_council_to_end
 from tests.llm_server import REVISION, Hang, Reply, council_member
@@ -278,3 +279,17 @@ def test_bad_settings_are_one_line(tmp_path, monkeypatch, variable, value, said)
     assert said in message and "\n" not in message
     if variable == "COUNCIL_SEATS_FILE":
         assert "line 1" in message
+
+
+async def test_a_resumed_self_moa_council_asks_only_the_samples_it_lacks(server, router, tmp_path):
+    script(server, scripts())
+    storage = await Storage.open(f"sqlite:///{tmp_path}/steps.db")
+    request = CouncilRequest(question="Q?", config=config(members=[M1], mode="self-moa", samples=5))
+    await storage.councils.save_started(request)
+    for n in (1, 2, 3):  # the journal kept three samples, each under its own seat
+        await storage.jobs.save_answer(request.council_id, MemberAnswer(model=M1, seat=f"{M1}#{n}", text=BEST))
+    checkpoint = await storage.jobs.checkpoint(request.council_id)
+    await storage.close()
+    assert len(checkpoint.answers) == 3
+    events = [e async for e in run_council(request, router, None, checkpoint)]
+    assert len(server.requests_for(M1, stage=1)) == 2 and len(events[-1].result.answers) == 5

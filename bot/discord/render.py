@@ -29,6 +29,7 @@ from bot.render_text import (
     short_model,
 )
 from core.models import Aggregate, CouncilResult, CouncilStatus, counted
+from core.models.deliberation_lines import deliberation_lines, lens_line
 from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary
 from core.models.said import cut_note
 
@@ -266,6 +267,10 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
     if (meter := composition_line(result.composition)) is not None:
         last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
+    if deliberation := deliberation_lines(result):
+        last.add_field(
+            name="How the council deliberated", value=clip(safe("\n".join(deliberation)), FIELD_MAX), inline=False
+        )
     if result.aggregate is None and result.status is not CouncilStatus.FAILED:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
     add_material_fields(last, result)
@@ -318,8 +323,15 @@ def answers_embeds(result: CouncilResult) -> list[discord.Embed]:
     for answer in result.answers:
         label = f"Response {answer.label} — " if answer.label else ""
         took = f" ({answer.latency_s:.1f}s)" if answer.latency_s is not None else ""
+        lens = lens_line(result.request.config.lens(answer.seat or answer.model))
         if answer.ok:
-            embeds += text_embeds(safe(answer.text), title=f"{label}{answer.model}{took}", color=COLOR_INFO, chunk=3900)
+            first = " · first answer" if result.rounds else ""
+            text = (f"*{safe(lens)}*\n\n" if lens else "") + safe(answer.text)
+            embeds += text_embeds(text, title=f"{label}{answer.model}{first}{took}", color=COLOR_INFO, chunk=3900)
+            final = result.final_text(answer)
+            if final and final != answer.text:
+                title = f"{label}{answer.model} · after the revision rounds"
+                embeds += text_embeds(safe(final), title=title, color=COLOR_INFO, chunk=3900)
         else:
             why = answer.error.short() if answer.error else "no answer"
             embeds.append(

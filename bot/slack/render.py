@@ -41,6 +41,7 @@ from core.models import (
     Leaderboard,
     counted,
 )
+from core.models.deliberation_lines import deliberation_lines
 from core.models.lines import file_summary
 from core.models.said import cut_note, summary_line
 
@@ -234,6 +235,12 @@ def material_blocks(result: CouncilResult) -> list[dict[str, Any]]:
     return blocks
 
 
+def deliberation_blocks(result: CouncilResult) -> list[dict[str, Any]]:
+    """Self-MoA's samples, each member's lens and the rounds (one context block; none without them)."""
+    lines = deliberation_lines(result)
+    return [context(clip(plain("\n".join(lines)), SECTION_CHUNK))] if lines else []
+
+
 def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
     elements = []
     if result.answers:
@@ -309,6 +316,7 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     browser app, when there is one), the stage buttons and the feedback buttons."""
     cid = result.council_id
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
+    tail_blocks += deliberation_blocks(result)
     footer = result_footer(result)
     tail_blocks.append(context(f"{footer} · <{link_url(link)}|open in the browser>" if link else footer))
     if result.answers or result.reviews or result.aggregate is not None:

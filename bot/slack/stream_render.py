@@ -14,6 +14,7 @@ from bot.slack.render import (
     ANSWER_BLOCK,
     attached_note,
     context,
+    deliberation_blocks,
     link_url,
     material_blocks,
     result_footer,
@@ -253,6 +254,7 @@ def stream_final_blocks(
     if attached and result.synthesis is not None:
         blocks.append(context(attached_note(result.synthesis.text)))
     blocks += material_blocks(result)
+    blocks += deliberation_blocks(result)
     footer = result_footer(result)
     blocks.append(context(f"{footer} · <{link_url(link)}|open in the browser>" if link else footer))
     if result.answers or result.reviews or result.aggregate is not None:

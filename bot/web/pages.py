@@ -15,6 +15,7 @@ from bot.web.context import WHERE, Pages
 from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
+from core.models.deliberation_lines import deliberation_lines, lens_line
 from core.models.lines import composition_line, consensus_text, score_lines
 from core.models.share_links import SHARE_PARAM
 from core.service import CouncilView, timeline
@@ -96,6 +97,9 @@ class ReadPages:
             consensus=consensus_text(result.aggregate),
             scores=score_lines(result.aggregate),
             composition=composition_line(result.composition),
+            deliberation=deliberation_lines(result),
+            lenses=[lens_line(result.request.config.lens(a.seat or a.model)) for a in result.answers],
+            finals=[revised if (revised := result.final_text(a)) != a.text else None for a in result.answers],
             calls=calls,
             timeline_svg=charts.timeline(calls),
             weights=result.request.config.reviewer_weights,
