@@ -29,6 +29,7 @@ from core.models import (
 )
 from core.models.deliberation_lines import deliberation_lines, revision_line, rounds_lines
 from core.models.lines import composition_line, dissent_lines, read_lines
+from core.models.said import summary_line
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -151,10 +152,11 @@ def print_result(
         print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
     if (meter := composition_line(result.composition)) is not None:
         print(meter)
+    print(f"\n{summary_line(result)}")  # the line every chat surface puts under the answer
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
     print(
-        f"\nCouncil {result.council_id} · {result.status.value} · "
+        f"Council {result.council_id} · {result.status.value} · "
         f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
     )
     if details:
