@@ -202,6 +202,17 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
     assert not fake.guild_commands
 
 
+def test_member_choices_complete_the_list_typed_so_far():
+    """Discord's options have no multi-select: each choice of /council's `members` is the list typed so far plus one."""
+    from bot.discord.commands import _member_choices
+
+    allowed = ["alpha", "beta", "gamma"]
+    assert [c.value for c in _member_choices(allowed, "")] == allowed
+    assert [c.value for c in _member_choices(allowed, "alpha, ")] == ["alpha, beta", "alpha, gamma"]
+    assert [c.value for c in _member_choices(allowed, "alpha, GA")] == ["alpha, gamma"]
+    assert len(_member_choices([f"m{i}" for i in range(40)], "")) == 25  # Discord's limit
+
+
 async def test_guild_sync_when_guild_id_is_set(env, llm, tmp_path):
     env.settings = make_settings(
         llm, tmp_path, DISCORD_TOKEN=TOKEN, DISCORD_API_URL=env.fake.api_url, DISCORD_GUILD_ID=str(env.fake.guild_id)

@@ -41,7 +41,7 @@ class CouncilAnswer(BaseModel):
     by_chairman: bool
     ranking: list[RankedModel]
     agreement_w: float | None
-    consensus: float | None = None  # of the rubric scores, 0-100 (issue 33)
+    consensus: float | None = None  # of the rubric scores, 0-100
     scores: dict[str, dict[str, float]] = {}  # model -> criterion -> mean rubric score
     composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
     notices: list[str]

@@ -304,12 +304,12 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "status": result.status.value,
         "mode": config.mode,
         "escalated": result.escalated,
-        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100, issue 33),
+        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100),
         # with each answer's mean score per criterion (model -> criterion -> mean).
         "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
         "consensus": result.aggregate.consensus if result.aggregate else None,
         "scores": result.aggregate.scores if result.aggregate else {},
-        # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
+        # where the answer came from, measured (member, `sources`, `chairman` -> share)
         "composition": result.composition,
         # refine mode: one list per round, `{"member", "moved", "toward"}` per member
         "rounds": [r.moves() for r in result.rounds],

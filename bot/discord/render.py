@@ -274,15 +274,20 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
     if result.aggregate is None and result.status is not CouncilStatus.FAILED:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
     add_material_fields(last, result)
+    return _result_sent(embeds, result)
+
+
+def _result_sent(embeds: list[discord.Embed], result: CouncilResult) -> list[dict[str, Any]]:
+    """The result's embeds packed into messages with a footer on every one (each part of a split
+    answer says which council it is), the stage buttons under the last."""
     footer = _footer(result)
-    # A footer on every message: each part of a split answer says which council it is.
     messages: list[dict[str, Any]] = []
     for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
         view = stage_view(result.council_id, result)
-        messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if synthesis is not None else view
+        messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if result.synthesis is not None else view
     return messages
 
 

@@ -41,7 +41,7 @@ from core.models import (
     Leaderboard,
     counted,
 )
-from core.models.deliberation_lines import deliberation_lines
+from core.models.deliberation_lines import deliberation_lines, lens_line
 from core.models.lines import file_summary
 from core.models.said import cut_note, summary_line
 
@@ -398,6 +398,7 @@ def leaderboard_message(board: Leaderboard) -> Message:
 
 def config_message(title: str, config: CouncilConfig, channel: ChannelSettings | None = None) -> Message:
     lines = [f"*Members:* {', '.join(config.members)}", f"*Chairman:* {config.chairman}", f"*Mode:* {config.mode}"]
+    lines += [f"*{seat}:* {lens}" for seat in config.members if (lens := lens_line(config.lens(seat)))]
     if channel is not None:
 
         def show(value: Any, unit: str = "") -> str:

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from core.models.base import ErrorInfo, Model, Usage, utcnow
 from core.models.deliberation import RevisionRound
@@ -81,7 +81,9 @@ class AggregateEntry(Model):
     average_rank: float | None  # mean rank position over ballots that ranked it
     rankings_count: int  # number of ballots ranking it ("votes")
     borda: float = 0.0
-    condorcet_wins: float = 0.0  # Copeland/Schulze score as reported by the ranking module
+    # Copeland's score (core/ranking.py): pairwise majorities won, a tie counting a half. Councils
+    # stored before it had its name wrote it as `condorcet_wins`; the storage's column keeps that name.
+    copeland: float = Field(0.0, validation_alias=AliasChoices("copeland", "condorcet_wins"))
     first_place_votes: int = 0
 
 

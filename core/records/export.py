@@ -142,7 +142,7 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
         "aggregate_rankings": [entry.model_dump(mode="json") for entry in (aggregate.entries if aggregate else [])],
         "agreement_w": aggregate.agreement_w if aggregate else None,
-        # rubric scores (issue 33): model -> criterion -> mean, and their consensus (0-100)
+        # rubric scores: model -> criterion -> mean, and their consensus (0-100)
         "scores": aggregate.scores if aggregate else {},
         "consensus": aggregate.consensus if aggregate else None,
         "rubric": result.request.config.rubric.model_dump(mode="json") if result.request.config.rubric else None,
@@ -292,7 +292,7 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
         mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "–"
         out.append(
             f"| {e.position} | {e.model} | {e.label or '–'} | {mean} | {e.rankings_count} | "
-            f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
+            f"{e.borda:.1f} | {e.copeland:.1f} | {e.first_place_votes} |"
         )
     w = aggregate.agreement_w
     agreement = f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a"
