@@ -232,6 +232,8 @@ def shoot(pages: dict[str, str], out: Path) -> None:
             for name, page in pages.items():
                 path = Path(folder) / f"{name}.html"
                 path.write_text(page, encoding="utf-8")
+                small = {"width": 820, "height": 200, "deviceScaleFactor": 1, "mobile": False}
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", small)  # measured from short
                 driver.get(path.as_uri())
                 height = int(driver.execute_script("return document.documentElement.scrollHeight"))
                 metrics = {"width": 820, "height": min(height, 4000), "deviceScaleFactor": 1, "mobile": False}
@@ -318,7 +320,7 @@ def slack_messages(council: Any, streamed: bool) -> list[str]:
             tasks[chunk["id"]] = chunk
     title = [c["title"] for c in sent if c["type"] == "plan_update"][-1]
     streamed_text = "".join(c["text"] for c in sent if c["type"] == "markdown_text")
-    blocks = stream_render.stream_final_blocks(result, attached=attached, link=LINK)
+    blocks = stream_render.stream_final_blocks(result, attached=attached, said_first=shown.opened, link=LINK)
     return [
         slack_task_html(list(tasks.values()), title)
         + f'<div class="stream">{slack_markdown_html(streamed_text)}</div>'
