@@ -265,8 +265,6 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    if (meter := composition_line(result.composition)) is not None:
-        last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     if deliberation := deliberation_lines(result):
         last.add_field(
             name="How the council deliberated", value=clip(safe("\n".join(deliberation)), FIELD_MAX), inline=False
@@ -375,6 +373,8 @@ def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
         labels = "\n".join(f"{label} = {model}" for label, model in sorted(result.label_to_model.items()))
         embed.add_field(name="Labels", value=clip(labels, FIELD_MAX), inline=False)
     embed.add_field(name="Agreement", value=agreement_text(result), inline=False)
+    if (meter := composition_line(result.composition)) is not None:  # behind the button, not under the answer
+        embed.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     return [embed]
 
 
