@@ -30,7 +30,15 @@ from bot.render_text import (
 )
 from core.models import Aggregate, CouncilResult, CouncilStatus, counted
 from core.models.deliberation_lines import deliberation_lines, lens_line
-from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary
+from core.models.lines import (
+    DIFFER_TITLE,
+    consensus_text,
+    differ_parts,
+    differ_source,
+    dissent_lines,
+    file_summary,
+    result_composition_line,
+)
 from core.models.said import cut_note
 
 if TYPE_CHECKING:
@@ -373,12 +381,26 @@ def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
         labels = "\n".join(f"{label} = {model}" for label, model in sorted(result.label_to_model.items()))
         embed.add_field(name="Labels", value=clip(labels, FIELD_MAX), inline=False)
     embed.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    if (meter := composition_line(result.composition)) is not None:  # behind the button, not under the answer
+    if (meter := result_composition_line(result)) is not None:  # behind the button, not under the answer
         embed.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     return [embed]
 
 
-STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds}
+def differ_embeds(result: CouncilResult) -> list[discord.Embed]:
+    """Where the members stand: a field per part (its items as bullets), who wrote it in the footer."""
+    embed = discord.Embed(title=DIFFER_TITLE, color=COLOR_INFO)
+    for heading, items in differ_parts(result.disagreement)[:25]:
+        embed.add_field(
+            name=heading, value=clip("\n".join(f"• {safe(item)}" for item in items), FIELD_MAX), inline=False
+        )
+    if not embed.fields:
+        embed.description = "The council's answers were not compared."
+    elif (source := differ_source(result)) is not None:
+        embed.set_footer(text=clip(source, 2048))
+    return [embed]
+
+
+STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds, "differ": differ_embeds}
 
 
 def stage_messages(result: CouncilResult, stage: str, markdown: str | None = None) -> list[dict[str, Any]]:
@@ -402,6 +424,7 @@ _LABELS = {
     "answers": ("Answers", discord.ButtonStyle.secondary),
     "reviews": ("Reviews", discord.ButtonStyle.secondary),
     "ranking": ("Ranking", discord.ButtonStyle.secondary),
+    "differ": (DIFFER_TITLE, discord.ButtonStyle.secondary),
     "stop": ("Stop", discord.ButtonStyle.danger),
     "synth": ("Synthesize now", discord.ButtonStyle.primary),
 }
@@ -409,7 +432,7 @@ _LABELS = {
 
 class CouncilButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"council:(?P<action>answers|reviews|ranking|stop|synth):(?P<id>[0-9a-f]+)",
+    template=r"council:(?P<action>answers|reviews|ranking|differ|stop|synth):(?P<id>[0-9a-f]+)",
 ):
     """A button whose state (action, council id) lives in its custom_id, so it works after a restart."""
 
@@ -441,9 +464,15 @@ def control_view(council_id: str) -> discord.ui.View:
 
 
 def stage_view(council_id: str, result: CouncilResult | None = None) -> discord.ui.View:
-    """The stage buttons; with `result`, only the stages it has (a quick council without reviews
-    gets no Reviews or Ranking button to open an empty stage)."""
+    """The stage buttons under an answer; with `result`, only the stages it has (a quick council
+    without reviews gets no Reviews or Ranking button to open an empty stage), and where they
+    differ when the result has an account of it."""
     if result is None:
         return buttons(council_id, "answers", "reviews", "ranking")
-    present = {"answers": bool(result.answers), "reviews": bool(result.reviews), "ranking": bool(result.reviews)}
+    present = {
+        "answers": bool(result.answers),
+        "reviews": bool(result.reviews),
+        "ranking": bool(result.reviews),
+        "differ": bool(differ_parts(result.disagreement)),
+    }
     return buttons(council_id, *(stage for stage, has in present.items() if has))
