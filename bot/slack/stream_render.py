@@ -23,6 +23,7 @@ from bot.slack.render import (
     with_block_id,
 )
 from core.models import CouncilResult, CouncilStatus, ErrorKind, MemberAnswer, counted
+from core.models.lines import WAITING_FOR_MEMORY
 from core.models.said import chairman_replaced, result_title
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
@@ -105,6 +106,8 @@ def _member_state(member: MemberState, answer: MemberAnswer | None, result: Coun
         return "error", f"{name} failed: {member.detail or 'no answer'}"
     if result is not None:
         return "error", f"{name} stopped"
+    if member.state == "waiting":
+        return "in_progress", f"{name} {WAITING_FOR_MEMORY}"
     return "in_progress", f"{name} …"
 
 
