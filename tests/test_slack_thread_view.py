@@ -123,3 +123,11 @@ async def test_a_quick_council_says_so_and_every_stage_it_offers_opens(env, llm)
         await env.settle()
         opened = json.dumps(env.fake.calls_to("views.open")[-1].args["view"], ensure_ascii=False)
         assert "No reviews" not in opened and "no review" not in opened.lower(), opened
+
+
+@pytest.mark.parametrize("env", BOTH, indirect=True, ids=IDS)
+async def test_auto_modes_escalation_is_said_before_the_answer(env, llm):
+    await env.command("auto: What is six times seven?")  # "alpha says: …" and "beta says: …" differ
+    text, _blocks, _title = await answer_of(env)
+    answer_at = text.index("Final answer by")
+    assert "scalated" in text[:answer_at], text
