@@ -18,6 +18,7 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     MemberStarted,
+    MemberWaiting,
     ReviewFinished,
     RevisionFinished,
     RoundFinished,
@@ -28,7 +29,14 @@ from core.models import (
     seats,
 )
 from core.models.deliberation_lines import deliberation_lines, revision_line, rounds_lines
-from core.models.lines import DIFFER_TITLE, differ_lines, dissent_lines, read_lines, result_composition_line
+from core.models.lines import (
+    DIFFER_TITLE,
+    WAITING_FOR_MEMORY,
+    differ_lines,
+    dissent_lines,
+    read_lines,
+    result_composition_line,
+)
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -90,6 +98,8 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
     elif isinstance(event, SchedulePlanned):
         term.note(f"  🧮 in memory: {event.line}")
+    elif isinstance(event, MemberWaiting):
+        term.note(f"  🧮 {event.model}: {WAITING_FOR_MEMORY}")
     elif isinstance(event, MemberStarted):
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):
