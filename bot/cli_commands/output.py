@@ -145,14 +145,8 @@ def print_result(
         print(_plain(header) + "\n")
     if synthesis is not None and not stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
-    deliberation = deliberation_lines(result)
-    if deliberation:
-        print("━━ How the council deliberated ━━")
-        print("\n".join(deliberation) + "\n")
-    read = read_lines(result.request)
-    if read:
-        print("━━ What the council read ━━")
-        print("\n".join(read) + "\n")
+    _print_section("How the council deliberated", deliberation_lines(result))
+    _print_section("What the council read", read_lines(result.request))
     if result.aggregate is not None:
         print("━━ Aggregate ranking (lower mean rank is better) ━━")
         print(aggregate_table(result.aggregate).replace("```\n", "").replace("\n```", ""))
@@ -174,6 +168,12 @@ def print_result(
         print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
     elif link:
         print(f"In the browser: {link}")
+
+
+def _print_section(title: str, lines: list[str]) -> None:
+    if lines:
+        print(f"━━ {title} ━━")
+        print("\n".join(lines) + "\n")
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:
