@@ -145,19 +145,7 @@ def print_result(
         print(_plain(header) + "\n")
     if synthesis is not None and not stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
-    _print_section("How the council deliberated", deliberation_lines(result))
-    _print_section("What the council read", read_lines(result.request))
-    if result.aggregate is not None:
-        print("━━ Aggregate ranking (lower mean rank is better) ━━")
-        print(aggregate_table(result.aggregate).replace("```\n", "").replace("\n```", ""))
-        parsed = sum(1 for r in result.reviews if r.ballot_models)
-        print(f"Ballots read: {parsed} of {len(result.reviews)}")
-        print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
-    if (meter := result_composition_line(result)) is not None:
-        print(meter)
-    if differ := differ_lines(result):
-        print(f"\n━━ {DIFFER_TITLE} ━━")
-        print("\n".join(differ))
+    _print_details(result)
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
     print(
@@ -170,10 +158,28 @@ def print_result(
         print(f"In the browser: {link}")
 
 
-def _print_section(title: str, lines: list[str]) -> None:
-    if lines:
-        print(f"━━ {title} ━━")
-        print("\n".join(lines) + "\n")
+def _print_details(result: CouncilResult) -> None:
+    """What follows the answer: how the council deliberated, what it read, the ranking, where the
+    answer came from and where the members differ."""
+    deliberation = deliberation_lines(result)
+    if deliberation:
+        print("━━ How the council deliberated ━━")
+        print("\n".join(deliberation) + "\n")
+    read = read_lines(result.request)
+    if read:
+        print("━━ What the council read ━━")
+        print("\n".join(read) + "\n")
+    if result.aggregate is not None:
+        print("━━ Aggregate ranking (lower mean rank is better) ━━")
+        print(aggregate_table(result.aggregate).replace("```\n", "").replace("\n```", ""))
+        parsed = sum(1 for r in result.reviews if r.ballot_models)
+        print(f"Ballots read: {parsed} of {len(result.reviews)}")
+        print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
+    if (meter := result_composition_line(result)) is not None:
+        print(meter)
+    if differ := differ_lines(result):
+        print(f"\n━━ {DIFFER_TITLE} ━━")
+        print("\n".join(differ))
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:

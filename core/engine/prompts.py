@@ -287,7 +287,7 @@ def chairman_messages(
     `deliberation`: what the revision rounds changed (core/engine/chair_notes.py); `ranking_note`
     replaces the ranking block where no ranking is meant to exist (Self-MoA's samples).
     """
-    blocks = [_context_block(question, history, fence), *_fenced(answers, reviews, fence, member_ids)]
+    blocks = _answers_and_reviews(question, answers, reviews, fence, history, list(member_ids))
     blocks.append(ranking_note or _ranking_block(ranking))
     if deliberation:
         blocks.append(deliberation)
@@ -304,13 +304,20 @@ def chairman_messages(
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(blocks))]
 
 
-def _fenced(answers: Mapping[str, str], reviews: Sequence[str], fence: Fence, member_ids: Iterable[str]) -> list[str]:
-    """The anonymous answers, then the reviews (when there are any), each fenced, model ids redacted."""
-    member_ids = list(member_ids)
-    blocks = [
+def _answers_and_reviews(
+    question: str,
+    answers: Mapping[str, str],
+    reviews: Sequence[str],
+    fence: Fence,
+    history: Sequence[ConversationTurn],
+    member_ids: list[str],
+) -> list[str]:
+    """The chairman's material: the question (and thread), the answers and the reviews, fenced."""
+    blocks = [_context_block(question, history, fence)]
+    blocks.append(
         f"The council's answers, each between markers ending in {fence.nonce}:\n\n"
         + "\n\n".join(fence.wrap(f"RESPONSE {label}", redact_ids(text, member_ids)) for label, text in answers.items())
-    ]
+    )
     if reviews:
         blocks.append(
             "The members' peer reviews of those answers:\n\n"
