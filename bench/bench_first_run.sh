@@ -19,9 +19,11 @@ mkdir -p "$work/home"
 
 export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
 run_demo() {
-    # Each output line with the seconds since the start; "»" lines open a phase.
-    (cd "$work/clone" && env -u VIRTUAL_ENV HOME="$work/home" PIP_CACHE_DIR="$work/home/.cache/pip" \
-        PATH="$CARGO_HOME/bin:$PATH" make demo 2>&1) |
+    # Each output line with the seconds since the start; "»" lines open a phase. The CPU time of
+    # the whole tree (user, system) goes to $work/cpu: on a shared machine it is the figure that
+    # does not grow with the others' load.
+    (cd "$work/clone" && TIMEFORMAT='%U %S' && { time env -u VIRTUAL_ENV HOME="$work/home" \
+        PIP_CACHE_DIR="$work/home/.cache/pip" PATH="$CARGO_HOME/bin:$PATH" make demo 2>&1; } 2>"$work/cpu") |
         while IFS= read -r line; do
             printf '%7.1f  %s\n' "$(($(date +%s%N) - start))e-9" "$line"
         done
@@ -30,7 +32,7 @@ run_demo() {
 phases() {
     # The log's phase lines with how long each lasted (until the next one, or the end).
     awk -v total="$2" '
-        /^ *[0-9.]+  (» |Council [0-9a-f]+ \()/ { t = $1; sub(/^ *[0-9.]+  /, ""); if (n) d[n] = t - s[n]; n++; s[n] = t; l[n] = substr($0, 1, 90) }
+        /^ *[0-9.]+  (» (Creating|Installing|council ask)|Council [0-9a-f]+ \()/ { t = $1; sub(/^ *[0-9.]+  /, ""); if (n) d[n] = t - s[n]; n++; s[n] = t; l[n] = substr($0, 1, 90) }
         END { if (n) d[n] = total - s[n]; for (i = 1; i <= n; i++) printf "  %6.1f s  %s\n", d[i], l[i] }
     ' "$1"
 }
@@ -40,7 +42,9 @@ for round in first second; do
     status=0
     run_demo >"$work/$round.log" || status=$?
     total=$(awk "BEGIN { printf \"%.1f\", ($(date +%s%N) - $start) / 1e9 }")
-    echo "== $round make demo: $total s (exit $status; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores)"
+    read -r user system <"$work/cpu" || true
+    echo "== $round make demo: $total s (CPU: ${user:-?} s user, ${system:-?} s system; exit $status;" \
+        "load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores)"
     phases "$work/$round.log" "$total"
     [[ $status -eq 0 ]] || { tail -n 20 "$work/$round.log"; exit "$status"; }
 done

@@ -44,6 +44,11 @@ fi
 # longer grace period lets the second one finish instead of being cut off after the quorum.
 export COUNCIL_GRACE_S="${COUNCIL_GRACE_S:-120}"
 export COUNCIL_TIMEOUT_S="${COUNCIL_TIMEOUT_S:-300}"
+# "A few sentences": the tiny models otherwise write until LOCAL_MAX_TOKENS (384), and the three
+# answers, three reviews of them and the synthesis each cost their length in time. A review needs
+# up to about 170 tokens (a note of at most 600 characters, then the ranking its grammar fixes).
+export COUNCIL_MAX_ANSWER_TOKENS="${COUNCIL_MAX_ANSWER_TOKENS:-160}"
+export LOCAL_MAX_TOKENS="${LOCAL_MAX_TOKENS:-256}"
 
 echo "» council ask \"$QUESTION\"   (members: $COUNCIL_MODELS · chairman: ${COUNCIL_CHAIRMAN:-default})" >&2
 start=$SECONDS
