@@ -18,6 +18,7 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     MemberStarted,
+    MemberWaiting,
     ReviewFinished,
     RevisionFinished,
     RoundFinished,
@@ -28,7 +29,14 @@ from core.models import (
     seats,
 )
 from core.models.deliberation_lines import deliberation_lines, revision_line, rounds_lines
-from core.models.lines import composition_line, dissent_lines, read_lines
+from core.models.lines import (
+    DIFFER_TITLE,
+    WAITING_FOR_MEMORY,
+    differ_lines,
+    dissent_lines,
+    read_lines,
+    result_composition_line,
+)
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -90,6 +98,8 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
     elif isinstance(event, SchedulePlanned):
         term.note(f"  🧮 in memory: {event.line}")
+    elif isinstance(event, MemberWaiting):
+        term.note(f"  🧮 {event.model}: {WAITING_FOR_MEMORY}")
     elif isinstance(event, MemberStarted):
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):
@@ -149,8 +159,11 @@ def print_result(
         parsed = sum(1 for r in result.reviews if r.ballot_models)
         print(f"Ballots read: {parsed} of {len(result.reviews)}")
         print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         print(meter)
+    if differ := differ_lines(result):
+        print(f"\n━━ {DIFFER_TITLE} ━━")
+        print("\n".join(differ))
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
     print(
