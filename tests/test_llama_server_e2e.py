@@ -16,6 +16,7 @@ Marked `llama`; skipped (with the reason) when xllamacpp or the model is not ins
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import time
@@ -59,7 +60,10 @@ def llama_server(tmp_path_factory):
     threads = str(llama_threads())
     command = [sys.executable, "-m", "tests.llama_engine_server", str(smollm2_path()), str(port), threads, ALIAS]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        # As the local runtime starts its children (core/providers/local_runtime.py): OpenMP threads
+        # that sleep while they wait, so a busy machine does not make them spin against each other.
+        env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + READY_DEADLINE_S
