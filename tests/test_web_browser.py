@@ -171,6 +171,11 @@ def test_a_council_asked_in_the_browser_shows_its_stages_as_they_arrive_and_can_
         stop = browser.find_element(By.CSS_SELECTOR, 'button[value="stop"]')
         assert "danger" in stop.get_attribute("class") and "danger" not in synthesize.get_attribute("class")
         assert "elapsed" in browser.find_element(By.CSS_SELECTOR, ".elapsed").text
+        tops = browser.execute_script(  # on a wide screen the stages stand side by side: all in view at once
+            "return ['#live-stage1', '#live-stage2', '#live-stage3'].map(s => document.querySelector(s)"
+            ".getBoundingClientRect()).map(r => [Math.round(r.top), Math.round(r.left)])"
+        )
+        assert len({top for top, _ in tops}) == 1 and tops[0][1] < tops[1][1] < tops[2][1], tops
         stop.click()  # Stop asks first: the council goes on until it is confirmed
         wait(browser).until(lambda d: d.find_elements(By.ID, "confirm-stop"))
         assert "without a final answer" in browser.find_element(By.TAG_NAME, "main").text

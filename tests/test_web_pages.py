@@ -147,3 +147,9 @@ async def test_text_too_slow_or_too_long_to_render_is_shown_as_plain_text_and_ke
     assert RENDERER.cache.get(_key(slow)) is not None  # rendered (or given up on) once: kept
     again = await web.get("/c/b0b0000000000001")
     assert again.text.count('<pre class="plain">') == page.text.count('<pre class="plain">')
+
+
+async def test_history_counts_the_calls_an_answer_that_stood_as_written_made(service, web):
+    await service.storage.save_result(stood_as_written("a070000000000001"))
+    listed = (await web.get("/", headers=JSON)).json()["councils"]
+    assert [c["calls"] for c in listed] == [2]

@@ -157,10 +157,11 @@ class CouncilResponse(_Completion):
         on_hang_up: Callable[[], Awaitable[None]] | None = None,
     ):
         super().__init__(run.council_id, model, chat, answer_format)
-        self.transcript.config = run.request.config
         self.service, self.run, self.starter, self.on_hang_up = service, run, starter, on_hang_up
         self.link = service.settings.council_url(run.council_id)
         self.link_in_answer = service.settings.api.answer_link
+        config = run.request.config
+        self.transcript = CouncilTranscript(config.mode, config.members, config=config)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         delivered = False

@@ -209,7 +209,8 @@ async def _follow(
     service: CouncilService, caller: Caller, run: CouncilRun, ctx: Context
 ) -> tuple[CouncilTranscript, CouncilResult]:
     """Report each step as MCP progress until the council finishes; stop it if the client goes away."""
-    transcript, step, result = CouncilTranscript(run.request.config), 0, None
+    config = run.request.config
+    transcript, step, result = CouncilTranscript(config.mode, config.members, config=config), 0, None
     try:
         async for event in run.events():
             if isinstance(event, CouncilFinished):

@@ -88,10 +88,11 @@ def marked(text: str, q: str | None) -> Markup:
 
 def plain_preview(text: str, limit: int = 220) -> str:
     """The start of an answer as one line of plain text (Markdown's marks dropped, not rendered)."""
-    flat = " ".join(_MARKS.sub(" ", text).split())
+    flat = " ".join(_MARKS.sub(" ", _FENCED.sub(" … ", text)).split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+_FENCED = re.compile(r"^(```|~~~).*?(^\1|\Z)", re.S | re.M)  # a code block: not a preview's words
 _MARKS = re.compile(r"[#*_`>|~]+|\[([^\]]*)\]\([^)]*\)")
 _WORDS = re.compile(r"\w+", re.UNICODE)
 

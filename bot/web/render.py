@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import hashlib
 import logging
 import multiprocessing
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -156,9 +158,12 @@ class Renderer:
             if self._pool is None:
                 from pebble import ProcessPool
 
-                # spawn: a fresh interpreter, not a fork of a server with threads and sockets
-                context = multiprocessing.get_context("spawn")
-                self._pool = ProcessPool(max_workers=self.workers, context=context)
+                # forkserver: workers are forked from a small server process that has imported this
+                # module once (never a fork of the app, with its threads and sockets), so replacing a
+                # worker killed over its budget costs a fork, not a fresh interpreter's imports.
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload([__name__])
+                self._pool = ProcessPool(max_workers=self.workers, context=context, initializer=_lower_priority)
                 atexit.register(self.close)
             return self._pool
 
@@ -213,6 +218,12 @@ class Renderer:
         shown as plain text rather than rendered on the event loop."""
         found = self.cached(text)
         return found if found is not None else plain(text or "")
+
+
+def _lower_priority() -> None:
+    """A worker yields the CPU to the app's event loop: pages are served first, text rendered after."""
+    with contextlib.suppress(OSError):
+        os.nice(10)
 
 
 def _key(text: str) -> str:

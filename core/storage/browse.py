@@ -22,15 +22,21 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_WORDS = 12
 _ROW = "row"  # a search page's cursor: the search index number it stopped at
 # Model calls a council made: its answers, its reviews and its synthesis, as stored.
+# An `auto` answer that stood as written (the result's synthesis.agreed) made no call of its own.
+_AGREED = {
+    "sqlite": "COALESCE(json_extract(councils.result, '$.synthesis.agreed'), 0) = 1",
+    POSTGRESQL: "COALESCE((councils.result::jsonb #>> '{synthesis,agreed}')::boolean, false)",
+}
 _CALLS = """(SELECT COUNT(*) FROM answers a WHERE a.council_id = councils.id)
           + (SELECT COUNT(*) FROM reviews r WHERE r.council_id = councils.id)
-          + (SELECT COUNT(*) FROM synthesis s WHERE s.council_id = councils.id) AS calls,
+          + (SELECT COUNT(*) FROM synthesis s WHERE s.council_id = councils.id AND NOT ({agreed})) AS calls,
           (SELECT substr(s.text, 1, 2000) FROM synthesis s WHERE s.council_id = councils.id) AS preview"""
 
 
 class BrowseRepository:
     def __init__(self, db: Database):
         self._db = db
+        self._calls = _CALLS.format(agreed=_AGREED.get(db.dialect, _AGREED["sqlite"]))
 
     async def page(self, visibility: Visibility, query: HistoryQuery) -> tuple[list[HistoryItem], str | None]:
         """One page of finished councils and the cursor of the next (None: no more)."""
@@ -43,7 +49,7 @@ class BrowseRepository:
             clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
             params += [created, created, council_id]
         rows = await self._db.fetchall(
-            f"""SELECT {SUMMARY_COLUMNS}, {_CALLS} FROM councils WHERE {" AND ".join(clauses)}
+            f"""SELECT {SUMMARY_COLUMNS}, {self._calls} FROM councils WHERE {" AND ".join(clauses)}
                 ORDER BY created_at DESC, id DESC LIMIT ?""",
             [*params, query.limit + 1],
         )
@@ -103,7 +109,7 @@ class BrowseRepository:
             hits += " AND s.rowid < ?"
             search_params.append(decode_row_cursor(query.after))
         rows = await self._db.fetchall(
-            f"""SELECT {SUMMARY_COLUMNS}, {_CALLS}, hit_row
+            f"""SELECT {SUMMARY_COLUMNS}, {self._calls}, hit_row
                 FROM councils JOIN ({hits}) hits ON councils.id = hits.hit_id
                 WHERE {" AND ".join(clauses)} ORDER BY hit_row DESC LIMIT ?""",
             [*search_params, *params, query.limit + 1],
