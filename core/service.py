@@ -44,8 +44,8 @@ from core.channels.permissions import Permissions
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
 from core.direct import DirectModels
-from core.doctor import diagnose
-from core.durable.health import ProcessHealth
+from core.doctor import diagnose, lineup_problems
+from core.durable.health import ProcessHealth, bind_metrics_port
 from core.durable.runs import CouncilRun, CouncilRuns
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
@@ -98,6 +98,7 @@ __all__ = [
     "CouncilView",
     "EvalRunView",
     "Redactor",
+    "bind_metrics_port",
     "collect_metrics",
     "configure_logging",
     "continued",
@@ -105,6 +106,7 @@ __all__ = [
     "diagnose",
     "feedback_lines",
     "leaderboard_document",
+    "lineup_problems",
     "migrate_database",
     "timeline",
     "to_json",

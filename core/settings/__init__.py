@@ -20,7 +20,7 @@ from pydantic_settings.sources import ENV_FILE_SENTINEL
 from core.errors import ConfigurationError
 from core.settings.council import CouncilSettings, LimitSettings
 from core.settings.group import SettingsGroup
-from core.settings.operating import ApiSettings, TelemetrySettings, WebSettings
+from core.settings.operating import ApiSettings, ServingSettings, TelemetrySettings, WebSettings
 from core.settings.platforms import DiscordSettings, SlackSettings, TenantSettings
 from core.settings.providers import OPENROUTER_BASE_URL, LocalModelSettings, ProviderSettings
 from core.settings.reading import AttachmentSettings, SearchSettings
@@ -75,6 +75,7 @@ class Settings(BaseModel):
     attachments: AttachmentSettings
     search: SearchSettings
     telemetry: TelemetrySettings
+    serving: ServingSettings
     api: ApiSettings
     web: WebSettings
 
