@@ -95,20 +95,24 @@ async def _model_check(service) -> Check:
 
 async def lineup_problems(service, timeout_s: float = 10.0) -> list[str]:
     """What a serving command says at start about its line-up (COUNCIL_MODELS, COUNCIL_CHAIRMAN):
-    one line per model its provider does not know, or one for an endpoint that does not answer.
+    one line per model its endpoint does not know, and one per endpoint that does not answer.
     Empty when every model is known."""
     s = service.settings
-    models = list(dict.fromkeys(m for seat in (*s.default_members, s.default_chairman) for m in seats.seat_models(seat)))
-    where = s.providers.base_url or ("OpenRouter" if s.has_remote_provider else "the bundled models")
+    seated = (*s.default_members, s.default_chairman)
+    models = list(dict.fromkeys(m for seat in seated for m in seats.seat_models(seat)))
     try:
         async with asyncio.timeout(timeout_s):
-            unknown = await service.router.unknown_models(models)
+            unknown, unreachable = await service.router.lineup_problems(models)
     except TimeoutError:
-        return [f"the model endpoint {where} did not list its models within {timeout_s:g} s: check LLM_BASE_URL"]
+        return [f"the model endpoints did not list their models within {timeout_s:g} s: check LLM_BASE_URL"]
     except ProviderError as exc:
-        return [f"cannot check the line-up's models at {where}: {exc.info().short()} (check LLM_BASE_URL and the key)"]
-    setting = "COUNCIL_MODELS" if s.council.models else "the default line-up"
-    return [f"model {model!r} is unknown to {where} ({setting} / COUNCIL_CHAIRMAN)" for model in unknown]
+        return [f"cannot check the line-up's models: {exc.info().short()} (check the key and LLM_BASE_URL)"]
+    setting = "COUNCIL_MODELS / COUNCIL_CHAIRMAN" if s.council.models else "the default line-up"
+    lines = [f"model {model!r} is unknown to its endpoint ({setting})" for model in unknown]
+    lines += [
+        f"the model endpoint {where} does not answer ({why}): check LLM_BASE_URL" for where, why in unreachable.items()
+    ]
+    return lines
 
 
 def _weights_check(service) -> Check:

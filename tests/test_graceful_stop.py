@@ -37,13 +37,12 @@ from tests.test_durable_processes import (
     bot_env,
     council_env,
     resumed_notes,
-    runner_pid,
     send,
     until_settled,
     waited,
 )
-from tests.test_durable_processes import fake as fake  # noqa: F401 - the fixture
-from tests.test_durable_processes import llm_slow_reviews as llm_slow_reviews  # noqa: F401 - the fixture
+from tests.test_durable_processes import fake as fake
+from tests.test_durable_processes import llm_slow_reviews as llm_slow_reviews
 from tests.test_slack_run import mention
 
 STOP_WITHIN_S = 5.0  # Docker waits 10 s before its SIGKILL
@@ -114,9 +113,7 @@ def how(request):
 
 
 @pytest.mark.slow
-async def test_sqlite_bot_stopped_by_sigterm_is_resumed_by_its_restart_at_once(
-    how, llm_slow_reviews, fake, tmp_path
-):
+async def test_sqlite_bot_stopped_by_sigterm_is_resumed_by_its_restart_at_once(how, llm_slow_reviews, fake, tmp_path):
     llm, database_url = llm_slow_reviews, f"sqlite:///{tmp_path}/council.db"
     env = bot_env(llm, fake, database_url) | {"COUNCIL_LEASE_S": LEASE_S}
     kind = Pid1 if how == "pid1" else BotProcess
@@ -153,28 +150,42 @@ async def test_sqlite_bot_stopped_by_sigterm_is_resumed_by_its_restart_at_once(
             await second.stop()
 
 
+@pytest.fixture
+async def llm_slower_reviews():
+    """Reviews slow enough that the second bot has started before the first one's council is over."""
+    async with ScriptedLLMServer() as server:
+        for name in MEMBERS:
+            server.script(
+                name,
+                ByStage(
+                    Reply(f"{name} says: the answer is 42."),
+                    Reply(ranking_review(), delay_s=15.0),
+                    Reply(f"Final answer by {name}: 42."),
+                ),
+            )
+        yield server
+
+
 @pytest.mark.slow
 async def test_postgresql_worker_stopped_by_sigterm_hands_its_council_to_another_at_once(
-    how, pg_server, llm_slow_reviews, fake, tmp_path
+    how, pg_server, llm_slower_reviews, fake, tmp_path
 ):
-    """Two bots on one PostgreSQL; the one running the council is stopped: the other resumes it
-    within a second or two, where the lease (30 s here) would have made it wait."""
-    llm, database_url = llm_slow_reviews, pg_server.new_database()
+    """Two bots on one PostgreSQL; the one running the council (started first, alone) is stopped:
+    the other resumes it within a second or two, where the lease (30 s here) would have made it wait."""
+    llm, database_url = llm_slower_reviews, pg_server.new_database()
     env = bot_env(llm, fake, database_url) | {"COUNCIL_LEASE_S": LEASE_S, "COUNCIL_QUEUE_STALLED_S": LEASE_S}
     kind = Pid1 if how == "pid1" else BotProcess
-    bots = [kind(env, tmp_path / f"bot{i}.log") for i in range(2)]
+    victim = kind(env, tmp_path / "victim.log")
+    survivor = BotProcess(env, tmp_path / "survivor.log")
     async with aiohttp.ClientSession() as session:
         try:
-            for bot in bots:
-                await bot.start(session)
+            await victim.start(session)
             ts, body = mention(fake, QUESTIONS[1], "EvPg")
-            await send(session, bots[0], body)
-            await waited(fake, lambda: asked(llm, QUESTIONS[1], 2) > 0, 60)
-            pid = await runner_pid(database_url, QUESTIONS[1])
-            victim = next(b for b in bots if bot_pid(b) == pid)
-            survivor = next(b for b in bots if b is not victim)
+            await send(session, victim, body)
+            await waited(fake, lambda: asked(llm, QUESTIONS[1], 2) > 0, 60)  # the victim runs it: it is alone
+            await survivor.start(session)
             stopped_at = time.monotonic()
-            stop_s = await stop_by_signal(victim, pid)
+            stop_s = await stop_by_signal(victim, bot_pid(victim))
             await waited(fake, lambda: resumed_notes(fake, ts) >= 1, 60)
             resumed_s = time.monotonic() - stopped_at
             await waited(fake, lambda: answers_in(fake, ts) >= 1, 60)
@@ -191,8 +202,8 @@ async def test_postgresql_worker_stopped_by_sigterm_hands_its_council_to_another
             assert "handed over 1 council" in victim.log.read_text()
             assert survivor.process is not None and survivor.process.returncode is None
         finally:
-            for bot in bots:
-                await bot.stop()
+            await victim.stop()
+            await survivor.stop()
 
 
 async def test_a_stopping_bot_takes_no_new_event_and_says_it_is_not_ready(llm, tmp_path):

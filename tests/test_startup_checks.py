@@ -70,7 +70,9 @@ def test_the_documented_forms_still_parse(url, where):
 
 
 @pytest.mark.parametrize("command", [["doctor"], ["slack", "--http"], ["history"]])
-@pytest.mark.parametrize("url", ["postgres//council@host/council", "sqlite:/relative.db", "postgresql://c@h:notaport/db"])
+@pytest.mark.parametrize(
+    "url", ["postgres//council@host/council", "sqlite:/relative.db", "postgresql://c@h:notaport/db"]
+)
 async def test_every_command_exits_with_one_line_and_creates_no_file(llm, tmp_path, url, command):
     env = cli_env(llm, tmp_path, DATABASE_URL=url, SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="s")
     code, out, err, took = await run(env, *command, cwd=tmp_path)
@@ -126,7 +128,7 @@ async def test_a_line_up_the_endpoint_does_not_know_is_a_warning_line_per_model(
     try:
         await until_serving(api, port)
         log = api.log.read_text()
-        assert "model 'no-such-model' is unknown" in log and "model 'also-unknown' is unknown" in log
+        assert "model 'no-such-model' is unknown to its endpoint" in log and "model 'also-unknown' is unknown" in log
         assert "model 'alpha'" not in log
     finally:
         await api.stop()

@@ -90,7 +90,7 @@ def http_server(
         timeout_graceful_shutdown=max(1, round(service.settings.serving.shutdown_grace_s)),
     )
     server = _Server(config)
-    service.telemetry.on_stop(lambda: setattr(server, "should_exit", True))
+    service.telemetry.on_stop(lambda: setattr(server, "should_exit", True), ends_command=True)
     return server, bind(host, port)
 
 

@@ -41,7 +41,7 @@ async def until_stopped(service: CouncilService, command: Awaitable[int]) -> int
     def signalled(signum: signal.Signals) -> None:
         if stopping:
             log.info("%s again: stopping now", signum.name)
-            stopping.append(loop.create_task(_cancel(task)))
+            stopping.append(loop.create_task(_now(service, task)))
             return
         stopping.append(loop.create_task(_stop(service, task, signum)))
 
@@ -86,10 +86,16 @@ async def _stop(service: CouncilService, task: asyncio.Future[int], signum: sign
     left = await service.runs.finish_in_process(max(0.0, grace - (time.monotonic() - started)))
     if left:
         log.warning("%d council(s) did not finish within %g s (COUNCIL_SHUTDOWN_GRACE_S): stopped", left, grace)
-    if not task.done():
+    if service.telemetry.ends_command and not task.done():
         await asyncio.wait([task], timeout=_SERVER_RETURN_S)
     await _cancel(task)
     log.info("stopped in %.1f s", time.monotonic() - started)
+
+
+async def _now(service: CouncilService, task: asyncio.Future[int]) -> None:
+    """A second signal: the councils still given their grace are stopped (stored as stopped) now."""
+    await service.runs.stop_all(0.0)
+    await _cancel(task)
 
 
 async def _cancel(task: asyncio.Future[int]) -> None:

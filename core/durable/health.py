@@ -60,12 +60,15 @@ class ProcessHealth:
         self.redact = redact
         self.stopping = False  # asked to stop (SIGTERM): takes no new events, answers /ready 503
         self._on_stop: list[Callable[[], object]] = []
+        self.ends_command = False
         self._stopping: set[asyncio.Future[object]] = set()  # the callbacks' coroutines, while they run
 
-    def on_stop(self, callback: Callable[[], object]) -> None:
+    def on_stop(self, callback: Callable[[], object], *, ends_command: bool = False) -> None:
         """Called once when the process is asked to stop: a server stops taking new requests there
-        (a coroutine it returns runs as a task)."""
+        (a coroutine it returns runs as a task). `ends_command`: the server then returns by itself
+        once its requests are done (uvicorn), and the stop waits for it."""
         self._on_stop.append(callback)
+        self.ends_command = self.ends_command or ends_command
 
     def stop(self) -> bool:
         """The process is asked to stop: /ready says so and every intake stops (its `on_stop`).
@@ -188,7 +191,9 @@ def bind_metrics_port(port: int, host: str = "0.0.0.0") -> socket.socket:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         listener = socket.socket(family, kind, proto)
     except OSError as exc:
-        raise ConfigurationError(f"Cannot serve metrics on {host}:{port} ({exc.strerror or exc}): check --host or COUNCIL_HTTP_HOST.") from None
+        raise ConfigurationError(
+            f"Cannot serve metrics on {host}:{port} ({exc.strerror or exc}): check --host or COUNCIL_HTTP_HOST."
+        ) from None
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if metrics.multiprocess_dir() is not None:

@@ -107,9 +107,13 @@ class DurableCouncils:
         at once, so that another worker (or this one restarted) resumes them now rather than when
         the lease would have run out. Returns the ids handed over."""
         working, self._working = self._working, None
-        if working is not None and not working.done() and working is not asyncio.current_task():
+        stopping = working is not None and not working.done() and working is not asyncio.current_task()
+        if stopping:
+            assert working is not None
             self._handing_over = True
-            working.cancel()  # procrastinate stops fetching and ends its jobs; the in-process queue's below
+            working.cancel()  # procrastinate stops fetching and waits for its running jobs, which end now:
+        await self.worker.hand_back()
+        if stopping:
             await self._worked.wait()
         if self._queue is not None:
             await self._queue.halt()

@@ -36,6 +36,8 @@ class ModelCatalog:
         self._redact = redact
         self._model_lists = _ListCache()
         self._image_lists = _ListCache()
+        # Endpoints whose model list did not answer (refused, timed out, 5xx), by address: why.
+        self._unreachable: dict[str, str] = {}
 
     async def unknown_models(self, model_ids: Sequence[str]) -> list[str]:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
@@ -87,6 +89,17 @@ class ModelCatalog:
         except ProviderError as exc:
             if exc.kind.value in ("auth", "config"):
                 raise
+            if exc.kind.value in ("unavailable", "timeout"):
+                self._unreachable[_address(provider)] = exc.info().short()
             return None  # endpoints without a model list cannot veto an id
+        self._unreachable.pop(_address(provider), None)
         self._model_lists.put(provider, models)
         return models
+
+    def unreachable(self) -> dict[str, str]:
+        """The endpoints whose model list did not answer at the last look (address: why)."""
+        return dict(self._unreachable)
+
+
+def _address(provider: Provider) -> str:
+    return str(getattr(provider, "base_url", "") or provider.name).rstrip("/")

@@ -179,6 +179,11 @@ class ProviderRouter:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
         return await self._catalog.unknown_models(model_ids)
 
+    async def lineup_problems(self, model_ids: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        """The ids no endpoint knows, and the endpoints (address: why) that did not answer."""
+        unknown = await self._catalog.unknown_models(model_ids)
+        return unknown, self._catalog.unreachable()
+
     async def check_keys(self, timeout_s: float = 15.0) -> list[tuple[str, KeyProof | ProviderError]]:
         """Each configured endpoint's name and what checking its key established (a KeyProof), or
         the error that rejected it. Errors are redacted like every other."""

@@ -103,7 +103,9 @@ def _define() -> dict[str, Any]:
         ),
         # /ready's answer at the last scrape (alerts: deploy/prometheus/alerts.yml); on a host of
         # several processes the least ready one's.
-        "READY": Gauge("council_ready", "1 when /ready answers 200, 0 when it answers 503", multiprocess_mode="livemin"),
+        "READY": Gauge(
+            "council_ready", "1 when /ready answers 200, 0 when it answers 503", multiprocess_mode="livemin"
+        ),
         "LOCAL_RUNTIME_CRASHES": Counter(
             "council_local_runtime_crashes",
             "Local model runtimes that crashed or did not load, by model file",
