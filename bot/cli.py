@@ -65,9 +65,11 @@ def _add_ask(sub: _Subparsers) -> None:
     ask.add_argument("--chairman", help="chairman model id or seat primary|fallback (overrides COUNCIL_CHAIRMAN)")
     ask.add_argument(
         "--mode",
-        choices=["standard", "quick", "auto"],
+        choices=["standard", "quick", "auto", "refine", "self-moa"],
         help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them; "
-        "auto: two members answer, and the whole council deliberates only if they disagree",
+        "auto: two members answer, and the whole council deliberates only if they disagree; refine: the members "
+        "revise their answers after reading each other's (COUNCIL_ROUNDS rounds), then reviews and synthesis; "
+        "self-moa: the best member answers several times and the chairman aggregates the samples",
     )
     ask.add_argument(
         "--file",
@@ -217,11 +219,12 @@ def _run(args: argparse.Namespace, own_process: bool) -> int:
 
     with _start_up(own_process):
         from bot import commands
-        from core.service import Redactor, collect_metrics, configure_logging
+        from core.service import Redactor, collect_metrics, configure_logging, configure_telemetry
 
         settings = commands.settings_for(args)
     if own_process:
         collect_metrics(args.command in SERVERS)  # only they serve /metrics
+    configure_telemetry(settings)
     redactor = Redactor.from_settings(settings)
     _Redact.apply = staticmethod(redactor)
     configure_logging(_log_level(args, settings), redactor, settings.telemetry.log_format)

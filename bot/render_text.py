@@ -1,4 +1,5 @@
-"""Text rendering both platforms share: splitting, ping neutralising, ranking lines and tables.
+"""Text rendering both platforms share: ping neutralising, ranking lines and tables (splitting
+and cutting long text: bot/long_answer.py).
 
 Platform renderers (bot/slack/render.py, bot/discord/render.py) wrap these strings in Block Kit
 or embeds. Everything here is plain text with light markdown.
@@ -47,41 +48,6 @@ def neutralize_discord(text: str) -> str:
     return _DISCORD_REF.sub(lambda m: "<" + ZWSP + m.group(1) + ">", text)
 
 
-def split_text(text: str, limit: int) -> list[str]:
-    """Split into chunks of at most `limit` characters, preferring paragraph, line, then word breaks.
-
-    Code fences are closed at a split and reopened in the next chunk so that each chunk renders.
-    """
-    if limit < 20:
-        raise ValueError("limit too small to split sensibly")
-    chunks: list[str] = []
-    rest = text
-    fence_open = False
-    while rest:
-        prefix = "```\n" if fence_open else ""
-        budget = limit - len(prefix) - 4  # room to close a fence
-        if len(prefix) + len(rest) <= limit:
-            chunks.append(prefix + rest)
-            break
-        window = rest[:budget]
-        cut = max(window.rfind("\n\n"), -1)
-        if cut < budget // 2:
-            cut = window.rfind("\n")
-        if cut < budget // 2:
-            cut = window.rfind(" ")
-        if cut <= 0:
-            cut = budget
-        piece, rest = window[:cut], rest[cut:].lstrip("\n ")
-        body = prefix + piece
-        # An odd number of ``` in this piece flips whether we are inside a code block.
-        fence_open_after = fence_open ^ (piece.count("```") % 2 == 1)
-        if fence_open_after:
-            body += "\n```"
-        chunks.append(body)
-        fence_open = fence_open_after
-    return chunks or [""]
-
-
 def short_model(model: str) -> str:
     """`openrouter:openai/gpt-5.1` -> `gpt-5.1`: enough to recognise, short enough for a table."""
     return (
@@ -121,7 +87,7 @@ def aggregate_table(aggregate: Aggregate | None) -> str:
         mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "  -  "
         rows.append(
             f"{e.position:>2}  {e.model[:32]:<32} {mean:>5} {e.rankings_count:>5} "
-            f"{e.borda:>6.1f} {e.condorcet_wins:>8.1f} {e.first_place_votes:>3}"
+            f"{e.borda:>6.1f} {e.copeland:>8.1f} {e.first_place_votes:>3}"
         )
     footer = f"ballots used: {aggregate.ballots_used}, unreadable: {aggregate.ballots_unparsed}"
     if aggregate.agreement_w is not None:
@@ -169,6 +135,11 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
             extra = f" — {member.detail}"
         lines.append(f"{icon} {short_model(member.model)}{extra}")
     lines += agreement_lines(progress)
+    lines += [f"🔁 {line}" for line in progress.rounds]
+    if progress.revising is not None:
+        lines.append(
+            f"🔁 Round {progress.revising}: members revise ({progress.revisions_done}/{progress.revisions_expected})"
+        )
     if progress.stage >= 2:
         lines.append(
             f"📝 reviews: {progress.reviews_done}/{progress.reviews_expected or answered} "

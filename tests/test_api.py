@@ -84,6 +84,17 @@ async def test_completion_answers_with_history_and_is_stored_as_api(client, api,
     assert completion.usage.total_tokens == result.usage.prompt_tokens + result.usage.completion_tokens
 
 
+async def test_member_and_chairman_prompts_fit_an_api_front_end(client, llm_for_api):
+    """Asked through the API, the models are told that Markdown renders, not to spare it for a chat app."""
+    llm_for_api.requests.clear()
+    await client.chat.completions.create(model="llm-council", messages=QUESTION)
+    member = llm_for_api.requests_for("beta", stage=1)[0].messages[0]["content"]
+    chairman = json.dumps(llm_for_api.requests_for(stage=3)[0].messages)
+    for prompt in (member, chairman):
+        assert "renders Markdown fully" in prompt
+        assert "Slack or Discord" not in prompt
+
+
 async def test_stream_sends_progress_as_reasoning_then_the_answer_then_usage(client, api):
     stream = await client.chat.completions.create(
         model="llm-council", messages=QUESTION, stream=True, stream_options={"include_usage": True}
@@ -419,6 +430,9 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
         "consensus": None,  # these reviewers give no rubric scores
         "scores": {},
         "composition": result.composition,
+        "rounds": [],
+        "lenses": {},
+        "self_moa": None,
     }
 
 
@@ -439,7 +453,8 @@ async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_f
 
 async def test_models_lists_each_member_and_the_chairman_once(client):
     ids = [m.id for m in (await client.models.list()).data]
-    assert ids == ["llm-council", "llm-council-quick", "llm-council-auto", *MEMBERS]  # alpha chairs: listed once
+    councils = ["llm-council", "llm-council-quick", "llm-council-auto", "llm-council-refine", "llm-council-self-moa"]
+    assert ids == [*councils, *MEMBERS]  # alpha chairs: listed once
 
 
 def councils_stored(api) -> int:

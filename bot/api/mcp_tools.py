@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -16,6 +16,7 @@ from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
 from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Origin
+from core.models.deliberation_lines import deliberation_lines
 from core.service import CouncilService
 
 if TYPE_CHECKING:
@@ -40,11 +41,14 @@ class CouncilAnswer(BaseModel):
     by_chairman: bool
     ranking: list[RankedModel]
     agreement_w: float | None
-    consensus: float | None = None  # of the rubric scores, 0-100 (issue 33)
+    consensus: float | None = None  # of the rubric scores, 0-100
     scores: dict[str, dict[str, float]] = {}  # model -> criterion -> mean rubric score
     composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
+    # refine mode: one list per round, `{"member", "moved", "toward"}` per member, and each round as a line
+    rounds: list[list[dict[str, Any]]] = []
+    deliberation: list[str] = []  # Self-MoA's samples, each member's lens, the rounds: as every interface says them
     url: str | None = None  # the council's page in the browser app (COUNCIL_PUBLIC_URL)
 
 
@@ -95,6 +99,8 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         composition=result.composition,
         notices=result.notices,
         escalated=result.escalated,
+        rounds=[r.moves() for r in result.rounds],
+        deliberation=deliberation_lines(result),
         url=link,
     )
 
@@ -126,8 +132,9 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
     ) -> CouncilAnswer:
         """Ask the council a question. Returns the final answer, the aggregate ranking of the
         members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default), quick
-        (two members, compared by the chairman) or auto (two members; the whole council only if they
-        disagree);
+        (two members, compared by the chairman), auto (two members; the whole council only if they
+        disagree), refine (the members revise after reading each other's answers) or self-moa (the best
+        member sampled several times, aggregated by the chairman);
         `members`/`chairman`: model ids replacing the configured council for this question."""
         caller = _caller(ctx, keys)
         run = await _start(service, caller, question, mode, members, chairman)

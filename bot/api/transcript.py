@@ -24,9 +24,13 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
 )
+from core.models.deliberation_lines import revision_line, round_line
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -126,6 +130,12 @@ class CouncilTranscript:
             return f"\nAggregate ranking: {ranking_line(event.aggregate)}\n"
         if isinstance(event, AgreementStarted):
             return f"- {short_model(event.judge)} checks whether the first two answers agree\n"
+        if isinstance(event, RoundStarted):
+            return f"\n**Round {event.number} · members revise after reading each other's answers**\n"
+        if isinstance(event, RevisionFinished):
+            return f"- {revision_line(event.revision)}\n"
+        if isinstance(event, RoundFinished):
+            return f"{round_line(event.round)}\n"
         if isinstance(event, AgreementChecked):
             check = event.check
             return f"- Escalated: {check.reason}.\n" if check.escalated else f"- {check.reason.capitalize()}.\n"

@@ -19,11 +19,15 @@ from core.models import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
     Synthesis,
     seats,
 )
+from core.models.deliberation_lines import deliberation_lines, revision_line, rounds_lines
 from core.models.lines import composition_line, dissent_lines, read_lines
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
@@ -102,6 +106,12 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"  {'✓' if r.ballot_models else '✗'} review by {r.reviewer}: {ballot_line(r)}")
     elif isinstance(event, ChairmanToken):
         term.stream(event.model, event.delta)
+    elif isinstance(event, RoundStarted):
+        term.note(f"\n▶ Round {event.number} · members revise after reading each other's answers")
+    elif isinstance(event, RevisionFinished):
+        term.note(f"  {'↪' if event.revision.moved else '='} {revision_line(event.revision)}")
+    elif isinstance(event, RoundFinished):
+        term.note(f"  {rounds_lines([event.round])[0]}")
 
 
 def print_result(
@@ -125,6 +135,10 @@ def print_result(
         print(_plain(header) + "\n")
     if synthesis is not None and not stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
+    deliberation = deliberation_lines(result)
+    if deliberation:
+        print("━━ How the council deliberated ━━")
+        print("\n".join(deliberation) + "\n")
     read = read_lines(result.request)
     if read:
         print("━━ What the council read ━━")

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.councils import LONG_ANSWER_CHARS, RESUMED_TEXT, is_long
+from bot.councils import RESUMED_TEXT, is_long
 from bot.discord import feedback
+from bot.long_answer import cut_answer, split_text
 from bot.progress import CouncilProgress
 from bot.render_text import (
     aggregate_table,
@@ -26,10 +27,11 @@ from bot.render_text import (
     ranking_line,
     result_header,
     short_model,
-    split_text,
 )
 from core.models import CouncilResult, CouncilStatus, counted
+from core.models.deliberation_lines import deliberation_lines, lens_line
 from core.models.lines import composition_line, consensus_text, file_summary
+from core.models.said import cut_note
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -236,9 +238,8 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         answer = ""
     if result.status is CouncilStatus.DEGRADED and synthesis is not None and synthesis.by_chairman:
         title = "⚠️ " + title + " (degraded)"
-    attach = is_long(result)
-    if attach:
-        answer = clip(answer, LONG_ANSWER_CHARS - 200) + "\n\n*(cut here — the full answer is attached)*"
+    if is_long(result) and synthesis is not None:  # whole blocks, then the note outside them (bot/long_answer.py)
+        answer = cut_answer(answer) + f"\n\n*{cut_note(synthesis.text)}*"
     text = (header + "\n\n" + answer).strip() if header else answer
     embeds = text_embeds(text or "No answer.", title=title, color=_color(result))
     if link:
@@ -251,18 +252,27 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
     if (meter := composition_line(result.composition)) is not None:
         last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
+    if deliberation := deliberation_lines(result):
+        last.add_field(
+            name="How the council deliberated", value=clip(safe("\n".join(deliberation)), FIELD_MAX), inline=False
+        )
     if result.aggregate is None and result.status is not CouncilStatus.FAILED:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
     add_material_fields(last, result)
+    return _result_sent(embeds, result)
+
+
+def _result_sent(embeds: list[discord.Embed], result: CouncilResult) -> list[dict[str, Any]]:
+    """The result's embeds packed into messages with a footer on every one (each part of a split
+    answer says which council it is), the stage buttons under the last."""
     footer = _footer(result)
-    # A footer on every message: each part of a split answer says which council it is.
     messages: list[dict[str, Any]] = []
     for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
         view = stage_view(result.council_id)
-        messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if synthesis is not None else view
+        messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if result.synthesis is not None else view
     return messages
 
 
@@ -303,8 +313,15 @@ def answers_embeds(result: CouncilResult) -> list[discord.Embed]:
     for answer in result.answers:
         label = f"Response {answer.label} — " if answer.label else ""
         took = f" ({answer.latency_s:.1f}s)" if answer.latency_s is not None else ""
+        lens = lens_line(result.request.config.lens(answer.seat or answer.model))
         if answer.ok:
-            embeds += text_embeds(safe(answer.text), title=f"{label}{answer.model}{took}", color=COLOR_INFO, chunk=3900)
+            first = " · first answer" if result.rounds else ""
+            text = (f"*{safe(lens)}*\n\n" if lens else "") + safe(answer.text)
+            embeds += text_embeds(text, title=f"{label}{answer.model}{first}{took}", color=COLOR_INFO, chunk=3900)
+            final = result.final_text(answer)
+            if final and final != answer.text:
+                title = f"{label}{answer.model} · after the revision rounds"
+                embeds += text_embeds(safe(final), title=title, color=COLOR_INFO, chunk=3900)
         else:
             why = answer.error.short() if answer.error else "no answer"
             embeds.append(

@@ -109,9 +109,7 @@ class SlackCouncilBot:
         self._register()
         SlackFeedback(self.app, client, service, self.background, self.people).register()
         MessageShortcut(self.app, client, service, self.background, self.people).register()
-        pick = PickModal(self.app, client, service, self.background, self.people)
-        pick.questions = self.questions
-        pick.register()
+        PickModal(self.app, client, service, self.background, self.people, self.questions).register()
         self.home.register()
         self.agent.register(on_home_tab=self.home.on_opened)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.render_text import aggregate_table, ballot_line, clip, ranking_line, short_model, split_text
+from bot.long_answer import split_text
+from bot.render_text import aggregate_table, ballot_line, clip, ranking_line, short_model
 from bot.slack.mrkdwn import mrkdwn, plain
 from bot.slack.render import (
     SECTION_CHUNK,
@@ -18,6 +19,7 @@ from bot.slack.render import (
     sections,
 )
 from core.models import CouncilResult
+from core.models.deliberation_lines import lens_line
 
 MODAL_BLOCKS = 100
 MODAL_TITLE_MAX = 24
@@ -83,9 +85,17 @@ def _answers_stage(result: CouncilResult, slots: int, note: str) -> list[dict[st
     parts = []
     for answer in result.answers:
         label = f"Response {answer.label} · " if answer.label else ""
+        lens = lens_line(result.request.config.lens(answer.seat or answer.model))
+        head_lens = [context(plain(lens))] if lens else []
         if answer.ok:
             latency = f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
-            parts.append(([section(plain(f"*{label}{answer.model}*{latency}"))], mrkdwn(answer.text)))
+            first = " · first answer" if result.rounds else ""
+            head = [section(plain(f"*{label}{answer.model}*{first}{latency}")), *head_lens]
+            parts.append((head, mrkdwn(answer.text)))
+            final = result.final_text(answer)
+            if final and final != answer.text:
+                revised = [section(plain(f"*{label}{answer.model}* · after the revision rounds"))]
+                parts.append((revised, mrkdwn(final)))
         else:
             why = answer.error.short() if answer.error else "no answer"
             parts.append(([section(plain(f":x: *{answer.model}*: {why}"))], ""))

@@ -13,6 +13,7 @@ from bot.slack.render import (
     ANSWER_BLOCK,
     attached_note,
     context,
+    deliberation_blocks,
     material_blocks,
     result_footer,
     stage_buttons,
@@ -186,6 +187,7 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
         blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
     if (meter := composition_line(result.composition)) is not None:
         blocks.append(context(plain(meter)))
+    blocks += deliberation_blocks(result)
     blocks.append(context(result_footer(result)))
     if result.answers or result.reviews or result.aggregate is not None:
         blocks.append(stage_buttons(result.council_id, result))

@@ -15,12 +15,12 @@ from bot.web import signin
 from bot.web.context import Pages
 from bot.web.security import CSRF_FIELD, form_allowed
 from core.errors import CouncilError, InputRejected, PermissionDenied
+from core.models import MODES
 from core.models.browse import Viewer
 from core.models.files import IncomingFile
 
 log = logging.getLogger(__name__)
 
-MODES = ("standard", "quick", "auto")
 MAX_FILE_FORM_BYTES = 64 * 1024 * 1024  # the form as a whole; each file's own limits are the service's
 
 

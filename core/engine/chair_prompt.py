@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.engine import prompts
+from core.engine.chair_notes import SELF_MOA_NOTE, deliberation_note
 from core.engine.state import CouncilState
 from core.models import ChatMessage
 from core.models.lines import LOW_CONSENSUS
@@ -44,6 +45,10 @@ class ChairPrompt:
         return mode == "quick" or (mode == "auto" and not self.state.escalated)
 
     def messages(self, model: str, *, fallback: bool) -> list[ChatMessage]:
+        """The synthesizer's prompt, told where the answer is read (prompts.shown_in)."""
+        return prompts.with_shown_in(self._messages(model, fallback=fallback), self.state.request.origin)
+
+    def _messages(self, model: str, *, fallback: bool) -> list[ChatMessage]:
         state = self.state
         texts = state.labelled_texts()
         if self.small_context(model):
@@ -73,6 +78,8 @@ class ChairPrompt:
             member_ids=state.all_ids(),
             fallback=fallback,
             disagreements=disagreements(state),
+            deliberation=deliberation_note(state),
+            ranking_note=SELF_MOA_NOTE if state.config.mode == "self-moa" else None,
         )
 
     def small_context(self, model: str) -> bool:

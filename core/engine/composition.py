@@ -1,4 +1,4 @@
-"""Where the final answer came from, measured (issue 33): each member's share of the synthesis,
+"""Where the final answer came from, measured: each member's share of the synthesis,
 the sources' (files read and web results) and the chairman's own, from the word-trigram support of
 each sentence computed in Rust (the method: rust/ranking/src/composition.rs). Not asked of the
 chairman: a model's account of its own sources is not evidence."""

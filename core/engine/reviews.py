@@ -188,7 +188,7 @@ def aggregate_reviews(state: CouncilState) -> Aggregate:
             average_rank=s.average_rank,
             rankings_count=s.rankings_count,
             borda=s.borda,
-            condorcet_wins=s.copeland,
+            copeland=s.copeland,
             first_place_votes=s.first_place_votes,
         )
         for s in scores

@@ -49,7 +49,7 @@ def _size(size: int) -> str:
     return f"{size} B"
 
 
-def dissent_line(d: Dissent, short: bool = False) -> str:
+def dissent_line(d: Dissent) -> str:
     """The minority view as one plain line (renderers escape it for their platform)."""
     place = f", placed {d.place} overall" if d.place is not None else ""
     label = f"Response {d.preferred_label} ({d.preferred})" if d.preferred_label else d.preferred

@@ -6,9 +6,10 @@ from datetime import datetime
 from enum import Enum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from core.models.base import ErrorInfo, Model, Usage, utcnow
+from core.models.deliberation import RevisionRound
 from core.models.requests import CouncilRequest
 
 
@@ -80,7 +81,9 @@ class AggregateEntry(Model):
     average_rank: float | None  # mean rank position over ballots that ranked it
     rankings_count: int  # number of ballots ranking it ("votes")
     borda: float = 0.0
-    condorcet_wins: float = 0.0  # Copeland/Schulze score as reported by the ranking module
+    # Copeland's score (core/ranking.py): pairwise majorities won, a tie counting a half. Councils
+    # stored before it had its name wrote it as `condorcet_wins`; the storage's column keeps that name.
+    copeland: float = Field(0.0, validation_alias=AliasChoices("copeland", "condorcet_wins"))
     first_place_votes: int = 0
 
 
@@ -160,6 +163,17 @@ class CouncilResult(Model):
     # Where the final answer came from (core/engine/composition.py): member model, `sources` and
     # `chairman` (its own) -> share of the synthesis, summing to 1; None without a synthesis.
     composition: dict[str, float] | None = None
+    # Refine mode's revision rounds, in order (core/engine/rounds.py); `answers` keep the first answers.
+    rounds: list[RevisionRound] = Field(default_factory=list)
+
+    def final_text(self, answer: MemberAnswer) -> str | None:
+        """A member's latest answer: its last revision's, else its first."""
+        seat = answer.seat or answer.model
+        for revision_round in reversed(self.rounds):
+            for revision in revision_round.revisions:
+                if revision.seat == seat and revision.text:
+                    return revision.text
+        return answer.text
 
     @property
     def degraded(self) -> bool:

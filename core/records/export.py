@@ -16,6 +16,7 @@ from core.models import (
     Review,
     Usage,
 )
+from core.models.deliberation_lines import lens_line, rounds_lines, self_moa_line
 from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary, source_line
 from core.models.seats import fallback_note, short_cause
 
@@ -55,7 +56,9 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
     and the readers' feedback."""
     return {
         **_request_fields(result),
-        "stage1": [_answer_fields(a) for a in result.answers],
+        "stage1": [_answer_fields(a, result) for a in result.answers],
+        # refine mode: each round's revisions in full (metadata.rounds has who moved toward whom)
+        "revisions": [r.model_dump(mode="json") for r in result.rounds],
         "stage2": [_review_fields(r) for r in result.reviews],
         "stage3": _synthesis_fields(result),
         "metadata": _metadata(result),
@@ -85,10 +88,13 @@ def _request_fields(result: CouncilResult) -> dict[str, Any]:
     }
 
 
-def _answer_fields(a: MemberAnswer) -> dict[str, Any]:
+def _answer_fields(a: MemberAnswer, result: CouncilResult) -> dict[str, Any]:
+    lens = result.request.config.lens(a.seat or a.model)
     return {
         "model": a.model,
         "seat": a.seat or a.model,
+        "lens": lens.model_dump(mode="json") if lens else None,
+        "final_response": result.final_text(a),  # after the revision rounds (refine mode), else `response`
         "attempts": _attempts(a.attempts),
         "response": a.text,
         "label": f"Response {a.label}" if a.label else None,
@@ -136,7 +142,7 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
         "aggregate_rankings": [entry.model_dump(mode="json") for entry in (aggregate.entries if aggregate else [])],
         "agreement_w": aggregate.agreement_w if aggregate else None,
-        # rubric scores (issue 33): model -> criterion -> mean, and their consensus (0-100)
+        # rubric scores: model -> criterion -> mean, and their consensus (0-100)
         "scores": aggregate.scores if aggregate else {},
         "consensus": aggregate.consensus if aggregate else None,
         "rubric": result.request.config.rubric.model_dump(mode="json") if result.request.config.rubric else None,
@@ -155,7 +161,15 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
         "composition": result.composition,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
+        # refine mode: one list per round run, `{"member", "moved", "toward"}` per member
+        "rounds": [r.moves() for r in result.rounds],
+        "rounds_ended": result.rounds[-1].ended if result.rounds else None,
+        "self_moa": self_moa_line(result.request.config, _answered(result)),
     }
+
+
+def _answered(result: CouncilResult) -> int:
+    return sum(1 for a in result.answers if a.ok)
 
 
 def to_json(result: CouncilResult, votes: Sequence[FeedbackVote] = (), *, indent: int | None = 2) -> str:
@@ -199,6 +213,7 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         *_md_material(result.request),
         *_md_aggregate(result),
         *_md_agreement(result),
+        *_md_rounds(result),
         *_md_answers(result),
         *_md_reviews(result),
         "## Readers' feedback",
@@ -277,7 +292,7 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
         mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "–"
         out.append(
             f"| {e.position} | {e.model} | {e.label or '–'} | {mean} | {e.rankings_count} | "
-            f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
+            f"{e.borda:.1f} | {e.copeland:.1f} | {e.first_place_votes} |"
         )
     w = aggregate.agreement_w
     agreement = f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a"
@@ -321,11 +336,32 @@ def _md_agreement(result: CouncilResult) -> list[str]:
     return out
 
 
+def _md_rounds(result: CouncilResult) -> list[str]:
+    """Refine mode: who moved toward whom in each round, then each revision as written."""
+    if not result.rounds:
+        return []
+    out = ["## Revision rounds", "", *(f"- {line}" for line in rounds_lines(result.rounds)), ""]
+    for revision_round in result.rounds:
+        for r in revision_round.revisions:
+            state = "kept its answer" if r.kept else "moved" if r.moved else "held"
+            why = f" — “{r.reason}”" if r.reason else ""
+            out += [f"### Round {revision_round.number} — {r.model} ({state}){why}", ""]
+            if r.error is not None:
+                out += [f"*Did not revise: {r.error.short()}*", ""]
+            elif r.moved:
+                out += [r.text or "", ""]
+    return out
+
+
 def _md_answers(result: CouncilResult) -> list[str]:
-    out = ["## Stage 1: answers", ""]
+    out = ["## Stage 1: answers" + (" (first answers, before the rounds)" if result.rounds else ""), ""]
+    if (line := self_moa_line(result.request.config, _answered(result))) is not None:
+        out += [f"*{line}*", ""]
     for a in result.answers:
         label = f"Response {a.label} — " if a.label else ""
         out += [f"### {label}{a.model}", ""]
+        if (lens := lens_line(result.request.config.lens(a.seat or a.model))) is not None:
+            out += [f"*{lens}*", ""]
         if a.error is not None:
             out += [f"*Failed: {a.error.short()}*", ""]
             continue

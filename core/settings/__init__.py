@@ -18,6 +18,7 @@ from pydantic_settings import SettingsError
 from pydantic_settings.sources import ENV_FILE_SENTINEL
 
 from core.errors import ConfigurationError
+from core.models.share_links import SHARE_PARAM, share_token
 from core.settings.council import CouncilSettings, LimitSettings
 from core.settings.group import SettingsGroup
 from core.settings.operating import ApiSettings, ServingSettings, TelemetrySettings, WebSettings
@@ -90,6 +91,8 @@ class Settings(BaseModel):
 
     @property
     def default_members(self) -> list[str]:
+        if self.council.seats:  # COUNCIL_SEATS_FILE's seats are the members
+            return [spec.seat for spec in self.council.seats]
         if self.council.models:
             return list(self.council.models)
         return list(REMOTE_DEFAULT_MEMBERS if self.has_remote_provider else LOCAL_DEFAULT_MEMBERS)
@@ -98,13 +101,15 @@ class Settings(BaseModel):
     def default_chairman(self) -> str:
         if self.council.chairman:
             return self.council.chairman
+        if self.council.seats:
+            return self.council.seats[0].seat
         if self.council.models:
             return self.council.models[0]
         return REMOTE_DEFAULT_CHAIRMAN if self.has_remote_provider else LOCAL_DEFAULT_CHAIRMAN
 
     @property
     def uses_local_defaults(self) -> bool:
-        return not self.council.models and not self.has_remote_provider
+        return not self.council.models and not self.council.seats and not self.has_remote_provider
 
     @property
     def slack_oauth_missing(self) -> list[str]:
@@ -122,9 +127,14 @@ class Settings(BaseModel):
         return public_url.rstrip("/") + path if public_url else None
 
     def council_url(self, council_id: str) -> str | None:
-        """The council's page in the browser app (bot/web) at COUNCIL_PUBLIC_URL; None while it is unset."""
+        """The council's page in the browser app (bot/web) at COUNCIL_PUBLIC_URL; None while it is unset.
+        With COUNCIL_SHARE_LINKS, the link carries the token that opens it (core/models/share_links.py)."""
         public_url = self.tenants.public_url
-        return f"{public_url.rstrip('/')}/c/{council_id}" if public_url else None
+        if not public_url:
+            return None
+        url = f"{public_url.rstrip('/')}/c/{council_id}"
+        secret = self.web.share_secret()
+        return f"{url}?{SHARE_PARAM}={share_token(secret, council_id)}" if secret else url
 
     def secret_values(self) -> list[str]:
         """The value of every secret that is set (keys, tokens), for redaction."""
