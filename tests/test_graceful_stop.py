@@ -262,6 +262,7 @@ async def test_the_api_lets_a_running_council_finish_within_the_grace(llm_slow_a
     try:
         async with aiohttp.ClientSession() as session:
             await api.until(lambda: f"127.0.0.1:{port}" in api.log.read_text(), 60)
+
             async def ask() -> tuple[int, dict]:
                 async with session.post(
                     url + "/v1/chat/completions",
