@@ -275,7 +275,7 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
     assert "Aggregate ranking" in fields and "Agreement" in fields and "1." in fields["Aggregate ranking"]
     stage_row, feedback_row = answer["components"]
     custom_ids = [c["custom_id"] for c in stage_row["components"]]
-    assert [i.split(":")[1] for i in custom_ids] == ["answers", "reviews", "ranking"]
+    assert [i.split(":")[1] for i in custom_ids] == ["answers", "reviews", "ranking", "differ"]
     assert [c["custom_id"].split(":")[:2] for c in feedback_row["components"]] == [
         ["council_fb", "good"],
         ["council_fb", "bad"],

@@ -47,6 +47,9 @@ async def test_slack_refine_with_a_lens_set_by_an_admin(slack_env, llm):
     assert any("`nobody` is not a member here" in t for t in texts)
     settings = await env.service.channels.channel_settings(ORIGIN)
     assert set(settings.lenses or {}) == {"alpha"}  # the refused ones changed nothing
+    await env.command("show", user="U2", command="/council-admin")
+    await env.settle()
+    assert any("*alpha:* lens: " in t and "Answer as the engineer" in t for t in ephemeral_texts(env.fake))
     await env.command("refine: What is the capital of Australia?")
     await env.fake.wait_for(lambda: results(env.fake))
     await env.settle()

@@ -17,8 +17,9 @@ from bot.render_text import progress_lines
 from bot.slack import modals
 from bot.slack import render as slack_render
 from bot.slack.stream_render import stream_final_blocks
+from bot.web.live import sse
 from core.engine.council import run_council
-from core.models import CouncilFinished, CouncilRequest, Lens
+from core.models import CouncilFinished, CouncilRequest, Lens, RoundFinished
 from core.records.export import to_markdown
 from tests import test_council
 from tests.test_council import CHAIR, M1, M2, config, script
@@ -73,6 +74,8 @@ async def test_every_surface_says_the_rounds_and_the_lens(server, router):
         progress.apply(event)
     assert ROUND in transcript.reasoning and f"{M2} moved toward {M1}: “" in transcript.reasoning
     assert any(ROUND in line for line in progress_lines(progress))
+    [finished] = [e for e in events if isinstance(e, RoundFinished)]
+    assert ROUND in json.loads(sse(1, finished).split("data: ", 1)[1])["html"]  # the web page's live stage 1
 
 
 async def test_every_surface_says_the_self_moa_samples(server, router):

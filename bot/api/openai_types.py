@@ -311,6 +311,8 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "scores": result.aggregate.scores if result.aggregate else {},
         # where the answer came from, measured (member, `sources`, `chairman` -> share)
         "composition": result.composition,
+        # where the members stand: agreed, contested, unique, open, and which parts were written or measured
+        "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         # refine mode: one list per round, `{"member", "moved", "toward"}` per member
         "rounds": [r.moves() for r in result.rounds],
         "lenses": {seat: lens.model_dump(mode="json") for seat, lens in config.lenses.items()},

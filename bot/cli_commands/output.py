@@ -28,7 +28,7 @@ from core.models import (
     seats,
 )
 from core.models.deliberation_lines import deliberation_lines, revision_line, rounds_lines
-from core.models.lines import composition_line, dissent_lines, read_lines
+from core.models.lines import DIFFER_TITLE, differ_lines, dissent_lines, read_lines, result_composition_line
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -149,8 +149,11 @@ def print_result(
         parsed = sum(1 for r in result.reviews if r.ballot_models)
         print(f"Ballots read: {parsed} of {len(result.reviews)}")
         print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         print(meter)
+    if differ := differ_lines(result):
+        print(f"\n━━ {DIFFER_TITLE} ━━")
+        print("\n".join(differ))
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
     print(

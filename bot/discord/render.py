@@ -30,7 +30,14 @@ from bot.render_text import (
 )
 from core.models import CouncilResult, CouncilStatus, counted
 from core.models.deliberation_lines import deliberation_lines, lens_line
-from core.models.lines import composition_line, consensus_text, file_summary
+from core.models.lines import (
+    DIFFER_TITLE,
+    consensus_text,
+    differ_parts,
+    differ_source,
+    file_summary,
+    result_composition_line,
+)
 from core.models.said import cut_note
 
 if TYPE_CHECKING:
@@ -250,7 +257,7 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     if deliberation := deliberation_lines(result):
         last.add_field(
@@ -271,7 +278,7 @@ def _result_sent(embeds: list[discord.Embed], result: CouncilResult) -> list[dic
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
-        view = stage_view(result.council_id)
+        view = stage_view(result.council_id, differ=bool(differ_parts(result.disagreement)))
         messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if result.synthesis is not None else view
     return messages
 
@@ -363,7 +370,21 @@ def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
     return [embed]
 
 
-STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds}
+def differ_embeds(result: CouncilResult) -> list[discord.Embed]:
+    """Where the members stand: a field per part (its items as bullets), who wrote it in the footer."""
+    embed = discord.Embed(title=DIFFER_TITLE, color=COLOR_INFO)
+    for heading, items in differ_parts(result.disagreement)[:25]:
+        embed.add_field(
+            name=heading, value=clip("\n".join(f"• {safe(item)}" for item in items), FIELD_MAX), inline=False
+        )
+    if not embed.fields:
+        embed.description = "The council's answers were not compared."
+    elif (source := differ_source(result)) is not None:
+        embed.set_footer(text=clip(source, 2048))
+    return [embed]
+
+
+STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds, "differ": differ_embeds}
 
 
 def stage_messages(result: CouncilResult, stage: str, markdown: str | None = None) -> list[dict[str, Any]]:
@@ -387,6 +408,7 @@ _LABELS = {
     "answers": ("Answers", discord.ButtonStyle.secondary),
     "reviews": ("Reviews", discord.ButtonStyle.secondary),
     "ranking": ("Ranking", discord.ButtonStyle.secondary),
+    "differ": (DIFFER_TITLE, discord.ButtonStyle.secondary),
     "stop": ("Stop", discord.ButtonStyle.danger),
     "synth": ("Synthesize now", discord.ButtonStyle.primary),
 }
@@ -394,7 +416,7 @@ _LABELS = {
 
 class CouncilButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"council:(?P<action>answers|reviews|ranking|stop|synth):(?P<id>[0-9a-f]+)",
+    template=r"council:(?P<action>answers|reviews|ranking|differ|stop|synth):(?P<id>[0-9a-f]+)",
 ):
     """A button whose state (action, council id) lives in its custom_id, so it works after a restart."""
 
@@ -425,5 +447,6 @@ def control_view(council_id: str) -> discord.ui.View:
     return buttons(council_id, "stop", "synth")
 
 
-def stage_view(council_id: str) -> discord.ui.View:
-    return buttons(council_id, "answers", "reviews", "ranking")
+def stage_view(council_id: str, *, differ: bool = False) -> discord.ui.View:
+    """The stage buttons under an answer (`differ`: the result has an account of where they differ)."""
+    return buttons(council_id, "answers", "reviews", "ranking", *(("differ",) if differ else ()))

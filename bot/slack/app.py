@@ -180,7 +180,7 @@ class SlackCouncilBot:
             self.spawn(buttons.handle_control(body, action), "control")
             await ack()
 
-        @app.action(re.compile(r"^council_stage_(answers|reviews|ranking)$"))
+        @app.action(re.compile(r"^council_stage_(answers|reviews|ranking|differ)$"))
         async def stage(ack, body, action, respond):
             self.spawn(buttons.handle_stage(body, action, respond), "stage")
             await ack()

@@ -42,8 +42,8 @@ from core.models import (
     Leaderboard,
     counted,
 )
-from core.models.deliberation_lines import deliberation_lines
-from core.models.lines import composition_line, file_summary
+from core.models.deliberation_lines import deliberation_lines, lens_line
+from core.models.lines import DIFFER_TITLE, differ_parts, file_summary, result_composition_line
 from core.models.said import cut_note
 
 if TYPE_CHECKING:
@@ -64,10 +64,15 @@ ANSWER_BLOCK = "council-a-"
 ACTION_STOP = "council_stop"
 ACTION_SYNTHESIZE = "council_synthesize"
 ACTION_STAGE_PREFIX = "council_stage_"
-Stage = Literal["answers", "reviews", "ranking"]
-STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking")
-STAGE_TITLES = {"answers": "Stage 1 · Answers", "reviews": "Stage 2 · Reviews", "ranking": "Aggregate ranking"}
-STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking"}
+Stage = Literal["answers", "reviews", "ranking", "differ"]
+STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking", "differ")
+STAGE_TITLES = {
+    "answers": "Stage 1 · Answers",
+    "reviews": "Stage 2 · Reviews",
+    "ranking": "Aggregate ranking",
+    "differ": DIFFER_TITLE,
+}
+STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking", "differ": DIFFER_TITLE}
 
 Message = dict[str, Any]  # {"text": ..., "blocks": [...]}, ready for chat.postMessage/chat.update
 
@@ -250,6 +255,8 @@ def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
         elements.append(button(STAGE_BUTTONS["reviews"], ACTION_STAGE_PREFIX + "reviews", council_id))
     if result.aggregate is not None:
         elements.append(button(STAGE_BUTTONS["ranking"], ACTION_STAGE_PREFIX + "ranking", council_id))
+    if differ_parts(result.disagreement):
+        elements.append(button(STAGE_BUTTONS["differ"], ACTION_STAGE_PREFIX + "differ", council_id))
     return {"type": "actions", "block_id": f"council-stages-{council_id}", "elements": elements}
 
 
@@ -325,7 +332,7 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
         tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         tail_blocks.append(context(plain(meter)))
     tail_blocks += deliberation_blocks(result)
     footer = result_footer(result)
@@ -409,6 +416,7 @@ def leaderboard_message(board: Leaderboard) -> Message:
 
 def config_message(title: str, config: CouncilConfig, channel: ChannelSettings | None = None) -> Message:
     lines = [f"*Members:* {', '.join(config.members)}", f"*Chairman:* {config.chairman}", f"*Mode:* {config.mode}"]
+    lines += [f"*{seat}:* {lens}" for seat in config.members if (lens := lens_line(config.lens(seat)))]
     if channel is not None:
 
         def show(value: Any, unit: str = "") -> str:

@@ -21,7 +21,7 @@ from bot.slack.render import (
     with_block_id,
 )
 from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
-from core.models.lines import composition_line
+from core.models.lines import result_composition_line
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -185,7 +185,7 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
     blocks += material_blocks(result)
     if result.aggregate is not None:
         blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         blocks.append(context(plain(meter)))
     blocks += deliberation_blocks(result)
     blocks.append(context(result_footer(result)))

@@ -28,7 +28,9 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     ReviewFinished,
+    RoundFinished,
 )
+from core.models.deliberation_lines import round_line
 from core.models.share_links import SHARE_PARAM
 from core.service import CouncilRun
 
@@ -54,6 +56,8 @@ def event_html(event: CouncilEvent) -> Markup | None:
         )
     if isinstance(event, ChairmanFinished):
         return Markup(f'<div class="md">{markdown(event.synthesis.text)}</div>')
+    if isinstance(event, RoundFinished):  # refine mode: who moved toward whom, one line
+        return Markup(f'<p class="meta round">{escape(round_line(event.round))}</p>')
     return None
 
 

@@ -16,7 +16,14 @@ from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
 from core.models.deliberation_lines import deliberation_lines, lens_line
-from core.models.lines import composition_line, consensus_text, score_lines
+from core.models.lines import (
+    DIFFER_TITLE,
+    consensus_text,
+    differ_parts,
+    differ_source,
+    result_composition_line,
+    score_lines,
+)
 from core.models.share_links import SHARE_PARAM
 from core.service import CouncilView, timeline
 
@@ -96,7 +103,10 @@ class ReadPages:
             meter=charts.agreement_meter(result.aggregate.agreement_w if result.aggregate else None),
             consensus=consensus_text(result.aggregate),
             scores=score_lines(result.aggregate),
-            composition=composition_line(result.composition),
+            composition=result_composition_line(result),
+            differ=differ_parts(result.disagreement),
+            differ_title=DIFFER_TITLE,
+            differ_source=differ_source(result),
             deliberation=deliberation_lines(result),
             lenses=[lens_line(result.request.config.lens(a.seat or a.model)) for a in result.answers],
             finals=[revised if (revised := result.final_text(a)) != a.text else None for a in result.answers],

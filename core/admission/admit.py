@@ -182,7 +182,9 @@ class Admission:
         show`, the Home tab and the leaderboard's seats show): the channel's settings, else its
         tenant's line-up, else the operator's defaults."""
         lineup = await self.lineups(origin) if self.lineups is not None else OPERATORS_LINEUP
-        return with_tenant_lineup(self.config_for(channel), channel, lineup)
+        config = with_tenant_lineup(self.config_for(channel), channel, lineup)
+        config.lenses = council_lenses(self.settings, channel, config.members, None, self.cleaner.persona)
+        return config
 
     def config_for(self, channel: ChannelSettings | None) -> CouncilConfig:
         s = self.settings

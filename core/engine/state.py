@@ -75,6 +75,8 @@ class CouncilState:
     # search (None: no backend, or search off for this council) and what it checked.
     fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None
     fact_check_note: str | None = None
+    # The synthesizer's "WHERE THEY DIFFER" section, held back from the answer (core/engine/disagreement.py).
+    chair_section: str | None = None
 
     @classmethod
     def new(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from core.models import Aggregate, CouncilRequest, Dissent
+from core.models import Aggregate, CouncilRequest, CouncilResult, Disagreement, Dissent
 from core.models.files import ExtractedAttachment
 from core.models.search import SearchResult
 
@@ -86,19 +86,90 @@ def score_lines(aggregate: Aggregate | None) -> list[str]:
 
 
 METER_CELLS = 10
+CHAIRMAN_SHARE = "chairman"  # the chairman's own share (core/engine/composition.py)
 
 
-def composition_line(composition: dict[str, float] | None) -> str | None:
+def composition_line(composition: dict[str, float] | None, stand_in: str | None = None) -> str | None:
     """The composition meter: `Composition ███████░░░ alpha 46% · beta 22% · sources 2% · chairman's own 30%`.
-    The filled cells are what came from the council's texts, the empty ones the chairman's own."""
+    The filled cells are what came from the council's texts, the empty ones the writer's own: the
+    chairman's, or (`stand_in`: the member that wrote the answer for a chairman that failed) that
+    member's, its stage-1 answer included."""
     if not composition:
         return None
-    own = composition.get("chairman", 0.0)
+    own_key = stand_in if stand_in is not None and CHAIRMAN_SHARE not in composition else CHAIRMAN_SHARE
+    own = composition.get(own_key, 0.0)
     filled = round((1 - own) * METER_CELLS)
     parts = [
         f"{name} {share:.0%}"
         for name, share in sorted(composition.items(), key=lambda item: -item[1])
-        if name != "chairman" and share >= 0.005
+        if name != own_key and share >= 0.005
     ]
-    parts.append(f"chairman's own {own:.0%}")
+    parts.append(f"{'chairman' if own_key == CHAIRMAN_SHARE else own_key}'s own {own:.0%}")
     return f"Composition {'█' * filled}{'░' * (METER_CELLS - filled)} " + " · ".join(parts)
+
+
+def result_composition_line(result: CouncilResult) -> str | None:
+    """The meter of a result, naming the stand-in's own share as its own."""
+    synthesis = result.synthesis
+    return composition_line(result.composition, synthesis.model if synthesis and synthesis.stood_in else None)
+
+
+# Where the members stand (core/models/disagreement.py): the title of the folded section every
+# interface shows, each part's heading, and the line that says which parts were written, which measured.
+DIFFER_TITLE = "Where they differ"
+DIFFER_HEADINGS = {
+    "agreed": "Every answer says",
+    "contested": "Contested",
+    "unique": "Only one member says",
+    "open": "Still open",
+}
+_MEASURED_WHAT = {"agreed": "what every answer says", "unique": "what only one member says"}
+
+
+def differ_parts(disagreement: Disagreement | None) -> list[tuple[str, list[str]]]:
+    """Each non-empty part as (heading, plain item lines); a contested point is one line with its
+    sides: `point: alpha, gamma: never; beta: briefly`."""
+    if disagreement is None:
+        return []
+    items = {
+        "agreed": list(disagreement.agreed),
+        "contested": [
+            f"{c.point}: " + "; ".join(f"{', '.join(s.members)}: {s.position}" for s in c.sides)
+            for c in disagreement.contested
+        ],
+        "unique": [f"{u.member}: {u.claim}" for u in disagreement.unique],
+        "open": list(disagreement.open),
+    }
+    return [(DIFFER_HEADINGS[part], lines) for part, lines in items.items() if lines]
+
+
+def differ_source(result: CouncilResult) -> str | None:
+    """Who wrote the account: `Written by chair; what only one member says measured from the answers
+    (shared wording)`; None without one."""
+    d = result.disagreement
+    if d is None or d.empty:
+        return None
+    writer = result.synthesis.model if result.synthesis is not None else "the chairman"
+    measured = [_MEASURED_WHAT[p] for p in d.measured if p in _MEASURED_WHAT and getattr(d, p)]
+    measured_text = f"{' and '.join(measured)} measured from the answers (shared wording)" if measured else ""
+    if d.written and measured_text:
+        return f"Written by {writer}; {measured_text}."
+    if d.written:
+        return f"Written by {writer}."
+    if not measured_text:
+        return None
+    return f"{measured_text[0].upper()}{measured_text[1:]}: {writer} wrote no account of it."
+
+
+def differ_lines(result: CouncilResult) -> list[str]:
+    """The whole account as plain lines (terminal, exports): headings, `• ` items, the source line;
+    empty when there is nothing to show."""
+    parts = differ_parts(result.disagreement)
+    if not parts:
+        return []
+    out: list[str] = []
+    for heading, items in parts:
+        out.append(f"{heading}:")
+        out += [f"• {item}" for item in items]
+    source = differ_source(result)
+    return out + ([source] if source else [])

@@ -10,6 +10,7 @@ from pydantic import AliasChoices, Field
 
 from core.models.base import ErrorInfo, Model, Usage, utcnow
 from core.models.deliberation import RevisionRound
+from core.models.disagreement import Disagreement
 from core.models.requests import CouncilRequest
 
 
@@ -163,6 +164,8 @@ class CouncilResult(Model):
     # Where the final answer came from (core/engine/composition.py): member model, `sources` and
     # `chairman` (its own) -> share of the synthesis, summing to 1; None without a synthesis.
     composition: dict[str, float] | None = None
+    # Where the members stand (core/engine/disagreement.py); None without a synthesis.
+    disagreement: Disagreement | None = None
     # Refine mode's revision rounds, in order (core/engine/rounds.py); `answers` keep the first answers.
     rounds: list[RevisionRound] = Field(default_factory=list)
 

@@ -17,7 +17,16 @@ from core.models import (
     Usage,
 )
 from core.models.deliberation_lines import lens_line, rounds_lines, self_moa_line
-from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary, source_line
+from core.models.lines import (
+    DIFFER_TITLE,
+    consensus_text,
+    differ_parts,
+    differ_source,
+    dissent_lines,
+    file_summary,
+    result_composition_line,
+    source_line,
+)
 from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -160,6 +169,8 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "escalated": result.escalated,
         # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
         "composition": result.composition,
+        # where the members stand (core/engine/disagreement.py): agreed, contested, unique, open
+        "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
         # refine mode: one list per round run, `{"member", "moved", "toward"}` per member
         "rounds": [r.moves() for r in result.rounds],
@@ -210,6 +221,7 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
     out: list[str] = [
         *_md_header(result),
         *_md_final_answer(result),
+        *_md_differ(result),
         *_md_material(result.request),
         *_md_aggregate(result),
         *_md_agreement(result),
@@ -256,10 +268,23 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
         synthesis = result.synthesis
         who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"
         out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
-        if (meter := composition_line(result.composition)) is not None:
+        if (meter := result_composition_line(result)) is not None:
             out += [f"*{meter}*", ""]
     else:
         out += ["*(no synthesis)*", ""]
+    return out
+
+
+def _md_differ(result: CouncilResult) -> list[str]:
+    """Where the members stand, as a section of the export (nothing when there is no account)."""
+    parts = differ_parts(result.disagreement)
+    if not parts:
+        return []
+    out = [f"## {DIFFER_TITLE}", ""]
+    for heading, items in parts:
+        out += [f"**{heading}**", "", *(f"- {item}" for item in items), ""]
+    if (source := differ_source(result)) is not None:
+        out += [f"*{source}*", ""]
     return out
 
 

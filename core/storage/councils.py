@@ -229,6 +229,7 @@ def _council_row(result: CouncilResult) -> dict[str, Any]:
         "winner": _winner(result),
         "agreement_w": aggregate.agreement_w if aggregate else None,
         "consensus": aggregate.consensus if aggregate else None,
+        "disagreement": result.disagreement.model_dump_json() if result.disagreement else None,
         "error": result.error.model_dump_json() if result.error else None,
         "notices": dumps(result.notices),
         "timings": dumps(result.timings),
