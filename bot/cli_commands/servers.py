@@ -28,12 +28,28 @@ def _check_secret_key(service: CouncilService) -> None:
 
 async def check_lineup(service: CouncilService, args: argparse.Namespace) -> None:
     """Every serving command's first look at its line-up: a warning line per unknown model or
-    unreachable endpoint, or, with --strict (COUNCIL_STRICT_STARTUP), a refusal to start."""
-    problems = await lineup_problems(service)
-    strict = getattr(args, "strict", False) or service.settings.serving.strict_startup
-    if problems and strict:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ConfigurationError(f"{problems[0]}{more}; not starting (--strict / COUNCIL_STRICT_STARTUP).")
+    unreachable endpoint, logged as the server starts (it does not wait for the model lists), or,
+    with --strict (COUNCIL_STRICT_STARTUP), a refusal to start."""
+    if getattr(args, "strict", False) or service.settings.serving.strict_startup:
+        problems = await lineup_problems(service)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise ConfigurationError(f"{problems[0]}{more}; not starting (--strict / COUNCIL_STRICT_STARTUP).")
+        return
+    task = asyncio.create_task(_warn_about_lineup(service), name="council-lineup-check")
+    _CHECKS.add(task)
+    task.add_done_callback(_CHECKS.discard)
+
+
+_CHECKS: set[asyncio.Task[None]] = set()  # the line-up checks running beside their servers
+
+
+async def _warn_about_lineup(service: CouncilService) -> None:
+    try:
+        problems = await lineup_problems(service)
+    except Exception as exc:  # the check is advice: the councils report their own failures
+        log.warning("could not check the line-up: %s", type(exc).__name__)
+        return
     for problem in problems:
         log.warning("%s", problem)
 
