@@ -126,9 +126,10 @@ async def test_a_line_up_the_endpoint_does_not_know_is_a_warning_line_per_model(
     env = api_env(llm, tmp_path, COUNCIL_MODELS="alpha,no-such-model,beta,also-unknown")
     api = await CouncilProcess(["api", "--port", str(port)], env, tmp_path / "api.log").start()
     try:
-        await until_serving(api, port)
+        await until_serving(api, port)  # the check does not hold the start up: its lines follow
+        await api.until(lambda: api.log.read_text().count("is unknown to its endpoint") == 2, 30)
         log = api.log.read_text()
-        assert "model 'no-such-model' is unknown to its endpoint" in log and "model 'also-unknown' is unknown" in log
+        assert "model 'no-such-model' is unknown" in log and "model 'also-unknown' is unknown" in log
         assert "model 'alpha'" not in log
     finally:
         await api.stop()
@@ -150,6 +151,7 @@ async def test_an_unreachable_endpoint_is_a_warning_line(llm, tmp_path):
     api = await CouncilProcess(["api", "--port", str(port)], env, tmp_path / "api.log").start()
     try:
         await until_serving(api, port)
+        await api.until(lambda: "does not answer" in api.log.read_text(), 30)
         assert "check LLM_BASE_URL" in api.log.read_text()
     finally:
         await api.stop()
