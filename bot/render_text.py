@@ -23,7 +23,7 @@ from core.models import (
     UnfinishedCouncil,
     counted,
 )
-from core.models.lines import consensus_text, dissent_lines, score_lines
+from core.models.lines import WAITING_FOR_MEMORY, consensus_text, dissent_lines, score_lines
 from core.models.text import clip as clip  # other renderers import it from here
 
 ZWSP = "\u200b"
@@ -129,10 +129,12 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     if progress.schedule and progress.stage == 1:
         lines.append(f"🧮 in memory: {progress.schedule}")
     for member in progress.members.values():
-        icon = {"answered": "✅", "failed": "❌", "thinking": "⏳"}[member.state]
+        icon = {"answered": "✅", "failed": "❌", "thinking": "⏳", "waiting": "🧮"}[member.state]
         extra = f" ({member.latency_s:.1f}s)" if member.latency_s is not None else ""
         if member.detail:
             extra = f" — {member.detail}"
+        elif member.state == "waiting":
+            extra = f" — {WAITING_FOR_MEMORY}"
         lines.append(f"{icon} {short_model(member.model)}{extra}")
     lines += agreement_lines(progress)
     lines += [f"🔁 {line}" for line in progress.rounds]

@@ -12,6 +12,7 @@ import pytest
 
 from bot.api.mcp_tools import _answer
 from bot.api.openai_types import council_metadata
+from core.engine.disagreement import SectionScreen
 from core.models import ChairmanToken, CouncilConfig, CouncilRequest, CouncilStatus
 from core.models.lines import DIFFER_TITLE, differ_lines
 from core.ranking import measure_disagreement, parse_disagreement
@@ -147,12 +148,17 @@ async def test_the_terminal_and_ask_json_carry_it(tmp_path):
             llm.script(m, council_member(text, synthesis=writes_the_section if m == "beta" else "x"))
         code, out, err = await council(tmp_path, llm, "ask", "--json", "Q?")
         assert code == 0, err
-        d = json.loads(out)["metadata"]["disagreement"]
-        assert d["unique"] == [{"member": "beta", "claim": "glaciers shaped the Alps"}]
+        document = json.loads(out)
+        assert document["metadata"]["disagreement"]["unique"] == [
+            {"member": "beta", "claim": "glaciers shaped the Alps"}
+        ]
         code, out, err = await council(tmp_path, llm, "ask", "Q?")
+        assert code == 0, err
+        assert f"━━ {DIFFER_TITLE} ━━" in out and "• beta: glaciers shaped the Alps" in out
+        assert out.count("Vichy") == 1  # in the block, not in the answer
+        code, out, err = await council(tmp_path, llm, "show", document["id"])  # history: the stored council
     assert code == 0, err
-    assert f"━━ {DIFFER_TITLE} ━━" in out and "• beta: glaciers shaped the Alps" in out
-    assert out.count("Vichy") == 1  # in the block, not in the answer
+    assert f"━━ {DIFFER_TITLE} ━━" in out and out.count("Vichy") == 1
 
 
 def test_parse_and_measure_from_python():
@@ -165,3 +171,32 @@ def test_parse_and_measure_from_python():
     with pytest.raises(TypeError):
         parse_disagreement(None, labels)  # type: ignore[arg-type]
     assert measure_disagreement(["one answer only, with enough words in it"]).unique == []
+
+
+class _Passing:
+    """An inner screen that shows what it is fed."""
+
+    reason = None
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def feed(self, piece: str) -> str:
+        self.text += piece
+        return piece
+
+    def finish(self) -> str:
+        return ""
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_the_section_is_held_back_however_the_stream_splits_it(size):
+    long_line = "A line far longer than any header could be, " * 3
+    text = f"Intro.\n{long_line}\nWHERE\nwhere they differ?\n## Where they differ\nUnique:\n- Response A: hidden\n"
+    screen = SectionScreen(_Passing())
+    shown = "".join(screen.feed(text[i : i + size]) for i in range(0, len(text), size)) + screen.finish()
+    assert shown == f"Intro.\n{long_line}\nWHERE\nwhere they differ?\n"
+    assert screen.section == "## Where they differ\nUnique:\n- Response A: hidden\n"
+    assert parse_disagreement(screen.section, ["A"]).unique == [("A", "hidden")]
+    last = SectionScreen(_Passing())  # a header with nothing after it, not even a line break
+    assert last.feed("Answer.\n**WHERE THEY DIFFER**") + last.finish() == "Answer.\n" and last.section is not None

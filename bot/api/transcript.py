@@ -23,6 +23,7 @@ from core.models import (
     CouncilStatus,
     MemberFailed,
     MemberFinished,
+    MemberWaiting,
     ReviewFinished,
     RevisionFinished,
     RoundFinished,
@@ -31,6 +32,7 @@ from core.models import (
     StageStarted,
 )
 from core.models.deliberation_lines import revision_line, round_line
+from core.models.lines import WAITING_FOR_MEMORY
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -118,6 +120,8 @@ class CouncilTranscript:
             return f"\n**{STAGE_TITLES[event.stage]}**\n"
         if isinstance(event, SchedulePlanned):
             return f"In memory: {event.line}.\n"
+        if isinstance(event, MemberWaiting):
+            return f"- {short_model(event.model)}: {WAITING_FOR_MEMORY}\n"
         if isinstance(event, MemberFinished):
             took = f" in {event.answer.latency_s:.1f} s" if event.answer.latency_s is not None else ""
             return f"- {short_model(event.answer.model)} answered{took}\n"

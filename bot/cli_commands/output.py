@@ -18,6 +18,7 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     MemberStarted,
+    MemberWaiting,
     ReviewFinished,
     RevisionFinished,
     RoundFinished,
@@ -28,7 +29,14 @@ from core.models import (
     seats,
 )
 from core.models.deliberation_lines import deliberation_lines, revision_line, rounds_lines
-from core.models.lines import DIFFER_TITLE, differ_lines, dissent_lines, read_lines, result_composition_line
+from core.models.lines import (
+    DIFFER_TITLE,
+    WAITING_FOR_MEMORY,
+    differ_lines,
+    dissent_lines,
+    read_lines,
+    result_composition_line,
+)
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -90,6 +98,8 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
     elif isinstance(event, SchedulePlanned):
         term.note(f"  🧮 in memory: {event.line}")
+    elif isinstance(event, MemberWaiting):
+        term.note(f"  🧮 {event.model}: {WAITING_FOR_MEMORY}")
     elif isinstance(event, MemberStarted):
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):
@@ -135,6 +145,22 @@ def print_result(
         print(_plain(header) + "\n")
     if synthesis is not None and not stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
+    _print_details(result)
+    seconds = result.timings.get("total_s")
+    cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
+    print(
+        f"\nCouncil {result.council_id} · {result.status.value} · "
+        f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
+    )
+    if details:
+        print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
+    elif link:
+        print(f"In the browser: {link}")
+
+
+def _print_details(result: CouncilResult) -> None:
+    """What follows the answer: how the council deliberated, what it read, the ranking, where the
+    answer came from and where the members differ."""
     deliberation = deliberation_lines(result)
     if deliberation:
         print("━━ How the council deliberated ━━")
@@ -154,16 +180,6 @@ def print_result(
     if differ := differ_lines(result):
         print(f"\n━━ {DIFFER_TITLE} ━━")
         print("\n".join(differ))
-    seconds = result.timings.get("total_s")
-    cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
-    print(
-        f"\nCouncil {result.council_id} · {result.status.value} · "
-        f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
-    )
-    if details:
-        print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
-    elif link:
-        print(f"In the browser: {link}")
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:

@@ -12,6 +12,9 @@ from core.models.search import SearchResult
 
 _UNSAFE_NAME = re.compile(r"[<>\r\n\t]+")
 
+# A member of a later memory batch (MemberWaiting), until it is asked: every interface's progress.
+WAITING_FOR_MEMORY = "waiting for memory"
+
 
 def safe_file_name(name: str) -> str:
     """A file name fit for a fence marker and a one-line notice (no brackets, no line breaks)."""
