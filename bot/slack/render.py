@@ -26,7 +26,6 @@ from bot.render_text import (
     history_lines,
     leaderboard_table,
     progress_lines,
-    ranking_line,
     result_header,
     short_model,
 )
@@ -43,8 +42,8 @@ from core.models import (
     counted,
 )
 from core.models.deliberation_lines import deliberation_lines, lens_line
-from core.models.lines import DIFFER_TITLE, differ_parts, file_summary, result_composition_line
-from core.models.said import cut_note
+from core.models.lines import DIFFER_TITLE, differ_parts, file_summary
+from core.models.said import cut_note, summary_line
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -220,7 +219,7 @@ def final_status(result: CouncilResult) -> str:
 # --------------------------------------------------------------------------- result
 
 
-def _link_url(url: str) -> str:
+def link_url(url: str) -> str:
     return url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C")
 
 
@@ -231,7 +230,7 @@ def material_blocks(result: CouncilResult) -> list[dict[str, Any]]:
     blocks = []
     if request.sources:
         links = [
-            f"<{_link_url(source.url)}|[{i}] {escape_code(clip(source.title, 80)).replace('|', '¦')}>"
+            f"<{link_url(source.url)}|[{i}] {escape_code(clip(source.title, 80)).replace('|', '¦')}>"
             for i, source in enumerate(request.sources, 1)
         ]
         blocks.append(context(":mag: Sources: " + " · ".join(links)))
@@ -261,20 +260,14 @@ def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
 
 
 def result_footer(result: CouncilResult) -> str:
-    parts = [f"Council `{result.council_id}`"]
-    if result.synthesis is not None:
-        synthesis = result.synthesis
-        role = "chairman" if synthesis.by_chairman else "as written by" if synthesis.agreed else "synthesized by"
-        parts.append(f"{role}: {short_model(result.synthesis.model)}")
-    answered = sum(1 for a in result.answers if a.ok)
-    if result.answers:
-        parts.append(f"{answered}/{len(result.answers)} answered")
+    """The one plain line under an answer (who answered, what failed, who the reviewers put
+    first), then the council's id, time and cost; the figures are behind the stage buttons."""
+    parts = [summary_line(result), f"Council `{result.council_id}`"]
     seconds = result.timings.get("total_s")
     if seconds is not None:
         parts.append(f"{seconds:.1f} s")
     if result.usage.cost_usd:
         parts.append(f"${result.usage.cost_usd:.4f}")
-    parts.append(f"full record: `/council export {result.council_id}`")
     return plain(" · ".join(parts))
 
 
@@ -330,13 +323,9 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     browser app, when there is one), the stage buttons and the feedback buttons."""
     cid = result.council_id
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
-    if result.aggregate is not None:
-        tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
-    if (meter := result_composition_line(result)) is not None:
-        tail_blocks.append(context(plain(meter)))
     tail_blocks += deliberation_blocks(result)
     footer = result_footer(result)
-    tail_blocks.append(context(f"{footer} · <{_link_url(link)}|open in the browser>" if link else footer))
+    tail_blocks.append(context(f"{footer} · <{link_url(link)}|open in the browser>" if link else footer))
     if result.answers or result.reviews or result.aggregate is not None:
         tail_blocks.append(stage_buttons(cid, result))
     if result.synthesis is not None:
