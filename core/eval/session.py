@@ -180,16 +180,7 @@ class CouncilEvals:
         _quiet_inspect()
 
         plan = prepared.plan
-        samples = None
-        model_name = spec.name
-        settled: dict[str, object] = {}
-        if spec.kind == "self-consistency":
-            await self._settle(prepared, run_id, "self-consistency")
-            samples = plan.self_consistency_samples
-            model_name = f"member:{plan.self_consistency_model}"
-        if spec.kind == "self-moa":
-            await self._settle(prepared, run_id, "self-moa")
-            settled = {"model": plan.self_moa_model, "samples": plan.self_moa_samples}
+        model_name, samples, settled = await self._model_of(prepared, run_id, spec)
         concurrency = plan.concurrency
         model = _model(model_name, self.answerer, concurrency, settled)
         judge = _model(f"member:{plan.judge}", self.answerer, concurrency) if plan.judge else None
@@ -220,6 +211,20 @@ class CouncilEvals:
             if log.status != "success":
                 cause = log.error.message if log.error else log.status
                 raise EvalFailed(f"{spec.name}: the evaluation stopped ({_one_line(cause)}); run again to continue")
+
+    async def _model_of(
+        self, prepared: _Prepared, run_id: str, spec: ConfigSpec
+    ) -> tuple[str, int | None, dict[str, object]]:
+        """(the inspect model a configuration asks, self-consistency's k, what the run settled for
+        it): a baseline's model and k are settled first."""
+        plan = prepared.plan
+        if spec.kind == "self-consistency":
+            await self._settle(prepared, run_id, "self-consistency")
+            return f"member:{plan.self_consistency_model}", plan.self_consistency_samples, {}
+        if spec.kind == "self-moa":
+            await self._settle(prepared, run_id, "self-moa")
+            return spec.name, None, {"model": plan.self_moa_model, "samples": plan.self_moa_samples}
+        return spec.name, None, {}
 
     async def _settle(self, prepared: _Prepared, run_id: str, kind: baselines.Baseline) -> None:
         """Self-consistency's or Self-MoA's model and k (core/eval/baselines.py), once per run."""
