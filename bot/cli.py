@@ -65,11 +65,12 @@ def _add_ask(sub: _Subparsers) -> None:
     ask.add_argument("--chairman", help="chairman model id or seat primary|fallback (overrides COUNCIL_CHAIRMAN)")
     ask.add_argument(
         "--mode",
-        choices=["standard", "quick", "auto", "refine", "self-moa"],
+        choices=["standard", "quick", "auto", "refine", "self-moa", "best"],
         help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them; "
         "auto: two members answer, and the whole council deliberates only if they disagree; refine: the members "
         "revise their answers after reading each other's (COUNCIL_ROUNDS rounds), then reviews and synthesis; "
-        "self-moa: the best member answers several times and the chairman aggregates the samples",
+        "self-moa: the best member answers several times and the chairman aggregates the samples; "
+        "best: the mode this line-up's latest `council eval` run measured cheapest among the most accurate",
     )
     ask.add_argument(
         "--file",
@@ -191,7 +192,8 @@ def _add_eval(sub: _Subparsers) -> None:
     )
     ev.add_argument(
         "--configs",
-        help="comma-separated: standard, quick, auto, member:<id>, chairman, self-consistency[:<id>] (default: all)",
+        help="comma-separated: standard, quick, auto, refine, member:<id>, chairman, self-consistency[:<id>], "
+        "self-moa[:<id>] (default: all)",
     )
     ev.add_argument("--dataset", metavar="FILE", help="JSONL or CSV with input, target (and choices); default: bundled")
     ev.add_argument("--seed", type=int, help="seed of the bundled set (default 2026)")
@@ -208,6 +210,11 @@ def _add_eval(sub: _Subparsers) -> None:
     output.add_argument("--json", action="store_true", help="print the report as JSON")
     output.add_argument("--csv", action="store_true", help="print the report as CSV")
     output.add_argument("--history", action="store_true", help="list stored eval runs")
+    ev.add_argument(
+        "--recommend",
+        action="store_true",
+        help="print the mode `best` runs for the configured line-up (from its latest finished eval run) and why",
+    )
     ev.add_argument("--png", metavar="PATH", help="also write accuracy against cost per question (needs matplotlib)")
 
 

@@ -22,6 +22,7 @@ from core.models import (
     Review,
     UnfinishedCouncil,
     counted,
+    measured,
 )
 from core.models.lines import WAITING_FOR_MEMORY, consensus_text, dissent_lines, score_lines
 from core.models.text import clip as clip  # other renderers import it from here
@@ -164,15 +165,17 @@ def agreement_lines(progress: CouncilProgress) -> list[str]:
     return [f"🤝 {check.reason[0].upper()}{check.reason[1:]}."]
 
 
-def result_header(result: CouncilResult, *, stand_in: bool = True) -> str:
-    """First line(s) of a result: degradation said before the answer, never after. `stand_in`:
-    with the note of a failed chairman (False: the caller puts it under the answer's heading)."""
+def result_header(result: CouncilResult, *, stand_in: bool = True, lead: bool = True) -> str:
+    """First line(s) of a result: measured doubt and `best`'s strategy first (`lead`), then
+    degradation, before the answer, never after. `stand_in`: with the note of a failed chairman
+    (False: the caller puts it under the answer's heading)."""
     if result.status.value == "failed":
         cause = result.error.message if result.error else "unknown cause"
         return f":warning: The council failed: {cause}"
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
-    lines = []
+    # Measured doubt and the strategy `best` chose come before everything else.
+    lines = [f":grey_question: {line}" for line in measured.lead_lines(result)] if lead else []
     stood_in = result.synthesis is not None and result.synthesis.stood_in
     if result.synthesis is not None and stood_in and stand_in:
         lines.append(f":warning: {result.synthesis.note or 'The chairman failed; a member synthesized this answer.'}")

@@ -11,9 +11,11 @@ from pydantic import ConfigDict, Field
 
 from core.models.base import Model, new_council_id, utcnow
 from core.models.deliberation import Lens, seat_of_key
+from core.models.doubt import UnsureThreshold
 from core.models.files import ExtractedAttachment
 from core.models.rubric import Rubric
 from core.models.search import SearchResult
+from core.models.strategy import Strategy
 
 
 class Platform(str, Enum):
@@ -83,8 +85,10 @@ class MessageRef(Model):
     role: MessageRole
 
 
-CouncilMode = Literal["standard", "quick", "auto", "refine", "self-moa"]
-MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto", "refine", "self-moa")
+# best: the mode the line-up's latest eval run measured best (core/admission/measured.py), resolved
+# at admission into one of the others; a running council's mode is never `best`.
+CouncilMode = Literal["standard", "quick", "auto", "refine", "self-moa", "best"]
+MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto", "refine", "self-moa", "best")
 
 
 class CouncilConfig(Model):
@@ -116,6 +120,11 @@ class CouncilConfig(Model):
     # What reviewers score each response on besides ranking it (COUNCIL_RUBRIC; None: no scores,
     # as in councils stored before rubrics existed).
     rubric: Rubric | None = None
+    # Below this consensus the result says it is unsure (the line-up's last eval run, else
+    # COUNCIL_UNSURE_BELOW; None: never), and the strategy `best` chose (None: no `best` asked).
+    unsure_below: UnsureThreshold | None = None
+    strategy: Strategy | None = None
+    unsure_mention: str | None = None  # the channel's `kind:id` to mention when unsure (core/models/doubt.py)
     # Revision rounds after stage 1 (refine mode, COUNCIL_ROUNDS; core/engine/rounds.py): at most this many.
     rounds: int = 0
     # Each seat's lens (persona, temperature, answer length), by its spec: only its own prompts see it.

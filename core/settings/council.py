@@ -51,12 +51,21 @@ class CouncilSettings(SettingsGroup):
         description="Reviewers per answer in large councils (N*k reviews instead of N*(N-1)); "
         "empty: every other member.",
     )
-    mode: Literal["standard", "quick", "auto", "refine", "self-moa"] = Field(
+    unsure_below: int = Field(
+        0,
+        alias="COUNCIL_UNSURE_BELOW",
+        ge=0,
+        le=101,
+        description="Consensus (0-100) under which an answer says first that the council is unsure, when its "
+        "line-up has no eval run to measure it: 0 never, 101 always.",
+    )
+    mode: Literal["standard", "quick", "auto", "refine", "self-moa", "best"] = Field(
         "standard",
         alias="COUNCIL_MODE",
         description="Default mode of channels that set none: standard (three stages), quick (two answers "
         "compared), auto (two answers; the whole council only when they disagree), refine (revision rounds "
-        "before the reviews) or self-moa (the best member sampled several times, aggregated).",
+        "before the reviews), self-moa (the best member sampled several times, aggregated) or best (the mode "
+        "the line-up's latest `council eval` run measured cheapest within the most accurate's 95% interval).",
     )
     rounds: int | None = Field(
         None,
