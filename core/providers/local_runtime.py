@@ -33,6 +33,7 @@ import core
 from core.providers.base import BadResponseError, ProviderConfigError, ProviderError, ProviderUnavailableError
 from core.providers.local_limits import memory_ceiling_mb, one_line_cause, short_of_memory, signal_name
 from core.settings import Settings
+from core.telemetry import metrics
 
 log = logging.getLogger("core.providers.local")
 _native_log = logging.getLogger("llama_cpp.native")
@@ -194,6 +195,7 @@ class ModelRuntime:
 
     def _crashed(self) -> None:
         self._crashes += 1
+        metrics.LOCAL_RUNTIME_CRASHES.labels(metrics.model_label(self.path.name)).inc()
         first, longest = _BACKOFF_S
         self._restart_at = time.monotonic() + min(longest, first * 2 ** (self._crashes - 1))
         self.last_outcome = "crashed"
