@@ -27,8 +27,18 @@ from core.models import (
     SchedulePlanned,
     StageStarted,
 )
-
-STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
+from core.models.stages import AgreementCheck
+from core.models.voice import (
+    STAGE_TITLES,
+    Author,
+    author_of,
+    chairman_replaced,
+    check_line,
+    judging_line,
+    stand_in_note,
+    stood_as_written,
+    writer_replaced,
+)
 
 
 @dataclass
@@ -45,6 +55,7 @@ class CouncilTranscript:
         self._chairman: str | None = None
         self._writer: str | None = None  # the model whose tokens are being streamed
         self._written = ""  # what that model has written so far
+        self._check: AgreementCheck | None = None  # auto mode's check of the first two answers
 
     def on_event(self, event: CouncilEvent) -> Deltas:
         return self._grow(self._describe(event))
@@ -71,20 +82,24 @@ class CouncilTranscript:
         if isinstance(event, ChairmanToken):
             return Deltas(content=self._token(event))
         if isinstance(event, ChairmanFinished):
-            why = event.synthesis.note if event.synthesis.stood_in else None
+            why = self._why(event)
             return Deltas(reasoning=f"- {why}\n" if why else "", content=self._finished_text(event))
         return Deltas(reasoning=self._progress_line(event))
+
+    def _why(self, event: ChairmanFinished) -> str | None:
+        """Why the answer is not the chairman's: a stand-in's note, or why one stands as written."""
+        synthesis = event.synthesis
+        if author_of(synthesis) is Author.AS_WRITTEN:
+            return stood_as_written(self._check, synthesis, None)
+        return stand_in_note(synthesis)
 
     def _token(self, event: ChairmanToken) -> str:
         prefix = ""
         if event.model != self._writer:
             if self._writer is not None:
-                prefix = (
-                    f"\n\n---\n⚠️ {short_model(self._writer)} stopped; {short_model(event.model)} writes the answer.\n\n"
-                )
+                prefix = f"\n\n---\n⚠️ {writer_replaced(short_model(self._writer), short_model(event.model))}\n\n"
             elif self._chairman and event.model != self._chairman:
-                chairman, writer = short_model(self._chairman), short_model(event.model)
-                prefix = f"⚠️ The chairman {chairman} failed; {writer} wrote this answer.\n\n"
+                prefix = f"⚠️ {chairman_replaced(short_model(self._chairman), short_model(event.model))}\n\n"
             self._writer, self._written = event.model, ""
         self._written += event.delta
         return prefix + event.delta
@@ -93,8 +108,8 @@ class CouncilTranscript:
         synthesis = event.synthesis
         if self._writer is None:
             self._writer, self._written = synthesis.model, synthesis.text
-            note = f"⚠️ {synthesis.note}\n\n" if synthesis.stood_in and synthesis.note else ""
-            return note + synthesis.text
+            note = stand_in_note(synthesis)
+            return (f"⚠️ {note}\n\n" if note else "") + synthesis.text
         if synthesis.model == self._writer and synthesis.text.startswith(self._written):
             rest = synthesis.text[len(self._written) :]
         else:
@@ -125,13 +140,13 @@ class CouncilTranscript:
         if isinstance(event, AggregateReady):
             return f"\nAggregate ranking: {ranking_line(event.aggregate)}\n"
         if isinstance(event, AgreementStarted):
-            return f"- {short_model(event.judge)} checks whether the first two answers agree\n"
+            return f"- {judging_line(short_model(event.judge))}\n"
         if isinstance(event, AgreementChecked):
-            check = event.check
-            return f"- Escalated: {check.reason}.\n" if check.escalated else f"- {check.reason.capitalize()}.\n"
+            self._check = event.check
+            return f"- {check_line(event.check)}\n"
         return ""
 
 
 def _fallback_note(result: CouncilResult) -> str:
-    synthesis = result.synthesis
-    return f"⚠️ {synthesis.note}\n\n" if synthesis and synthesis.stood_in and synthesis.note else ""
+    note = stand_in_note(result.synthesis) if result.synthesis is not None else None
+    return f"⚠️ {note}\n\n" if note else ""

@@ -24,9 +24,22 @@ from core.models import (
     Synthesis,
     seats,
 )
-from core.models.lines import composition_line, dissent_lines, read_lines
-
-STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
+from core.models.voice import (
+    READ_TITLE,
+    STAGE_TITLES,
+    Author,
+    author_of,
+    ballots_read,
+    check_line,
+    composition_line,
+    dissent_lines,
+    footer_fields,
+    judging_line,
+    late_line,
+    read_lines,
+    stand_in_note,
+    written_by,
+)
 
 
 def same_terminal() -> bool:
@@ -76,10 +89,9 @@ class Terminal:
 
 def print_event(term: Terminal, event: CouncilEvent) -> None:
     if isinstance(event, AgreementStarted):
-        term.note(f"\n⚖ {event.judge} checks whether the first two answers agree")
+        term.note(f"\n⚖ {judging_line(event.judge)}")
     elif isinstance(event, AgreementChecked):
-        check = event.check
-        term.note(f"  ↗ escalated: {check.reason}" if check.escalated else f"  ✓ {check.reason}")
+        term.note(f"  {'↗' if event.check.escalated else '✓'} {check_line(event.check)}")
     elif isinstance(event, CouncilQueued):
         term.note(f"⏳ waiting for a free slot (position {event.position})")
     elif isinstance(event, StageStarted):
@@ -117,7 +129,7 @@ def print_result(
     command that shows every stage (not when that command is the one printing)."""
     synthesis = result.synthesis
     # A stand-in's answer comes first: its heading names the stand-in and the chairman's failure.
-    stood_in = synthesis is not None and not synthesis.by_chairman
+    stood_in = synthesis is not None and author_of(synthesis) is Author.STAND_IN
     if synthesis is not None and stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
     header = result_header(result, stand_in=False)  # the stand-in's note is print_answer's
@@ -127,22 +139,20 @@ def print_result(
         print_answer(synthesis, answer_shown=answer_shown)
     read = read_lines(result.request)
     if read:
-        print("━━ What the council read ━━")
+        print(f"━━ {READ_TITLE} ━━")
         print("\n".join(read) + "\n")
     if result.aggregate is not None:
         print("━━ Aggregate ranking (lower mean rank is better) ━━")
         print(aggregate_table(result.aggregate).replace("```\n", "").replace("\n```", ""))
-        parsed = sum(1 for r in result.reviews if r.ballot_models)
-        print(f"Ballots read: {parsed} of {len(result.reviews)}")
+        if (ballots := ballots_read(result)) is not None:
+            print(ballots)
+        if (late := late_line(result)) is not None:
+            print(late)
         print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
     if (meter := composition_line(result.composition)) is not None:
         print(meter)
-    seconds = result.timings.get("total_s")
-    cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
-    print(
-        f"\nCouncil {result.council_id} · {result.status.value} · "
-        f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
-    )
+    council, *fields = footer_fields(result)
+    print("\n" + " · ".join([council, result.status.value, *fields]))
     if details:
         print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
     elif link:
@@ -152,15 +162,10 @@ def print_result(
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:
     """The final answer under a heading naming who wrote it. When the chairman failed, the heading
     names the stand-in and the note saying why comes next, before the answer (as in the chat apps)."""
-    if synthesis.by_chairman:
-        title = f"Final answer (Chairman: {synthesis.model})"
-    elif synthesis.agreed:
-        title = f"Final answer (as written by {synthesis.model})"
-    else:
-        title = f"Final answer by {synthesis.model}, standing in for the chairman"
+    title = f"Final answer {written_by(synthesis)}"
     print(f"━━ {title}{': shown above' if answer_shown else ''} ━━", flush=True)
-    if synthesis.stood_in:
-        print(f"⚠ {synthesis.note or 'The chairman failed; a member synthesized this answer.'}", flush=True)
+    if (note := stand_in_note(synthesis)) is not None:
+        print(f"⚠ {note}", flush=True)
     print(flush=True)
     if not answer_shown:
         print(synthesis.text.strip() + "\n", flush=True)

@@ -29,7 +29,26 @@ from bot.render_text import (
     split_text,
 )
 from core.models import CouncilResult, CouncilStatus, counted
-from core.models.lines import composition_line, consensus_text, file_summary
+from core.models.voice import (
+    STAGE_BUTTONS,
+    STAGE_VIEWS,
+    READ_TITLE,
+    Author,
+    Tone,
+    agreement_text as w_text,
+    ballots_read,
+    author_of,
+    composition_line,
+    consensus_text,
+    late_line,
+    file_summary,
+    footer_fields,
+    stages_of,
+    stream_tail,
+    written_by,
+)
+from core.models.voice import final_status as status_words
+from core.models.voice import quote as quote_lines
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -41,6 +60,9 @@ TITLE_MAX = 256
 MESSAGE_EMBED_CHARS = 6000
 MESSAGE_EMBEDS = 10
 STAGE_MESSAGES = 3  # ephemeral stage details: at most this many messages, then a file
+# Of the chairman's text, shown in the status message while it writes: the message holds 2000
+# characters, the quoted question (up to 600) and the progress lines too.
+STREAM_TAIL_CHARS = 500
 
 STATUS_MARK = "🏛️ **Council**"
 FOOTER_PREFIX = "Council "
@@ -74,8 +96,7 @@ def safe(text: str | None) -> str:
 
 
 def quote(text: str, limit: int = 600) -> str:
-    text = clip(text.strip(), limit)
-    return "\n".join("> " + line for line in text.splitlines() or [""])
+    return quote_lines(clip(text.strip(), limit))
 
 
 def status_content(
@@ -90,8 +111,8 @@ def status_content(
     else:
         lines = [emoji(line) for line in progress_lines(progress)]
         if progress.stage >= 3 and progress.chairman_text:
-            tail = progress.chairman_text[-500:]
-            lines.append(quote(("…" if len(progress.chairman_text) > 500 else "") + safe(tail), 520))
+            tail = stream_tail(progress.chairman_text, STREAM_TAIL_CHARS)
+            lines.append(quote(safe(tail), STREAM_TAIL_CHARS + 20))
         body = "\n".join(lines)
     return clip(head + "\n" + body, CONTENT_MAX)
 
@@ -127,15 +148,16 @@ def question_from_status(content: str) -> str | None:
     return "\n".join(quoted).strip() or None
 
 
+STATUS_MARKS = {Tone.OK: "✅", Tone.WARN: "⚠️", Tone.STOPPED: "🛑"}
+
+
 def final_status(result: CouncilResult) -> str:
-    took = result.timings.get("total_s")
-    took_s = f" in {took:.0f}s" if took is not None else ""
-    if result.status is CouncilStatus.FAILED:
+    tone, words = status_words(result)
+    if tone is Tone.FAILED:
         return emoji(result_header(result))
-    if result.status is CouncilStatus.CANCELLED:
-        return f"🛑 Stopped{took_s}." + (" Partial result in the thread." if result.synthesis else "")
-    mark = "⚠️ Finished with problems" if result.degraded else "✅ Finished"
-    return f"{mark}{took_s} — the answer is in the thread."
+    if tone is Tone.STOPPED:
+        return f"🛑 {words}." + (" Partial result in the thread." if result.synthesis else "")
+    return f"{STATUS_MARKS[tone]} {words} — the answer is in the thread."
 
 
 def thread_name(question: str) -> str:
@@ -194,26 +216,21 @@ def _color(result: CouncilResult) -> discord.Color:
 
 
 def _footer(result: CouncilResult) -> str:
-    parts = [f"{FOOTER_PREFIX}{result.council_id}"]
-    if "total_s" in result.timings:
-        parts.append(f"{result.timings['total_s']:.0f}s")
-    if result.usage.cost_usd:
-        parts.append(f"${result.usage.cost_usd:.4f}")
-    parts.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens} tokens")
-    return " · ".join(parts)
+    name = short_model(result.synthesis.model) if result.synthesis is not None else None
+    return " · ".join(footer_fields(result, name))
 
 
 def agreement_text(result: CouncilResult) -> str:
     agg = result.aggregate
     if agg is None or agg.agreement_w is None:
         return "n/a"
-    w = agg.agreement_w
-    word = "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
     consensus = consensus_text(agg)
     return (
-        f"Kendall's W = {w:.2f} ({word})"
+        f"Kendall's {w_text(agg.agreement_w)}"
         + (f"; rubric {consensus}" if consensus else "")
-        + f"; {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
+        + (f"; {ballots}" if (ballots := ballots_read(result)) else "")
+        + (f", {agg.ballots_unparsed} unreadable" if agg.ballots_unparsed else "")
+        + (f"\n{late}" if (late := late_line(result)) else "")
     )
 
 
@@ -225,17 +242,15 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
     header = emoji(result_header(result))
     synthesis = result.synthesis
     if synthesis is not None:
-        title = f"Council answer — {short_model(synthesis.model)}"
-        if synthesis.agreed:
-            title = f"Council answer — {short_model(synthesis.model)} (the first two answers agreed)"
-        elif not synthesis.by_chairman:
-            title = f"⚠️ Fallback answer by {short_model(synthesis.model)} (not the chairman)"
+        title = f"Council answer {written_by(synthesis, short_model(synthesis.model))}"
+        if author_of(synthesis) is Author.STAND_IN:
+            title = "⚠️ " + title
+        elif author_of(synthesis) is Author.CHAIRMAN and result.status is CouncilStatus.DEGRADED:
+            title = f"⚠️ {title} (degraded)"
         answer = safe(synthesis.text)
     else:
         title = "Council stopped" if result.status is CouncilStatus.CANCELLED else "Council failed"
         answer = ""
-    if result.status is CouncilStatus.DEGRADED and synthesis is not None and synthesis.by_chairman:
-        title = "⚠️ " + title + " (degraded)"
     attach = is_long(result)
     if attach:
         answer = clip(answer, LONG_ANSWER_CHARS - 200) + "\n\n*(cut here — the full answer is attached)*"
@@ -261,7 +276,7 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
-        view = stage_view(result.council_id)
+        view = stage_view(result.council_id, stages_of(result))
         messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if synthesis is not None else view
     return messages
 
@@ -278,7 +293,7 @@ def material_embeds(result: CouncilResult) -> list[discord.Embed]:
     """One embed with what the council read, shown before each stage's details (none when nothing)."""
     if not (result.request.sources or result.request.attachments):
         return []
-    embed = discord.Embed(title="What the council read")
+    embed = discord.Embed(title=READ_TITLE)
     add_material_fields(embed, result)
     return [embed]
 
@@ -338,7 +353,7 @@ def reviews_embeds(result: CouncilResult) -> list[discord.Embed]:
 
 def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
     table = aggregate_table(result.aggregate)
-    embed = discord.Embed(title="Aggregate ranking", description=clip(table, DESCRIPTION_MAX), color=COLOR_INFO)
+    embed = discord.Embed(title=STAGE_VIEWS["ranking"], description=clip(table, DESCRIPTION_MAX), color=COLOR_INFO)
     if result.label_to_model:
         labels = "\n".join(f"{label} = {model}" for label, model in sorted(result.label_to_model.items()))
         embed.add_field(name="Labels", value=clip(labels, FIELD_MAX), inline=False)
@@ -367,9 +382,7 @@ def stage_messages(result: CouncilResult, stage: str, markdown: str | None = Non
 # --------------------------------------------------------------------------- buttons
 
 _LABELS = {
-    "answers": ("Answers", discord.ButtonStyle.secondary),
-    "reviews": ("Reviews", discord.ButtonStyle.secondary),
-    "ranking": ("Ranking", discord.ButtonStyle.secondary),
+    **{stage: (label, discord.ButtonStyle.secondary) for stage, label in STAGE_BUTTONS.items()},
     "stop": ("Stop", discord.ButtonStyle.danger),
     "synth": ("Synthesize now", discord.ButtonStyle.primary),
 }
@@ -408,5 +421,6 @@ def control_view(council_id: str) -> discord.ui.View:
     return buttons(council_id, "stop", "synth")
 
 
-def stage_view(council_id: str) -> discord.ui.View:
-    return buttons(council_id, "answers", "reviews", "ranking")
+def stage_view(council_id: str, stages: list[str]) -> discord.ui.View:
+    """The buttons of the stages a result has (no Reviews button when there were none)."""
+    return buttons(council_id, *stages)

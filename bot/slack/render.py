@@ -42,7 +42,21 @@ from core.models import (
     Leaderboard,
     counted,
 )
-from core.models.lines import composition_line, file_summary
+from core.models.voice import (
+    STAGE_BUTTONS,
+    STAGE_VIEWS,
+    Tone,
+    ballots_read,
+    composition_line,
+    late_line,
+    file_summary,
+    footer_fields,
+    quote,
+    stages_of,
+    stream_tail,
+    took,
+)
+from core.models.voice import final_status as status_words
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -65,8 +79,7 @@ ACTION_SYNTHESIZE = "council_synthesize"
 ACTION_STAGE_PREFIX = "council_stage_"
 Stage = Literal["answers", "reviews", "ranking"]
 STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking")
-STAGE_TITLES = {"answers": "Stage 1 · Answers", "reviews": "Stage 2 · Reviews", "ranking": "Aggregate ranking"}
-STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking"}
+STAGE_TITLES = STAGE_VIEWS  # the modals' titles (modals.py)
 
 Message = dict[str, Any]  # {"text": ..., "blocks": [...]}, ready for chat.postMessage/chat.update
 
@@ -122,10 +135,6 @@ def limit_blocks(blocks: list[dict[str, Any]], limit: int, note: str) -> list[di
 # --------------------------------------------------------------------------- question and status
 
 
-def quote(rendered: str) -> str:
-    return "\n".join("> " + line if line else ">" for line in rendered.split("\n"))
-
-
 def question_message(question: str, user_id: str, council_id: str) -> Message:
     """The channel message a `/council` question becomes; the council runs in its thread."""
     body = plain(question)
@@ -159,10 +168,7 @@ def status_message(
         lines = progress_lines(progress)
     blocks = [section(plain("\n".join(lines)))]
     if final is None and progress is not None and progress.stage >= 3 and progress.chairman_text:
-        tail = progress.chairman_text[-STREAM_TAIL_CHARS:]
-        if len(progress.chairman_text) > STREAM_TAIL_CHARS:
-            cut = tail.find("\n")
-            tail = "…" + (tail[cut + 1 :] if 0 <= cut < 200 else tail)
+        tail = stream_tail(progress.chairman_text, STREAM_TAIL_CHARS)
         blocks.append(section(clip(mrkdwn(tail), SECTION_MAX)))
     blocks.append(context(f"Council `{council_id}`"))
     if running:
@@ -194,21 +200,14 @@ def not_posted(council_id: str) -> str:
     return f":warning: The answer could not be posted here; get it with `/council export {council_id}`."
 
 
-def took_text(result: CouncilResult) -> str:
-    seconds = result.timings.get("total_s")
-    return f" in {seconds:.1f} s" if seconds is not None else ""
+took_text = took  # the streamed plan's title says it too (stream_render.py)
+STATUS_MARKS = {Tone.OK: ":white_check_mark:", Tone.WARN: ":warning:", Tone.FAILED: ":x:", Tone.STOPPED: ":octagonal_sign:"}
+WHERE_IT_IS = {Tone.OK: " The answer is below.", Tone.WARN: " The answer is below.", Tone.FAILED: " Details below."}
 
 
 def final_status(result: CouncilResult) -> str:
-    took = took_text(result)
-    if result.status is CouncilStatus.FAILED:
-        return f":x: The council failed{took}. Details below."
-    if result.status is CouncilStatus.CANCELLED:
-        return f":octagonal_sign: The council was stopped{took}."
-    answered = sum(1 for a in result.answers if a.ok)
-    mark = ":warning:" if result.status is CouncilStatus.DEGRADED else ":white_check_mark:"
-    members = f"{answered}/{len(result.answers)} members answered"
-    return f"{mark} Done{took}: {members}, {counted(len(result.reviews), 'review')}. The answer is below."
+    tone, words = status_words(result)
+    return f"{STATUS_MARKS[tone]} {words}.{WHERE_IT_IS.get(tone, '')}"
 
 
 # --------------------------------------------------------------------------- result
@@ -236,32 +235,22 @@ def material_blocks(result: CouncilResult) -> list[dict[str, Any]]:
 
 
 def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
-    elements = []
-    if result.answers:
-        elements.append(button(STAGE_BUTTONS["answers"], ACTION_STAGE_PREFIX + "answers", council_id))
-    if result.reviews:
-        elements.append(button(STAGE_BUTTONS["reviews"], ACTION_STAGE_PREFIX + "reviews", council_id))
-    if result.aggregate is not None:
-        elements.append(button(STAGE_BUTTONS["ranking"], ACTION_STAGE_PREFIX + "ranking", council_id))
+    elements = [button(STAGE_BUTTONS[s], ACTION_STAGE_PREFIX + s, council_id) for s in stages_of(result)]
     return {"type": "actions", "block_id": f"council-stages-{council_id}", "elements": elements}
 
 
 def result_footer(result: CouncilResult) -> str:
-    parts = [f"Council `{result.council_id}`"]
-    if result.synthesis is not None:
-        synthesis = result.synthesis
-        role = "chairman" if synthesis.by_chairman else "as written by" if synthesis.agreed else "synthesized by"
-        parts.append(f"{role}: {short_model(result.synthesis.model)}")
-    answered = sum(1 for a in result.answers if a.ok)
-    if result.answers:
-        parts.append(f"{answered}/{len(result.answers)} answered")
-    seconds = result.timings.get("total_s")
-    if seconds is not None:
-        parts.append(f"{seconds:.1f} s")
-    if result.usage.cost_usd:
-        parts.append(f"${result.usage.cost_usd:.4f}")
-    parts.append(f"full record: `/council export {result.council_id}`")
+    name = short_model(result.synthesis.model) if result.synthesis is not None else None
+    _, *fields = footer_fields(result, name)
+    parts = [f"Council `{result.council_id}`", *fields, f"full record: `/council export {result.council_id}`"]
     return plain(" · ".join(parts))
+
+
+def ranking_context(result: CouncilResult) -> str:
+    """The ranking under the answer (the one the chairman was given), how many ballots it was read
+    from, and the reviews that came later."""
+    lines = [f"Ranking: {ranking_line(result.aggregate)}", ballots_read(result), late_line(result)]
+    return "\n".join(line for line in lines if line)
 
 
 def attached_note(answer: str) -> str:
@@ -317,12 +306,12 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     cid = result.council_id
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
-        tail_blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
+        tail_blocks.append(context(plain(ranking_context(result))))
     if (meter := composition_line(result.composition)) is not None:
         tail_blocks.append(context(plain(meter)))
     footer = result_footer(result)
     tail_blocks.append(context(f"{footer} · <{_link_url(link)}|open in the browser>" if link else footer))
-    if result.answers or result.reviews or result.aggregate is not None:
+    if stages_of(result):
         tail_blocks.append(stage_buttons(cid, result))
     if result.synthesis is not None:
         tail_blocks.append(feedback_block(cid))  # 👍 / 👎 under the final answer (bot/slack/feedback.py)

@@ -14,13 +14,14 @@ from bot.slack.render import (
     attached_note,
     context,
     material_blocks,
+    ranking_context,
     result_footer,
     stage_buttons,
     took_text,
     with_block_id,
 )
 from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
-from core.models.lines import composition_line
+from core.models.voice import Author, author_of, composition_line, stages_of
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -137,9 +138,10 @@ def _chairman_task(progress: CouncilProgress, result: CouncilResult | None) -> C
     title = f"Chairman {chairman} writes the answer"
     if result is not None:
         synthesis = result.synthesis
-        if synthesis is not None and synthesis.by_chairman:
+        author = author_of(synthesis) if synthesis is not None else None
+        if author is Author.CHAIRMAN:
             return _task("chairman", title, "complete", output="Done")
-        if synthesis is not None and synthesis.agreed:
+        if author is Author.AS_WRITTEN:
             return _task("chairman", title, "complete", output="Not needed: the first two answers were the same")
         if synthesis is not None:
             return _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
@@ -183,11 +185,11 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
         blocks.append(context(attached_note(result.synthesis.text)))
     blocks += material_blocks(result)
     if result.aggregate is not None:
-        blocks.append(context(plain("Ranking: " + ranking_line(result.aggregate))))
+        blocks.append(context(plain(ranking_context(result))))
     if (meter := composition_line(result.composition)) is not None:
         blocks.append(context(plain(meter)))
     blocks.append(context(result_footer(result)))
-    if result.answers or result.reviews or result.aggregate is not None:
+    if stages_of(result):
         blocks.append(stage_buttons(result.council_id, result))
     if result.synthesis is not None:
         blocks.append(feedback_block(result.council_id))

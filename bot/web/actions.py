@@ -17,10 +17,10 @@ from bot.web.security import CSRF_FIELD, form_allowed
 from core.errors import CouncilError, InputRejected, PermissionDenied
 from core.models.browse import Viewer
 from core.models.files import IncomingFile
+from core.models.voice import MODE_DESCRIPTIONS, MODES
 
 log = logging.getLogger(__name__)
 
-MODES = ("standard", "quick", "auto")
 MAX_FILE_FORM_BYTES = 64 * 1024 * 1024  # the form as a whole; each file's own limits are the service's
 
 
@@ -43,7 +43,7 @@ class Actions:
 
     def _ask_page(self, request: Request, viewer: Viewer, models: list[str], **values: Any) -> Response:
         values["mode"] = values.get("mode") or "standard"
-        return self.pages.page(request, "ask.html", page="ask", models=models, modes=MODES, **values)
+        return self.pages.page(request, "ask.html", page="ask", models=models, modes=MODES, describe=MODE_DESCRIPTIONS, **values)
 
     async def ask(self, request: Request) -> Response:
         viewer = self.pages.viewer(request)

@@ -15,7 +15,19 @@ from bot.web.context import WHERE, Pages
 from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
-from core.models.lines import composition_line, consensus_text, score_lines
+from core.models.voice import (
+    agreement_text,
+    author_note,
+    ballots_read,
+    composition_line,
+    consensus_text,
+    failed_members,
+    late_line,
+    other_notices,
+    score_lines,
+    stand_in_note,
+    written_by,
+)
 from core.service import CouncilView, timeline
 
 QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")
@@ -30,15 +42,23 @@ def history_query(request: Request) -> HistoryQuery:
 
 
 def degraded_note(result: CouncilResult) -> str | None:
-    """Why the answer is not the chairman's, said first (a degraded result never wears its title)."""
+    """Why a stand-in wrote the answer, said first (a degraded result never wears the chairman's title)."""
+    return stand_in_note(result.synthesis) if result.synthesis is not None else None
+
+
+def told(result: CouncilResult) -> dict[str, Any]:
+    """What the page says about the council, as the JSON twin's `told` (the same sentences)."""
     synthesis = result.synthesis
-    if synthesis is None:
-        return None
-    if synthesis.note:
-        return synthesis.note
-    if not synthesis.by_chairman:
-        return f"The chairman failed: {synthesis.model}, the top-ranked member, wrote this answer instead."
-    return None
+    return {
+        "author_line": written_by(synthesis) if synthesis is not None else None,
+        "author_note": author_note(result),
+        "notices": other_notices(result),
+        "failed_members": failed_members(result),
+        "ballots": ballots_read(result),
+        "late_reviews": late_line(result),
+        "agreement": agreement_text(result.aggregate.agreement_w) if result.aggregate else None,
+        "mode": result.request.config.mode,
+    }
 
 
 class ReadPages:
@@ -78,6 +98,7 @@ class ReadPages:
         data = {"council": result.model_dump(mode="json"), "running": False}
         data["timeline"] = [call.model_dump(mode="json") for call in calls]
         data["votes"] = [vote.model_dump(mode="json") for vote in view.votes]
+        data["told"] = told(result)
         return self.pages.twin(
             request,
             data,
@@ -88,6 +109,7 @@ class ReadPages:
             result=result,
             live=False,
             degraded=degraded_note(result),
+            told=data["told"],
             meter=charts.agreement_meter(result.aggregate.agreement_w if result.aggregate else None),
             consensus=consensus_text(result.aggregate),
             scores=score_lines(result.aggregate),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from core.engine import prompts
 from core.engine.state import CouncilState
 from core.models import ChatMessage
-from core.models.lines import LOW_CONSENSUS
+from core.models.voice import LOW_CONSENSUS
 from core.providers.base import ProviderError
 
 if TYPE_CHECKING:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from core.models import AggregateEntry, AnswerFormat, ChatMessage, ConversationTurn, Rubric
+from core.models import voice
 from core.shared.fences import RANKING_HEADER, Fence, neutralise
 
 _REDACTED = "[a council member]"
@@ -359,8 +360,7 @@ def quote(text: str) -> str:
     """`text` as a Markdown quote: every line starts with "> ", so the quoted text cannot end the
     quote and speak in the prompt's own voice (the same guarantee a fence gives), and there is no
     marker for a small model to echo."""
-    lines = neutralise(text).strip().splitlines() or [""]
-    return "\n".join(f"> {line}" if line.strip() else ">" for line in lines)
+    return voice.quote(neutralise(text).strip())
 
 
 def brief_chairman_messages(

@@ -21,7 +21,7 @@ from core.errors import ConfigurationError
 from core.models import MODES, seats
 
 Kind = Literal["council", "member", "chairman", "self-consistency"]
-COUNCIL_MODES = ("standard", "quick", "auto")
+COUNCIL_MODES: tuple[str, ...] = MODES
 SELF_CONSISTENCY = "self-consistency"
 _ORDER: dict[Kind, int] = {"member": 0, "chairman": 1, "council": 2, "self-consistency": 3}
 
@@ -53,7 +53,7 @@ def parse(name: str) -> ConfigSpec:
     if name.startswith(SELF_CONSISTENCY + ":") and name.removeprefix(SELF_CONSISTENCY + ":").strip():
         return ConfigSpec(name, "self-consistency", model=name.removeprefix(SELF_CONSISTENCY + ":").strip())
     raise ConfigurationError(
-        f"unknown configuration {name!r}: use standard, quick, auto, member:<model id>, chairman, "
+        f"unknown configuration {name!r}: use {', '.join(COUNCIL_MODES)}, member:<model id>, chairman, "
         "self-consistency or self-consistency:<model id>"
     )
 

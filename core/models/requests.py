@@ -13,6 +13,8 @@ from core.models.base import Model, new_council_id, utcnow
 from core.models.files import ExtractedAttachment
 from core.models.rubric import Rubric
 from core.models.search import SearchResult
+from core.modes import MODES as MODES  # what each mode does: core/modes.py
+from core.modes import CouncilMode as CouncilMode
 
 
 class Platform(str, Enum):
@@ -82,8 +84,6 @@ class MessageRef(Model):
     role: MessageRole
 
 
-CouncilMode = Literal["standard", "quick", "auto"]
-MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto")
 
 
 class CouncilConfig(Model):

@@ -16,7 +16,21 @@ from core.models import (
     Review,
     Usage,
 )
-from core.models.lines import composition_line, consensus_text, dissent_lines, file_summary, source_line
+from core.models.voice import (
+    STAGE_VIEWS,
+    agreement_word,
+    author_note,
+    author_of,
+    ballots_read,
+    check_line,
+    composition_line,
+    consensus_text,
+    dissent_lines,
+    file_summary,
+    late_line,
+    source_line,
+    written_by,
+)
 from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
@@ -122,7 +136,10 @@ def _synthesis_fields(result: CouncilResult) -> dict[str, Any]:
         "model": synthesis.model,
         "response": synthesis.text,
         "by_chairman": synthesis.by_chairman,
+        "author": author_of(synthesis).value,  # chairman, as_written (auto mode) or stand_in
+        "author_line": written_by(synthesis),
         "note": synthesis.note,
+        "author_note": author_note(result),
         "attempts": _attempts(synthesis.attempts),
         "latency_s": synthesis.latency_s,
         "usage": _usage(synthesis.usage),
@@ -143,6 +160,7 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "ballots_used": aggregate.ballots_used if aggregate else 0,
         "ballots_unparsed": aggregate.ballots_unparsed if aggregate else 0,
         "ballots_late": aggregate.ballots_late if aggregate else 0,
+        "ballots_read": ballots_read(result),  # `Ballots read: 2 of 3`, of the reviews the chairman was given
         "aggregation": aggregate.method if aggregate else None,
         "reviewer_weights": _weights(result),
         "dissent": [
@@ -239,8 +257,8 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
     out = ["## Final answer", ""]
     if result.synthesis is not None:
         synthesis = result.synthesis
-        who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"
-        out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
+        who = written_by(synthesis)
+        out += [f"*{who[:1].upper()}{who[1:]}*", "", synthesis.text, ""]
         if (meter := composition_line(result.composition)) is not None:
             out += [f"*{meter}*", ""]
     else:
@@ -265,7 +283,7 @@ def _md_material(request: CouncilRequest) -> list[str]:
 
 
 def _md_aggregate(result: CouncilResult) -> list[str]:
-    out = ["## Aggregate ranking", ""]
+    out = [f"## {STAGE_VIEWS['ranking']}", ""]
     aggregate = result.aggregate
     if not (aggregate and aggregate.entries):
         return [*out, "*(no ranking)*", ""]
@@ -280,9 +298,11 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
             f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
         )
     w = aggregate.agreement_w
-    agreement = f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a"
+    agreement = f"Agreement (Kendall's W): {w:.3f} ({agreement_word(w)})" if w is not None else "Agreement: n/a"
     consensus = consensus_text(aggregate)
     out += ["", agreement + (f"; rubric {consensus}" if consensus else ""), ""]
+    for line in (ballots_read(result), late_line(result)):
+        out += [line, ""] if line else []
     out += _md_scores(result)
     if any(weight != 1 for weight in result.request.config.reviewer_weights.values()):
         weights = ", ".join(f"{m} ×{w:g}" for m, w in _weights(result).items())
@@ -312,8 +332,7 @@ def _md_agreement(result: CouncilResult) -> list[str]:
     check = result.agreement
     if check is None:
         return []
-    decided = "escalated to the whole council" if check.escalated else "the first two answers stood"
-    out = ["## Agreement check (auto mode)", "", f"{decided}: {check.reason}.", ""]
+    out = ["## Agreement check (auto mode)", "", check_line(check), ""]
     if check.judge is not None:
         out += [f"*Judged by {check.judge}, {_fmt_seconds(check.latency_s)}; verdict: {check.verdict or 'none'}*", ""]
     if check.text:
@@ -322,7 +341,7 @@ def _md_agreement(result: CouncilResult) -> list[str]:
 
 
 def _md_answers(result: CouncilResult) -> list[str]:
-    out = ["## Stage 1: answers", ""]
+    out = [f"## {STAGE_VIEWS['answers']}", ""]
     for a in result.answers:
         label = f"Response {a.label} — " if a.label else ""
         out += [f"### {label}{a.model}", ""]
@@ -337,7 +356,7 @@ def _md_answers(result: CouncilResult) -> list[str]:
 
 
 def _md_reviews(result: CouncilResult) -> list[str]:
-    out = ["## Stage 2: reviews", ""]
+    out = [f"## {STAGE_VIEWS['reviews']}", ""]
     if result.label_to_model:
         out += ["Labels: " + ", ".join(f"Response {k} = {v}" for k, v in sorted(result.label_to_model.items())), ""]
     for r in result.reviews:

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
 
 from core.models.rubric import DEFAULT_RUBRIC, Rubric, parse_rubric
+from core.modes import CouncilMode, modes_help
 from core.settings.group import CsvList, SettingsGroup, lower_name, split_csv
 
 _WEIGHTS_FORM = 'must be `auto` or a JSON object like {"model id": 2}'
@@ -48,11 +49,10 @@ class CouncilSettings(SettingsGroup):
         description="Reviewers per answer in large councils (N*k reviews instead of N*(N-1)); "
         "empty: every other member.",
     )
-    mode: Literal["standard", "quick", "auto"] = Field(
+    mode: CouncilMode = Field(
         "standard",
         alias="COUNCIL_MODE",
-        description="Default mode of channels that set none: standard (three stages), quick (two answers "
-        "compared) or auto (two answers; the whole council only when they disagree).",
+        description=f"Default mode of channels that set none: {modes_help()}.",
     )
     exclude_self: bool = Field(
         True, alias="COUNCIL_EXCLUDE_SELF", description="Reviewers do not see (or rank) their own answer."

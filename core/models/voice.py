@@ -1,0 +1,418 @@
+"""Every sentence about a council lives here: the platform-free facts of a council as plain text.
+
+Slack, Discord, the terminal, the web app (its pages and their JSON twins), the API's transcript and
+metadata, MCP and the Markdown/JSON exports only format these facts for their medium (escape them,
+add emoji or bold, lay them out): none of them decides what a council says. httpx's BaseClient is
+the model: each rule once here, the surfaces only adapt.
+
+A new sentence goes into the section it belongs to (or a new section, with a banner like the
+others); a surface that needs it imports it from here. Sections, in order:
+
+    names          model ids shortened for lines and tables
+    who wrote it   the chairman, a member's answer standing as written, a stand-in for the chairman
+    modes          the council's modes and what each does (core/modes.py: it must import nothing)
+    stages         stage titles, which stages a result has (its stage buttons), the streamed tail
+    status         the final status line and the footer's fields
+    agreement      Kendall's W in words, the rubric's consensus, auto mode's check
+    ballots        how many ballots the council read, and the reviews that came after the synthesis began
+    material       what the council read besides the question (files, web sources)
+    dissent, scores, composition
+    quoting        a text as a quote
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from core.models.base import ErrorKind, counted
+from core.models.files import ExtractedAttachment
+from core.models.requests import CouncilRequest
+from core.models.search import SearchResult
+from core.models.stages import (
+    Aggregate,
+    AgreementCheck,
+    CouncilResult,
+    CouncilStatus,
+    Dissent,
+    MemberAnswer,
+    Review,
+    Synthesis,
+)
+
+# modes: in core/modes.py, which imports nothing (the CLI's help lists them without loading pydantic)
+from core.modes import MODE_DESCRIPTIONS as MODE_DESCRIPTIONS
+from core.modes import MODES as MODES
+from core.modes import modes_help as modes_help
+
+# --------------------------------------------------------------------------- names
+
+
+def short_model(model: str) -> str:
+    """`openrouter:openai/gpt-5.1` -> `gpt-5.1`: enough to recognise, short enough for a table."""
+    return (
+        model.split(":", 1)[-1].rsplit("/", 1)[-1]
+        if "/" in model or model.startswith(("local:", "openrouter:"))
+        else model
+    )
+
+
+# --------------------------------------------------------------------------- who wrote it
+
+
+class Author(str, Enum):
+    """Who wrote a council's answer."""
+
+    CHAIRMAN = "chairman"  # the chairman (one of its seat's models) synthesized it
+    AS_WRITTEN = "as_written"  # auto mode: the first two answers agreed, a member's stands as written
+    STAND_IN = "stand_in"  # the chairman failed: a member synthesized it, or the best answer as written
+
+
+def author_of(synthesis: Synthesis) -> Author:
+    if synthesis.by_chairman:
+        return Author.CHAIRMAN
+    return Author.AS_WRITTEN if synthesis.agreed else Author.STAND_IN
+
+
+def written_by(synthesis: Synthesis, name: str | None = None) -> str:
+    """Who wrote the answer, to follow "Final answer" or "Council answer": `by the chairman, beta`,
+    `as written by alpha`, `by gamma, standing in for the chairman`. `name`: the model as shown
+    (short_model on a chat platform; the full id by default)."""
+    model = name or synthesis.model
+    return {
+        Author.CHAIRMAN: f"by the chairman, {model}",
+        Author.AS_WRITTEN: f"as written by {model}",
+        Author.STAND_IN: f"by {model}, standing in for the chairman",
+    }[author_of(synthesis)]
+
+
+def stand_in_note(synthesis: Synthesis) -> str | None:
+    """Why a stand-in wrote the answer, said before the answer (a degraded result never wears the
+    chairman's title); None when the chairman wrote it or the first two answers agreed."""
+    if author_of(synthesis) is not Author.STAND_IN:
+        return None
+    return synthesis.note or f"The chairman failed; {synthesis.model} wrote this answer instead."
+
+
+def chairman_replaced(chairman: str, writer: str) -> str:
+    """Said live when a stand-in starts writing (its note comes once it has finished)."""
+    return f"The chairman {chairman} failed; {writer} wrote this answer."
+
+
+def writer_replaced(previous: str, writer: str) -> str:
+    """Said live when the model writing the answer stopped and another takes over."""
+    return f"{previous} stopped; {writer} writes the answer."
+
+
+def stood_as_written(check: AgreementCheck | None, synthesis: Synthesis, label: str | None) -> str:
+    """Why a member's answer stands as written in auto mode (one of the result's notices)."""
+    reason = check.reason if check is not None else "the first two answers agreed"
+    response = f"Response {label} (by {synthesis.model})" if label else f"the answer by {synthesis.model}"
+    return f"Auto mode: {reason}; this is {response} as written."
+
+
+def author_note(result: CouncilResult) -> str | None:
+    """The sentence that says who wrote the answer when it was not simply the chairman: the
+    stand-in's note, or why an answer stands as written."""
+    synthesis = result.synthesis
+    if synthesis is None:
+        return None
+    if author_of(synthesis) is Author.AS_WRITTEN:
+        label = next((a.label for a in result.answers if a.model == synthesis.model and a.label), None)
+        return stood_as_written(result.agreement, synthesis, label)
+    return stand_in_note(synthesis)
+
+
+def other_notices(result: CouncilResult) -> list[str]:
+    """The result's notices but the one `author_note` says (shown with the answer's author)."""
+    said = author_note(result)
+    synthesis = result.synthesis
+    stored_note = synthesis.note if synthesis is not None and author_of(synthesis) is Author.STAND_IN else None
+    return [n for n in result.notices if n not in (said, stored_note)]
+
+
+# --------------------------------------------------------------------------- stages
+
+# While a council runs: what each stage does.
+STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
+# A finished council's stage details (buttons, modals, page sections): what each holds.
+STAGE_VIEWS = {"answers": "Stage 1 · answers", "reviews": "Stage 2 · reviews", "ranking": "Aggregate ranking"}
+STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking"}
+
+
+def stage_progress(stage: int) -> str:
+    """The progress line's first line: `Stage 2/3: anonymous peer review`."""
+    title = STAGE_TITLES.get(stage)
+    return f"Stage {stage}/3: {title.split(' · ', 1)[1]}" if title else "starting" if stage == 0 else "working"
+
+
+def stages_of(result: CouncilResult) -> list[str]:
+    """The stage details a result has (its stage buttons): no Reviews button when there were none."""
+    present = {"answers": bool(result.answers), "reviews": bool(result.reviews), "ranking": result.aggregate is not None}
+    return [stage for stage in STAGE_VIEWS if present[stage]]
+
+
+def stream_tail(text: str, limit: int) -> str:
+    """The end of the chairman's text as it streams into a status message: its last `limit`
+    characters, from a line break when one is near, with an ellipsis where it was cut."""
+    if len(text) <= limit:
+        return text
+    tail = text[-limit:]
+    cut = tail.find("\n")
+    return "…" + (tail[cut + 1 :] if 0 <= cut < 200 else tail)
+
+
+# --------------------------------------------------------------------------- status
+
+
+class Tone(str, Enum):
+    """How a final status reads: each surface picks its mark (emoji, colour) for it."""
+
+    OK = "ok"
+    WARN = "warn"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+def took(result: CouncilResult) -> str:
+    """` in 3.1 s` (empty when the duration is unknown)."""
+    seconds = result.timings.get("total_s")
+    return f" in {seconds:.1f} s" if seconds is not None else ""
+
+
+def members_answered(result: CouncilResult) -> str:
+    return f"{sum(1 for a in result.answers if a.ok)}/{len(result.answers)} members answered"
+
+
+def mode_field(mode: str) -> str:
+    return f"{mode} mode"
+
+
+def final_status(result: CouncilResult) -> tuple[Tone, str]:
+    """The status message's last line, without where the answer is (each surface says that)."""
+    if result.status is CouncilStatus.FAILED:
+        return Tone.FAILED, f"The council failed{took(result)}"
+    if result.status is CouncilStatus.CANCELLED:
+        return Tone.STOPPED, f"The council was stopped{took(result)}"
+    tone = Tone.WARN if result.status is CouncilStatus.DEGRADED else Tone.OK
+    done = "Finished with problems" if tone is Tone.WARN else "Done"
+    return tone, f"{done}{took(result)}: {members_answered(result)}, {counted(len(result.reviews), 'review')}"
+
+
+def no_answer(answer: MemberAnswer) -> str:
+    """`gamma gave no answer: auth 401: invalid api key` (one of the result's notices)."""
+    return f"{answer.model} gave no answer: {answer.error.short() if answer.error else 'no answer'}"
+
+
+def failed_members(result: CouncilResult) -> list[str]:
+    """`no_answer` of every member that failed (not the ones the user skipped)."""
+    return [no_answer(a) for a in result.answers if a.error is not None and a.error.kind is not ErrorKind.CANCELLED]
+
+
+def footer_fields(result: CouncilResult, name: str | None = None) -> list[str]:
+    """The footer under an answer: `Council <id>`, the mode, who wrote it, members answered, time,
+    tokens, cost. `name`: the writer's model as shown (short on chat platforms)."""
+    fields = [f"Council {result.council_id}", mode_field(result.request.config.mode)]
+    if result.synthesis is not None:
+        fields.append(written_by(result.synthesis, name))
+    if result.answers:
+        fields.append(members_answered(result))
+    seconds = result.timings.get("total_s")
+    if seconds is not None:
+        fields.append(f"{seconds:.1f} s")
+    fields.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens:,} tokens")
+    if result.usage.cost_usd:
+        fields.append(f"${result.usage.cost_usd:.4f}")
+    return fields
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def agreement_word(w: float) -> str:
+    """Kendall's W in a word."""
+    return "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
+
+
+def agreement_text(w: float | None) -> str:
+    """`W=0.78 (strong)`, or `n/a` without a ranking."""
+    return f"W={w:.2f} ({agreement_word(w)})" if w is not None else "n/a"
+
+
+# Consensus of the rubric scores (0-100, rust/ranking/src/scores.rs) below which it is called low
+# and the chairman is asked to address the disagreements (core/engine/chair_prompt.py).
+LOW_CONSENSUS = 60.0
+HIGH_CONSENSUS = 80.0
+
+
+def consensus_text(aggregate: Aggregate | None) -> str | None:
+    """`consensus 72/100 (moderate)`, shown beside Kendall's W; None without rubric scores."""
+    if aggregate is None or aggregate.consensus is None:
+        return None
+    c = aggregate.consensus
+    word = "high" if c >= HIGH_CONSENSUS else "moderate" if c >= LOW_CONSENSUS else "low"
+    return f"consensus {c:.0f}/100 ({word})"
+
+
+JUDGING = "checks whether the first two answers agree"
+
+
+def judging_line(judge: str) -> str:
+    """Auto mode, while the chairman judges: `beta checks whether the first two answers agree`."""
+    return f"{judge} {JUDGING}"
+
+
+def check_line(check: AgreementCheck) -> str:
+    """Auto mode's check once decided, as a sentence: `Escalated: the first two answers disagreed;
+    the whole council deliberates.` or `The first two answers were the same.`"""
+    if check.escalated:
+        return f"Escalated: {check.reason}; the whole council deliberates."
+    return f"{check.reason[:1].upper()}{check.reason[1:]}."
+
+
+# --------------------------------------------------------------------------- ballots
+
+
+def ballots_read(result: CouncilResult) -> str | None:
+    """`Ballots read: 2 of 3`, over the reviews the chairman was given; None without reviews."""
+    on_time = [r for r in result.reviews if not r.late]
+    if not on_time:
+        return None
+    parsed = sum(1 for r in on_time if r.ballot_models)
+    return f"Ballots read: {parsed} of {len(on_time)}"
+
+
+@dataclass(frozen=True)
+class LateReviews:
+    """Reviews that arrived after the synthesis began: the chairman never saw them."""
+
+    count: int
+    ranking: Aggregate | None  # the ranking with them (None: it is the same as without them)
+
+
+def late_reviews(result: CouncilResult) -> LateReviews | None:
+    late = [r for r in result.reviews if r.late]
+    if not late:
+        return None
+    return LateReviews(len(late), result.late_aggregate)
+
+
+def late_line(result: CouncilResult) -> str | None:
+    """`1 review arrived after the synthesis began; with it the ranking is 1. gamma · 2. beta ·
+    3. alpha.` The ranking shown with the answer stays the one the chairman was given."""
+    late = late_reviews(result)
+    if late is None:
+        return None
+    arrived = f"{counted(late.count, 'review')} arrived after the synthesis began"
+    them = "it" if late.count == 1 else "them"
+    if late.ranking is None or not late.ranking.entries or result.aggregate is None:
+        return f"{arrived}; the chairman did not see {them}."
+    if [e.model for e in late.ranking.entries] == [e.model for e in result.aggregate.entries]:
+        return f"{arrived}; with {them} the ranking is the same."
+    return f"{arrived}; with {them} the ranking is {late_order(late.ranking)}."
+
+
+def late_order(aggregate: Aggregate) -> str:
+    """A ranking as one short line: `1. alpha · 2. beta · 3. gamma`."""
+    return " · ".join(f"{e.position}. {short_model(e.model)}" for e in aggregate.entries)
+
+
+def review_state(review: Review) -> str:
+    """`after the synthesis began` for a late review, else empty (progress lines, stage details)."""
+    return " (after the synthesis began)" if review.late else ""
+
+
+# --------------------------------------------------------------------------- material
+
+READ_TITLE = "What the council read"
+_UNSAFE_NAME = re.compile(r"[<>\r\n\t]+")
+
+
+def safe_file_name(name: str) -> str:
+    """A file name fit for a fence marker and a one-line notice (no brackets, no line breaks)."""
+    return _UNSAFE_NAME.sub(" ", name).strip()[:200] or "unnamed file"
+
+
+def files_notice(lines: list[str]) -> str:
+    """The private note to the asker about files not read or cut (`AttachmentBatch.user_notices()`)."""
+    return "About your files (only you can see this):\n" + "\n".join(f"• {line}" for line in lines)
+
+
+def file_summary(attachment: ExtractedAttachment) -> str:
+    """One line per file for history, `council show`, exports: name, type, size (and pages)."""
+    pages = f", {attachment.page_count} page(s)" if attachment.page_count else ""
+    return f"{safe_file_name(attachment.name)} ({attachment.media_type}, {_size(attachment.size)}{pages})"
+
+
+def source_line(number: int, source: SearchResult) -> str:
+    date = f" ({source.published.isoformat()})" if source.published else ""
+    return f"[{number}] {source.title}{date}: {source.url}"
+
+
+def read_lines(request: CouncilRequest) -> list[str]:
+    """What the council read besides the question, as plain lines (empty when nothing)."""
+    lines = [f"File: {file_summary(a)}" for a in request.attachments]
+    lines += [f"Source {source_line(i, s)}" for i, s in enumerate(request.sources, 1)]
+    return lines
+
+
+def _size(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB"
+    if size >= 1024:
+        return f"{size / 1024:.0f} KB"
+    return f"{size} B"
+
+
+# --------------------------------------------------------------------------- dissent, scores, composition
+
+
+def dissent_line(d: Dissent, short: bool = False) -> str:
+    """The minority view as one plain line (renderers escape it for their platform)."""
+    place = f", placed {d.place} overall" if d.place is not None else ""
+    label = f"Response {d.preferred_label} ({d.preferred})" if d.preferred_label else d.preferred
+    why = f": “{d.reason}”" if d.reason else ""
+    return f"Minority view: {d.reviewer} preferred {label}{place}{why}"
+
+
+def dissent_lines(aggregate: Aggregate | None) -> list[str]:
+    return [dissent_line(d) for d in aggregate.dissent] if aggregate is not None else []
+
+
+def score_line(model: str, means: dict[str, float]) -> str:
+    """One answer's mean rubric scores: `model: accuracy 8.0 · insight 7.5`."""
+    return f"{model}: " + " · ".join(f"{criterion} {value:.1f}" for criterion, value in means.items())
+
+
+def score_lines(aggregate: Aggregate | None) -> list[str]:
+    return [score_line(m, v) for m, v in aggregate.scores.items() if v] if aggregate is not None else []
+
+
+METER_CELLS = 10
+
+
+def composition_line(composition: dict[str, float] | None) -> str | None:
+    """The composition meter: `Composition ███████░░░ alpha 46% · beta 22% · sources 2% · chairman's own 30%`.
+    The filled cells are what came from the council's texts, the empty ones the chairman's own."""
+    if not composition:
+        return None
+    own = composition.get("chairman", 0.0)
+    filled = round((1 - own) * METER_CELLS)
+    parts = [
+        f"{name} {share:.0%}"
+        for name, share in sorted(composition.items(), key=lambda item: -item[1])
+        if name != "chairman" and share >= 0.005
+    ]
+    parts.append(f"chairman's own {own:.0%}")
+    return f"Composition {'█' * filled}{'░' * (METER_CELLS - filled)} " + " · ".join(parts)
+
+
+# --------------------------------------------------------------------------- quoting
+
+
+def quote(text: str) -> str:
+    """`text` as a quote: every line (at any line break, also a lone CR) starts with "> " and a blank
+    one is ">", so the quoted text cannot end the quote. Callers escape or clip it first, as their
+    medium needs (the chairman's prompts neutralise it: core/engine/prompts.py)."""
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines() or [""])

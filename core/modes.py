@@ -1,0 +1,23 @@
+"""The council's modes by name and what each does: the one list every interface shows (the
+`--mode` choices and help, the web form, the settings reference, MCP, eval's configurations).
+
+It is the modes section of the presentation module (core/models/voice.py, which re-exports it),
+kept apart because it imports nothing: `council --help` lists the modes without loading pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+CouncilMode = Literal["standard", "quick", "auto"]
+MODES: tuple[CouncilMode, ...] = get_args(CouncilMode)
+MODE_DESCRIPTIONS: dict[CouncilMode, str] = {
+    "standard": "answers, peer reviews, synthesis",
+    "quick": "two members answer, the chairman compares them",
+    "auto": "two members answer, and the whole council deliberates only if they disagree",
+}
+
+
+def modes_help() -> str:
+    """`standard: answers, peer reviews, synthesis; quick: ...; auto: ...` (help texts, settings)."""
+    return "; ".join(f"{mode}: {MODE_DESCRIPTIONS[mode]}" for mode in MODES)
