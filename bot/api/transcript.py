@@ -35,6 +35,7 @@ from core.models.voice import (
     chairman_replaced,
     check_line,
     judging_line,
+    review_state,
     stand_in_note,
     stood_as_written,
     writer_replaced,
@@ -136,7 +137,8 @@ class CouncilTranscript:
             cause = event.answer.error.short() if event.answer.error else "no answer"
             return f"- {short_model(event.answer.model)} failed: {cause}\n"
         if isinstance(event, ReviewFinished):
-            return f"- {short_model(event.review.reviewer)}: {ballot_line(event.review)}\n"
+            review = event.review
+            return f"- {short_model(review.reviewer)}{review_state(review)}: {ballot_line(review)}\n"
         if isinstance(event, AggregateReady):
             return f"\nAggregate ranking: {ranking_line(event.aggregate)}\n"
         if isinstance(event, AgreementStarted):

@@ -37,6 +37,7 @@ from core.models.voice import (
     judging_line,
     late_line,
     read_lines,
+    review_state,
     stand_in_note,
     written_by,
 )
@@ -111,7 +112,7 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"  ✗ {event.answer.model} failed: {event.answer.error.short() if event.answer.error else '?'}")
     elif isinstance(event, ReviewFinished):
         r = event.review
-        term.note(f"  {'✓' if r.ballot_models else '✗'} review by {r.reviewer}: {ballot_line(r)}")
+        term.note(f"  {'✓' if r.ballot_models else '✗'} review by {r.reviewer}{review_state(r)}: {ballot_line(r)}")
     elif isinstance(event, ChairmanToken):
         term.stream(event.model, event.delta)
 

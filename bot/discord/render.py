@@ -41,6 +41,7 @@ from core.models.voice import (
     composition_line,
     consensus_text,
     late_line,
+    review_title,
     file_summary,
     footer_fields,
     stages_of,
@@ -336,14 +337,14 @@ def reviews_embeds(result: CouncilResult) -> list[discord.Embed]:
         if review.error is not None or not review.text:
             embeds.append(
                 discord.Embed(
-                    title=clip(f"Review by {review.reviewer}", TITLE_MAX),
+                    title=clip(review_title(review), TITLE_MAX),
                     description=clip(safe(ballot_line(review)), 4000),
                     color=COLOR_FAIL,
                 )
             )
             continue
         shown = ", ".join(review.shown_labels)
-        part = text_embeds(safe(review.text), title=f"Review by {review.reviewer}", chunk=3800)
+        part = text_embeds(safe(review.text), title=review_title(review), chunk=3800)
         part[-1].add_field(name="Ballot", value=clip(safe(ballot_line(review)), FIELD_MAX), inline=False)
         if shown:
             part[-1].add_field(name="Shown in order", value=clip(shown, FIELD_MAX), inline=False)

@@ -18,6 +18,7 @@ from bot.slack.render import (
     sections,
 )
 from core.models import CouncilResult
+from core.models.voice import review_title
 
 MODAL_BLOCKS = 100
 MODAL_TITLE_MAX = 24
@@ -95,7 +96,7 @@ def _answers_stage(result: CouncilResult, slots: int, note: str) -> list[dict[st
 def _reviews_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
     parts = []
     for review in result.reviews:
-        head = [section(plain(f"*Review by {review.reviewer}*")), context(plain(ballot_line(review)))]
+        head = [section(plain(f"*{review_title(review)}*")), context(plain(ballot_line(review)))]
         parts.append((head, mrkdwn(review.text) if review.text else ""))
     return _budgeted(parts, slots, note) if parts else [section("No reviews.")]
 

@@ -20,6 +20,7 @@ from bot.web.security import csrf_token
 from core.errors import CouncilError, InputRejected, NotFound, PermissionDenied, RateLimited
 from core.models import Origin, Platform, Review
 from core.models.browse import Viewer
+from core.models.voice import review_title
 from core.service import CouncilService
 
 STATIC = Path(__file__).parent / "static"
@@ -61,7 +62,9 @@ class Pages:
         self.env = Environment(
             loader=PackageLoader("bot.web", "templates"), autoescape=select_autoescape(default=True), enable_async=False
         )
-        self.env.globals.update(static=self.static, md=render.markdown, where=where, ballot=ballot)
+        self.env.globals.update(
+            static=self.static, md=render.markdown, where=where, ballot=ballot, review_title=review_title
+        )
         self.env.filters["safe_url"] = safe_url
 
     @cached_property

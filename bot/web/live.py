@@ -29,6 +29,7 @@ from core.models import (
     MemberFinished,
     ReviewFinished,
 )
+from core.models.voice import review_title
 from core.service import CouncilRun
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
@@ -47,7 +48,7 @@ def event_html(event: CouncilEvent) -> Markup | None:
             else Markup(f'<p class="note error">Failed: {escape(review.error.message)}</p>')
         )
         return Markup(
-            f'<section class="panel"><h3>Review by {escape(review.reviewer)}</h3>'
+            f'<section class="panel"><h3>{escape(review_title(review))}</h3>'
             f'<div class="md evaluation">{body}</div>'
             f'<p class="ballot"><strong>Extracted ballot:</strong> {escape(ballot(review))}</p></section>'
         )

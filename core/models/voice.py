@@ -292,7 +292,8 @@ class LateReviews:
 
 
 def late_reviews(result: CouncilResult) -> LateReviews | None:
-    late = [r for r in result.reviews if r.late]
+    """The reviews that came after the synthesis began (a late one that failed is a notice)."""
+    late = [r for r in result.reviews if r.late and r.error is None]
     if not late:
         return None
     return LateReviews(len(late), result.late_aggregate)
@@ -316,6 +317,11 @@ def late_line(result: CouncilResult) -> str | None:
 def late_order(aggregate: Aggregate) -> str:
     """A ranking as one short line: `1. alpha · 2. beta · 3. gamma`."""
     return " · ".join(f"{e.position}. {short_model(e.model)}" for e in aggregate.entries)
+
+
+def review_title(review: Review) -> str:
+    """`Review by beta`, and `(after the synthesis began)` for a late one: a stage detail's heading."""
+    return f"Review by {review.reviewer}{review_state(review)}"
 
 
 def review_state(review: Review) -> str:

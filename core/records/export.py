@@ -28,6 +28,7 @@ from core.models.voice import (
     dissent_lines,
     file_summary,
     late_line,
+    review_title,
     source_line,
     written_by,
 )
@@ -159,7 +160,11 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "rubric": result.request.config.rubric.model_dump(mode="json") if result.request.config.rubric else None,
         "ballots_used": aggregate.ballots_used if aggregate else 0,
         "ballots_unparsed": aggregate.ballots_unparsed if aggregate else 0,
-        "ballots_late": aggregate.ballots_late if aggregate else 0,
+        # the reviews that came after the synthesis began: their ballots, and the ranking with them
+        "ballots_late": result.late_aggregate.ballots_late if result.late_aggregate else 0,
+        "late_aggregate_rankings": [e.model_dump(mode="json") for e in result.late_aggregate.entries]
+        if result.late_aggregate
+        else None,
         "ballots_read": ballots_read(result),  # `Ballots read: 2 of 3`, of the reviews the chairman was given
         "aggregation": aggregate.method if aggregate else None,
         "reviewer_weights": _weights(result),
@@ -360,7 +365,7 @@ def _md_reviews(result: CouncilResult) -> list[str]:
     if result.label_to_model:
         out += ["Labels: " + ", ".join(f"Response {k} = {v}" for k, v in sorted(result.label_to_model.items())), ""]
     for r in result.reviews:
-        out += [f"### Review by {r.reviewer}", ""]
+        out += [f"### {review_title(r)}", ""]
         if r.error is not None:
             out += [f"*Failed: {r.error.short()}*", ""]
             continue
