@@ -155,7 +155,7 @@ async def test_happy_path_four_members(server, router):
     tokens = [e for e in events if isinstance(e, ChairmanToken)]
     assert len(tokens) >= 5 and {t.model for t in tokens} == {CHAIR}
     assert "".join(t.delta for t in tokens) == SYNTHESIS
-    assert k[-2:] == ["chairman_finished", "finished"]
+    assert k[-3:] == ["chairman_finished", "review_finished", "finished"]  # M3's came after the answer
 
     assert result.status is CouncilStatus.OK and result.notices == [] and result.error is None
     assert result.label_to_model == {"A": M1, "B": M2, "C": M3, "D": M4}

@@ -171,7 +171,7 @@ async def test_max_reviewers_balances_the_reviews(server, router):
     assert set(reviewed.values()) == {2} and len(reviewed) == 6
     own = {m: label for label, m in result.label_to_model.items()}
     assert all(own[r.reviewer] not in r.shown_labels for r in result.reviews)
-    assert all(e.rankings_count == 2 for e in result.aggregate.entries)
+    assert all(e.rankings_count == 2 for e in (result.late_aggregate or result.aggregate).entries)
 
 
 # --------------------------------------------------------------------------- adaptive grace

@@ -35,7 +35,9 @@ PACKAGE = "llm-council-bot"
 CONSULT_DESCRIPTION = (
     "Ask the council a question. Returns the final answer, who wrote it, the aggregate ranking of the "
     "members' answers and the reviewers' agreement (Kendall's W). `mode`: "
-    + "; ".join(f"{mode}{' (default)' if mode == 'standard' else ''}: {what}" for mode, what in MODE_DESCRIPTIONS.items())
+    + "; ".join(
+        f"{mode}{' (default)' if mode == 'standard' else ''}: {what}" for mode, what in MODE_DESCRIPTIONS.items()
+    )
     + ". `members`/`chairman`: model ids replacing the configured council for this question."
 )
 

@@ -32,11 +32,11 @@ from core.models.voice import (
     ballots_read,
     check_line,
     composition_line,
-    dissent_lines,
     footer_fields,
     judging_line,
     late_line,
     read_lines,
+    result_dissent_lines,
     review_state,
     stand_in_note,
     written_by,
@@ -149,7 +149,7 @@ def print_result(
             print(ballots)
         if (late := late_line(result)) is not None:
             print(late)
-        print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
+        print("".join(f"{line}\n" for line in result_dissent_lines(result)), end="")
     if (meter := composition_line(result.composition)) is not None:
         print(meter)
     council, *fields = footer_fields(result)

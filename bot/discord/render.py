@@ -28,25 +28,27 @@ from bot.render_text import (
     short_model,
     split_text,
 )
-from core.models import CouncilResult, CouncilStatus, counted
+from core.models import CouncilResult, CouncilStatus
 from core.models.voice import (
+    READ_TITLE,
     STAGE_BUTTONS,
     STAGE_VIEWS,
-    READ_TITLE,
     Author,
     Tone,
-    agreement_text as w_text,
-    ballots_read,
     author_of,
+    ballots_read,
     composition_line,
     consensus_text,
-    late_line,
-    review_title,
     file_summary,
     footer_fields,
+    late_line,
+    review_title,
     stages_of,
     stream_tail,
     written_by,
+)
+from core.models.voice import (
+    agreement_text as w_text,
 )
 from core.models.voice import final_status as status_words
 from core.models.voice import quote as quote_lines
@@ -222,8 +224,9 @@ def _footer(result: CouncilResult) -> str:
 
 
 def agreement_text(result: CouncilResult) -> str:
+    """Kendall's W in words, the rubric's consensus, the ballots read and the reviews that came late."""
     agg = result.aggregate
-    if agg is None or agg.agreement_w is None:
+    if agg is None:
         return "n/a"
     consensus = consensus_text(agg)
     return (

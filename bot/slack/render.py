@@ -40,7 +40,6 @@ from core.models import (
     CouncilStatus,
     CouncilSummary,
     Leaderboard,
-    counted,
 )
 from core.models.voice import (
     STAGE_BUTTONS,
@@ -48,9 +47,9 @@ from core.models.voice import (
     Tone,
     ballots_read,
     composition_line,
-    late_line,
     file_summary,
     footer_fields,
+    late_line,
     quote,
     stages_of,
     stream_tail,
@@ -201,7 +200,12 @@ def not_posted(council_id: str) -> str:
 
 
 took_text = took  # the streamed plan's title says it too (stream_render.py)
-STATUS_MARKS = {Tone.OK: ":white_check_mark:", Tone.WARN: ":warning:", Tone.FAILED: ":x:", Tone.STOPPED: ":octagonal_sign:"}
+STATUS_MARKS = {
+    Tone.OK: ":white_check_mark:",
+    Tone.WARN: ":warning:",
+    Tone.FAILED: ":x:",
+    Tone.STOPPED: ":octagonal_sign:",
+}
 WHERE_IT_IS = {Tone.OK: " The answer is below.", Tone.WARN: " The answer is below.", Tone.FAILED: " Details below."}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.progress import CouncilProgress, MemberState
-from bot.render_text import clip, neutralize_slack, progress_lines, ranking_line, result_header, short_model
+from bot.render_text import clip, neutralize_slack, progress_lines, result_header, short_model
 from bot.slack.feedback import feedback_block
 from bot.slack.mrkdwn import plain
 from bot.slack.render import (

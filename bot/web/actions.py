@@ -43,7 +43,9 @@ class Actions:
 
     def _ask_page(self, request: Request, viewer: Viewer, models: list[str], **values: Any) -> Response:
         values["mode"] = values.get("mode") or "standard"
-        return self.pages.page(request, "ask.html", page="ask", models=models, modes=MODES, describe=MODE_DESCRIPTIONS, **values)
+        return self.pages.page(
+            request, "ask.html", page="ask", models=models, modes=MODES, describe=MODE_DESCRIPTIONS, **values
+        )
 
     async def ask(self, request: Request) -> Response:
         viewer = self.pages.viewer(request)

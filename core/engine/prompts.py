@@ -20,8 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from core.models import AggregateEntry, AnswerFormat, ChatMessage, ConversationTurn, Rubric
-from core.models import voice
+from core.models import AggregateEntry, AnswerFormat, ChatMessage, ConversationTurn, Rubric, voice
 from core.shared.fences import RANKING_HEADER, Fence, neutralise
 
 _REDACTED = "[a council member]"

@@ -84,8 +84,6 @@ class MessageRef(Model):
     role: MessageRole
 
 
-
-
 class CouncilConfig(Model):
     """The effective configuration of one council (stored as a snapshot with it).
 

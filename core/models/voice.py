@@ -149,7 +149,11 @@ def stage_progress(stage: int) -> str:
 
 def stages_of(result: CouncilResult) -> list[str]:
     """The stage details a result has (its stage buttons): no Reviews button when there were none."""
-    present = {"answers": bool(result.answers), "reviews": bool(result.reviews), "ranking": result.aggregate is not None}
+    present = {
+        "answers": bool(result.answers),
+        "reviews": bool(result.reviews),
+        "ranking": result.aggregate is not None,
+    }
     return [stage for stage in STAGE_VIEWS if present[stage]]
 
 
@@ -236,8 +240,8 @@ def agreement_word(w: float) -> str:
 
 
 def agreement_text(w: float | None) -> str:
-    """`W=0.78 (strong)`, or `n/a` without a ranking."""
-    return f"W={w:.2f} ({agreement_word(w)})" if w is not None else "n/a"
+    """`W=0.78 (strong)`, or `W n/a` when it cannot be computed."""
+    return f"W={w:.2f} ({agreement_word(w)})" if w is not None else "W n/a"
 
 
 # Consensus of the rubric scores (0-100, rust/ranking/src/scores.rs) below which it is called low
@@ -324,9 +328,12 @@ def review_title(review: Review) -> str:
     return f"Review by {review.reviewer}{review_state(review)}"
 
 
+AFTER_SYNTHESIS = " (after the synthesis began)"
+
+
 def review_state(review: Review) -> str:
-    """`after the synthesis began` for a late review, else empty (progress lines, stage details)."""
-    return " (after the synthesis began)" if review.late else ""
+    """` (after the synthesis began)` for a late review, else empty (progress lines, stage details)."""
+    return AFTER_SYNTHESIS if review.late else ""
 
 
 # --------------------------------------------------------------------------- material
@@ -384,6 +391,16 @@ def dissent_line(d: Dissent, short: bool = False) -> str:
 
 def dissent_lines(aggregate: Aggregate | None) -> list[str]:
     return [dissent_line(d) for d in aggregate.dissent] if aggregate is not None else []
+
+
+def result_dissent_lines(result: CouncilResult) -> list[str]:
+    """The minority views of the chairman's ranking, then those of the reviews that came after the
+    synthesis began (against the ranking with them), marked so."""
+    late = {r.reviewer for r in result.reviews if r.late}
+    later = result.late_aggregate.dissent if result.late_aggregate is not None else []
+    return dissent_lines(result.aggregate) + [
+        f"{dissent_line(d)}{AFTER_SYNTHESIS}" for d in later if d.reviewer in late
+    ]
 
 
 def score_line(model: str, means: dict[str, float]) -> str:

@@ -16,6 +16,7 @@ from core.models import (
     Review,
     Usage,
 )
+from core.models.seats import fallback_note, short_cause
 from core.models.voice import (
     STAGE_VIEWS,
     agreement_word,
@@ -25,14 +26,13 @@ from core.models.voice import (
     check_line,
     composition_line,
     consensus_text,
-    dissent_lines,
     file_summary,
     late_line,
+    result_dissent_lines,
     review_title,
     source_line,
     written_by,
 )
-from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
     from core.models.feedback import FeedbackVote
@@ -161,11 +161,13 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "ballots_used": aggregate.ballots_used if aggregate else 0,
         "ballots_unparsed": aggregate.ballots_unparsed if aggregate else 0,
         # the reviews that came after the synthesis began: their ballots, and the ranking with them
-        "ballots_late": result.late_aggregate.ballots_late if result.late_aggregate else 0,
+        # (a council stored before late_aggregate counted them in its aggregate: aggregate.ballots_late)
+        "ballots_late": (result.late_aggregate or aggregate).ballots_late if aggregate else 0,
         "late_aggregate_rankings": [e.model_dump(mode="json") for e in result.late_aggregate.entries]
         if result.late_aggregate
         else None,
         "ballots_read": ballots_read(result),  # `Ballots read: 2 of 3`, of the reviews the chairman was given
+        "late_reviews": late_line(result),
         "aggregation": aggregate.method if aggregate else None,
         "reviewer_weights": _weights(result),
         "dissent": [
@@ -312,8 +314,9 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
     if any(weight != 1 for weight in result.request.config.reviewer_weights.values()):
         weights = ", ".join(f"{m} ×{w:g}" for m, w in _weights(result).items())
         out += [f"Weighted ballots: {weights}", ""]
-    out += [f"> {line}" for line in dissent_lines(aggregate)]
-    out += [""] if aggregate.dissent else []
+    dissent = result_dissent_lines(result)
+    out += [f"> {line}" for line in dissent]
+    out += [""] if dissent else []
     return out
 
 
