@@ -12,6 +12,7 @@ fails here.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -25,7 +26,6 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from core.models import CouncilResult
 from core.service import CouncilService
 from tests import test_discord_adapter, test_slack_adapter
 from tests.conftest import MEMBERS, make_settings
@@ -248,21 +248,83 @@ async def test_every_interface_says_the_same_facts(case, llm, tmp_path, slack, d
         check(surface, text, case)
 
 
-async def test_a_council_still_running_is_told_as_running(llm, tmp_path, slack):
-    """While the chairman writes, the chat status and the web page say where the council is, and
-    none claims an answer yet."""
-    for name in MEMBERS:
-        llm.script(name, council_member(f"{name} says 42.", FORWARD, synthesis="Council: " + "slowly " * 60))
-    llm.script(
-        "alpha", council_member("alpha says 42.", FORWARD, synthesis="Council: " + "slowly " * 60, token_delay_s=0.05)
-    )
+def _slow_chairman(llm: ScriptedLLMServer) -> None:
+    llm.requests.clear()
+    _healthy(llm)
+    slowly = "Council: " + "slowly " * 80
+    llm.script("alpha", council_member("alpha says 42.", FORWARD, synthesis=slowly, token_delay_s=0.05))
+
+
+def _writing(llm: ScriptedLLMServer) -> bool:
+    return bool(llm.requests_for("alpha", stage=3))
+
+
+def check_running(surface: str, text: str) -> None:
+    """A council whose chairman is writing: the surface says so, and claims no answer yet."""
+    said = text.lower()
+    assert "stage 3 · chairman synthesis" in said, surface
+    assert "by the chairman" not in said and "ballots read" not in said, surface
+
+
+async def test_a_council_still_running_is_told_as_running(llm, tmp_path, slack, discord):
+    """While the chairman writes: the chat status messages, the web page (JSON twin and HTML) and
+    the API's and MCP's progress say where the council is, and none claims an answer yet."""
+    told: dict[str, str] = {}
+    _slow_chairman(llm)
+    await slack.command("What is six times seven?")
+    await slack.fake.wait_for(lambda: _writing(llm) and test_slack_adapter.statuses(slack.fake))
+    await asyncio.sleep(1.5)  # a status edit is paced: let one show the chairman writing
+    edits = [c for c in slack.fake.calls_to("chat.update", "chat.postMessage") if c.ok]
+    told["Slack"] = all_text(edits[-1])
+    await slack.fake.wait_for(lambda: results(slack.fake))
+    await slack.settle()
+
+    _slow_chairman(llm)
+    await discord.fake.push_command("council", council_option("What is six times seven?"))
+    await discord.fake.wait_for(lambda: _writing(llm), 20)
+    await asyncio.sleep(1.5)
+    status = [m for m in discord.fake.messages.values() if m["content"].startswith("🏛️ **Council**")]
+    told["Discord"] = status[-1]["content"]
+    await wait_finished(discord.fake)
+
+    _slow_chairman(llm)
     run = await slack.service.start_council("What is six times seven?", test_slack_adapter.ORIGIN)
     async with serve_web(slack.service) as url, httpx.AsyncClient(base_url=url, timeout=20) as web:
-        while not llm.requests_for("alpha", stage=3):
-            await slack.fake.wait_for(lambda: llm.requests_for("alpha", stage=3), timeout=20)
+        await slack.fake.wait_for(lambda: _writing(llm), 20)
         twin = (await web.get(f"/c/{run.council_id}", headers={"Accept": "application/json"})).json()
         page = _visible((await web.get(f"/c/{run.council_id}")).text)
     assert twin["running"] is True and twin["request"]["config"]["mode"] == "standard"
     assert "The council is deliberating" in page and "Final answer" not in page
-    result: CouncilResult = await run.wait()
-    assert result.synthesis is not None and result.synthesis.by_chairman
+    await run.wait()
+
+    async with council_api(llm, tmp_path) as api:
+        _slow_chairman(llm)
+        client = openai.AsyncOpenAI(base_url=api.base_url, api_key=API_KEY, max_retries=0, timeout=60)
+        question = [{"role": "user", "content": "What is six times seven?"}]
+        stream = await client.chat.completions.create(model="llm-council", messages=question, stream=True)
+        reasoning = ""
+        async for chunk in stream:
+            delta = chunk.choices[0].delta if chunk.choices else None
+            if delta is not None and delta.content:  # the chairman's first words: where is the council now?
+                told["API"] = reasoning
+                break
+            reasoning += ((delta.model_extra or {}).get("reasoning_content") or "") if delta is not None else ""
+        await stream.close()
+
+        _slow_chairman(llm)
+        progress: list[str] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append(message or "")
+
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {API_KEY}"})
+        async with http, Client(streamable_http_client(f"{api.root}/mcp", http_client=http)) as mcp:
+            call = asyncio.create_task(
+                mcp.call_tool("consult_council", {"question": "Six times seven?"}, progress_callback=on_progress)
+            )
+            await slack.fake.wait_for(lambda: _writing(llm) or call.done(), 20)
+            await asyncio.sleep(0.2)
+            told["MCP"] = "\n".join(progress)
+            assert not (await call).is_error
+    for surface, text in told.items():
+        check_running(surface, text)

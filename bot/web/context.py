@@ -20,7 +20,7 @@ from bot.web.security import csrf_token
 from core.errors import CouncilError, InputRejected, NotFound, PermissionDenied, RateLimited
 from core.models import Origin, Platform, Review
 from core.models.browse import Viewer
-from core.models.voice import review_title
+from core.models.voice import STAGE_TITLES, STAGE_VIEWS, review_title
 from core.service import CouncilService
 
 STATIC = Path(__file__).parent / "static"
@@ -63,7 +63,13 @@ class Pages:
             loader=PackageLoader("bot.web", "templates"), autoescape=select_autoescape(default=True), enable_async=False
         )
         self.env.globals.update(
-            static=self.static, md=render.markdown, where=where, ballot=ballot, review_title=review_title
+            static=self.static,
+            md=render.markdown,
+            where=where,
+            ballot=ballot,
+            review_title=review_title,
+            stage_views=STAGE_VIEWS,
+            stage_titles=STAGE_TITLES,
         )
         self.env.filters["safe_url"] = safe_url
 

@@ -142,9 +142,8 @@ STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking
 
 
 def stage_progress(stage: int) -> str:
-    """The progress line's first line: `Stage 2/3: anonymous peer review`."""
-    title = STAGE_TITLES.get(stage)
-    return f"Stage {stage}/3: {title.split(' · ', 1)[1]}" if title else "starting" if stage == 0 else "working"
+    """The chat status's first line while a council runs: the stage's title (`starting` before)."""
+    return STAGE_TITLES.get(stage) or ("starting" if stage == 0 else "working")
 
 
 def stages_of(result: CouncilResult) -> list[str]:
