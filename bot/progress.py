@@ -22,10 +22,14 @@ from core.models import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
     seats,
 )
+from core.models.voice import round_line
 
 
 @dataclass
@@ -53,6 +57,11 @@ class CouncilProgress:
     judging: str | None = None
     agreement: AgreementCheck | None = None
     schedule: str | None = None  # the members' batches when they do not fit in memory at once
+    # Refine mode: the round under way (None: none), its revisions so far, and each finished round's line.
+    revising: int | None = None
+    revisions_done: int = 0
+    revisions_expected: int = 0
+    rounds: list[str] = field(default_factory=list)
 
     def apply(self, event: CouncilEvent) -> None:
         """Update from one event. Unknown event kinds are ignored on purpose (forward-compatible).
@@ -109,6 +118,17 @@ class CouncilProgress:
         self.judging = None
         self.agreement = event.check
 
+    def _round_started(self, event: RoundStarted) -> None:
+        self.revising = event.number
+        self.revisions_done, self.revisions_expected = 0, len(event.members)
+
+    def _revised(self, event: RevisionFinished) -> None:
+        self.revisions_done += 1
+
+    def _round_finished(self, event: RoundFinished) -> None:
+        self.revising = None
+        self.rounds.append(round_line(event.round))
+
     def _aggregated(self, event: AggregateReady) -> None:
         self.stage = max(self.stage, 2)
 
@@ -149,6 +169,9 @@ _UPDATES: dict[type, Callable[[CouncilProgress, Any], None]] = {
     ReviewFinished: CouncilProgress._reviewed,
     AgreementStarted: CouncilProgress._judging,
     AgreementChecked: CouncilProgress._agreement,
+    RoundStarted: CouncilProgress._round_started,
+    RevisionFinished: CouncilProgress._revised,
+    RoundFinished: CouncilProgress._round_finished,
     AggregateReady: CouncilProgress._aggregated,
     ChairmanToken: CouncilProgress._token,
     ChairmanFinished: CouncilProgress._synthesized,

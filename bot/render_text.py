@@ -168,6 +168,11 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
             extra = f" — {member.detail}"
         lines.append(f"{icon} {short_model(member.model)}{extra}")
     lines += agreement_lines(progress)
+    lines += [f"🔁 {line}" for line in progress.rounds]
+    if progress.revising is not None:
+        lines.append(
+            f"🔁 Round {progress.revising}: members revise ({progress.revisions_done}/{progress.revisions_expected})"
+        )
     if progress.stage >= 2:
         lines.append(
             f"📝 reviews: {progress.reviews_done}/{progress.reviews_expected or answered} "

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-CouncilMode = Literal["standard", "quick", "auto"]
+CouncilMode = Literal["standard", "quick", "auto", "refine", "self-moa"]
 MODES: tuple[CouncilMode, ...] = get_args(CouncilMode)
 MODE_DESCRIPTIONS: dict[CouncilMode, str] = {
     "standard": "answers, peer reviews, synthesis",
     "quick": "two members answer, the chairman compares them",
     "auto": "two members answer, and the whole council deliberates only if they disagree",
+    "refine": "the members revise their answers after reading each other's (COUNCIL_ROUNDS rounds), "
+    "then reviews and synthesis",
+    "self-moa": "the best member answers several times and the chairman aggregates the samples",
 }
 
 

@@ -30,7 +30,7 @@ types (core.models, core.settings, core.errors, core.paths); tests/test_import_g
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
@@ -249,6 +249,7 @@ class CouncilService:
         notices: Sequence[str] = (),
         mode: CouncilMode | None = None,
         answer_format: AnswerFormat | None = None,
+        lenses: Mapping[str, str] | None = None,
     ) -> CouncilRun:
         """Validate, check limits, admit and start a council in the background. `members`/`chairman`
         replace the channel's for this council only (the API's and MCP's per-request choice).
@@ -257,6 +258,7 @@ class CouncilService:
         likewise (`quick` or `standard`; None: the channel's, `/council-admin mode`). `notices` go
         into the result (the API's files it could not read: it has no private channel).
         `answer_format`: the synthesizer writes the answer as JSON (the API's `response_format`).
+        `lenses`: seat -> a preset's name or a persona, for this council's members (the API's metadata).
 
         Admission is atomic: the council holds a running slot or its place in the queue before
         this returns, so a burst cannot over-fill the queue. Raises InputRejected, RateLimited,
@@ -272,6 +274,7 @@ class CouncilService:
             chairman=chairman,
             attachments=attachments,
             mode=mode,
+            lenses=lenses,
         )
         request.answer_format = answer_format
         channel = await self.storage.channels.get(origin.channel_key) if search is None else None

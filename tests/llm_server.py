@@ -69,6 +69,7 @@ def text_of(content: Any) -> str:
 
 
 JUDGEMENT = 4  # auto mode's judgement of whether the first two answers agree (not a council stage)
+REVISION = 5  # refine mode: a member revises its answer after reading the others'
 
 
 def stage_of(messages: Sequence[dict[str, Any]]) -> int:
@@ -78,6 +79,8 @@ def stage_of(messages: Sequence[dict[str, Any]]) -> int:
     last_user = next((text_of(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
     if "VERDICT: DISAGREE" in last_user:
         return JUDGEMENT
+    if "`KEEP:`" in last_user and "`REASON:`" in last_user:
+        return REVISION
     if "chairman" in system:
         return 3
     if "FINAL RANKING:" in last_user:
@@ -224,15 +227,18 @@ def flaky(times: int, first: Behaviour, then: Behaviour) -> Sequence_:
 @dataclass
 class ByStage(Behaviour):
     """Different behaviour per council stage (1 answer, 2 review, 3 synthesis; `judge`: auto mode's
-    agreement check, which agrees unless told otherwise)."""
+    agreement check, which agrees unless told otherwise; `revise`: refine mode's revision, which
+    keeps the answer unless told otherwise)."""
 
     stage1: Behaviour
     stage2: Behaviour
     stage3: Behaviour
     judge: Behaviour = field(default_factory=lambda: Reply("Both reach the same conclusion.\nVERDICT: AGREE"))
+    revise: Behaviour = field(default_factory=lambda: Reply("KEEP: the other answers change nothing in mine."))
 
     async def respond(self, request, call, server):
-        behaviour = {1: self.stage1, 2: self.stage2, 3: self.stage3, JUDGEMENT: self.judge}[call.stage]
+        stages = {1: self.stage1, 2: self.stage2, 3: self.stage3, JUDGEMENT: self.judge, REVISION: self.revise}
+        behaviour = stages[call.stage]
         return await behaviour.respond(request, call, server)
 
 

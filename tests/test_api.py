@@ -425,6 +425,9 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
         "consensus": None,  # these reviewers give no rubric scores
         "scores": {},
         "composition": result.composition,
+        "rounds": [],
+        "lenses": {},
+        "self_moa": None,
     }
 
 
@@ -445,7 +448,8 @@ async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_f
 
 async def test_models_lists_each_member_and_the_chairman_once(client):
     ids = [m.id for m in (await client.models.list()).data]
-    assert ids == ["llm-council", "llm-council-quick", "llm-council-auto", *MEMBERS]  # alpha chairs: listed once
+    councils = ["llm-council", "llm-council-quick", "llm-council-auto", "llm-council-refine", "llm-council-self-moa"]
+    assert ids == [*councils, *MEMBERS]  # alpha chairs: listed once
 
 
 def councils_stored(api) -> int:

@@ -213,6 +213,7 @@ class ChatCompletions:
                 return await self._again(claim, fingerprint, chat, choice, answer_format)
             hold = _KeyHold(self.service, claim, origin.user_key, key)
         members, chairman = chat.seats()
+        lenses = chat.lenses()
         try:
             batch = await _readable_files(self.service, chat)
             run = await self.service.start_council(
@@ -226,6 +227,7 @@ class ChatCompletions:
                 notices=batch.user_notices(),
                 mode=choice.mode,
                 answer_format=answer_format,
+                lenses=lenses,
             )
         except BaseException as exc:
             if hold is not None:  # nothing started: the key is free for a retry

@@ -2,7 +2,9 @@
 
 `llm-council`: the council as configured (its mode is COUNCIL_MODE); `llm-council-quick`: quick
 mode (two members answer, the chairman compares them and writes the answer: three model calls);
-`llm-council-auto`: auto mode (two members answer; the whole council only when they disagree).
+`llm-council-auto`: auto mode (two members answer; the whole council only when they disagree);
+`llm-council-refine`: refine mode (revision rounds before the reviews); `llm-council-self-moa`:
+Self-MoA (the best member sampled several times, aggregated by the chairman).
 Named channel presets would become more entries (`llm-council-<preset>`). Each configured member and
 the chairman are listed too, under their primary model id (`model_list`): those answer alone.
 """
@@ -39,6 +41,17 @@ CHOICES = (
         "else the whole council deliberates.",
         mode="auto",
     ),
+    CouncilChoice(
+        f"{COUNCIL_MODEL}-refine",
+        "Refine council: members answer, revise after reading each other's answers (COUNCIL_ROUNDS rounds), "
+        "rank the revisions, a chairman answers.",
+        mode="refine",
+    ),
+    CouncilChoice(
+        f"{COUNCIL_MODEL}-self-moa",
+        "Self-MoA: the best member answers several times and the chairman aggregates the samples.",
+        mode="self-moa",
+    ),
 )
 
 
@@ -65,7 +78,7 @@ def model_list(direct: list[str]) -> dict:
 
 def resolve_mode(mode: str | None) -> CouncilChoice | None:
     """The MCP tool's `mode` argument: `standard` (the default) is `llm-council`, `quick` is
-    `llm-council-quick`, `auto` is `llm-council-auto`."""
+    `llm-council-quick`, `auto` is `llm-council-auto`, and so on for `refine` and `self-moa`."""
     name = (mode or "standard").strip().lower()
     return resolve(COUNCIL_MODEL if name == "standard" else f"{COUNCIL_MODEL}-{name}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -21,6 +21,7 @@ from core.models.voice import (
     author_note,
     author_of,
     ballots_read,
+    deliberation_lines,
     failed_members,
     late_line,
     written_by,
@@ -71,6 +72,9 @@ class CouncilAnswer(BaseModel):
     composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
+    # refine mode: one list per round, `{"member", "moved", "toward"}` per member, and each round as a line
+    rounds: list[list[dict[str, Any]]] = []
+    deliberation: list[str] = []  # Self-MoA's samples, each member's lens, the rounds: as every interface says them
     url: str | None = None  # the council's page in the browser app (COUNCIL_PUBLIC_URL)
 
 
@@ -128,6 +132,8 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         composition=result.composition,
         notices=result.notices,
         escalated=result.escalated,
+        rounds=[r.moves() for r in result.rounds],
+        deliberation=deliberation_lines(result),
         url=link,
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Any, Literal
@@ -22,7 +23,7 @@ from core.errors import (
 )
 from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage
 from core.models.files import IncomingFile
-from core.models.voice import author_note, author_of, ballots_read, failed_members, late_line, written_by
+from core.models.voice import author_note, author_of, ballots_read, failed_members, late_line, self_moa_line, written_by
 
 _TEXT_PARTS = {"text", "input_text"}
 # The longest Retry-After the openai SDKs wait out; past it they retry at once, to no purpose.
@@ -155,8 +156,30 @@ class ChatRequest(BaseModel):
     # object Open WebUI sends to pipelines ({"id", "name", ...}).
     user: str | dict[str, Any] | None = None
     # OpenAI's request `metadata` (string values): `members` (comma-separated model ids or seats)
-    # and `chairman` choose this council's (issue 33); other keys are ignored.
+    # and `chairman` choose this council's, `lenses` its members' lenses (a JSON object, seat ->
+    # a preset's name or a persona); other keys are ignored.
     metadata: dict[str, Any] | None = None
+
+    def lenses(self) -> dict[str, str] | None:
+        """The lenses `metadata` chose (an object, or its JSON as OpenAI's string values); ApiError
+        when it is neither."""
+        given = (self.metadata or {}).get("lenses")
+        if given is None or given == "":
+            return None
+        if isinstance(given, str):
+            try:
+                given = json.loads(given)
+            except ValueError:
+                given = None
+        if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
+            raise ApiError(
+                400,
+                'metadata.lenses: a JSON object from a member to a preset or a persona, e.g. {"model-a": "skeptic"}',
+                "invalid_request_error",
+                "invalid_request",
+                param="metadata.lenses",
+            )
+        return {str(seat): persona for seat, persona in given.items()}
 
     def seats(self) -> tuple[list[str] | None, str | None]:
         """The members and chairman `metadata` chose (None: the model's own)."""
@@ -295,6 +318,10 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "scores": result.aggregate.scores if result.aggregate else {},
         # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
         "composition": result.composition,
+        # refine mode: one list per round, `{"member", "moved", "toward"}` per member
+        "rounds": [r.moves() for r in result.rounds],
+        "lenses": {seat: lens.model_dump(mode="json") for seat, lens in config.lenses.items()},
+        "self_moa": self_moa_line(config, sum(1 for a in result.answers if a.ok)),
     }
     return {**metadata, "url": link} if link else metadata
 

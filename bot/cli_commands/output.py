@@ -19,6 +19,9 @@ from core.models import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
     Synthesis,
@@ -32,12 +35,15 @@ from core.models.voice import (
     ballots_read,
     check_line,
     composition_line,
+    deliberation_lines,
     footer_fields,
     judging_line,
     late_line,
     read_lines,
     result_dissent_lines,
     review_state,
+    revision_line,
+    rounds_lines,
     stand_in_note,
     written_by,
 )
@@ -115,6 +121,12 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"  {'✓' if r.ballot_models else '✗'} review by {r.reviewer}{review_state(r)}: {ballot_line(r)}")
     elif isinstance(event, ChairmanToken):
         term.stream(event.model, event.delta)
+    elif isinstance(event, RoundStarted):
+        term.note(f"\n▶ Round {event.number} · members revise after reading each other's answers")
+    elif isinstance(event, RevisionFinished):
+        term.note(f"  {'↪' if event.revision.moved else '='} {revision_line(event.revision)}")
+    elif isinstance(event, RoundFinished):
+        term.note(f"  {rounds_lines([event.round])[0]}")
 
 
 def print_result(
@@ -138,6 +150,10 @@ def print_result(
         print(_plain(header) + "\n")
     if synthesis is not None and not stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
+    deliberation = deliberation_lines(result)
+    if deliberation:
+        print("━━ How the council deliberated ━━")
+        print("\n".join(deliberation) + "\n")
     read = read_lines(result.request)
     if read:
         print(f"━━ {READ_TITLE} ━━")

@@ -15,7 +15,7 @@ from bot.cli_commands.output import print_result
 from bot.render_text import ballot_line, bias_table, history_lines, leaderboard_table
 from core.errors import CouncilError, InputRejected
 from core.models import counted
-from core.models.voice import read_lines
+from core.models.voice import lens_line, read_lines
 from core.service import CouncilService, diagnose, feedback_lines, leaderboard_document, to_json
 
 
@@ -41,8 +41,14 @@ async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:
         print()
     for answer in result.answers:
         label = f"Response {answer.label} · " if answer.label else ""
-        print(f"── {label}{answer.model} ──")
+        lens = lens_line(result.request.config.lens(answer.seat or answer.model))
+        first = " · first answer" if result.rounds else ""
+        print(f"── {label}{answer.model}{first}{f' · {lens}' if lens else ''} ──")
         print((answer.text or f"(failed: {answer.error.short() if answer.error else '?'})").strip() + "\n")
+        final = result.final_text(answer)
+        if answer.text and final and final != answer.text:
+            print(f"── {label}{answer.model} · after the revision rounds ──")
+            print(final.strip() + "\n")
     for review in result.reviews:
         print(f"── review by {review.reviewer} ──")
         print((review.text or "").strip())

@@ -17,6 +17,7 @@ from bot.discord import render
 from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
 from bot.discord.tenant_key import add_key_command
 from core.models import MODES, Actor, ChannelSettings, CouncilConfig, Origin
+from core.models.voice import lens_line
 
 if TYPE_CHECKING:
     from bot.discord.host import CouncilHost
@@ -78,6 +79,7 @@ def build_admin_group(bot: CouncilHost) -> app_commands.Group:
         _add_limits,
         _add_search,
         _add_mode,
+        _add_lens,
         _add_reset,
         _add_audit,
     ):
@@ -175,7 +177,7 @@ def _add_search(group: app_commands.Group, service: CouncilService) -> None:
 def _add_mode(group: app_commands.Group, service: CouncilService) -> None:
     @group.command(name="mode", description="This channel's default mode")
     @app_commands.describe(
-        mode="standard: all three stages; quick: two answers compared; auto: two answers, all if they disagree"
+        mode="standard: three stages; quick: two answers compared; auto: all only if two disagree; refine; self-moa"
     )
     @app_commands.choices(mode=[app_commands.Choice(name=m, value=m) for m in MODES])
     async def mode(interaction: discord.Interaction, mode: app_commands.Choice[str]) -> None:
@@ -183,6 +185,18 @@ def _add_mode(group: app_commands.Group, service: CouncilService) -> None:
         updated = await service.channels.set_mode(actor, origin, mode.value)
         config = await service.channels.effective_config(origin)
         await _send(interaction, f"Mode: {mode.value}.", embed=_config_embed(TITLE, config, updated))
+
+
+def _add_lens(group: app_commands.Group, service: CouncilService) -> None:
+    @group.command(name="lens", description="A member's lens in this channel: a preset or a persona")
+    @app_commands.describe(
+        member="The member (a seat of this channel's council)",
+        persona="A preset (skeptic, first-principles, on-call, pragmatist, teacher), a persona's text, or off",
+    )
+    async def lens(interaction: discord.Interaction, member: str, persona: str) -> None:
+        actor, origin = await _begin(interaction)
+        chosen = await service.channels.set_lens(actor, origin, member, persona)
+        await _send(interaction, render.safe(f"{member}: {lens_line(chosen) or 'no lens'}."))
 
 
 def _add_reset(group: app_commands.Group, service: CouncilService) -> None:

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 from bot.slack import render
 from core.errors import InputRejected
 from core.models import Actor, Origin
+from core.models.voice import lens_line
 
 if TYPE_CHECKING:
     from core.service import CouncilService
 
-OPERATIONS = ("show", "members", "chairman", "allow", "limits", "search", "mode", "reset", "audit")
+OPERATIONS = ("show", "members", "chairman", "allow", "limits", "search", "mode", "lens", "reset", "audit")
 
 USAGE = """*Council admin* (this channel; workspace admins and owners, or `COUNCIL_ADMIN_USERS`):
 • `/council-admin show` — the members, chairman and limits in effect here
@@ -27,8 +28,10 @@ in a seat `a|b`, b answers when a fails)
 • `/council-admin chairman model-x` — this channel's chairman (also `model-x|fallback`)
 • `/council-admin allow model-a, model-b` — the models a question here may choose \
 (`members: a, b; chairman: c`); `allow default`: this channel's members, fallbacks and chairman
-• `/council-admin mode quick|auto|standard` — this channel's default mode (a question can also start \
-with `quick:`, `auto:` or `standard:`)
+• `/council-admin mode quick|auto|refine|self-moa|standard` — this channel's default mode (a question can \
+also start with `quick:`, `auto:`, `refine:`, `self-moa:` or `standard:`)
+• `/council-admin lens model-a skeptic` — a member's lens: a preset (skeptic, first-principles, on-call, \
+pragmatist, teacher) or a persona's text; `lens model-a off` removes it
 • `/council-admin limits user=N channel=N budget=USD` — councils per user/channel per hour, daily budget
 • `/council-admin search on|off` — search the web before each council here (a question can also start with `search:`)
 • `/council-admin reset` — back to the defaults
@@ -55,6 +58,7 @@ class AdminCommand:
     count: int = 20
     search: bool = False
     mode: str = ""
+    persona: str = ""
 
 
 def parse_admin(text: str) -> AdminCommand:
@@ -89,6 +93,13 @@ def parse_admin(text: str) -> AdminCommand:
         if not rest:
             raise InputRejected("Say `/council-admin mode quick`, `auto` or `standard`.")
         return AdminCommand(op, mode=rest)
+    if op == "lens":
+        seat, _, persona = rest.partition(" ")
+        if not seat or not persona.strip():
+            raise InputRejected(
+                "Say `/council-admin lens model-a skeptic` (a preset or a persona), or `lens model-a off`."
+            )
+        return AdminCommand(op, members=[seat], persona=persona.strip())
     if op == "audit":
         if not rest:
             return AdminCommand(op)
@@ -143,6 +154,11 @@ async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, co
     if command.op == "mode":
         updated = await service.channels.set_mode(actor, origin, command.mode)
         return render.config_message(f"Mode: {updated.mode}", await service.channels.effective_config(origin), updated)
+    if command.op == "lens":
+        lens = await service.channels.set_lens(actor, origin, command.members[0], command.persona)
+        said = lens_line(lens) or "no lens"
+        text = f"`{render.plain(command.members[0])}` here: {render.plain(said)}"
+        return {"text": text, "blocks": [render.section(text)]}
     if command.op == "reset":
         await service.channels.reset(actor, origin)
         config = await service.channels.effective_config(origin)

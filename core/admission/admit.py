@@ -4,9 +4,10 @@ capacity) before it may start."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from core.admission.channel_limits import ChannelLimits
+from core.admission.deliberation import asked_lenses, council_lenses, self_moa_seat, with_deliberation_mode
 from core.admission.limits import ConcurrencyGate, Ticket
 from core.admission.question_cleaning import QuestionCleaner
 from core.channels.admin import allowed_models, check_choice, clean_members, require_known_models
@@ -64,9 +65,11 @@ class Admission:
         chairman: str | None = None,
         attachments: Sequence[ExtractedAttachment] = (),
         mode: CouncilMode | None = None,
+        lenses: Mapping[str, str] | None = None,
     ) -> tuple[CouncilRequest, Ticket]:
         """The stored request and its ticket (a running slot or a place in the queue), atomically.
-        `members`/`chairman`/`mode` replace the channel's for this council only.
+        `members`/`chairman`/`mode` replace the channel's for this council only; `lenses` (seat ->
+        a preset's name or a persona) replace its members' lenses.
 
         Raises InputRejected, RateLimited, BudgetExceeded or Overloaded with a user-facing
         message; a refused question uses up none of the asker's rate limit.
@@ -81,7 +84,7 @@ class Admission:
             plan = await self._plan(origin)
             channel = await self.storage.channels.get(origin.channel_key)
             self._check_choice(origin, channel, plan, members, chairman)
-            config = await self._council_config(channel, members, chairman, mode, plan)
+            config = await self._council_config(channel, members, chairman, mode, plan, origin, lenses)
             await self.limits.check(origin, channel, record=True)
             await self.owner.start()
             await ticket.take_shared_now()  # the cap across processes (PostgreSQL): queued if all busy
@@ -106,13 +109,22 @@ class Admission:
         chairman: str | None,
         mode: CouncilMode | None,
         plan: TenantPlan,
+        origin: Origin | None = None,
+        lenses: Mapping[str, str] | None = None,
     ) -> CouncilConfig:
         """The channel's council (else its tenant's line-up) with this request's replacements, its
-        quick seats (auto mode: the two asked first) and reviewer weights."""
+        quick seats (auto mode: the two asked first), refine's rounds or Self-MoA's samples, the
+        members' lenses and reviewer weights."""
         config = with_tenant_lineup(self.config_for(channel), channel, plan.lineup)
         config = await self._with_overrides(config, members, chairman, plan.router)
         if mode is not None:
             config.mode = mode
+        asked = asked_lenses(lenses, config.members)
+        config.lenses = council_lenses(self.settings, channel, config.members, asked, self.cleaner.persona)
+        sampled = None
+        if config.mode == "self-moa":
+            sampled = await self_moa_seat(self.settings, self.storage, origin, config.members)
+        config = with_deliberation_mode(config, self.settings, sampled)
         if config.mode == "quick":
             config.members = quick_seats(config.members, await self.storage.stats.model_stats())
         elif config.mode == "auto":

@@ -21,6 +21,11 @@ class QuestionCleaner:
         """InputRejected when the question is empty or too long."""
         return validate_question(self.redact(clean_text(question)), self.settings.limits.max_question_chars)
 
+    def persona(self, persona: str) -> str:
+        """A seat's persona as its member reads it: readable text, secrets masked (its length is
+        bounded where it was set, core/models/deliberation.py)."""
+        return self.redact(clean_text(persona))
+
     def history(self, history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
         """Each turn cleaned, then the most recent turns that fit the history budget."""
         return self._trim([self._clean_turn(turn) for turn in history])

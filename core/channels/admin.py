@@ -12,8 +12,10 @@ from typing import Any
 
 from core.channels.permissions import Permissions
 from core.errors import InputRejected, UnknownModels
-from core.models import Actor, AuditEntry, ChannelSettings, CouncilConfig, Origin, seats
+from core.models import Actor, AuditEntry, ChannelSettings, CouncilConfig, Lens, Origin, seats
+from core.models.deliberation import lens_of
 from core.models.keywords import parse_mode
+from core.models.text import clean_text
 from core.providers.router import ProviderRouter
 from core.storage import Storage
 
@@ -94,6 +96,29 @@ class ChannelAdmin:
         (two answers; the whole council when they disagree)."""
         self.permissions.require_admin(actor, origin.platform)
         return await self._save_channel(actor, origin, {"mode": parse_mode(mode)}, "set_mode")
+
+    async def set_lens(self, actor: Actor, origin: Origin, seat: str, persona: str) -> Lens | None:
+        """A member's lens in this channel: a preset's name or a persona (at most PERSONA_MAX_CHARS);
+        `off` (or nothing) removes it. The seat must be one of the channel's members."""
+        self.permissions.require_admin(actor, origin.platform)
+        channel = await self.channel_settings(origin)
+        config = await self._config_at(origin, channel)
+        cleaned = seats.clean_seat(seat)
+        if cleaned not in config.members:
+            listed = ", ".join(f"`{m}`" for m in config.members)
+            raise InputRejected(f"`{cleaned or seat.strip()}` is not a member here: the members are {listed}.")
+        lenses = {s: lens.model_dump(mode="json") for s, lens in (channel.lenses or {}).items()}
+        off = persona.strip().lower() in ("", "off", "none")
+        try:
+            lens = None if off else lens_of(clean_text(persona))
+        except ValueError as exc:
+            raise InputRejected(str(exc)) from None
+        if lens is None:
+            lenses.pop(cleaned, None)
+        else:
+            lenses[cleaned] = lens.model_dump(mode="json", exclude_none=True)
+        await self._save_channel(actor, origin, {"lenses": lenses or None}, "set_lens")
+        return lens
 
     async def set_allowed(self, actor: Actor, origin: Origin, models: Sequence[str]) -> list[str]:
         """The models askers in the channel may choose per question (`members: a, b; chairman: c`);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from core.models import CouncilEvent, CouncilRequest, MemberFailed, MemberFinished, ReviewFinished
+from core.models import CouncilEvent, CouncilRequest, MemberFailed, MemberFinished, ReviewFinished, RevisionFinished
 from core.shared.redact import Redactor
 from core.storage.jobs import JobRepository
 
@@ -32,5 +32,7 @@ class StepJournal:
                 await self.jobs.save_answer(self.council_id, self.redact.model(event.answer))
             elif isinstance(event, ReviewFinished):
                 await self.jobs.save_review(self.council_id, self.redact.model(event.review))
+            elif isinstance(event, RevisionFinished):  # a round is resumable member by member
+                await self.jobs.save_revision(self.council_id, self.redact.model(event.revision))
         except Exception as exc:
             log.warning("council %s: could not keep a completed step: %s", self.council_id, exc)

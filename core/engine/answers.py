@@ -24,6 +24,7 @@ from core.models import (
     StageStarted,
     seats,
 )
+from core.models.deliberation import seat_of_key
 from core.shared import markers
 
 if TYPE_CHECKING:
@@ -32,21 +33,15 @@ if TYPE_CHECKING:
 
 async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter) -> AsyncGenerator[CouncilEvent, None]:
     config = state.config
-    messages = prompts.stage1_messages(state.request.question, state.request.history)
-    options = state.options(config.max_answer_tokens)
     pending = state.pending_seats()  # all seats; after auto mode's escalation, the ones not yet asked
     # A resumed council: these members are not asked again.
     stored = {seat: a for seat, a in state.stored_answers().items() if seat in pending}
     # Calls start before the events go out: a consumer that renders slowly must not delay them.
-
-    def ask(model: str) -> Awaitable[Completion]:
-        return router.complete(model, state.material.apply(messages, model, state.material_fence), options)
-
     asked = [seat for seat in pending if seat not in stored]
     plan = memory_plan(router, asked)
     batch = calls.launch_seats(
         # In the plan's order: the largest queue first for their endpoint's memory (scheduling.py).
-        {seat: SeatCall(seats.seat_models(seat), ask) for seat in [s for b in plan for s in b] or asked},
+        {seat: member_call(state, router, seat) for seat in [s for b in plan for s in b] or asked},
         "answer",
         config.member_timeout_s,
     )
@@ -72,9 +67,20 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     _assign_labels(state)
 
 
+def member_call(state: CouncilState, router: ProviderRouter, key: str) -> SeatCall:
+    """A member's stage-1 call: its seat's chain, its lens in its own prompt and options."""
+    messages = prompts.stage1_messages(state.request.question, state.request.history, state.persona(key))
+    options = state.member_options(key)
+
+    def ask(model: str) -> Awaitable[Completion]:
+        return router.complete(model, state.material.apply(messages, model, state.material_fence), options)
+
+    return SeatCall(state.chain(key), ask)
+
+
 def memory_plan(router: ProviderRouter, asked: list[str]) -> list[list[str]]:
     """The seats in the batches their primaries' memory allows (every seat once; [] without a budget)."""
-    primaries = {seats.primary(seat): seat for seat in asked}
+    primaries = {seats.primary(seat_of_key(seat)): seat for seat in asked}
     if len(primaries) != len(asked) or not getattr(router, "scheduling", None) or not router.scheduling.enabled:
         return []
     batches = [[primaries[m] for m in batch] for batch in router.memory_plan(list(primaries))]
@@ -85,7 +91,7 @@ def memory_plan(router: ProviderRouter, asked: list[str]) -> list[list[str]]:
 
 def _record_answer(state: CouncilState, outcome: Outcome) -> MemberAnswer:
     answer = MemberAnswer(
-        model=outcome.model or seats.primary(outcome.key),
+        model=outcome.model or state.chain(outcome.key)[0],
         seat=outcome.key,
         attempts=outcome.attempts,
         error=outcome.error,

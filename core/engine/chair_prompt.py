@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.engine import prompts
+from core.engine.chair_notes import SELF_MOA_NOTE, deliberation_note
 from core.engine.state import CouncilState
 from core.models import ChatMessage
 from core.models.voice import LOW_CONSENSUS
@@ -73,6 +74,8 @@ class ChairPrompt:
             member_ids=state.all_ids(),
             fallback=fallback,
             disagreements=disagreements(state),
+            deliberation=deliberation_note(state),
+            ranking_note=SELF_MOA_NOTE if state.config.mode == "self-moa" else None,
         )
 
     def small_context(self, model: str) -> bool:

@@ -6,6 +6,7 @@ Event sequence (each MemberStarted is followed by exactly one MemberFinished or 
 
     CouncilStarted
     StageStarted(1), MemberStarted x n, (MemberFinished | MemberFailed) x n  -- in arrival order
+    (RoundStarted, RevisionFinished x n, RoundFinished) x rounds            -- refine mode
     StageStarted(2), ReviewFinished x reviewers                            -- unless skipped
     AggregateReady                                                         -- unless skipped
     StageStarted(3), ChairmanToken x k, ChairmanFinished                   -- when any answer
@@ -18,7 +19,10 @@ their agreement is checked (core/engine/auto.py: AgreementStarted when the chair
 then AgreementChecked); when they agree the council goes on as quick mode does (or their common
 short answer stands as written: ChairmanFinished at once, no stage 3), and when they do not it
 escalates: StageStarted(1) again with a MemberStarted per remaining seat, then stages 2 and 3.
-Stage 2 ends early once the pending reviews cannot change the first place; those go on while
+In refine mode the members revise their answers after reading each other's, for at most
+`config.rounds` rounds (core/engine/rounds.py), and the reviews rank the latest answers. In
+self-moa mode one seat answers `config.samples` times and the chairman aggregates the samples
+(no stage 2). Stage 2 ends early once the pending reviews cannot change the first place; those go on while
 the chairman writes, and are told and recorded before CouncilFinished (`timings.total_s` is when the
 answer was complete). The result's `aggregate` is the ranking the chairman was given; with the late
 reviews it is `late_aggregate`.
@@ -52,6 +56,7 @@ from core.engine.control import CouncilControl
 from core.engine.fact_check import FactSearch, run_fact_check
 from core.engine.result import council_result
 from core.engine.reviews import collect_late_reviews, run_reviews
+from core.engine.rounds import run_rounds
 from core.engine.runner import Calls
 from core.engine.state import LABELS, CouncilState
 from core.engine.synthesis import BRIEF_PROMPT_ANSWERS, BRIEF_PROMPT_CONTEXT, run_synthesis
@@ -69,6 +74,7 @@ _STAGES: tuple[tuple[str, Stage], ...] = (
     ("stage1_s", run_answers),
     ("agreement_s", run_agreement),  # auto mode
     ("escalation_s", run_answers),  # auto mode, escalated: the remaining seats answer
+    ("rounds_s", run_rounds),  # refine mode: revision rounds
     ("stage2_s", run_reviews),
     ("fact_check_s", run_fact_check),  # search on and a dispute: the chairman may check one fact
     ("stage3_s", run_synthesis),
@@ -148,6 +154,10 @@ def _should_run(state: CouncilState, stage: str) -> bool:
         return False
     if stage == "stage3_s":
         return state.synthesis is None  # auto mode: a common short answer may already stand
+    if stage == "rounds_s":
+        return state.config.mode == "refine" and state.config.rounds > 0 and not state.control.interrupted
+    if stage == "stage2_s" and state.config.mode == "self-moa":
+        return False  # the samples are aggregated, not ranked
     if stage == "fact_check_s":
         return state.fact_search is not None and state.synthesis is None and not state.control.synthesize_requested
     if stage == "stage2_s" and (state.config.mode == "quick" or (auto and not state.escalated)):

@@ -64,9 +64,19 @@ STAGE1_SYSTEM = (
 )
 
 
-def stage1_messages(question: str, history: Sequence[ConversationTurn] = ()) -> list[ChatMessage]:
-    """System prompt, the earlier turns of the thread as prior messages, then the question."""
-    messages = [ChatMessage(role="system", content=STAGE1_SYSTEM)]
+LENS_INTRO = (
+    "The council's operator gave your seat a lens, an instruction for you alone (the other members "
+    "have their own): follow it while you answer."
+)
+
+
+def stage1_messages(
+    question: str, history: Sequence[ConversationTurn] = (), persona: str | None = None
+) -> list[ChatMessage]:
+    """System prompt (with the seat's persona, when it has one), the earlier turns of the thread as
+    prior messages, then the question."""
+    system = f"{STAGE1_SYSTEM}\n\n{LENS_INTRO}\n{persona}" if persona else STAGE1_SYSTEM
+    messages = [ChatMessage(role="system", content=system)]
     messages += [ChatMessage(role=turn.role, content=_turn_text(turn)) for turn in history]
     messages.append(ChatMessage(role="user", content=question))
     return messages
@@ -222,12 +232,16 @@ def chairman_messages(
     member_ids: Iterable[str] = (),
     fallback: bool = False,
     disagreements: str | None = None,
+    deliberation: str | None = None,
+    ranking_note: str | None = None,
 ) -> list[ChatMessage]:
     """The stage-3 prompt: question, anonymous answers, reviews and the aggregate ranking.
 
     `answers` maps label -> text (in label order); `reviews` are the reviewers' texts, shown
     anonymously as Review 1, 2, ...; `ranking` is the aggregate (best first) or None when
     stage 2 did not run. `fallback` swaps in the prompt for a member standing in for the chairman.
+    `deliberation`: what the revision rounds changed (core/engine/chair_notes.py); `ranking_note`
+    replaces the ranking block where no ranking is meant to exist (Self-MoA's samples).
     """
     member_ids = list(member_ids)
     blocks = [_context_block(question, history, fence)]
@@ -240,7 +254,9 @@ def chairman_messages(
             "The members' peer reviews of those answers:\n\n"
             + "\n\n".join(fence.wrap(f"REVIEW {i}", redact_ids(text, member_ids)) for i, text in enumerate(reviews, 1))
         )
-    blocks.append(_ranking_block(ranking))
+    blocks.append(ranking_note or _ranking_block(ranking))
+    if deliberation:
+        blocks.append(deliberation)
     if disagreements:  # low consensus of the rubric scores (core/engine/chair_prompt.py)
         blocks.append(disagreements)
     blocks.append(

@@ -14,6 +14,11 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
     state.timings.setdefault("total_s", round(time.perf_counter() - state.started, 4))
     status, error = _status(state)
     answers = [state.answers[m] for m in state.members]
+    # The synthesis drew on the latest answers (after the revision rounds, if any).
+    final = [
+        a.model_copy(update={"text": state.latest[m]}) if m in state.latest else a
+        for m, a in zip(state.members, answers)
+    ]
     synthesis = state.synthesis
     return CouncilResult(
         council_id=state.request.council_id,
@@ -30,7 +35,8 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
         timings=dict(state.timings),
         usage=usage,
         agreement=state.agreement,
-        composition=composition.measure(synthesis.text, answers, state.request) if synthesis else None,
+        composition=composition.measure(synthesis.text, final, state.request) if synthesis else None,
+        rounds=list(state.rounds),
     )
 
 

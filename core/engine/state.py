@@ -23,9 +23,11 @@ from core.models import (
     ErrorKind,
     MemberAnswer,
     Review,
+    RevisionRound,
     Synthesis,
     seats,
 )
+from core.models.deliberation import sample_key, seat_of_key
 from core.models.search import SearchResult
 from core.providers.base import CallOptions
 from core.reading.material import CouncilMaterial
@@ -63,6 +65,10 @@ class CouncilState:
     # Files and sources go to every stage (core/reading/material.py); members write stage 1 seeing only this nonce.
     material_fence: Fence = field(default_factory=lambda: Fence(new_nonce()))
     material: CouncilMaterial = field(default_factory=CouncilMaterial)
+    # Refine mode: the revision rounds run so far, and each seat's latest answer (core/engine/rounds.py).
+    rounds: list[RevisionRound] = field(default_factory=list)
+    latest: dict[str, str] = field(default_factory=dict)
+    revision_fence: Fence = field(default_factory=lambda: Fence(new_nonce()))  # the members see this one
     started: float = field(default_factory=time.perf_counter)
     # What an earlier run of this council completed (a resumed council): not asked again.
     checkpoint: CouncilCheckpoint = field(default_factory=CouncilCheckpoint)
@@ -78,6 +84,8 @@ class CouncilState:
         members = _distinct_seats(request.config.members)
         if request.config.mode == "auto":  # the first two seats only, unless they disagree (widen)
             members = _distinct_seats(request.config.first_seats) or members[:2]
+        elif request.config.mode == "self-moa" and members:  # one seat, asked `samples` times
+            members = [sample_key(members[0], n) for n in range(1, max(1, request.config.samples) + 1)]
         state = cls(request, control, members, {m: MemberAnswer(model=m) for m in members})
         state.material = CouncilMaterial.from_request(request)
         if checkpoint is not None:
@@ -141,19 +149,44 @@ class CouncilState:
             timeout_s=self.config.member_timeout_s, temperature=self.config.temperature, max_tokens=max_tokens
         )
 
+    def member_options(self, key: str) -> CallOptions:
+        """A member's stage-1 and revision calls: its lens' temperature and length over the council's
+        (Self-MoA's samples: the sampling temperature)."""
+        config = self.config
+        lens = config.lens(key)
+        temperature = config.sample_temperature if config.mode == "self-moa" else config.temperature
+        return CallOptions(
+            timeout_s=config.member_timeout_s,
+            temperature=lens.temperature if lens and lens.temperature is not None else temperature,
+            max_tokens=lens.max_tokens if lens and lens.max_tokens is not None else config.max_answer_tokens,
+        )
+
+    def persona(self, key: str) -> str | None:
+        lens = self.config.lens(key)
+        return lens.persona if lens else None
+
+    def chain(self, key: str) -> list[str]:
+        """The models a stage-1 key may ask: its seat's chain (a Self-MoA sample's: the sampled seat's)."""
+        return seats.seat_models(seat_of_key(key))
+
     def all_ids(self) -> list[str]:
-        return seats.all_models([*self.members, self.config.chairman])
+        return seats.all_models([*map(seat_of_key, self.members), self.config.chairman])
 
     def answer_of(self, model: str) -> MemberAnswer:
         """The answer a model gave (a label's model)."""
         label = next(label for label, m in self.label_to_model.items() if m == model)
         return self.answers[self.label_to_seat[label]]
 
-    def nonces(self) -> tuple[str, str]:
-        return self.review_fence.nonce, self.chair_fence.nonce
+    def nonces(self) -> tuple[str, ...]:
+        return self.review_fence.nonce, self.chair_fence.nonce, self.revision_fence.nonce
+
+    def latest_text(self, seat: str) -> str:
+        """A seat's answer after the rounds so far (its first answer before any)."""
+        return self.latest.get(seat) or self.answers[seat].text or ""
 
     def labelled_texts(self) -> dict[str, str]:
-        return {label: self.answers[seat].text or "" for label, seat in self.label_to_seat.items()}
+        """label -> each answer as reviewers and the chairman read it: the latest revision."""
+        return {label: self.latest_text(seat) for label, seat in self.label_to_seat.items()}
 
     def review_skipped(self, reviewer: str) -> bool:
         return f"review:{reviewer}" in self.skipped

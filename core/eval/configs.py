@@ -22,6 +22,8 @@ from core.models import MODES, seats
 
 Kind = Literal["council", "member", "chairman", "self-consistency"]
 COUNCIL_MODES: tuple[str, ...] = MODES
+# What `council eval` compares unless --configs names others (a choice of cost, not the list of modes).
+DEFAULT_MODES: tuple[str, ...] = ("standard", "quick", "auto")
 SELF_CONSISTENCY = "self-consistency"
 _ORDER: dict[Kind, int] = {"member": 0, "chairman": 1, "council": 2, "self-consistency": 3}
 
@@ -71,7 +73,7 @@ def require_mode(mode: str) -> None:
 def default_names(members: Sequence[str]) -> list[str]:
     """Every configuration: the modes this version has, each member alone, the chairman alone,
     and self-consistency of the best member."""
-    names = [mode for mode in COUNCIL_MODES if mode_available(mode)]
+    names = [mode for mode in DEFAULT_MODES if mode_available(mode)]
     names += [f"member:{seats.primary(seat)}" for seat in members]
     return [*names, "chairman", SELF_CONSISTENCY]
 

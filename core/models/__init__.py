@@ -14,6 +14,7 @@ from core.models.base import (
     new_council_id,
     utcnow,
 )
+from core.models.deliberation import Lens, Revision, RevisionRound
 from core.models.durable import ControlAction, CouncilCheckpoint, CouncilJob, Destination
 from core.models.events import (
     AggregateReady,
@@ -29,6 +30,9 @@ from core.models.events import (
     MemberFinished,
     MemberStarted,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
 )
@@ -131,6 +135,7 @@ __all__ = [
     "KeyClaim",
     "Leaderboard",
     "LeaderboardRow",
+    "Lens",
     "MemberAnswer",
     "MemberFailed",
     "MemberFinished",
@@ -147,6 +152,11 @@ __all__ = [
     "RecordPost",
     "Review",
     "ReviewFinished",
+    "Revision",
+    "RevisionFinished",
+    "RevisionRound",
+    "RoundFinished",
+    "RoundStarted",
     "Rubric",
     "SchedulePlanned",
     "SeatModelStats",

@@ -7,6 +7,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.models.base import Model
+from core.models.deliberation import Revision
 from core.models.requests import CouncilRequest, Platform
 from core.models.stages import MemberAnswer, Review
 
@@ -18,10 +19,11 @@ class CouncilCheckpoint(Model):
 
     answers: list[MemberAnswer] = Field(default_factory=list)
     reviews: list[Review] = Field(default_factory=list)
+    revisions: list[Revision] = Field(default_factory=list)  # refine mode's rounds, each revision a step
 
     @property
     def empty(self) -> bool:
-        return not self.answers and not self.reviews
+        return not self.answers and not self.reviews and not self.revisions
 
 
 class Destination(BaseModel):

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from core.models.base import Model
+from core.models.deliberation import Revision, RevisionRound
 from core.models.stages import Aggregate, AgreementCheck, CouncilResult, MemberAnswer, Review, Synthesis
 
 
@@ -80,6 +81,28 @@ class ReviewFinished(_Event):
     review: Review
 
 
+class RoundStarted(_Event):
+    """Refine mode: revision round `number` begins; `members` (seats) are asked to revise."""
+
+    kind: Literal["round_started"] = "round_started"
+    number: int
+    members: list[str]
+
+
+class RevisionFinished(_Event):
+    """One member's revision of a round (held, moved, or its failure: `revision.error`)."""
+
+    kind: Literal["revision_finished"] = "revision_finished"
+    revision: Revision
+
+
+class RoundFinished(_Event):
+    """A revision round is over: who moved toward whom, and whether the rounds end here."""
+
+    kind: Literal["round_finished"] = "round_finished"
+    round: RevisionRound
+
+
 class AggregateReady(_Event):
     kind: Literal["aggregate_ready"] = "aggregate_ready"
     aggregate: Aggregate
@@ -113,6 +136,9 @@ CouncilEvent = Annotated[
     | ReviewFinished
     | AgreementStarted
     | AgreementChecked
+    | RoundStarted
+    | RevisionFinished
+    | RoundFinished
     | AggregateReady
     | ChairmanToken
     | ChairmanFinished

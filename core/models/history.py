@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.models.base import Model
+from core.models.deliberation import Lens
 from core.models.requests import CouncilMode, Origin
 from core.models.stages import CouncilStatus
 
@@ -60,6 +61,8 @@ class ChannelSettings(Model):
     # Models an asker may choose per question (issue 33); None: the channel's members, their
     # fallbacks and its chairman (core/channels/admin.py: allowed_models).
     allowed_models: list[str] | None = None
+    # Each seat's lens set by the channel's admins (seat -> Lens); None: COUNCIL_SEATS_FILE's.
+    lenses: dict[str, Lens] | None = None
 
 
 class LeaderboardRow(Model):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from core.models.base import Model, new_council_id, utcnow
+from core.models.deliberation import Lens, seat_of_key
 from core.models.files import ExtractedAttachment
 from core.models.rubric import Rubric
 from core.models.search import SearchResult
@@ -113,6 +114,19 @@ class CouncilConfig(Model):
     # What reviewers score each response on besides ranking it (COUNCIL_RUBRIC; None: no scores,
     # as in councils stored before issue 33).
     rubric: Rubric | None = None
+    # Revision rounds after stage 1 (refine mode, COUNCIL_ROUNDS; core/engine/rounds.py): at most this many.
+    rounds: int = 0
+    # Each seat's lens (persona, temperature, answer length), by its spec: only its own prompts see it.
+    lenses: dict[str, Lens] = Field(default_factory=dict)
+    # Self-MoA (core/engine/self_moa.py): `members` is the one seat, asked `samples` times at
+    # `sample_temperature`; the chairman aggregates the samples.
+    samples: int = 0
+    sample_temperature: float | None = None
+
+    def lens(self, seat: str) -> Lens | None:
+        """The lens of a seat (or of the seat a Self-MoA sample asks), None without one."""
+        found = self.lenses.get(seat) or self.lenses.get(seat_of_key(seat))
+        return found if found is not None and not found.empty else None
 
 
 class AnswerFormat(Model):

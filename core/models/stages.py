@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.models.base import ErrorInfo, Model, Usage, utcnow
+from core.models.deliberation import RevisionRound
 from core.models.requests import CouncilRequest
 
 
@@ -164,6 +165,17 @@ class CouncilResult(Model):
     # The ranking with the reviews that arrived after the synthesis began (Review.late); `aggregate`
     # is the one the chairman was given. None when no review came late.
     late_aggregate: Aggregate | None = None
+    # Refine mode's revision rounds, in order (core/engine/rounds.py); `answers` keep the first answers.
+    rounds: list[RevisionRound] = Field(default_factory=list)
+
+    def final_text(self, answer: MemberAnswer) -> str | None:
+        """A member's latest answer: its last revision's, else its first."""
+        seat = answer.seat or answer.model
+        for revision_round in reversed(self.rounds):
+            for revision in revision_round.revisions:
+                if revision.seat == seat and revision.text:
+                    return revision.text
+        return answer.text
 
     @property
     def degraded(self) -> bool:

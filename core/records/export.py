@@ -28,8 +28,11 @@ from core.models.voice import (
     consensus_text,
     file_summary,
     late_line,
+    lens_line,
     result_dissent_lines,
     review_title,
+    rounds_lines,
+    self_moa_line,
     source_line,
     written_by,
 )
@@ -70,7 +73,9 @@ def to_document(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> di
     and the readers' feedback."""
     return {
         **_request_fields(result),
-        "stage1": [_answer_fields(a) for a in result.answers],
+        "stage1": [_answer_fields(a, result) for a in result.answers],
+        # refine mode: each round's revisions in full (metadata.rounds has who moved toward whom)
+        "revisions": [r.model_dump(mode="json") for r in result.rounds],
         "stage2": [_review_fields(r) for r in result.reviews],
         "stage3": _synthesis_fields(result),
         "metadata": _metadata(result),
@@ -100,10 +105,13 @@ def _request_fields(result: CouncilResult) -> dict[str, Any]:
     }
 
 
-def _answer_fields(a: MemberAnswer) -> dict[str, Any]:
+def _answer_fields(a: MemberAnswer, result: CouncilResult) -> dict[str, Any]:
+    lens = result.request.config.lens(a.seat or a.model)
     return {
         "model": a.model,
         "seat": a.seat or a.model,
+        "lens": lens.model_dump(mode="json") if lens else None,
+        "final_response": result.final_text(a),  # after the revision rounds (refine mode), else `response`
         "attempts": _attempts(a.attempts),
         "response": a.text,
         "label": f"Response {a.label}" if a.label else None,
@@ -180,7 +188,15 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
         "composition": result.composition,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
+        # refine mode: one list per round run, `{"member", "moved", "toward"}` per member
+        "rounds": [r.moves() for r in result.rounds],
+        "rounds_ended": result.rounds[-1].ended if result.rounds else None,
+        "self_moa": self_moa_line(result.request.config, _answered(result)),
     }
+
+
+def _answered(result: CouncilResult) -> int:
+    return sum(1 for a in result.answers if a.ok)
 
 
 def to_json(result: CouncilResult, votes: Sequence[FeedbackVote] = (), *, indent: int | None = 2) -> str:
@@ -224,6 +240,7 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
         *_md_material(result.request),
         *_md_aggregate(result),
         *_md_agreement(result),
+        *_md_rounds(result),
         *_md_answers(result),
         *_md_reviews(result),
         "## Readers' feedback",
@@ -348,11 +365,32 @@ def _md_agreement(result: CouncilResult) -> list[str]:
     return out
 
 
+def _md_rounds(result: CouncilResult) -> list[str]:
+    """Refine mode: who moved toward whom in each round, then each revision as written."""
+    if not result.rounds:
+        return []
+    out = ["## Revision rounds", "", *(f"- {line}" for line in rounds_lines(result.rounds)), ""]
+    for revision_round in result.rounds:
+        for r in revision_round.revisions:
+            state = "kept its answer" if r.kept else "moved" if r.moved else "held"
+            why = f" — “{r.reason}”" if r.reason else ""
+            out += [f"### Round {revision_round.number} — {r.model} ({state}){why}", ""]
+            if r.error is not None:
+                out += [f"*Did not revise: {r.error.short()}*", ""]
+            elif r.moved:
+                out += [r.text or "", ""]
+    return out
+
+
 def _md_answers(result: CouncilResult) -> list[str]:
-    out = [f"## {STAGE_VIEWS['answers']}", ""]
+    out = [f"## {STAGE_VIEWS['answers']}" + (" (first answers, before the rounds)" if result.rounds else ""), ""]
+    if (line := self_moa_line(result.request.config, _answered(result))) is not None:
+        out += [f"*{line}*", ""]
     for a in result.answers:
         label = f"Response {a.label} — " if a.label else ""
         out += [f"### {label}{a.model}", ""]
+        if (lens := lens_line(result.request.config.lens(a.seat or a.model))) is not None:
+            out += [f"*{lens}*", ""]
         if a.error is not None:
             out += [f"*Failed: {a.error.short()}*", ""]
             continue

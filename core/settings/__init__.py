@@ -89,6 +89,8 @@ class Settings(BaseModel):
 
     @property
     def default_members(self) -> list[str]:
+        if self.council.seats:  # COUNCIL_SEATS_FILE's seats are the members
+            return [spec.seat for spec in self.council.seats]
         if self.council.models:
             return list(self.council.models)
         return list(REMOTE_DEFAULT_MEMBERS if self.has_remote_provider else LOCAL_DEFAULT_MEMBERS)
@@ -97,13 +99,15 @@ class Settings(BaseModel):
     def default_chairman(self) -> str:
         if self.council.chairman:
             return self.council.chairman
+        if self.council.seats:
+            return self.council.seats[0].seat
         if self.council.models:
             return self.council.models[0]
         return REMOTE_DEFAULT_CHAIRMAN if self.has_remote_provider else LOCAL_DEFAULT_CHAIRMAN
 
     @property
     def uses_local_defaults(self) -> bool:
-        return not self.council.models and not self.has_remote_provider
+        return not self.council.models and not self.council.seats and not self.has_remote_provider
 
     @property
     def slack_oauth_missing(self) -> list[str]:

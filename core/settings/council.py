@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, PrivateAttr, field_validator
 from pydantic_settings import NoDecode
 
+from core.models.deliberation import MAX_ROUNDS
 from core.models.rubric import DEFAULT_RUBRIC, Rubric, parse_rubric
+from core.models.seats_file import SeatSpec, read_seats_file
 from core.modes import CouncilMode, modes_help
 from core.settings.group import CsvList, SettingsGroup, lower_name, split_csv
 
@@ -54,6 +57,40 @@ class CouncilSettings(SettingsGroup):
         alias="COUNCIL_MODE",
         description=f"Default mode of channels that set none: {modes_help()}.",
     )
+    rounds: int | None = Field(
+        None,
+        alias="COUNCIL_ROUNDS",
+        ge=1,
+        le=MAX_ROUNDS,
+        description=f"Revision rounds of refine mode, 1 to {MAX_ROUNDS} (they stop early when no member moves or "
+        "the answers converge); empty: 1.",
+    )
+    seats_file: Path | None = Field(
+        None,
+        alias="COUNCIL_SEATS_FILE",
+        description="A TOML file of [[seat]] tables (model, persona: text or a preset, temperature, max_tokens); "
+        "when set, its seats are the members (instead of COUNCIL_MODELS).",
+    )
+    self_moa_model: str | None = Field(
+        None,
+        alias="COUNCIL_SELF_MOA_MODEL",
+        description="The seat self-moa mode samples; empty: the channel's leaderboard leader among the members "
+        "where it has enough ballots, else the first member.",
+    )
+    self_moa_samples: int | None = Field(
+        None,
+        alias="COUNCIL_SELF_MOA_SAMPLES",
+        ge=1,
+        le=16,
+        description="How many times self-moa mode asks its seat; empty: the standard council's calls less one.",
+    )
+    self_moa_temperature: float = Field(
+        0.7,
+        alias="COUNCIL_SELF_MOA_TEMPERATURE",
+        ge=0,
+        le=2,
+        description="The temperature of self-moa mode's samples.",
+    )
     exclude_self: bool = Field(
         True, alias="COUNCIL_EXCLUDE_SELF", description="Reviewers do not see (or rank) their own answer."
     )
@@ -84,6 +121,22 @@ class CouncilSettings(SettingsGroup):
     )
 
     _split = field_validator("models", mode="before")(split_csv)
+    _seats: list[SeatSpec] = PrivateAttr(default_factory=list)
+
+    @field_validator("seats_file")
+    @classmethod
+    def _check_seats_file(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            read_seats_file(value)  # a file that does not parse is refused at start-up: its line and the reason
+        return value
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._seats = read_seats_file(self.seats_file) if self.seats_file is not None else []
+
+    @property
+    def seats(self) -> list[SeatSpec]:
+        """COUNCIL_SEATS_FILE's seats with their lenses (empty without the file)."""
+        return self._seats
 
     @field_validator("rubric_spec")
     @classmethod

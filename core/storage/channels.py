@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from core.models import AuditEntry, ChannelSettings
+from core.models import AuditEntry, ChannelSettings, Lens
 from core.storage.database import Database, Row, Transaction
 from core.storage.reconnect import reconnecting
 from core.storage.values import dumps, now_iso
@@ -35,7 +35,7 @@ class ChannelRepository:
             await tx.lock(f"channel:{channel_key}")
             rows = await tx.fetchall("SELECT * FROM channel_settings WHERE channel_key = ?", (channel_key,))
             current = _from_row(rows[0]) if rows else ChannelSettings(channel_key=channel_key)
-            updated = current.model_copy(update=changes)
+            updated = ChannelSettings.model_validate(current.model_dump() | changes)  # lenses arrive as JSON
             await _upsert(tx, updated, actor_id)
             await _insert_audit(tx, channel_key, actor_id, action, changes)
         return updated
@@ -87,21 +87,28 @@ def _from_row(r: Row) -> ChannelSettings:
         search=bool(r["search"]) if r["search"] is not None else None,
         mode=r["mode"],
         allowed_models=json.loads(r["allowed_models"]) if r["allowed_models"] is not None else None,
+        lenses=_lenses(r["lenses"]),
     )
+
+
+def _lenses(value: str | None) -> dict[str, Lens] | None:
+    if value is None:
+        return None
+    return {seat: Lens.model_validate(lens) for seat, lens in json.loads(value).items()}
 
 
 async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> None:
     await tx.execute(
         """INSERT INTO channel_settings (channel_key, members, chairman, user_limit_per_hour,
-           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search, mode, allowed_models)
+           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search, mode, allowed_models, lenses)
            VALUES (:channel_key, :members, :chairman, :user_limit_per_hour, :channel_limit_per_hour,
-           :daily_budget_usd, :updated_at, :updated_by, :search, :mode, :allowed_models)
+           :daily_budget_usd, :updated_at, :updated_by, :search, :mode, :allowed_models, :lenses)
            ON CONFLICT (channel_key) DO UPDATE SET members = excluded.members, chairman = excluded.chairman,
            user_limit_per_hour = excluded.user_limit_per_hour,
            channel_limit_per_hour = excluded.channel_limit_per_hour,
            daily_budget_usd = excluded.daily_budget_usd, updated_at = excluded.updated_at,
            updated_by = excluded.updated_by, search = excluded.search, mode = excluded.mode,
-           allowed_models = excluded.allowed_models""",
+           allowed_models = excluded.allowed_models, lenses = excluded.lenses""",
         {
             "channel_key": settings.channel_key,
             "members": dumps(settings.members) if settings.members is not None else None,
@@ -114,5 +121,8 @@ async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> 
             "search": int(settings.search) if settings.search is not None else None,
             "mode": settings.mode,
             "allowed_models": dumps(settings.allowed_models) if settings.allowed_models is not None else None,
+            "lenses": dumps({seat: lens.model_dump(mode="json") for seat, lens in settings.lenses.items()})
+            if settings.lenses is not None
+            else None,
         },
     )

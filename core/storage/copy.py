@@ -19,7 +19,7 @@ from core.storage.database import Transaction, redact_url
 from core.storage.facade import Storage
 from core.storage.values import insert_sql
 
-COUNCIL_CHILDREN = ("answers", "reviews", "label_map", "aggregates", "synthesis")
+COUNCIL_CHILDREN = ("answers", "reviews", "label_map", "aggregates", "synthesis", "revisions")
 # Tables copied whole, with the conflict target that makes a merge keep the target's row.
 OTHER_TABLES: dict[str, str | None] = {
     "channel_settings": "(channel_key)",

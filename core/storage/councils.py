@@ -200,6 +200,7 @@ async def write_result(tx: Transaction, result: CouncilResult) -> None:
     await _insert(tx, "reviews", [_review_row(result.council_id, i, r) for i, r in enumerate(result.reviews)])
     await _insert(tx, "label_map", _label_rows(result))
     await _insert(tx, "aggregates", _aggregate_rows(result))
+    await _insert(tx, "revisions", _revision_rows(result))
     await totals.apply(tx, result, 1)
     if result.synthesis:
         await _insert(tx, "synthesis", [_synthesis_row(result.council_id, result.synthesis)])
@@ -273,6 +274,29 @@ def _review_row(council_id: str, position: int, r: Review) -> dict[str, Any]:
         "latency_s": r.latency_s,
         **_usage_columns(r.usage),
     }
+
+
+def _revision_rows(result: CouncilResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "council_id": result.council_id,
+            "round": r.round,
+            "position": position,
+            "seat": r.seat,
+            "model": r.model,
+            "text": r.text,
+            "kept": int(r.kept),
+            "moved": int(r.moved),
+            "toward": dumps(r.toward),
+            "new_share": r.new_share,
+            "reason": r.reason,
+            **_error_columns(r.error),
+            "latency_s": r.latency_s,
+            **_usage_columns(r.usage),
+        }
+        for revision_round in result.rounds
+        for position, r in enumerate(revision_round.revisions)
+    ]
 
 
 def _label_rows(result: CouncilResult) -> list[dict[str, Any]]:

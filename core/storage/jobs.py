@@ -15,12 +15,13 @@ from core.models import (
     Destination,
     MemberAnswer,
     Review,
+    Revision,
 )
 from core.storage.councils import OWNER_GONE, RUNNING
 from core.storage.database import Database
 from core.storage.reconnect import reconnecting
 
-STAGE_ANSWERS, STAGE_REVIEWS = 1, 2
+STAGE_ANSWERS, STAGE_REVIEWS, STAGE_REVISIONS = 1, 2, 3
 # The format of what a job stores (its request, destination and steps), written with each job
 # (migration 0015). Raise it when a release changes that format in a way older workers cannot
 # read (a new required field: the models forbid unknown ones); they then leave such jobs alone.
@@ -29,7 +30,9 @@ PAYLOAD_VERSION = 1
 # stored apart (`request_later`, migration 0019), so that the request column stays readable by the
 # releases before them, which run the council without them (the rubric: a council without scores)
 # instead of failing the job. Add a field here when it joins a stored request.
-LATER_FIELDS: dict[str, tuple[str, ...]] = {"config": ("rubric",)}
+LATER_FIELDS: dict[str, tuple[str, ...]] = {
+    "config": ("rubric", "rounds", "lenses", "samples", "sample_temperature"),
+}
 
 
 def split_request(request: CouncilRequest) -> tuple[str, str | None]:
@@ -172,6 +175,11 @@ class JobRepository:
     async def save_review(self, council_id: str, review: Review) -> None:
         await self._save_step(council_id, STAGE_REVIEWS, review.reviewer, review.model_dump_json())
 
+    async def save_revision(self, council_id: str, revision: Revision) -> None:
+        await self._save_step(
+            council_id, STAGE_REVISIONS, f"{revision.round}:{revision.seat}", revision.model_dump_json()
+        )
+
     async def _save_step(self, council_id: str, stage: int, key: str, payload: str) -> None:
         await self._db.execute(
             """INSERT INTO council_steps (council_id, stage, step_key, payload, saved_at) VALUES (?, ?, ?, ?, ?)
@@ -187,6 +195,7 @@ class JobRepository:
         return CouncilCheckpoint(
             answers=[MemberAnswer.model_validate_json(r["payload"]) for r in rows if r["stage"] == STAGE_ANSWERS],
             reviews=[Review.model_validate_json(r["payload"]) for r in rows if r["stage"] == STAGE_REVIEWS],
+            revisions=[Revision.model_validate_json(r["payload"]) for r in rows if r["stage"] == STAGE_REVISIONS],
         )
 
     async def claim_delivery(self, council_id: str, owner_id: str) -> bool:
