@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from bot.long_answer import is_long_text
 from bot.render_text import result_header
 from core.models import CouncilResult
 
 if TYPE_CHECKING:
     from core.service import HistoryScope
 
-# Beyond this many characters the answer message shows the start and the full text is attached.
-LONG_ANSWER_CHARS = 12000
 # Said in its thread when a council is resumed by another process (each platform adds its icon).
 RESUMED_TEXT = "The process running this council stopped; another one resumes it here from its last completed stage."
 
@@ -35,7 +34,8 @@ class AnswerFile(NamedTuple):
 
 
 def is_long(result: CouncilResult) -> bool:
-    return result.synthesis is not None and len(result.synthesis.text) > LONG_ANSWER_CHARS
+    """The answer is cut where it is shown and attached whole (bot/long_answer.py)."""
+    return result.synthesis is not None and is_long_text(result.synthesis.text)
 
 
 def answer_file(result: CouncilResult) -> AnswerFile:

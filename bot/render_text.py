@@ -1,4 +1,5 @@
-"""Text rendering both platforms share: splitting, ping neutralising, ranking lines and tables.
+"""Text rendering both platforms share: ping neutralising, ranking lines and tables (splitting
+and cutting long text: bot/long_answer.py).
 
 Platform renderers (bot/slack/render.py, bot/discord/render.py) wrap these strings in Block Kit
 or embeds. Everything here is plain text with light markdown.
@@ -59,41 +60,6 @@ def neutralize_slack(text: str) -> str:
 def neutralize_discord(text: str) -> str:
     text = _DISCORD_MASS.sub("@" + ZWSP + r"\1", text)
     return _DISCORD_REF.sub(lambda m: "<" + ZWSP + m.group(1) + ">", text)
-
-
-def split_text(text: str, limit: int) -> list[str]:
-    """Split into chunks of at most `limit` characters, preferring paragraph, line, then word breaks.
-
-    Code fences are closed at a split and reopened in the next chunk so that each chunk renders.
-    """
-    if limit < 20:
-        raise ValueError("limit too small to split sensibly")
-    chunks: list[str] = []
-    rest = text
-    fence_open = False
-    while rest:
-        prefix = "```\n" if fence_open else ""
-        budget = limit - len(prefix) - 4  # room to close a fence
-        if len(prefix) + len(rest) <= limit:
-            chunks.append(prefix + rest)
-            break
-        window = rest[:budget]
-        cut = max(window.rfind("\n\n"), -1)
-        if cut < budget // 2:
-            cut = window.rfind("\n")
-        if cut < budget // 2:
-            cut = window.rfind(" ")
-        if cut <= 0:
-            cut = budget
-        piece, rest = window[:cut], rest[cut:].lstrip("\n ")
-        body = prefix + piece
-        # An odd number of ``` in this piece flips whether we are inside a code block.
-        fence_open_after = fence_open ^ (piece.count("```") % 2 == 1)
-        if fence_open_after:
-            body += "\n```"
-        chunks.append(body)
-        fence_open = fence_open_after
-    return chunks or [""]
 
 
 def ranking_line(aggregate: Aggregate | None) -> str:

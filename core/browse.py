@@ -13,7 +13,7 @@ from typing import Literal
 from core.channels.permissions import Permissions
 from core.durable.runs import CouncilRun, CouncilRuns
 from core.errors import InputRejected, NotFound
-from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin
+from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin, share_links
 from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer
 from core.models.eval import EvalReport, EvalRunSummary
 from core.models.feedback import FeedbackVote
@@ -61,9 +61,11 @@ class CouncilBrowser:
         feedback: CouncilFeedback,
         leaders: Leaders,
         available: Available,
+        share_secret: str | None = None,
     ) -> None:
         self.storage, self.permissions, self.queries, self.runs = storage, permissions, queries, runs
         self.feedback, self._leaders, self._available = feedback, leaders, available
+        self.share_secret = share_secret  # COUNCIL_SHARE_LINKS' key (core/models/share_links.py); None: off
 
     async def history(self, viewer: Viewer, query: HistoryQuery) -> HistoryPage:
         """The finished councils `viewer` may see, newest first, searched and filtered."""
@@ -76,31 +78,49 @@ class CouncilBrowser:
     async def council(self, viewer: Viewer, council_id: str) -> CouncilView:
         """A council by id or a unique start of it; NotFound when there is none `viewer` may see
         (another workspace's council is not found, never forbidden)."""
+        return await self._view(council_id, lambda origin: self.permissions.may_view(origin, viewer), by_prefix=True)
+
+    async def shared(self, council_id: str, token: str) -> CouncilView:
+        """The one council a share link opens, read-only, for whoever holds it (COUNCIL_SHARE_LINKS):
+        the whole id and its token. A token that is not this council's, share links off, and no such
+        council are the same NotFound."""
+        if self.share_secret is None or not share_links.opens(self.share_secret, council_id, token):
+            raise NotFound(f"No council with id `{council_id}` here.")
+        return await self._view(council_id, lambda origin: True, by_prefix=False)
+
+    async def following(self, viewer: Viewer | None, council_id: str, token: str | None = None) -> CouncilRun | None:
+        """The run of a council this process runs (or has just finished: a late listener still gets
+        its events); None when it runs elsewhere or is long stored. NotFound when not `viewer`'s
+        (or, with a share link's `token`, when the token does not open it)."""
+        if token is not None:
+            view = await self.shared(council_id, token)
+        elif viewer is not None:
+            view = await self.council(viewer, council_id)
+        else:
+            raise NotFound(f"No council with id `{council_id}` here.")
+        return view.run or self.runs.get(view.council_id)
+
+    async def _view(self, council_id: str, may_view: Callable[[Origin], bool], *, by_prefix: bool) -> CouncilView:
         wanted = council_id.strip().lower()
-        run = self._running(wanted)
+        missing = NotFound(f"No council with id `{council_id}` here.")
+        run = self._running(wanted) if by_prefix else self.runs.get(wanted)
         if run is not None:
-            if not self.permissions.may_view(run.request.origin, viewer):
-                raise NotFound(f"No council with id `{council_id}` here.")
+            if not may_view(run.request.origin):
+                raise missing
             if not run.done:
                 return CouncilView(run.council_id, run.request, run=run)
         try:
-            result = await self.queries.get_result(wanted, by_prefix=True)
+            result = await self.queries.get_result(wanted, by_prefix=by_prefix)
         except NotFound:
             stored = await self.storage.jobs.get(wanted)  # a durable council another process runs
-            if stored is None or not self.permissions.may_view(stored.request.origin, viewer):
-                raise NotFound(f"No council with id `{council_id}` here.") from None
+            if stored is None or not may_view(stored.request.origin):
+                raise missing from None
             return CouncilView(stored.request.council_id, stored.request)
-        if not self.permissions.may_view(result.request.origin, viewer):
-            raise NotFound(f"No council with id `{council_id}` here.")
+        if not may_view(result.request.origin):
+            raise missing
         return CouncilView(
             result.council_id, result.request, result=result, votes=await self.feedback.votes(result.council_id)
         )
-
-    async def following(self, viewer: Viewer, council_id: str) -> CouncilRun | None:
-        """The run of a council this process runs (or has just finished: a late listener still gets
-        its events); None when it runs elsewhere or is long stored. NotFound when not `viewer`'s."""
-        view = await self.council(viewer, council_id)
-        return view.run or self.runs.get(view.council_id)
 
     def _running(self, wanted: str) -> CouncilRun | None:
         return self.runs.get(wanted) or next(

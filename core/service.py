@@ -164,7 +164,14 @@ class CouncilService:
         self.runs.router_for = self.tenants.router_at
         # The browser app (bot/web): history, one council, the leaderboard and eval runs as a viewer sees them.
         self.browse = CouncilBrowser(
-            storage, self.permissions, self.queries, self.runs, self.feedback, self.leaderboard, self.direct.available
+            storage,
+            self.permissions,
+            self.queries,
+            self.runs,
+            self.feedback,
+            self.leaderboard,
+            self.direct.available,
+            share_secret=settings.web.share_secret(),
         )
         # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)

@@ -84,6 +84,17 @@ async def test_completion_answers_with_history_and_is_stored_as_api(client, api,
     assert completion.usage.total_tokens == result.usage.prompt_tokens + result.usage.completion_tokens
 
 
+async def test_member_and_chairman_prompts_fit_an_api_front_end(client, llm_for_api):
+    """Asked through the API, the models are told that Markdown renders, not to spare it for a chat app."""
+    llm_for_api.requests.clear()
+    await client.chat.completions.create(model="llm-council", messages=QUESTION)
+    member = llm_for_api.requests_for("beta", stage=1)[0].messages[0]["content"]
+    chairman = json.dumps(llm_for_api.requests_for(stage=3)[0].messages)
+    for prompt in (member, chairman):
+        assert "renders Markdown fully" in prompt
+        assert "Slack or Discord" not in prompt
+
+
 async def test_stream_sends_progress_as_reasoning_then_the_answer_then_usage(client, api):
     stream = await client.chat.completions.create(
         model="llm-council", messages=QUESTION, stream=True, stream_options={"include_usage": True}

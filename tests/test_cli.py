@@ -69,6 +69,17 @@ async def test_ask_shows_live_progress_on_stderr(tmp_path, llm):
     assert "Final answer by the chairman, beta" in out and "Aggregate ranking" in out
 
 
+async def test_the_terminal_prints_a_long_answer_whole(tmp_path, llm):
+    """The answer the chat apps cut (tests/long_answer.py) has no limit in a terminal: it is printed whole."""
+    from tests.llm_server import ByStage, Reply, council_member
+    from tests.long_answer import LONG_ANSWER
+
+    llm.script("beta", ByStage(Reply("beta answers."), council_member("x").stage2, Reply(LONG_ANSWER)))
+    code, out, err = await council(tmp_path, llm, "ask", "Write a long report")
+    assert code == 0, err
+    assert LONG_ANSWER.strip() in out and "cut here" not in out
+
+
 async def test_the_details_line_is_a_command_that_works_and_show_accepts_a_unique_id_prefix(tmp_path, llm):
     code, out, err = await council(tmp_path, llm, "ask", "What is six times seven?")
     assert code == 0, err

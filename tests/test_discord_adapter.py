@@ -25,6 +25,7 @@ from tests.discord_fake import BASIC_PERMISSIONS, MANAGE_GUILD, FakeDiscord
 from tests.figures import show
 from tests.llm_server import ByStage, Reply, council_member
 from tests.logged import errors_logged
+from tests.long_answer import LONG_ANSWER, assert_cut_between_blocks
 
 TOKEN = "fake-bot-token"
 PING_TEXT = "@everyone <@123> look at this"
@@ -297,6 +298,26 @@ async def test_long_answer_is_split_and_attached(env, llm):
     md = next(content for _, name, content in files if name.endswith(".md")).decode()
     assert "Part 24." in md
     assert messages[-1]["components"], "buttons under the last part"
+
+
+async def test_a_long_answer_is_cut_between_blocks_and_attached(env, llm):
+    """The answer with a code block across the limit (tests/long_answer.py): the embeds show the
+    blocks before the code, every embed's code fences closed, the note outside any block."""
+    fake = env.fake
+    llm.script("alpha", ByStage(Reply("alpha answer"), council_member("x").stage2, Reply(LONG_ANSWER)))
+    await fake.push_command("council", council_option("Write a long report"))
+    await wait_finished(fake)
+    messages = sorted(answer_messages(fake), key=lambda m: int(m["id"]))
+    descriptions = [e.get("description") or "" for m in messages for e in m["embeds"]]
+    for message in messages:
+        check_embed_limits(message)
+    assert all(d.count("```") % 2 == 0 for d in descriptions)
+    shown = "\n\n".join(descriptions)
+    assert_cut_between_blocks(shown)
+    assert len(shown) > 10000
+    files = [f for c in fake.calls if c.method == "POST" for f in c.files]
+    md = next(content for _, name, content in files if name.endswith(".md")).decode()
+    assert LONG_ANSWER.strip() in md
 
 
 async def test_refusal_is_ephemeral(env):

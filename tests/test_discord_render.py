@@ -76,7 +76,7 @@ def test_long_answer_is_cut_and_attached():
     messages = render.result_messages(r)
     within_limits(messages)
     # Cut with a note; the file itself is the runner's, as on Slack (bot/following.py, tested end to end).
-    assert "the full answer is attached" in "".join(e.description or "" for m in messages for e in m["embeds"])
+    assert "The answer is cut here" in "".join(e.description or "" for m in messages for e in m["embeds"])
     assert "file" not in messages[-1]
     assert messages[0]["embeds"][-1].footer.text.startswith(f"{render.FOOTER_PREFIX}{r.council_id}")
 

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from core.engine import prompts
-from core.models import AggregateEntry, ConversationTurn
+from core.models import AggregateEntry, ChatMessage, ConversationTurn, Origin, Platform
+from core.models.browse import WEB_CHANNEL
 from core.shared import fences
 from core.shared.fences import Fence, neutralise
 
@@ -30,6 +31,27 @@ def test_stage1_puts_history_before_the_question():
 def test_stage1_without_history_is_system_and_question():
     messages = prompts.stage1_messages("Why?")
     assert [m.role for m in messages] == ["system", "user"]
+
+
+@pytest.mark.parametrize(
+    ("origin", "says", "never"),
+    [
+        (Origin(platform=Platform.SLACK, channel_id="C1"), "chat app (Slack or Discord)", "renders Markdown fully"),
+        (Origin(platform=Platform.DISCORD, channel_id="1"), "chat app (Slack or Discord)", "renders Markdown fully"),
+        (Origin(platform=Platform.API, channel_id="key:alice"), "API", "Slack or Discord"),
+        (Origin(platform=Platform.SLACK, channel_id=WEB_CHANNEL), "web page", "Slack or Discord"),
+        (Origin(platform=Platform.CLI, channel_id=WEB_CHANNEL), "web page", "Slack or Discord"),
+        (Origin(), "terminal", "Slack or Discord"),
+    ],
+)
+def test_prompts_say_where_the_answer_is_read(origin, says, never):
+    """Members and the synthesizer are told the surface the council was asked from."""
+    [system, _] = prompts.stage1_messages("Why?", origin=origin)
+    chair = prompts.with_shown_in(
+        [ChatMessage(role="system", content="x"), ChatMessage(role="user", content="y")], origin
+    )
+    for text in (system.content, chair[-1].content):
+        assert says in text and never not in text
 
 
 FORGED_HEADERS = [

@@ -4,13 +4,13 @@ import random
 
 import pytest
 
+from bot.long_answer import split_text
 from bot.render_text import (
     aggregate_table,
     neutralize_discord,
     neutralize_slack,
     ranking_line,
     short_model,
-    split_text,
 )
 from core.models import Aggregate, AggregateEntry
 

@@ -23,6 +23,7 @@ from tests.conftest import MEMBERS, make_settings
 from tests.figures import show
 from tests.llm_server import ByStage, Hang, Reply, council_member, ranking_review
 from tests.logged import errors_logged
+from tests.long_answer import LONG_ANSWER, SHOWN, assert_cut_between_blocks
 from tests.loopback_app import serve_on_loopback
 from tests.slack_fake import (
     MESSAGE_BLOCKS,
@@ -463,6 +464,25 @@ async def test_mention_in_thread_passes_history(env, llm):
 
 
 @pytest.mark.parametrize("env", [{}, {"streaming": True}], indirect=True, ids=["chat.update", "streamed"])
+async def test_thread_follow_up_names_people_not_user_ids(env, llm):
+    """The members read who said what by the name Slack shows (users.info), never "U2: ..."."""
+    fake = env.fake
+    fake.add_user("U2", "Grace Hopper")
+    first = env.mention("<@UBOT> What is the capital of France?", user="U2")
+    await env.event(first)
+    await fake.wait_for(lambda: deliveries(fake))
+    await env.settle()
+    fake.add_message("C1", "I think it used to be somewhere else in 1940.", user="U2", thread_ts=first["ts"])
+    llm.requests.clear()
+    await env.event(env.mention("<@UBOT> And what was it then?", user="U2", thread_ts=first["ts"]))
+    await fake.wait_for(lambda: len(llm.requests_for(stage=1)) == len(MEMBERS))
+    await env.settle()
+    turns = [m["content"] for m in llm.requests_for(stage=1)[0].messages if m["role"] == "user"]
+    assert "Grace Hopper: I think it used to be somewhere else in 1940." in turns
+    assert not any("U2" in turn for turn in turns)
+
+
+@pytest.mark.parametrize("env", [{}, {"streaming": True}], indirect=True, ids=["chat.update", "streamed"])
 async def test_slash_council_thread_follow_up_uses_stored_question(env, llm):
     fake = env.fake
 
@@ -552,7 +572,7 @@ async def test_long_answer_is_split_and_attached(env, llm):
     await env.settle()
     [answer] = results(fake)
     check_blocks(answer.args["blocks"])
-    assert "attached below" in json.dumps(answer.args["blocks"])
+    assert "attached Markdown file" in json.dumps(answer.args["blocks"])
     [complete] = fake.calls_to("files.completeUploadExternal")
     assert complete.ok and complete.args["thread_ts"] == answer.args["thread_ts"]
     assert complete.args["channel_id"] == "C1"
@@ -1023,13 +1043,42 @@ async def test_long_streamed_answer_is_attached(env, llm):
     await env.command("Write a long report")
     await fake.wait_for(lambda: fake.calls_to("files.completeUploadExternal"))
     await env.settle()
-    [(start, stop, message)] = streamed(fake)
-    assert 11000 < len(message["text"]) <= 12100 and long_answer.startswith(message["text"].rstrip("…").rstrip())
+    [(start, _stop, message)] = streamed(fake)
+    shown, _, note = message["text"].partition("\n\n_The answer is cut here")
+    assert 11000 < len(shown) <= 12000 and long_answer.startswith(shown) and note
     assert all(len(p) <= 12000 for p in appended_text(fake, start.response["ts"]))
-    assert "attached below" in json.dumps(stop.args["blocks"])
     [upload] = fake.uploads.values()
     assert long_answer.strip() in upload["content"] and upload["thread_ts"] == start.args["thread_ts"]
     assert not results(fake)
+
+
+@pytest.mark.parametrize("env", [{}, {"streaming": True}], indirect=True, ids=["chat.update", "streamed"])
+async def test_a_long_answer_is_cut_between_blocks_and_attached(env, llm):
+    """The same 14,600-character answer, a code block across the limit: streamed or not, Slack
+    shows the blocks before the code, the cut note outside them, and the whole answer as a file."""
+    fake = env.fake
+    llm.script("alpha", council_member("alpha answers.", synthesis=LONG_ANSWER))
+    await env.command("Write a long report")
+    await fake.wait_for(lambda: fake.calls_to("files.completeUploadExternal"))
+    await env.settle()
+    if fake.streaming:
+        [(start, stop, message)] = streamed(fake)
+        shown = message["text"]
+        assert shown.startswith(SHOWN) and all(len(p) <= 12000 for p in appended_text(fake, start.response["ts"]))
+        blocks = stop.args["blocks"]
+        assert not results(fake)
+    else:
+        [answer] = results(fake)
+        blocks = answer.args["blocks"]
+        check_blocks(blocks)
+        sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+        assert all(s.count("```") % 2 == 0 for s in sections)
+        note = next(b["elements"][0]["text"] for b in blocks if b["type"] == "context" and "cut here" in json.dumps(b))
+        shown = "\n".join(sections) + "\n\n" + note.removeprefix(":page_facing_up: ")
+        assert len("".join(sections)) > 10000  # the same start as the stream, not a 2,800-character summary
+    assert_cut_between_blocks(shown)
+    [upload] = fake.uploads.values()
+    assert LONG_ANSWER.strip() in upload["content"]
 
 
 @pytest.mark.slow

@@ -100,3 +100,95 @@ async def test_behind_a_proxy_the_public_name_is_answered_and_a_rebound_name_is_
             assert (await client.get("/", headers={"Host": "council.example.com"})).status_code == 200
             assert (await client.get("/", headers={"Host": "127.0.0.1:8080"})).status_code == 200
             assert (await client.get("/", headers={"Host": "evil.example"})).status_code == 421
+
+
+SECRET = "web-secret-for-share-links-0123456789"
+
+
+async def test_share_links_open_that_one_council_read_only_and_nothing_else(llm, tmp_path):
+    """COUNCIL_SHARE_LINKS: the link every surface hands out opens its council for someone who is
+    not signed in; a tampered token, another council's id, the rest of the app and a rotated
+    secret are all shut. Nothing else of the app opens with it."""
+    signed_in_only = {"COUNCIL_API_KEYS": "alice:sk-alice"}  # a closed app: nobody is the operator
+    settings = make_settings(
+        llm,
+        tmp_path,
+        COUNCIL_PUBLIC_URL=PUBLIC,
+        COUNCIL_SHARE_LINKS="on",
+        COUNCIL_WEB_SECRET=SECRET,
+        SLACK_BOT_TOKEN="xoxb-test",
+        **signed_in_only,
+    )
+    link = settings.council_url("c0ffee0000000001")
+    assert link is not None and link.startswith("https://council.example.com/c/c0ffee0000000001?share=")
+    token = link.split("share=", 1)[1]
+    [message] = slack_surface(settings).render.result_messages(make_result(council_id="c0ffee0000000001"))
+    assert link.replace("|", "%7C") in str(message)  # the link Slack shows is the shared one
+    async with await CouncilService.open(settings) as service:
+        await service.storage.save_result(council("c0ffee0000000001", answer="Paris, shared."))
+        await service.storage.save_result(council("b0b0000000000001", answer="Not for you."))
+        app = create_web_app(service, "127.0.0.1")
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            page = await client.get(f"/c/c0ffee0000000001?share={token}")
+            assert page.status_code == 200 and "Paris, shared." in page.text
+            assert 'action="/c/c0ffee0000000001/stop"' not in page.text and "export.md" not in page.text
+            refused = [
+                await client.get(f"/c/b0b0000000000001?share={token}"),  # another council's id
+                await client.get(f"/c/c0ffee0000000001?share={token[:-2]}xx"),  # tampered
+                await client.get(f"/c/c0ffee?share={token}"),  # a start of the id
+                await client.get("/c/ffff000000000001?share=" + token),  # no such council
+            ]
+            assert [r.status_code for r in refused] == [404] * 4
+            assert len({re.sub("[0-9a-f]{6,16}", "", r.text) for r in refused}) == 1  # the same 404
+            # It signs nobody in: with the page's cookie, the rest of the app is still shut.
+            for path in ("/", "/c/c0ffee0000000001", "/c/c0ffee0000000001/export.md", "/leaderboard"):
+                shut = await client.get(f"{path}?share={token}" if path == "/" else path)
+                assert shut.status_code in (303, 401), path
+    rotated = make_settings(
+        llm,
+        tmp_path,
+        COUNCIL_PUBLIC_URL=PUBLIC,
+        COUNCIL_SHARE_LINKS="on",
+        COUNCIL_WEB_SECRET="rotated",
+        **signed_in_only,
+    )
+    async with await CouncilService.open(rotated) as service:
+        app = create_web_app(service, "127.0.0.1")
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            assert (await client.get(f"/c/c0ffee0000000001?share={token}")).status_code == 404
+
+
+def test_share_links_need_the_web_secret(llm, tmp_path):
+    from core.errors import ConfigurationError
+
+    try:
+        make_settings(llm, tmp_path, COUNCIL_PUBLIC_URL=PUBLIC, COUNCIL_SHARE_LINKS="on")
+    except (ConfigurationError, ValueError) as exc:
+        assert "COUNCIL_WEB_SECRET" in str(exc)
+    else:
+        raise AssertionError("share links without a secret were accepted")
+    plain = make_settings(llm, tmp_path, COUNCIL_PUBLIC_URL=PUBLIC, COUNCIL_WEB_SECRET=SECRET)
+    assert plain.council_url("c0ffee0000000001") == "https://council.example.com/c/c0ffee0000000001"
+
+
+async def test_the_api_answer_ends_with_the_councils_link_when_asked(llm, tmp_path):
+    """COUNCIL_API_LINK: the official openai client gets the link as the answer's last line,
+    streamed or not (Open WebUI drops `metadata.url`)."""
+    import openai
+
+    settings = make_settings(llm, tmp_path, COUNCIL_PUBLIC_URL=PUBLIC, COUNCIL_API_LINK="on")
+    async with await CouncilService.open(settings) as service:
+        app = build_asgi(service, "127.0.0.1")
+        http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1/v1", timeout=30)
+        client = openai.AsyncOpenAI(api_key="none", base_url="http://127.0.0.1/v1", http_client=http)
+        question = [{"role": "user", "content": "What is six times seven?"}]
+        completion = await client.chat.completions.create(model="llm-council", messages=question)
+        content = completion.choices[0].message.content or ""
+        body, _, last = content.rpartition("\n\n")
+        council_id = completion.id.removeprefix("chatcmpl-")
+        assert last == f"[Open this council in the browser](https://council.example.com/c/{council_id})"
+        assert body.startswith("Final answer by")
+        stream = await client.chat.completions.create(model="llm-council", messages=question, stream=True)
+        streamed = "".join([chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices])
+        assert streamed.endswith(")") and streamed.splitlines()[-1].startswith("[Open this council in the browser](")
+        await http.aclose()

@@ -24,6 +24,7 @@ from bot.api.keys import LOCAL_USER
 from bot.api.openai_types import ApiError, ChatRequest, chunk_body, completion_body, council_metadata, usage_chunk
 from bot.api.transcript import CouncilTranscript, Deltas
 from core.models import Actor, AnswerFormat, CouncilFinished, CouncilResult, CouncilStatus
+from core.models.voice import link_line
 from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class _Completion(Response):
         self.council_id, self.model, self.chat, self.answer_format = council_id, model, chat, answer_format
         self.completion_id = f"chatcmpl-{council_id}"
         self.link: str | None = None  # the council's page in the browser app, in the metadata
+        self.link_in_answer = False  # COUNCIL_API_LINK: the answer also ends with it, for front ends that drop metadata
         self.transcript = CouncilTranscript()
         self.background = None
 
@@ -78,7 +80,7 @@ class _Completion(Response):
             body = completion_body(
                 self.completion_id,
                 self.model,
-                content,
+                content + self._link_line(),
                 self.transcript.reasoning,
                 "stop",
                 result.usage,
@@ -107,7 +109,7 @@ class _Completion(Response):
             await self._event(send, error.body())
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
-        rest = content if self.answer_format is not None else unsent.content
+        rest = content if self.answer_format is not None else unsent.content + self._link_line()
         if rest:
             await self._event(send, chunk_body(self.completion_id, self.model, {"content": rest}))
         finish = chunk_body(
@@ -124,6 +126,13 @@ class _Completion(Response):
             await self._event(send, chunk_body(self.completion_id, self.model, {"reasoning_content": found.reasoning}))
         if found.content and self.answer_format is None:  # JSON goes out whole, once it fits
             await self._event(send, chunk_body(self.completion_id, self.model, {"content": found.content}))
+
+    def _link_line(self) -> str:
+        """The link to the council's page as the answer's last line (COUNCIL_API_LINK), after a
+        blank line; nothing for a JSON answer, whose text must stay the object."""
+        if not (self.link_in_answer and self.link) or self.answer_format is not None:
+            return ""
+        return "\n\n" + link_line(self.link)
 
     @staticmethod
     async def _event(send: Send, body: dict[str, Any] | str) -> None:
@@ -150,6 +159,7 @@ class CouncilResponse(_Completion):
         super().__init__(run.council_id, model, chat, answer_format)
         self.service, self.run, self.starter, self.on_hang_up = service, run, starter, on_hang_up
         self.link = service.settings.council_url(run.council_id)
+        self.link_in_answer = service.settings.api.answer_link
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         delivered = False

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.councils import LONG_ANSWER_CHARS, RESUMED_TEXT, is_long
+from bot.councils import RESUMED_TEXT, is_long
 from bot.discord import feedback
+from bot.long_answer import cut_answer, split_text
 from bot.progress import CouncilProgress
 from bot.render_text import (
     aggregate_table,
@@ -26,7 +27,6 @@ from bot.render_text import (
     ranking_line,
     result_header,
     short_model,
-    split_text,
 )
 from core.models import CouncilResult, CouncilStatus
 from core.models.voice import (
@@ -39,6 +39,7 @@ from core.models.voice import (
     ballots_read,
     composition_line,
     consensus_text,
+    cut_note,
     file_summary,
     footer_fields,
     late_line,
@@ -255,9 +256,8 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
     else:
         title = "Council stopped" if result.status is CouncilStatus.CANCELLED else "Council failed"
         answer = ""
-    attach = is_long(result)
-    if attach:
-        answer = clip(answer, LONG_ANSWER_CHARS - 200) + "\n\n*(cut here — the full answer is attached)*"
+    if is_long(result) and synthesis is not None:  # whole blocks, then the note outside them (bot/long_answer.py)
+        answer = cut_answer(answer) + f"\n\n*{cut_note(synthesis.text)}*"
     text = (header + "\n\n" + answer).strip() if header else answer
     embeds = text_embeds(text or "No answer.", title=title, color=_color(result))
     if link:

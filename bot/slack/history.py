@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HISTORY_PAGES = 5  # conversations.replies pages read for a thread follow-up (200 messages each)
+NAME_CACHE_S = 600.0  # a person's name, from users.info, is asked again after this long
 
 
 class SlackThreadHistory:
@@ -29,6 +32,7 @@ class SlackThreadHistory:
     def __init__(self, service: CouncilService, client: AsyncWebClient):
         self.service = service
         self.client = client
+        self._names: dict[str, tuple[float, str]] = {}
 
     async def thread_history(
         self, channel: str, thread_ts: str, before_ts: str, context: Any, *, through: bool = False
@@ -58,7 +62,36 @@ class SlackThreadHistory:
             key=lambda m: float(m["ts"]),
         )
         thread = [read for m in earlier if (read := thread_message(m, context)) is not None]
-        return await conversation(self.service, Platform.SLACK, channel, thread)
+        return await conversation(self.service, Platform.SLACK, channel, await self._named(thread))
+
+    async def _named(self, thread: list[ThreadMessage]) -> list[ThreadMessage]:
+        """The thread with each person named as Slack shows them, not by user id: the members
+        read "alice: ..." and can tell who asked what."""
+        names = {user: await self.name(user) for user in {m.author for m in thread if m.author}}
+        return [replace(m, author=names[m.author]) if m.author else m for m in thread]
+
+    async def name(self, user_id: str) -> str:
+        """The person's display name (users.info, cached); their id when Slack will not say."""
+        cached = self._names.get(user_id)
+        if cached is not None and time.monotonic() - cached[0] < NAME_CACHE_S:
+            return cached[1]
+        name = user_id
+        try:
+            info = await self.client.users_info(user=user_id)
+            name = person_name(info.get("user") or {}) or user_id
+        except SlackApiError as exc:
+            log.info("users.info failed for %s: %s", user_id, refusal(exc))
+        self._names[user_id] = (time.monotonic(), name)
+        return name
+
+
+def person_name(user: dict[str, Any]) -> str | None:
+    """What Slack shows for a person: the display name they chose, else their full name, else their handle."""
+    profile = user.get("profile") or {}
+    for name in (profile.get("display_name"), user.get("real_name"), profile.get("real_name"), user.get("name")):
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return None
 
 
 def thread_message(message: dict[str, Any], context: Any) -> ThreadMessage | None:

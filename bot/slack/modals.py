@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.render_text import aggregate_table, ballot_line, clip, ranking_line, short_model, split_text
+from bot.long_answer import split_text
+from bot.render_text import aggregate_table, ballot_line, clip, ranking_line, short_model
 from bot.slack.mrkdwn import mrkdwn, plain
 from bot.slack.render import (
     SECTION_CHUNK,

@@ -3,8 +3,8 @@
 
 Limits respected here (Slack rejects the whole call otherwise): 50 blocks per message, 100 per
 modal, 3000 characters per section text, 24 characters per modal title, 2000 per button value.
-Long text is split into several sections; beyond `LONG_ANSWER_CHARS` the message carries the
-start and the caller attaches the full text as a file.
+Long text is split into several sections; a long answer (bot/long_answer.py) shows its whole
+blocks up to the limit, the note says it is cut, and the caller attaches the full text as a file.
 
 Everything a model (or a user) wrote passes through `mrkdwn()`/`plain()` (mrkdwn.py), so no text
 can ping `@channel` or a user.
@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from bot.councils import RESUMED_TEXT, is_long
+from bot.long_answer import cut_answer, split_text
 from bot.progress import CouncilProgress
 from bot.render_text import (
     clip,
@@ -28,7 +29,6 @@ from bot.render_text import (
     ranking_line,
     result_header,
     short_model,
-    split_text,
 )
 from bot.slack.feedback import feedback_block
 from bot.slack.mrkdwn import escape_code, fallback, mrkdwn, plain
@@ -47,6 +47,7 @@ from core.models.voice import (
     Tone,
     ballots_read,
     composition_line,
+    cut_note,
     file_summary,
     footer_fields,
     late_line,
@@ -64,7 +65,6 @@ MESSAGE_BLOCKS = 50
 SECTION_MAX = 3000
 SECTION_CHUNK = 2900  # what we put in one section: room for a closing fence and an ellipsis
 CONTEXT_MAX = 2000
-SUMMARY_CHARS = 2800
 # A modal shows at most this much model text in total (then says where the rest is).
 RESUMED_NOTE = f":arrows_counterclockwise: {RESUMED_TEXT}"
 STREAM_TAIL_CHARS = 1500  # of the chairman's text, shown in the status message while it writes
@@ -258,13 +258,13 @@ def ranking_context(result: CouncilResult) -> str:
 
 
 def attached_note(answer: str) -> str:
-    return f":page_facing_up: The full answer ({len(answer):,} characters) is attached below as a Markdown file."
+    return f":page_facing_up: {cut_note(answer)}"
 
 
 def result_messages(result: CouncilResult, link: str | None = None) -> list[Message]:
     """The answer as thread replies: header (when degraded) first, the answer, the ranking, buttons.
 
-    Normally one message. A long answer (over `LONG_ANSWER_CHARS`) shows its start and says the
+    Normally one message. A long answer (bot/long_answer.py) shows its start and says the
     full text is attached (the caller uploads it: `bot.councils.answer_file`). Each message stays within 50
     blocks and every section within 3000 characters.
     """
@@ -299,7 +299,7 @@ def _answer_body(result: CouncilResult) -> list[dict[str, Any]]:
     text = result.synthesis.text
     if not is_long(result):
         return sections(mrkdwn(text))
-    body_blocks = sections(mrkdwn(clip(text, SUMMARY_CHARS)))
+    body_blocks = sections(mrkdwn(cut_answer(text)))
     body_blocks.append(context(attached_note(text)))
     return body_blocks
 

@@ -1,7 +1,8 @@
 """Slack's live display of a council: one streamed message (chat.startStream/appendStream/stopStream).
 
 The message shows the council as a plan of tasks (a task per member, one for the reviews, one
-for the chairman), then the chairman's text as it is written, and `chat.stopStream` ends it
+for the chairman), then the chairman's text as it is written (a long answer cut as on every
+surface, bot/long_answer.py), and `chat.stopStream` ends it
 with the ranking, the footer and the stage buttons under the answer. Appends are coalesced: at
 most one call per `interval` carries every task change and the new text. Streamed messages
 cannot carry buttons while they stream, so the runner's status message (bot/following.py)
@@ -19,18 +20,19 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.councils import LONG_ANSWER_CHARS, is_long
+from bot.councils import is_long
+from bot.long_answer import cut_answer, live_extent
 from bot.progress import CouncilProgress
 from bot.slack import stream_render
 from bot.slack.errors import refusal, retry_after_of
 from bot.slack.stream_render import Chunk
 from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
 from core.models import CouncilResult
+from core.models.voice import cut_note
 
 log = logging.getLogger(__name__)
 
 EDIT_INTERVAL_S = 1.2
-STREAM_TEXT_MAX = LONG_ANSWER_CHARS  # of the chairman's text streamed; a longer answer is attached
 STREAM_PIECE_MAX = 7000  # raw characters per markdown_text chunk (Slack: 12,000 after neutralising)
 # chat.startStream errors meaning "not in this workspace/app/token": no use trying again soon.
 STREAM_UNSUPPORTED = frozenset(
@@ -62,6 +64,13 @@ def _cut(text: str, limit: int, final: bool) -> int:
     while cut > 1 and (window[cut - 1] == "<" or "@" in window[max(0, cut - 10) : cut]):
         cut -= 1
     return cut if cut > 1 else len(window)
+
+
+def shown_text(text: str, sent: int, *, final: bool) -> str:
+    """What the streamed message is to show of the answer `text` (`sent` of it already shown):
+    while it is written, what no later cut can fall before (`live_extent`); at the end, the
+    answer as every surface cuts it (`cut_answer`)."""
+    return cut_answer(text, at_least=sent) if final else text[: max(sent, live_extent(text))]
 
 
 def _start_args(
@@ -111,8 +120,8 @@ class StreamedContent:
         sent = self.text_sent
         model, text = self._text_to_stream(progress, text)
         piece = ""
-        if text is not None and not self.diverged and sent < STREAM_TEXT_MAX:
-            rest = text[sent:STREAM_TEXT_MAX]
+        if text is not None and not self.diverged:
+            rest = shown_text(text, sent, final=final)[sent:]
             piece = rest[: _cut(rest, STREAM_PIECE_MAX, final)]
             if piece:
                 chunks.append({"type": "markdown_text", "text": stream_render.stream_text(piece)})
@@ -135,9 +144,9 @@ class StreamedContent:
         chunks, commit = self.pending(progress, final=True, result=result, text=text)
         attached = False
         if text is not None:
-            attached = len(text) > STREAM_TEXT_MAX or is_long(result)
-            if attached:
-                chunks.append({"type": "markdown_text", "text": "\n\n…"})
+            attached = is_long(result)
+            if attached:  # after the shown blocks, outside any of them (bot/long_answer.py)
+                chunks.append({"type": "markdown_text", "text": f"\n\n_{cut_note(text)}_"})
         elif self.text_sent:
             chunks.append({"type": "markdown_text", "text": "\n\n_The final answer is posted below._"})
         return chunks, commit, attached
@@ -309,7 +318,10 @@ class ProgressStream:
 
     async def _append_long_rest(self, text: str) -> None:
         """What is left of the answer, piece by piece, while more than one piece is left."""
-        while not self.broken and len(text[self.shown.text_sent : STREAM_TEXT_MAX]) > STREAM_PIECE_MAX:
+        while (
+            not self.broken
+            and len(shown_text(text, self.shown.text_sent, final=True)) - self.shown.text_sent > STREAM_PIECE_MAX
+        ):
             chunks, commit = self._pending(final=True, text=text)
             await self._throttle.wait_turn()
             if await self._call("chat_appendStream", Priority.ANSWER, chunks=chunks):

@@ -29,6 +29,7 @@ from core.models import (
     MemberFinished,
     ReviewFinished,
 )
+from core.models.share_links import SHARE_PARAM
 from core.models.voice import review_title
 from core.service import CouncilRun
 
@@ -111,8 +112,12 @@ class LiveEvents:
         self.pages = pages
 
     async def events(self, request: Request) -> Response:
-        viewer = self.pages.viewer(request)
-        run = await self.pages.service.browse.following(viewer, request.path_params["council_id"])
+        council_id, share = request.path_params["council_id"], request.query_params.get(SHARE_PARAM)
+        browse = self.pages.service.browse
+        if share is not None:  # the page a share link opened follows the same one council
+            run = await browse.following(None, council_id, share)
+        else:
+            run = await browse.following(self.pages.viewer(request), council_id)
         if run is None:
             # Stored long ago, or run by another process: nothing to follow here (204 stops EventSource).
             return Response(status_code=204)

@@ -15,6 +15,7 @@ from bot.web.context import WHERE, Pages
 from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
+from core.models.share_links import SHARE_PARAM
 from core.models.voice import (
     agreement_text,
     author_note,
@@ -86,13 +87,16 @@ class ReadPages:
         )
 
     async def council(self, request: Request) -> Response:
-        viewer = self.pages.viewer(request)
         wanted = request.path_params["council_id"]
-        view = await self.browse.council(viewer, wanted)
-        if view.council_id != wanted:  # a start of the id: the page lives at the whole id
-            return RedirectResponse(f"/c/{view.council_id}", status_code=302)
+        share = request.query_params.get(SHARE_PARAM)
+        if share is not None:  # a share link: this one council, read-only, whoever holds it
+            view = await self.browse.shared(wanted, share)
+        else:
+            view = await self.browse.council(self.pages.viewer(request), wanted)
+            if view.council_id != wanted:  # a start of the id: the page lives at the whole id
+                return RedirectResponse(f"/c/{view.council_id}", status_code=302)
         if view.result is None:
-            return await self._live(request, view)
+            return await self._live(request, view, share)
         result = view.result
         calls = timeline(result)
         data = {"council": result.model_dump(mode="json"), "running": False}
@@ -118,9 +122,10 @@ class ReadPages:
             timeline_svg=charts.timeline(calls),
             weights=result.request.config.reviewer_weights,
             votes=view.votes,
+            share=share,
         )
 
-    async def _live(self, request: Request, view: CouncilView) -> Response:
+    async def _live(self, request: Request, view: CouncilView, share: str | None) -> Response:
         """A council still running: the page follows its events (bot/web/live.py)."""
         run, council_request = view.run, view.request
         data: dict[str, Any] = {"council_id": view.council_id, "running": True}
@@ -134,6 +139,7 @@ class ReadPages:
             request_=council_request,
             live=True,
             elsewhere=run is None,
+            share=share,
         )
 
     async def export(self, request: Request) -> Response:

@@ -69,7 +69,9 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
 
 def member_call(state: CouncilState, router: ProviderRouter, key: str) -> SeatCall:
     """A member's stage-1 call: its seat's chain, its lens in its own prompt and options."""
-    messages = prompts.stage1_messages(state.request.question, state.request.history, state.persona(key))
+    messages = prompts.stage1_messages(
+        state.request.question, state.request.history, state.persona(key), origin=state.request.origin
+    )
     options = state.member_options(key)
 
     def ask(model: str) -> Awaitable[Completion]:

@@ -45,6 +45,10 @@ class ChairPrompt:
         return mode == "quick" or (mode == "auto" and not self.state.escalated)
 
     def messages(self, model: str, *, fallback: bool) -> list[ChatMessage]:
+        """The synthesizer's prompt, told where the answer is read (prompts.shown_in)."""
+        return prompts.with_shown_in(self._messages(model, fallback=fallback), self.state.request.origin)
+
+    def _messages(self, model: str, *, fallback: bool) -> list[ChatMessage]:
         state = self.state
         texts = state.labelled_texts()
         if self.small_context(model):

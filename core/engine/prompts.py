@@ -20,7 +20,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from core.models import AggregateEntry, AnswerFormat, ChatMessage, ConversationTurn, Rubric, voice
+from core.models import AggregateEntry, AnswerFormat, ChatMessage, ConversationTurn, Origin, Platform, Rubric, voice
+from core.models.browse import WEB_CHANNEL
 from core.shared.fences import RANKING_HEADER, Fence, neutralise
 
 _REDACTED = "[a council member]"
@@ -59,10 +60,18 @@ STAGE1_SYSTEM = (
     "You are one member of a council of AI models. Each member answers the user's question "
     "independently; the answers are then compared. Give your own best answer: accurate, "
     "complete where it matters, and concise elsewhere. Say so when you are unsure or when the "
-    "question is ambiguous. Answer in the language of the question. Your answer is shown in a "
-    "chat app (Slack or Discord), so use Markdown sparingly."
+    "question is ambiguous. Answer in the language of the question."
 )
 
+# Where the answer is read, by the surface the council was asked from: Markdown renders fully in
+# the browser and in API front ends (Open WebUI and the like), partly in chat apps, not at all in
+# a terminal.
+SHOWN_IN = {
+    "chat": "Your answer is shown in a chat app (Slack or Discord), so use Markdown sparingly.",
+    "browser": "Your answer is shown in a web page that renders Markdown fully (headings, lists, tables, code).",
+    "api": "Your answer is returned through an API, usually to a chat front end that renders Markdown fully.",
+    "terminal": "Your answer is shown in a terminal as plain text, so use little Markdown.",
+}
 
 LENS_INTRO = (
     "The council's operator gave your seat a lens, an instruction for you alone (the other members "
@@ -70,12 +79,27 @@ LENS_INTRO = (
 )
 
 
+def shown_in(origin: Origin) -> str:
+    """The sentence telling a model where its answer will be read (SHOWN_IN)."""
+    if origin.channel_id == WEB_CHANNEL:
+        return SHOWN_IN["browser"]
+    if origin.platform in (Platform.SLACK, Platform.DISCORD):
+        return SHOWN_IN["chat"]
+    return SHOWN_IN["api" if origin.platform is Platform.API else "terminal"]
+
+
 def stage1_messages(
-    question: str, history: Sequence[ConversationTurn] = (), persona: str | None = None
+    question: str,
+    history: Sequence[ConversationTurn] = (),
+    persona: str | None = None,
+    *,
+    origin: Origin | None = None,
 ) -> list[ChatMessage]:
-    """System prompt (with the seat's persona, when it has one), the earlier turns of the thread as
-    prior messages, then the question."""
-    system = f"{STAGE1_SYSTEM}\n\n{LENS_INTRO}\n{persona}" if persona else STAGE1_SYSTEM
+    """System prompt (where the answer is read, `shown_in`, and the seat's persona when it has
+    one), the earlier turns of the thread as prior messages, then the question."""
+    system = STAGE1_SYSTEM + " " + shown_in(origin or Origin())
+    if persona:
+        system = f"{system}\n\n{LENS_INTRO}\n{persona}"
     messages = [ChatMessage(role="system", content=system)]
     messages += [ChatMessage(role=turn.role, content=_turn_text(turn)) for turn in history]
     messages.append(ChatMessage(role="user", content=question))
@@ -411,6 +435,20 @@ ANSWER_FORMAT_TASK = (
 )
 
 
+def with_shown_in(messages: Sequence[ChatMessage], origin: Origin) -> list[ChatMessage]:
+    """The synthesizer's messages told where the answer is read (`shown_in`), at the end of its task."""
+    return _append_to_task(messages, shown_in(origin))
+
+
+def _append_to_task(messages: Sequence[ChatMessage], task: str) -> list[ChatMessage]:
+    out = list(messages)
+    for index in range(len(out) - 1, -1, -1):
+        if out[index].role == "user":
+            out[index] = out[index].model_copy(update={"content": f"{out[index].content}\n\n{task}"})
+            break
+    return out
+
+
 def with_answer_format(messages: Sequence[ChatMessage], answer_format: AnswerFormat | None) -> list[ChatMessage]:
     """The synthesizer's messages with the answer's required format added to the last user
     message (after the judge has read them: a schema's words are not the prompt's to copy)."""
@@ -421,8 +459,4 @@ def with_answer_format(messages: Sequence[ChatMessage], answer_format: AnswerFor
     if answer_format.json_schema is not None:
         schema = json.dumps(answer_format.json_schema, ensure_ascii=False, indent=1)
         task += f"\nThe object must be valid against this JSON Schema:\n{schema}"
-    for index in range(len(out) - 1, -1, -1):
-        if out[index].role == "user":
-            out[index] = out[index].model_copy(update={"content": f"{out[index].content}\n\n{task}"})
-            break
-    return out
+    return _append_to_task(out, task)

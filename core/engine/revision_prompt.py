@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core.engine.prompts import redact_ids, stage1_messages
-from core.models import ChatMessage, ConversationTurn
+from core.models import ChatMessage, ConversationTurn, Origin
 from core.shared.fences import Fence
 
 KEEP, REASON = "KEEP:", "REASON:"
@@ -37,6 +37,7 @@ def revision_messages(
     history: Sequence[ConversationTurn] = (),
     persona: str | None = None,
     member_ids: Iterable[str] = (),
+    origin: Origin | None = None,
 ) -> list[ChatMessage]:
     """One member's revision prompt: `others` in the order to show them (the caller shuffles it)."""
     ids = tuple(member_ids)
@@ -52,7 +53,7 @@ def revision_messages(
             REVISION_TASK,
         )
     )
-    messages = stage1_messages(question, history, persona)
+    messages = stage1_messages(question, history, persona, origin=origin)
     return [*messages, ChatMessage(role="assistant", content=own), ChatMessage(role="user", content=user)]
 
 

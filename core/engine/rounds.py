@@ -110,6 +110,7 @@ def _revision_call(state: CouncilState, router: ProviderRouter, seat: str, seats
         history=state.request.history,
         persona=state.persona(seat),
         member_ids=state.all_ids(),
+        origin=state.request.origin,
     )
     options = state.member_options(seat)
     chain = state.chain(seat)

@@ -18,6 +18,7 @@ others); a surface that needs it imports it from here. Sections, in order:
     material       what the council read besides the question (files, web sources)
     dissent, scores, composition
     deliberation   revision rounds, lenses, Self-MoA's samples
+    long answers   what a cut answer says, the API's link line
     quoting        a text as a quote
 """
 
@@ -522,6 +523,19 @@ def deliberation_lines(result: CouncilResult) -> list[str]:
         if lens is not None and f"{answer.model}: {lens}" not in lines:  # Self-MoA's samples share one
             lines.append(f"{answer.model}: {lens}")
     return lines + rounds_lines(result.rounds)
+
+
+# --------------------------------------------------------------------------- long answers, links
+
+
+def cut_note(answer: str) -> str:
+    """Under the shown start of a long answer (bot/long_answer.py)."""
+    return f"The answer is cut here: the whole answer ({len(answer):,} characters) is in the attached Markdown file."
+
+
+def link_line(url: str) -> str:
+    """The one-line Markdown link the API's answer ends with (COUNCIL_API_LINK)."""
+    return f"[Open this council in the browser]({url})"
 
 
 # --------------------------------------------------------------------------- quoting

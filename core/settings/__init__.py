@@ -18,6 +18,7 @@ from pydantic_settings import SettingsError
 from pydantic_settings.sources import ENV_FILE_SENTINEL
 
 from core.errors import ConfigurationError
+from core.models.share_links import SHARE_PARAM, share_token
 from core.settings.council import CouncilSettings, LimitSettings
 from core.settings.group import SettingsGroup
 from core.settings.operating import ApiSettings, TelemetrySettings, WebSettings
@@ -125,9 +126,14 @@ class Settings(BaseModel):
         return public_url.rstrip("/") + path if public_url else None
 
     def council_url(self, council_id: str) -> str | None:
-        """The council's page in the browser app (bot/web) at COUNCIL_PUBLIC_URL; None while it is unset."""
+        """The council's page in the browser app (bot/web) at COUNCIL_PUBLIC_URL; None while it is unset.
+        With COUNCIL_SHARE_LINKS, the link carries the token that opens it (core/models/share_links.py)."""
         public_url = self.tenants.public_url
-        return f"{public_url.rstrip('/')}/c/{council_id}" if public_url else None
+        if not public_url:
+            return None
+        url = f"{public_url.rstrip('/')}/c/{council_id}"
+        secret = self.web.share_secret()
+        return f"{url}?{SHARE_PARAM}={share_token(secret, council_id)}" if secret else url
 
     def secret_values(self) -> list[str]:
         """The value of every secret that is set (keys, tokens), for redaction."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from core.settings.group import CsvList, SettingsGroup, lower_name, split_csv
 
@@ -69,6 +69,12 @@ class ApiSettings(SettingsGroup):
         alias="COUNCIL_API_TRUSTED_KEYS",
         description="Names from COUNCIL_API_KEYS of trusted front ends (Open WebUI) that may name their end user.",
     )
+    answer_link: bool = Field(
+        False,
+        alias="COUNCIL_API_LINK",
+        description="The API's answer ends with a one-line Markdown link to the council's page (for front ends "
+        "that drop the response's metadata); needs COUNCIL_PUBLIC_URL.",
+    )
     task_model: str | None = Field(
         None,
         alias="COUNCIL_API_TASK_MODEL",
@@ -90,5 +96,22 @@ class WebSettings(SettingsGroup):
     session_secret: SecretStr | None = Field(
         None,
         alias="COUNCIL_WEB_SECRET",
-        description="Signs the browser's session cookie; empty: a random key per process (sign-ins end at restart).",
+        description="Signs the browser's session cookie and the share links; empty: a random key per process "
+        "(sign-ins end at restart). Rotating it ends every session and revokes every share link.",
     )
+    share_links: bool = Field(
+        False,
+        alias="COUNCIL_SHARE_LINKS",
+        description="Every council link the bot hands out opens that one council read-only for whoever holds it "
+        "(a signed token; needs COUNCIL_WEB_SECRET).",
+    )
+
+    @model_validator(mode="after")
+    def _share_links_need_a_secret(self) -> WebSettings:
+        if self.share_links and self.session_secret is None:
+            raise ValueError("COUNCIL_SHARE_LINKS=on needs COUNCIL_WEB_SECRET, the key that signs the links")
+        return self
+
+    def share_secret(self) -> str | None:
+        """The key of share links; None while they are off."""
+        return self.session_secret.get_secret_value() if self.share_links and self.session_secret else None
