@@ -545,7 +545,7 @@ async def test_stage_buttons_open_modals_after_restart(env, llm, tmp_path):
             assert status == 200
         await fake.wait_for(lambda: len(fake.views) == 3)
         titles = [v["title"]["text"] for v in fake.views]
-        assert titles == ["Stage 1 · Answers", "Stage 2 · Reviews", "Aggregate ranking"]
+        assert titles == ["Stage 1 · answers", "Stage 2 · reviews", "Aggregate ranking"]
         for view in fake.views:
             assert len(view["title"]["text"]) <= 24
             check_blocks(view["blocks"], MODAL_BLOCKS)
