@@ -125,6 +125,7 @@ bench: $(DEV_READY)
 	$(PYTHON) bench/bench_leaderboard.py
 	$(PYTHON) bench/bench_attachments.py
 	$(PYTHON) bench/bench_markers.py
+	$(PYTHON) bench/bench_disagreement.py
 	$(PYTHON) bench/bench_cli_startup.py
 
 fuzz: $(DEV_READY)

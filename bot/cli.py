@@ -205,11 +205,12 @@ def _run(args: argparse.Namespace, own_process: bool) -> int:
 
     with _start_up(own_process):
         from bot import commands
-        from core.service import Redactor, collect_metrics, configure_logging
+        from core.service import Redactor, collect_metrics, configure_logging, configure_telemetry
 
         settings = commands.settings_for(args)
     if own_process:
         collect_metrics(args.command in SERVERS)  # only they serve /metrics
+    configure_telemetry(settings)
     redactor = Redactor.from_settings(settings)
     _Redact.apply = staticmethod(redactor)
     configure_logging(_log_level(args, settings), redactor, settings.telemetry.log_format)

@@ -92,7 +92,7 @@ def aggregate_table(aggregate: Aggregate | None) -> str:
         mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "  -  "
         rows.append(
             f"{e.position:>2}  {e.model[:32]:<32} {mean:>5} {e.rankings_count:>5} "
-            f"{e.borda:>6.1f} {e.condorcet_wins:>8.1f} {e.first_place_votes:>3}"
+            f"{e.borda:>6.1f} {e.copeland:>8.1f} {e.first_place_votes:>3}"
         )
     footer = f"ballots used: {aggregate.ballots_used}, unreadable: {aggregate.ballots_unparsed}"
     if aggregate.agreement_w is not None:

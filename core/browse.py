@@ -1,6 +1,6 @@
 """Councils as the browser app reads and asks them (`service.browse`): history pages, one council
 (stored or still running), its model calls, the leaderboard and eval runs a viewer may see, and a
-council asked from a form. Who may see what is Permissions' rule (core/admission/permissions.py),
+council asked from a form. Who may see what is Permissions' rule (core/channels/permissions.py),
 the same one the chat adapters' buttons and exports follow: bot/web only says who the viewer is.
 """
 

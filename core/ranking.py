@@ -16,6 +16,12 @@ are documented there and mirrored by the pure-Python reference in tests/ranking_
 - composition: which of the council's texts support each sentence of a synthesis (word-trigram
   containment) and each one's share, the chairman's own share making the sum 1; the method is the
   module comment of rust/ranking/src/composition.rs.
+- parse_disagreement / measure_disagreement: the chairman's "WHERE THEY DIFFER" section (agreed,
+  contested points with their sides, unique claims, open questions; members as labels, unknown ones
+  dropped, lengths bounded) and, for when it writes none, the unique and agreed sentences of the
+  member answers by the composition's trigram containment; the format and the measure are the
+  module comment of rust/ranking/src/disagreement.rs. is_disagreement_header: whether a line opens
+  that section (the engine holds the section back from the streamed answer).
 - aggregate / aggregate_models: mean rank, partial-ballot Borda (a candidate at 1-based position p
   on a ballot of length m gets m - p points, unranked get 0, summed over ballots), Copeland from
   pairwise majorities over the ballots ranking both (win 1, tie 0.5, never compared 0),
@@ -23,8 +29,9 @@ are documented there and mirrored by the pure-Python reference in tests/ranking_
   first_place_votes desc, name asc. With `weights` ({reviewer: weight}, others 1) the mean rank,
   Borda and Copeland are weighted (aggregate.rs); votes and first places stay ballot counts.
 - kendall_tau: one ballot against a reference order (tau-a over their common items).
-- kendall_w: Kendall's W with tie correction (unranked candidates share the mean of the remaining
-  positions); empty ballots are left out; None below 2 ballots or 2 candidates.
+- kendall_w: Kendall's W for incomplete rankings (a ballot orders what it ranked above what it was
+  shown and left out; what it was not shown is missing, not tied last): the method is the module
+  comment of rust/ranking/src/agreement.rs. None below 2 ballots that order a pair.
 - leaderboard: Bradley-Terry (MM iterations, prior of one virtual 0.5/0.5 comparison per pair),
   1000 + 400*log10(strength) mean-centred, percentile bootstrap over ballots (seeded
   xoshiro256++, independent of thread count).
@@ -49,9 +56,12 @@ __all__ = [
     "aggregate_many",
     "aggregate_models",
     "composition",
+    "is_disagreement_header",
     "kendall_tau",
     "kendall_w",
     "leaderboard",
+    "measure_disagreement",
+    "parse_disagreement",
     "parse_ranking",
     "parse_scores",
     "parse_verdict",
@@ -179,6 +189,56 @@ def composition(synthesis: str, groups: Sequence[Sequence[str]]) -> Composition:
     return Composition(shares, own, [SentenceSupport(*s) for s in sentences])
 
 
+@dataclass(frozen=True, slots=True)
+class WrittenSide:
+    members: list[str]  # labels, each known, on no other side of the point
+    position: str
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenPoint:
+    point: str
+    sides: list[WrittenSide]  # at least two
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenDisagreement:
+    agreed: list[str]
+    contested: list[WrittenPoint]
+    unique: list[tuple[str, str]]  # (label, claim)
+    open: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredDisagreement:
+    agreed: list[str]  # sentences every answer supports
+    unique: list[tuple[int, str]]  # (index of the answer, sentence no other answer supports)
+
+
+def parse_disagreement(text: str, labels: Sequence[str]) -> WrittenDisagreement | None:
+    """The last "WHERE THEY DIFFER" section of `text`; None when there is none or nothing reads."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    parsed = _ranking.parse_disagreement(text, _seq(labels, "labels"))
+    if parsed is None:
+        return None
+    agreed, contested, unique, open_ = parsed
+    points = [WrittenPoint(point, [WrittenSide(m, p) for m, p in sides]) for point, sides in contested]
+    return WrittenDisagreement(agreed, points, unique, open_)
+
+
+def measure_disagreement(answers: Sequence[str]) -> MeasuredDisagreement:
+    """The unique and agreed sentences of the member answers (nothing for fewer than two)."""
+    agreed, unique = _ranking.measure_disagreement(_seq(answers, "answers"))
+    return MeasuredDisagreement(agreed, unique)
+
+
+def is_disagreement_header(line: str) -> bool:
+    if not isinstance(line, str):
+        raise TypeError(f"line must be str, not {type(line).__name__}")
+    return _ranking.is_disagreement_header(line)
+
+
 _native_aggregate = _ranking.aggregate
 
 
@@ -221,9 +281,13 @@ def kendall_tau(ballot: Sequence[str], reference: Sequence[str]) -> float | None
     return _ranking.kendall_tau(_seq(ballot, "ballot"), _seq(reference, "reference"))
 
 
-def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None:
-    """Kendall's W with tie correction; None when fewer than 2 (non-empty) ballots or 2 candidates."""
-    return _ranking.kendall_w(_ballot_list(ballots), _seq(candidates, "candidates"))
+def kendall_w(
+    ballots: Sequence[Sequence[str]], candidates: Sequence[str], shown: Sequence[Sequence[str]] | None = None
+) -> float | None:
+    """Kendall's W for incomplete rankings; `shown[k]`: the candidates ballot k was shown (default:
+    every candidate). None when fewer than 2 ballots order a pair, or fewer than 2 candidates."""
+    seen = None if shown is None else _ballot_list(shown, "shown")
+    return _ranking.kendall_w(_ballot_list(ballots), _seq(candidates, "candidates"), seen)
 
 
 def leaderboard(

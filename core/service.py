@@ -1,28 +1,11 @@
-"""CouncilService: the one API that adapters (CLI, Slack, Discord) call.
+"""CouncilService: the one API that adapters (CLI, Slack, Discord, the API, MCP, the web app) call.
 
 Every operation is checked here (input limits, rate limits, budget, permissions) so that no
 adapter decides anything about councils. Councils run as background tasks; adapters follow
-them through `CouncilRun.events()`.
-
-The service's own methods are what spans concerns: starting (start_council, submit_council, ask),
-stopping, reading as a viewer (as_viewer) and the leaderboard of a channel's line-up. Every single
-concern is one attribute that adapters call directly, never through a forwarding method
-(docs/dev/CONTRACTS.md lists them):
-    service.admission    core/admission/admit.py        the question, the channel's configuration and every limit
-    service.runs         core/durable/runs.py           running councils (CouncilRun, `get`, `follow`), storing results
-    service.reading      core/reading/reader.py         the asker's files (`read_files`) and the web search
-    service.events       core/storage/events.py         platform event ids seen: a retried event is claimed once
-    service.queries      core/records/queries.py        stored councils: results, history, exports, usage, pruning
-    service.channels     core/channels/admin.py         a channel's configuration; admin changes to it, audited
-    service.permissions  core/channels/permissions.py  who may see or do what: every such rule
-    service.durable      core/durable/service.py        durable councils: the worker, delivery claims
-    service.evals        core/eval/session.py           `council eval`: runs, their stored samples and reports
-    service.direct       core/direct.py                 members as models: one member (or the chairman) alone
-    service.tenants      core/tenants/service.py        many workspaces: Slack installations, tenants' own keys, budgets
-    service.browse       core/browse.py                 the browser app: history, one council, its calls, as a viewer
+them through `CouncilRun.events()`. `CouncilService`'s docstring lists what adapters may use of it.
 
 Besides the service, this module is the door for the few functions adapters call without one (the
-CLI's doctor, migrate-db, exports and logging set-up) and the handles they hold (`CouncilRun`,
+CLI's doctor, migrate-db, exports, logging and telemetry set-up) and the handles they hold (`CouncilRun`,
 `CouncilMessages`): `__all__` lists them. Adapters import nothing else from core but the shared
 types (core.models, core.settings, core.errors, core.paths); tests/test_import_graph.py keeps it so.
 """
@@ -65,7 +48,6 @@ from core.models import (
     Platform,
 )
 from core.models.files import ExtractedAttachment
-from core.models.seats import all_models
 from core.ownership import CouncilOwner
 from core.providers.router import ProviderRouter
 from core.reading.reader import CouncilReading
@@ -81,10 +63,10 @@ from core.storage import Storage
 from core.storage.copy import migrate_database
 from core.storage.jobs import JobTooNew
 from core.storage.opening import open_configured_storage
-from core.telemetry import metrics, tracing
 from core.telemetry.logs import configure_logging
 from core.telemetry.metrics import collect as collect_metrics
 from core.telemetry.metrics import count_platform_write
+from core.telemetry.process import configure_telemetry
 from core.telemetry.tracing import continued, submitted
 from core.tenants import Tenants
 
@@ -100,6 +82,7 @@ __all__ = [
     "Redactor",
     "collect_metrics",
     "configure_logging",
+    "configure_telemetry",
     "continued",
     "count_platform_write",
     "diagnose",
@@ -117,66 +100,80 @@ _SHUTDOWN_WAIT_S = 5.0  # how long aclose() waits for stopped councils to store 
 
 
 class CouncilService:
+    """The service's own methods are what spans concerns: starting (start_council, submit_council,
+    ask), stopping (stop, stop_councils), reading as a viewer (as_viewer), the leaderboard of a
+    channel's line-up, register_deliverer, start_lease and its life (open, aclose). Every single
+    concern is one attribute that adapters call directly, never through a forwarding method
+    (docs/dev/CONTRACTS.md). These are all adapters may use (tests/test_import_graph.py checks bot/):
+
+        service.settings     core/settings                  the process's settings, as loaded
+        service.router       core/providers/router.py       `warm_up` the configured models at start-up
+        service.admission    core/admission/admit.py        the question, the channel's configuration and every limit
+        service.runs         core/durable/runs.py           running councils (CouncilRun: `get`, `follow`), stored
+        service.reading      core/reading/reader.py         the asker's files (`read_files`) and the web search
+        service.events       core/storage/events.py         platform event ids seen: a retried event is claimed once
+        service.queries      core/records/queries.py        stored councils: results, history, exports, usage, pruning
+        service.channels     core/channels/admin.py         a channel's configuration; admin changes to it, audited
+        service.workspace    core/channels/workspace.py     the channels that have their own settings
+        service.permissions  core/channels/permissions.py   who may see or do what: every such rule
+        service.feedback     core/records/feedback.py       readers' votes and comments (who may vote is decided there)
+        service.messages     core/records/messages.py       which council each chat message we post belongs to
+        service.idempotency  core/records/idempotency.py    the API's Idempotency-Key header
+        service.durable      core/durable/service.py        durable councils: the worker, delivery claims
+        service.telemetry    core/durable/health.py         /health, /ready and /metrics on an adapter's HTTP port
+        service.tasks        core/front_end_tasks.py        chat front ends' background tasks (titles, tags): one model
+        service.evals        core/eval/session.py           `council eval`: runs, their stored samples and reports
+        service.direct       core/direct.py                 members as models: one member (or the chairman) alone
+        service.tenants      core/tenants/service.py        many workspaces: Slack installations, own keys, budgets
+        service.browse       core/browse.py                 the browser app: history, a council, its calls, as a viewer
+
+    Each collaborator is built with what it needs, in order, and nothing is patched into one
+    afterwards. Process-wide state (metrics' model labels, whether traces hold content) is the
+    process's start-up's to set: `configure_telemetry`, called by bot/cli.py."""
+
     def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter, *, lease_s: float | None = None):
-        self.settings = settings
-        self.storage = storage
-        self.router = router
+        self.settings, self.storage, self.router = settings, storage, router
         self.redact = Redactor.from_settings(settings)
         # Taken when this process first runs a council (or a bot starts): read-only uses never own.
         self.owner = CouncilOwner(storage, lease_s or settings.durable.lease_s)
+        limits = settings.limits
         # On PostgreSQL the cap holds across every process on the database; SQLite is one process.
         self.shared_cap = (
-            SharedCap(storage, self.owner, settings.limits.max_concurrent_councils)
-            if storage.backend == POSTGRESQL
-            else None
+            SharedCap(storage, self.owner, limits.max_concurrent_councils) if storage.backend == POSTGRESQL else None
         )
-        self.gate = ConcurrencyGate(
-            settings.limits.max_concurrent_councils, settings.limits.max_queued_councils, self.shared_cap
-        )
-        self.permissions = Permissions(settings.limits.admin_users)
-        self.admission = Admission(settings, storage, router, self.redact, self.gate, self.owner)
-        self.queries = CouncilQueries(storage, self.permissions)
-        self.runs = CouncilRuns(storage, router, self.redact, self.queries.get_result)
-        self.reading = CouncilReading(settings, router, self.redact)
-        self.runs.fact_search = self.reading.fact_search
-        self.events = storage.events  # platform event ids seen (retries are claimed once)
-        # Many workspaces (core/tenants): a tenant's own key and line-up run its councils.
+        self.gate = ConcurrencyGate(limits.max_concurrent_councils, limits.max_queued_councils, self.shared_cap)
+        self.permissions = Permissions(limits.admin_users)
+        # A tenant's own key and line-up run its councils.
         self.tenants = Tenants(settings, storage, router, self.permissions)
+        self.admission = Admission(
+            settings, storage, router, self.redact, self.gate, self.owner,
+            plans=self.tenants.plan, lineups=self.tenants.lineup,
+        )  # fmt: skip
+        self.queries = CouncilQueries(storage, self.permissions)
+        self.reading = CouncilReading(settings, router, self.redact)
+        self.runs = CouncilRuns(
+            storage, self.redact, self.queries.get_result, self.tenants.router_at, self.reading.fact_search
+        )
+        self.events = storage.events
         self.channels = ChannelAdmin(storage, self.tenants.router_at, self.permissions, self.admission.effective_config)
-        # Readers' votes and comments (core/records/feedback.py): the rule of who may vote lives there.
         self.feedback = CouncilFeedback(storage, self.redact, Permissions.visible_to, self.queries.get_result)
-        self.workspace = WorkspaceChannels(storage, self.admission.effective_config)  # channels with their own settings
-        # Durable councils (core/durable): chat councils run as jobs that survive their process.
+        self.workspace = WorkspaceChannels(storage, self.admission.effective_config)
+        # Durable councils: chat councils run as jobs that survive their process.
         self.worker = CouncilWorker(storage, self.runs, self.owner, self.redact, self._prepare)
         self.durable = DurableCouncils(settings, storage, self.worker, self.gate, self.owner)
         self.retention = Retention(self.queries)
-        self.messages = CouncilMessages(storage)  # which council each chat message we post belongs to
-        self.idempotency = IdempotencyKeys(storage)  # the API's Idempotency-Key header
+        self.messages = CouncilMessages(storage)
+        self.idempotency = IdempotencyKeys(storage)
         self._councils_stopped = False
-        # Chat front ends' background tasks (titles, tags), answered by one model, not a council.
         self.tasks = FrontEndTasks(settings, storage, router, self.admission, self.redact)
-        # Members as models (the API's /v1/models): one member or the chairman answering alone.
         self.direct = DirectModels(
             storage, router, self.admission.limits, self.channels.effective_config, settings.council.timeout_s
         )
-        self.admission.plans = self.tenants.plan
-        self.admission.lineups = self.tenants.lineup
-        self.runs.router_for = self.tenants.router_at
-        # The browser app (bot/web): history, one council, the leaderboard and eval runs as a viewer sees them.
         self.browse = CouncilBrowser(
-            storage,
-            self.permissions,
-            self.queries,
-            self.runs,
-            self.feedback,
-            self.leaderboard,
-            self.direct.available,
-            share_secret=settings.web.share_secret(),
-        )
-        # /health, /ready and /metrics (core/telemetry): adapters serve them on their HTTP port.
+            storage, self.permissions, self.queries, self.runs, self.feedback, self.leaderboard,
+            self.direct.available, share_secret=settings.web.share_secret(),
+        )  # fmt: skip
         self.telemetry = ProcessHealth(storage, self.durable, self.redact)
-        metrics.model_label.configure(all_models([*settings.default_members, settings.default_chairman]))
-        tracing.record_content(settings.telemetry.trace_content)
 
     @cached_property
     def evals(self) -> CouncilEvals:
@@ -284,12 +281,10 @@ class CouncilService:
             lenses=lenses,
         )
         request.answer_format = answer_format
-        channel = await self.storage.channels.get(origin.channel_key) if search is None else None
-        wants_search = self.reading.wants_search(search, channel)
+        wants_search = await self._wants_search(search, origin)
 
         async def before_start() -> list[str]:
-            router = await self.tenants.router_at(request.origin)
-            return [*notices, *await self.reading.prepare(request, search=wants_search, router=router)]
+            return [*notices, *await self._prepare(request, wants_search)]
 
         return await self.runs.start(request, ticket, before_start)
 
@@ -330,8 +325,7 @@ class CouncilService:
         try:
             if not isinstance(destination, Destination):
                 destination = await destination()
-            channel = await self.storage.channels.get(origin.channel_key) if search is None else None
-            await self.storage.jobs.save(request, destination, search=self.reading.wants_search(search, channel))
+            await self.storage.jobs.save(request, destination, search=await self._wants_search(search, origin))
             with self.worker.accepting(request):
                 await self.durable.enqueue(request.council_id, destination.platform, ticket)
         except BaseException:
@@ -343,6 +337,11 @@ class CouncilService:
         """How this process posts a durable council of `platform` (progress, then the answer once:
         the deliverer must post it only when `claim_delivery` says so)."""
         self.worker.register(platform, deliver)
+
+    async def _wants_search(self, search: bool | None, origin: Origin) -> bool:
+        """The question's own choice, else its channel's (`/council-admin search`)."""
+        channel = await self.storage.channels.get(origin.channel_key) if search is None else None
+        return self.reading.wants_search(search, channel)
 
     async def _prepare(self, request: CouncilRequest, search: bool) -> list[str]:
         router = await self.tenants.router_at(request.origin)

@@ -82,7 +82,7 @@ def make_result(
             average_rank=float(i),
             rankings_count=2,
             borda=3.0 - i,
-            condorcet_wins=2.0 - i,
+            copeland=2.0 - i,
             first_place_votes=2 if i == 1 else 0,
         )
         for i, m in enumerate(order, 1)

@@ -511,34 +511,60 @@ def kendall_tau(ballot: Sequence[str], reference: Sequence[str]) -> float | None
 # ------------------------------------------------------------------------------------- agreement
 
 
-def kendall_w(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> float | None:
+def kendall_w(
+    ballots: Sequence[Sequence[str]], candidates: Sequence[str], shown: Sequence[Sequence[str]] | None = None
+) -> float | None:
+    """Kendall's W for incomplete blocks, written from its definition: a ballot's block is what it
+    was shown; its ranked items come first in their order, the rest of the block tied after them.
+    W = S / S* with S the squared centred mid-rank sums and S* the same sums had every block
+    followed the reference order (pairwise majorities, then rank sums), bounded at 1."""
     candidates = list(candidates)
-    for b in ballots:
-        if len(set(b)) != len(b) or not set(b) <= set(candidates):
+    if shown is not None and len(shown) != len(ballots):
+        raise ValueError("one shown set per ballot")
+    for k, b in enumerate(ballots):
+        block = candidates if shown is None else list(shown[k])
+        if len(set(b)) != len(b) or not set(b) <= set(candidates) or not set(b) <= set(block):
             raise ValueError(f"bad ballot {b!r}")
-    used = [list(b) for b in ballots if len(b) > 0]
-    m, n = len(used), len(candidates)
-    if m < 2 or n < 2:
+        if len(set(block)) != len(block) or not set(block) <= set(candidates):
+            raise ValueError(f"bad shown set {block!r}")
+    n = len(candidates)
+    if n < 2:
         return None
-    sums = {c: 0.0 for c in candidates}
-    tie_total = 0.0
-    for b in used:
-        k = len(b)
-        for p, c in enumerate(b, start=1):
-            sums[c] += p
-        shared = (k + 1 + n) / 2
-        for c in candidates:
-            if c not in b:
-                sums[c] += shared
-        t = n - k
-        if t > 1:
-            tie_total += t**3 - t
-    mean = m * (n + 1) / 2
-    s = sum((sums[c] - mean) ** 2 for c in candidates)
-    denom = m * m * (n**3 - n) - m * tie_total
-    if denom <= 0:
+    centred = {c: 0.0 for c in candidates}  # D_i: sum over blocks of (mid-rank - mean rank)
+    strict = {(a, b): 0 for a in candidates for b in candidates}  # blocks that order a and b
+    beats = dict(strict)
+    informative = 0
+    for k, b in enumerate(ballots):
+        block = candidates if shown is None else list(shown[k])
+        tail = [c for c in block if c not in b]
+        ranks = {c: float(p) for p, c in enumerate(b, start=1)}
+        for c in tail:  # the mid-rank of the tied tail
+            ranks[c] = len(b) + (len(tail) + 1) / 2
+        mean = (len(block) + 1) / 2
+        for c, r in ranks.items():
+            centred[c] += r - mean
+        ordered = [(x, y) for x in block for y in block if ranks[x] < ranks[y]]
+        for x, y in ordered:
+            beats[x, y] += 1
+            strict[x, y] += 1
+            strict[y, x] += 1
+        informative += bool(ordered)
+    if informative < 2:
         return None
-    return min(1.0, max(0.0, 12 * s / denom))
+    order: list[str] = []
+    while len(order) < n:
+        rest = [c for c in candidates if c not in order]
+        free = [c for c in rest if not any(beats[o, c] > beats[c, o] for o in rest)]
+        order.append(min(free or rest, key=lambda c: (centred[c], candidates.index(c))))
+    place = {c: p for p, c in enumerate(order)}
+    s = sum(d * d for d in centred.values())
+    star = [
+        sum(strict[i, j] / 2 * (1 if place[j] < place[i] else -1) for j in candidates if j != i) for i in candidates
+    ]
+    s_star = sum(x * x for x in star)
+    if s_star == 0:
+        return None
+    return min(1.0, max(0.0, s / s_star))
 
 
 # ----------------------------------------------------------------------------------- leaderboard

@@ -436,6 +436,7 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
         "consensus": None,  # these reviewers give no rubric scores
         "scores": {},
         "composition": result.composition,
+        "disagreement": result.disagreement.model_dump(mode="json"),
         "rounds": [],
         "lenses": {},
         "self_moa": None,

@@ -196,10 +196,21 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
     council = {o["name"]: o for o in names["council"]["options"]}
     assert council["attachment"]["type"] == 11 and council["search"]["type"] == 5  # both optional
     assert not council["attachment"].get("required") and not council["search"].get("required")
-    assert [c["value"] for c in council["mode"]["choices"]] == ["standard", "quick", "auto"]
+    assert [c["value"] for c in council["mode"]["choices"]] == ["standard", "quick", "auto", "refine", "self-moa"]
     assert not council["mode"].get("required")
     assert council["members"].get("autocomplete") and council["chairman"].get("autocomplete")
     assert not fake.guild_commands
+
+
+def test_member_choices_complete_the_list_typed_so_far():
+    """Discord's options have no multi-select: each choice of /council's `members` is the list typed so far plus one."""
+    from bot.discord.commands import _member_choices
+
+    allowed = ["alpha", "beta", "gamma"]
+    assert [c.value for c in _member_choices(allowed, "")] == allowed
+    assert [c.value for c in _member_choices(allowed, "alpha, ")] == ["alpha, beta", "alpha, gamma"]
+    assert [c.value for c in _member_choices(allowed, "alpha, GA")] == ["alpha, gamma"]
+    assert len(_member_choices([f"m{i}" for i in range(40)], "")) == 25  # Discord's limit
 
 
 async def test_guild_sync_when_guild_id_is_set(env, llm, tmp_path):
@@ -264,7 +275,7 @@ async def test_slash_council_defers_threads_throttles_and_never_pings(env, llm):
     assert "Aggregate ranking" in fields and "Agreement" in fields and "1." in fields["Aggregate ranking"]
     stage_row, feedback_row = answer["components"]
     custom_ids = [c["custom_id"] for c in stage_row["components"]]
-    assert [i.split(":")[1] for i in custom_ids] == ["answers", "reviews", "ranking"]
+    assert [i.split(":")[1] for i in custom_ids] == ["answers", "reviews", "ranking", "differ"]
     assert [c["custom_id"].split(":")[:2] for c in feedback_row["components"]] == [
         ["council_fb", "good"],
         ["council_fb", "bad"],

@@ -12,13 +12,17 @@ from pathlib import Path
 
 from core.models import (
     Attempt,
+    ContestedPoint,
     ConversationTurn,
     CouncilResult,
     CouncilStatus,
+    Disagreement,
     Dissent,
     ErrorInfo,
     ErrorKind,
     Review,
+    Side,
+    UniqueClaim,
 )
 from core.models.feedback import FeedbackVote, Vote
 from core.models.files import ExtractedAttachment, TextSection
@@ -90,6 +94,21 @@ def rich_result() -> CouncilResult:
             "aggregate": aggregate,
             "synthesis": synthesis,
             "notices": ["m-down failed: auth 401", "one ballot arrived late"],
+            "disagreement": Disagreement(
+                agreed=["Paris is the capital."],
+                contested=[
+                    ContestedPoint(
+                        point="Since when",
+                        sides=[
+                            Side(members=["m-a"], position="since 987"),
+                            Side(members=["m-b", "m-c"], position="since 508"),
+                        ],
+                    )
+                ],
+                unique=[UniqueClaim(member="m-c", claim="The Seine floods.")],
+                written=["contested"],
+                measured=["agreed", "unique"],
+            ),
         }
     )
 

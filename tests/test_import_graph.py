@@ -6,6 +6,7 @@ only go down its floors (FLOORS), never between two packages both ways."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,3 +197,34 @@ def test_no_two_core_packages_import_each_other():
         if here and there and here[1] != there[1] and "core" not in (here[1], there[1]):
             uses.setdefault(here[1], set()).add(there[1])
     assert _cycles(uses) == []
+
+
+def _service_attributes_used(path: Path) -> set[str]:
+    """The names adapters reach on a service: `service.X` and `self.service.X` (any `*.service.X`)."""
+    used: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute):
+            holder = node.value
+            named = holder.id if isinstance(holder, ast.Name) else getattr(holder, "attr", None)
+            if named == "service":
+                used.add(node.attr)
+    return used
+
+
+def test_adapters_use_only_what_the_service_lists():
+    """CouncilService's docstring lists the attributes adapters may use; its own methods are the rest."""
+    tree = ast.parse((ROOT / "core" / "service.py").read_text())
+    service = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CouncilService")
+    listed = set(re.findall(r"^\s+service\.(\w+)\s", ast.get_docstring(service) or "", re.MULTILINE))
+    methods = {
+        n.name
+        for n in service.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not n.name.startswith("_")
+    }
+    assert {"admission", "runs", "channels", "queries"} <= listed
+    unlisted = {
+        f"{name} uses service.{attribute}"
+        for name, path in _sources("bot").items()
+        for attribute in _service_attributes_used(path) - listed - methods
+    }
+    assert sorted(unlisted) == []

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from core.admission.deliberation import with_deliberation_mode
+from core.admission.deliberation import self_moa_seat, with_deliberation_mode
 from core.engine.chair_notes import SELF_MOA_NOTE
 from core.engine.council import CouncilControl, run_council
 from core.engine.revision_prompt import read_reply
@@ -17,6 +17,8 @@ from core.models import (
     CouncilRequest,
     Lens,
     MemberAnswer,
+    Origin,
+    Platform,
     Revision,
     RevisionFinished,
     RoundStarted,
@@ -26,9 +28,10 @@ from core.models.seats_file import parse_seats, read_seats_file
 from core.models.voice import ENDED_CONVERGED, ENDED_NO_MOVE, ENDED_SYNTHESIZE, round_line, self_moa_line
 from core.records.export import to_document, to_markdown
 from core.settings import Settings, load_settings
+from core.storage import Storage
 from tests import test_council
-from tests.factories import run_council_to_end
-from tests.llm_server import REVISION, Hang, Reply, council_member
+from tests.factories import make_result, run_council_to_end
+from tests.llm_server import REVISION, Fail, Hang, Reply, council_member
 from tests.test_council import CHAIR, M1, M2, M3, config, script
 
 server, router = test_council.server, test_council.router  # the fixtures
@@ -278,3 +281,51 @@ def test_bad_settings_are_one_line(tmp_path, monkeypatch, variable, value, said)
     assert said in message and "\n" not in message
     if variable == "COUNCIL_SEATS_FILE":
         assert "line 1" in message
+
+
+async def test_a_resumed_self_moa_council_asks_only_the_samples_it_lacks(server, router, tmp_path):
+    script(server, scripts())
+    storage = await Storage.open(f"sqlite:///{tmp_path}/steps.db")
+    request = CouncilRequest(question="Q?", config=config(members=[M1], mode="self-moa", samples=5))
+    await storage.councils.save_started(request)
+    for n in (1, 2, 3):  # the journal kept three samples, each under its own seat
+        await storage.jobs.save_answer(request.council_id, MemberAnswer(model=M1, seat=f"{M1}#{n}", text=BEST))
+    checkpoint = await storage.jobs.checkpoint(request.council_id)
+    await storage.close()
+    assert len(checkpoint.answers) == 3
+    events = [e async for e in run_council(request, router, None, checkpoint)]
+    assert len(server.requests_for(M1, stage=1)) == 2 and len(events[-1].result.answers) == 5
+
+
+async def test_self_moa_samples_the_channels_leader_once_it_has_enough_ballots(tmp_path):
+    storage = await Storage.open(f"sqlite:///{tmp_path}/board.db")
+    settings = Settings(_env_file=None)
+    here = Origin(platform=Platform.SLACK, workspace_id="T1", channel_id="C1")
+    members = ["m-a", "m-b|m-x", "m-c"]
+    try:
+        for n in range(3):  # m-b first on every ballot that ranks it: 2 ballots a council
+            await storage.councils.save([make_result(council_id=f"c{n:015d}", order=("m-b", "m-a", "m-c"))])
+        assert await self_moa_seat(settings, storage, here, members) == "m-a"  # 6 ballots: not enough
+        for n in range(3, 5):
+            await storage.councils.save([make_result(council_id=f"c{n:015d}", order=("m-b", "m-a", "m-c"))])
+        assert await self_moa_seat(settings, storage, here, members) == "m-b|m-x"  # 10 ballots: its seat
+        elsewhere = here.model_copy(update={"channel_id": "C2"})
+        assert await self_moa_seat(settings, storage, elsewhere, members) == "m-a"
+        chosen = Settings(_env_file=None, COUNCIL_SELF_MOA_MODEL="m-c")
+        assert await self_moa_seat(chosen, storage, here, members) == "m-c"
+    finally:
+        await storage.close()
+
+
+async def test_rounds_keep_the_quorum_grace_and_fallback_seats(server, router):
+    # M3's revision hangs: once the quorum has revised, it gets the grace and keeps its answer.
+    # The second seat's primary fails: its fallback M2 answered, and it is M2 that revises.
+    script(server, scripts(revise={M2: f"REASON: {REASON}\n{REVISED}", M3: Hang()}, broken=Fail(401, "bad key")))
+    seats = [M1, f"broken|{M2}", M3]
+    _, result = await run(router, refine(members=seats, rounds=1, grace_s=0.3, grace_min_s=0.1, grace_factor=0.0))
+    [revision_round] = result.rounds
+    by_model = {r.model: r for r in revision_round.revisions}
+    assert by_model[M2].moved and by_model[M2].seat == f"broken|{M2}"
+    assert by_model[M3].error is not None and by_model[M3].text == OTHER and not by_model[M3].moved
+    assert len(server.requests_for("broken", stage=1)) == 1 and not server.requests_for("broken", stage=REVISION)
+    assert result.synthesis is not None and REVISED in server.requests_for(CHAIR, stage=3)[0].user

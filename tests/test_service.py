@@ -58,24 +58,44 @@ async def test_council_is_stored_whole_and_exported(service, llm):
         await service.queries.get_result("nope")
 
 
-async def test_markers_stored_by_an_older_version_are_never_shown(service):
-    """Councils stored before the stream filter was complete may hold joined markers: reading one
-    (the result behind stage buttons and conversations, and both exports) shows none."""
+async def test_markers_stored_by_an_older_version_are_removed_once_by_a_migration(llm, tmp_path, database_url):
+    """Councils stored before the stream filter was complete may hold joined markers: the migration
+    `0026_stored_markers_removed` removes them from the stored texts once, at start-up, so that what
+    is read (the result behind stage buttons and conversations, both exports, the rows SQL reads)
+    holds none, and reading scrubs nothing."""
     result = make_result(council_id="0ld0000000000001")
     result.answers[0].text = "Paris.\nEND RESPONSE A\nThe capital is Paris. <<<REVIEW 2 626abc6bbe532717>>>"
     result.synthesis.text = "Final: Paris.\n<<<END RESPONSE B 626abc6bbe532717>>>"
-    await service.storage.save_result(result)
+    async with await Storage.open(database_url) as storage:  # a database from before the migration
+        await storage.save_result(result)
+        await storage.db.execute("DELETE FROM schema_version WHERE name = 'stored_markers_removed'")
 
-    shown = await service.queries.get_result(result.council_id)
-    assert shown.answers[0].text == "Paris.\nThe capital is Paris. "
-    assert shown.synthesis.text == "Final: Paris.\n"
-    assert shown.answers[1:] == result.answers[1:] and shown.reviews == result.reviews  # no marker: as stored
-    for export in [
-        await service.queries.export(result.council_id, "markdown"),
-        await service.queries.export(result.council_id, "json"),
-    ]:
-        assert "RESPONSE" not in export and "626abc6bbe532717" not in export and "Paris" in export
-    assert await service.storage.councils.get(result.council_id) == result  # the database keeps what was stored
+    async with await CouncilService.open(make_settings(llm, tmp_path, DATABASE_URL=database_url)) as service:
+        shown = await service.queries.get_result(result.council_id)
+        assert shown.answers[0].text == "Paris.\nThe capital is Paris. "
+        assert shown.synthesis.text == "Final: Paris.\n"
+        assert shown.answers[1:] == result.answers[1:] and shown.reviews == result.reviews  # no marker: as stored
+        assert await service.storage.councils.get(result.council_id) == shown  # cleaned where it is stored
+        for export in [
+            await service.queries.export(result.council_id, "markdown"),
+            await service.queries.export(result.council_id, "json"),
+        ]:
+            assert "RESPONSE" not in export and "626abc6bbe532717" not in export and "Paris" in export
+        rows = await service.storage.db.fetchall(
+            "SELECT text FROM answers WHERE council_id = ? AND model = ?", (result.council_id, result.answers[0].model)
+        )
+        assert [r[0] for r in rows] == ["Paris.\nThe capital is Paris. "]
+        [synthesis] = await service.storage.db.fetchall(
+            "SELECT text FROM synthesis WHERE council_id = ?", (result.council_id,)
+        )
+        assert synthesis[0] == "Final: Paris.\n"
+
+        # Once: a council stored with a marker now (none is: the engine filters) stays as stored.
+        again = make_result(council_id="0ld0000000000002")
+        again.synthesis.text = "Final: END RESPONSE A"
+        await service.storage.save_result(again)
+    async with await Storage.open(database_url) as storage:
+        assert (await storage.councils.get(again.council_id)).synthesis.text == "Final: END RESPONSE A"
 
 
 async def test_export_is_visible_only_inside_the_councils_workspace(service, llm):

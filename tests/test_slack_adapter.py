@@ -320,6 +320,7 @@ async def test_slash_command_runs_council_in_thread(env, capsys):
         "council_stage_answers",
         "council_stage_reviews",
         "council_stage_ranking",
+        "council_stage_differ",  # the answers share a sentence (agreed, measured)
     }
     assert all(b["value"] == council_id for b in buttons)
     contexts = json.dumps([b for b in answer.args["blocks"] if b["type"] == "context"])
@@ -846,7 +847,12 @@ async def test_streamed_council(env, capsys):
     assert message["title"].startswith("The council answered")
     check_blocks(stop.args["blocks"])
     buttons = [e["action_id"] for b in stop.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
-    assert buttons == ["council_stage_answers", "council_stage_reviews", "council_stage_ranking"]
+    assert buttons == [
+        "council_stage_answers",
+        "council_stage_reviews",
+        "council_stage_ranking",
+        "council_stage_differ",
+    ]
     assert "Ranking: 1." in json.dumps(stop.args["blocks"])
     council_id = stop.args["blocks"][0]["block_id"].split("-")[2]
     assert (await env.service.queries.get_result(council_id)).status is CouncilStatus.OK

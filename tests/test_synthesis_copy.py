@@ -1,7 +1,7 @@
 """The copy rule of the synthesis screen (issue 22, item 1): quoting the question, the thread, a
 member, a file or a source is what a synthesis does; only the prompt's own voice is copying.
 
-The corpus below is judged against the prompts the engine really builds (core/prompts.py), and
+The corpus below is judged against the prompts the engine really builds (core/engine/prompts.py), and
 two councils run end to end through the scripted LLM server and a real ProviderRouter.
 """
 

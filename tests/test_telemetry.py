@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.parser import text_string_to_metric_families
 
 from core.models import CouncilStatus
-from core.service import CouncilService
+from core.service import CouncilService, configure_telemetry
 from core.shared.redact import Redactor
 from core.telemetry import tracing
 from core.telemetry.context import Where
@@ -167,7 +167,9 @@ async def test_one_trace_per_council_with_a_span_per_stage_and_per_model_call(ll
 
 
 async def test_trace_content_is_recorded_only_when_asked(llm, tmp_path, spans):
-    async with await CouncilService.open(make_settings(llm, tmp_path, COUNCIL_TRACE_CONTENT="true")) as service:
+    settings = make_settings(llm, tmp_path, COUNCIL_TRACE_CONTENT="true")
+    configure_telemetry(settings)  # what the process's start-up (bot/cli.py) does with its settings
+    async with await CouncilService.open(settings) as service:
         await service.ask(QUESTION)
     finished = spans.get_finished_spans()
     [council] = by_name(finished, "council")

@@ -1,4 +1,4 @@
-"""Image and file content parts of an OpenAI-style request, as files for the council to read (issue 13).
+"""Image and file content parts of an OpenAI-style request, as files for the council to read.
 
 Accepted: `image_url` / `input_image` with a `data:` URL, and `file` / `input_file` with inline
 `file_data` (a `data:` URL or bare base64) and a `filename`. The council never fetches a URL a

@@ -15,7 +15,7 @@ from bot.api import catalog
 from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Origin
+from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Disagreement, Origin
 from core.models.voice import (
     MODE_DESCRIPTIONS,
     author_note,
@@ -67,9 +67,10 @@ class CouncilAnswer(BaseModel):
     mode: str = "standard"
     ranking: list[RankedModel]
     agreement_w: float | None
-    consensus: float | None = None  # of the rubric scores, 0-100 (issue 33)
+    consensus: float | None = None  # of the rubric scores, 0-100
     scores: dict[str, dict[str, float]] = {}  # model -> criterion -> mean rubric score
     composition: dict[str, float] | None = None  # member, `sources`, `chairman` -> share of the answer
+    disagreement: Disagreement | None = None  # where the members stand (agreed, contested, unique, open)
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
     # refine mode: one list per round, `{"member", "moved", "toward"}` per member, and each round as a line
@@ -130,6 +131,7 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         consensus=aggregate.consensus if aggregate else None,
         scores=aggregate.scores if aggregate else {},
         composition=result.composition,
+        disagreement=result.disagreement,
         notices=result.notices,
         escalated=result.escalated,
         rounds=[r.moves() for r in result.rounds],

@@ -311,13 +311,15 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "failed_members": failed_members(result),
         "ballots": ballots_read(result),
         "late_reviews": late_line(result),
-        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100, issue 33),
+        # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100),
         # with each answer's mean score per criterion (model -> criterion -> mean).
         "agreement_w": result.aggregate.agreement_w if result.aggregate else None,
         "consensus": result.aggregate.consensus if result.aggregate else None,
         "scores": result.aggregate.scores if result.aggregate else {},
-        # where the answer came from, measured (member, `sources`, `chairman` -> share; issue 33)
+        # where the answer came from, measured (member, `sources`, `chairman` -> share)
         "composition": result.composition,
+        # where the members stand: agreed, contested, unique, open, and which parts were written or measured
+        "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         # refine mode: one list per round, `{"member", "moved", "toward"}` per member
         "rounds": [r.moves() for r in result.rounds],
         "lenses": {seat: lens.model_dump(mode="json") for seat, lens in config.lenses.items()},

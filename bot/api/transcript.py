@@ -24,6 +24,9 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     ReviewFinished,
+    RevisionFinished,
+    RoundFinished,
+    RoundStarted,
     SchedulePlanned,
     StageStarted,
 )
@@ -36,6 +39,8 @@ from core.models.voice import (
     check_line,
     judging_line,
     review_state,
+    revision_line,
+    round_line,
     stand_in_note,
     stood_as_written,
     writer_replaced,
@@ -143,6 +148,12 @@ class CouncilTranscript:
             return f"\nAggregate ranking: {ranking_line(event.aggregate)}\n"
         if isinstance(event, AgreementStarted):
             return f"- {judging_line(short_model(event.judge))}\n"
+        if isinstance(event, RoundStarted):
+            return f"\n**Round {event.number} · members revise after reading each other's answers**\n"
+        if isinstance(event, RevisionFinished):
+            return f"- {revision_line(event.revision)}\n"
+        if isinstance(event, RoundFinished):
+            return f"{round_line(event.round)}\n"
         if isinstance(event, AgreementChecked):
             self._check = event.check
             return f"- {check_line(event.check)}\n"

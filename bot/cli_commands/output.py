@@ -28,18 +28,20 @@ from core.models import (
     seats,
 )
 from core.models.voice import (
+    DIFFER_TITLE,
     READ_TITLE,
     STAGE_TITLES,
     Author,
     author_of,
     ballots_read,
     check_line,
-    composition_line,
     deliberation_lines,
+    differ_lines,
     footer_fields,
     judging_line,
     late_line,
     read_lines,
+    result_composition_line,
     result_dissent_lines,
     review_state,
     revision_line,
@@ -166,8 +168,11 @@ def print_result(
         if (late := late_line(result)) is not None:
             print(late)
         print("".join(f"{line}\n" for line in result_dissent_lines(result)), end="")
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         print(meter)
+    if differ := differ_lines(result):
+        print(f"\n━━ {DIFFER_TITLE} ━━")
+        print("\n".join(differ))
     council, *fields = footer_fields(result)
     print("\n" + " · ".join([council, result.status.value, *fields]))
     if details:

@@ -29,6 +29,10 @@ def _config_embed(title: str, config: CouncilConfig, channel: ChannelSettings | 
     embed.add_field(name="Members", value=render.clip("\n".join(config.members), render.FIELD_MAX), inline=False)
     embed.add_field(name="Chairman", value=render.clip(config.chairman, render.FIELD_MAX), inline=False)
     embed.add_field(name="Mode", value=config.mode, inline=False)
+    lenses = [f"{seat}: {lens}" for seat in config.members if (lens := lens_line(config.lens(seat)))]
+    if lenses:
+        shown = render.clip(render.safe("\n".join(lenses)), render.FIELD_MAX)
+        embed.add_field(name="Lenses", value=shown, inline=False)
     if channel is not None:
 
         def show(value: Any, unit: str = "") -> str:

@@ -28,7 +28,7 @@ async def on_council_button(
 
     async def read(admin: bool) -> tuple[CouncilResult, str | None]:
         result = await service.queries.result_for(council_id, viewer, admin=admin)
-        wanted = action != "ranking"  # the export carries what does not fit in three messages
+        wanted = action not in ("ranking", "differ")  # the export carries what does not fit in three messages
         return result, await service.queries.export(council_id, viewer=viewer, admin=admin) if wanted else None
 
     try:

@@ -80,21 +80,24 @@ def _add_council(bot: CouncilHost) -> None:
 
     @council.autocomplete("members")
     async def members_choices(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        # Discord's options have no multi-select: each choice completes the list typed so far.
-        typed = [m for m in current.replace(",", " ").split() if m]
-        done, partial = (typed, "") if current.endswith((",", " ")) or not typed else (typed[:-1], typed[-1])
-        allowed = await _allowed(bot, interaction)
-        return [
-            app_commands.Choice(name=value[:100], value=value[:100])
-            for model in allowed
-            if model not in done and partial.lower() in model.lower()
-            for value in [", ".join([*done, model])]
-        ][:25]
+        return _member_choices(await _allowed(bot, interaction), current)
 
     @council.autocomplete("chairman")
     async def chairman_choices(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         allowed = await _allowed(bot, interaction)
         return [app_commands.Choice(name=m[:100], value=m[:100]) for m in allowed if current.lower() in m.lower()][:25]
+
+
+def _member_choices(allowed: list[str], current: str) -> list[app_commands.Choice[str]]:
+    """Discord's options have no multi-select: each choice completes the list typed so far."""
+    typed = [m for m in current.replace(",", " ").split() if m]
+    done, partial = (typed, "") if current.endswith((",", " ")) or not typed else (typed[:-1], typed[-1])
+    return [
+        app_commands.Choice(name=value[:100], value=value[:100])
+        for model in allowed
+        if model not in done and partial.lower() in model.lower()
+        for value in [", ".join([*done, model])]
+    ][:25]
 
 
 async def _allowed(bot: CouncilHost, interaction: discord.Interaction) -> list[str]:

@@ -30,6 +30,7 @@ from bot.render_text import (
 )
 from core.models import CouncilResult, CouncilStatus
 from core.models.voice import (
+    DIFFER_TITLE,
     READ_TITLE,
     STAGE_BUTTONS,
     STAGE_VIEWS,
@@ -37,12 +38,16 @@ from core.models.voice import (
     Tone,
     author_of,
     ballots_read,
-    composition_line,
     consensus_text,
     cut_note,
+    deliberation_lines,
+    differ_parts,
+    differ_source,
     file_summary,
     footer_fields,
     late_line,
+    lens_line,
+    result_composition_line,
     review_title,
     stages_of,
     stream_tail,
@@ -268,20 +273,29 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
+    if deliberation := deliberation_lines(result):
+        last.add_field(
+            name="How the council deliberated", value=clip(safe("\n".join(deliberation)), FIELD_MAX), inline=False
+        )
     if result.aggregate is None and result.status is not CouncilStatus.FAILED:
         last.add_field(name="Aggregate ranking", value="Ranking unavailable.", inline=False)
     add_material_fields(last, result)
+    return _result_sent(embeds, result)
+
+
+def _result_sent(embeds: list[discord.Embed], result: CouncilResult) -> list[dict[str, Any]]:
+    """The result's embeds packed into messages with a footer on every one (each part of a split
+    answer says which council it is), the stage buttons under the last."""
     footer = _footer(result)
-    # A footer on every message: each part of a split answer says which council it is.
     messages: list[dict[str, Any]] = []
     for group in pack(embeds, budget=MESSAGE_EMBED_CHARS - len(footer)):
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
         view = stage_view(result.council_id, stages_of(result))
-        messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if synthesis is not None else view
+        messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if result.synthesis is not None else view
     return messages
 
 
@@ -322,8 +336,15 @@ def answers_embeds(result: CouncilResult) -> list[discord.Embed]:
     for answer in result.answers:
         label = f"Response {answer.label} — " if answer.label else ""
         took = f" ({answer.latency_s:.1f}s)" if answer.latency_s is not None else ""
+        lens = lens_line(result.request.config.lens(answer.seat or answer.model))
         if answer.ok:
-            embeds += text_embeds(safe(answer.text), title=f"{label}{answer.model}{took}", color=COLOR_INFO, chunk=3900)
+            first = " · first answer" if result.rounds else ""
+            text = (f"*{safe(lens)}*\n\n" if lens else "") + safe(answer.text)
+            embeds += text_embeds(text, title=f"{label}{answer.model}{first}{took}", color=COLOR_INFO, chunk=3900)
+            final = result.final_text(answer)
+            if final and final != answer.text:
+                title = f"{label}{answer.model} · after the revision rounds"
+                embeds += text_embeds(safe(final), title=title, color=COLOR_INFO, chunk=3900)
         else:
             why = answer.error.short() if answer.error else "no answer"
             embeds.append(
@@ -365,7 +386,21 @@ def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
     return [embed]
 
 
-STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds}
+def differ_embeds(result: CouncilResult) -> list[discord.Embed]:
+    """Where the members stand: a field per part (its items as bullets), who wrote it in the footer."""
+    embed = discord.Embed(title=DIFFER_TITLE, color=COLOR_INFO)
+    for heading, items in differ_parts(result.disagreement)[:25]:
+        embed.add_field(
+            name=heading, value=clip("\n".join(f"• {safe(item)}" for item in items), FIELD_MAX), inline=False
+        )
+    if not embed.fields:
+        embed.description = "The council's answers were not compared."
+    elif (source := differ_source(result)) is not None:
+        embed.set_footer(text=clip(source, 2048))
+    return [embed]
+
+
+STAGES = {"answers": answers_embeds, "reviews": reviews_embeds, "ranking": ranking_embeds, "differ": differ_embeds}
 
 
 def stage_messages(result: CouncilResult, stage: str, markdown: str | None = None) -> list[dict[str, Any]]:
@@ -394,7 +429,7 @@ _LABELS = {
 
 class CouncilButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"council:(?P<action>answers|reviews|ranking|stop|synth):(?P<id>[0-9a-f]+)",
+    template=r"council:(?P<action>answers|reviews|ranking|differ|stop|synth):(?P<id>[0-9a-f]+)",
 ):
     """A button whose state (action, council id) lives in its custom_id, so it works after a restart."""
 

@@ -109,9 +109,7 @@ class SlackCouncilBot:
         self._register()
         SlackFeedback(self.app, client, service, self.background, self.people).register()
         MessageShortcut(self.app, client, service, self.background, self.people).register()
-        pick = PickModal(self.app, client, service, self.background, self.people)
-        pick.questions = self.questions
-        pick.register()
+        PickModal(self.app, client, service, self.background, self.people, self.questions).register()
         self.home.register()
         self.agent.register(on_home_tab=self.home.on_opened)
 
@@ -182,7 +180,7 @@ class SlackCouncilBot:
             self.spawn(buttons.handle_control(body, action), "control")
             await ack()
 
-        @app.action(re.compile(r"^council_stage_(answers|reviews|ranking)$"))
+        @app.action(re.compile(r"^council_stage_(answers|reviews|ranking|differ)$"))
         async def stage(ack, body, action, respond):
             self.spawn(buttons.handle_stage(body, action, respond), "stage")
             await ack()

@@ -125,9 +125,7 @@ class SlackHome(ListenerGroup):
     @cached_property
     def key_form(self) -> TenantKeyForm:
         """The workspace's own provider key (bot/slack/tenant_key.py), drawn on this tab."""
-        form = TenantKeyForm(self.app, self.client, self.service, self.tasks, self.people)
-        form.publish = self.publish
-        return form
+        return TenantKeyForm(self.app, self.client, self.service, self.tasks, self.people, self.publish)
 
     def register(self) -> None:
         app = self.app

@@ -1,4 +1,4 @@
-"""The stage details a button opens (a modal per stage: answers, reviews, ranking), within
+"""The stage details a button opens (a modal per stage: answers, reviews, ranking, where they differ), within
 Slack's 100 blocks and a total text budget, shared fairly between the members."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from bot.slack.render import (
     sections,
 )
 from core.models import CouncilResult
-from core.models.voice import review_title
+from core.models.voice import differ_parts, differ_source, lens_line, review_title
 
 MODAL_BLOCKS = 100
 MODAL_TITLE_MAX = 24
@@ -69,6 +69,8 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
         mapping = ", ".join(f"{label} = {short_model(model)}" for label, model in sorted(result.label_to_model.items()))
         intro += [context(plain(f"Labels: {mapping}" if mapping else "No labels."))]
         body = _reviews_stage(result, MODAL_BLOCKS - len(intro) - 2, note)
+    elif stage == "differ":
+        body = _differ_stage(result)
     else:
         body = _ranking_stage(result)
     blocks = limit_blocks(intro + body, MODAL_BLOCKS, note)
@@ -85,9 +87,17 @@ def _answers_stage(result: CouncilResult, slots: int, note: str) -> list[dict[st
     parts = []
     for answer in result.answers:
         label = f"Response {answer.label} · " if answer.label else ""
+        lens = lens_line(result.request.config.lens(answer.seat or answer.model))
+        head_lens = [context(plain(lens))] if lens else []
         if answer.ok:
             latency = f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
-            parts.append(([section(plain(f"*{label}{answer.model}*{latency}"))], mrkdwn(answer.text)))
+            first = " · first answer" if result.rounds else ""
+            head = [section(plain(f"*{label}{answer.model}*{first}{latency}")), *head_lens]
+            parts.append((head, mrkdwn(answer.text)))
+            final = result.final_text(answer)
+            if final and final != answer.text:
+                revised = [section(plain(f"*{label}{answer.model}* · after the revision rounds"))]
+                parts.append((revised, mrkdwn(final)))
         else:
             why = answer.error.short() if answer.error else "no answer"
             parts.append(([section(plain(f":x: *{answer.model}*: {why}"))], ""))
@@ -112,4 +122,16 @@ def _ranking_stage(result: CouncilResult) -> list[dict[str, Any]]:
                 "Borda and Copeland are tie-breakers; Kendall's W = agreement between reviewers (0–1)."
             )
         )
+    return body
+
+
+def _differ_stage(result: CouncilResult) -> list[dict[str, Any]]:
+    """Where the members stand: a section per part (its items as bullets), then who wrote it."""
+    body: list[dict[str, Any]] = []
+    for heading, items in differ_parts(result.disagreement):
+        body += sections(f"*{plain(heading)}*\n" + "\n".join(f"• {plain(item)}" for item in items))
+    if not body:
+        return [section("The council's answers were not compared.")]
+    if (source := differ_source(result)) is not None:
+        body.append(context(plain(source)))
     return body

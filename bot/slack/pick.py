@@ -1,5 +1,5 @@
 """`/council pick`: a modal that asks one question with its own members and chairman, chosen among
-the models the channel allows (issue 33; service.channels.allowed). The council then answers in
+the models the channel allows (service.channels.allowed). The council then answers in
 the channel as for `/council <question>`; the message shortcut's modal (bot/slack/shortcut.py)
 offers the same selects."""
 
@@ -16,7 +16,13 @@ from bot.slack.people import slack_origin
 from core.errors import CouncilError
 
 if TYPE_CHECKING:
+    from slack_bolt.async_app import AsyncApp
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.people import SlackPeople
     from bot.slack.questions import SlackQuestions
+    from bot.slack.tasks import BackgroundTasks
+    from core.service import CouncilService
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +96,19 @@ def pick_modal(allowed: list[str], where: dict[str, str]) -> dict[str, Any]:
 
 
 class PickModal(ListenerGroup):
-    questions: SlackQuestions
+    """The submitted form becomes a council through `questions`, as `/council <question>` does."""
+
+    def __init__(
+        self,
+        app: AsyncApp,
+        client: AsyncWebClient,
+        service: CouncilService,
+        tasks: BackgroundTasks,
+        people: SlackPeople,
+        questions: SlackQuestions,
+    ):
+        super().__init__(app, client, service, tasks, people)
+        self.questions = questions
 
     def register(self) -> None:
         @self.app.view(VIEW)

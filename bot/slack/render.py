@@ -46,12 +46,14 @@ from core.models.voice import (
     STAGE_VIEWS,
     Tone,
     ballots_read,
-    composition_line,
     cut_note,
+    deliberation_lines,
     file_summary,
     footer_fields,
     late_line,
+    lens_line,
     quote,
+    result_composition_line,
     stages_of,
     stream_tail,
     took,
@@ -76,8 +78,8 @@ ANSWER_BLOCK = "council-a-"
 ACTION_STOP = "council_stop"
 ACTION_SYNTHESIZE = "council_synthesize"
 ACTION_STAGE_PREFIX = "council_stage_"
-Stage = Literal["answers", "reviews", "ranking"]
-STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking")
+Stage = Literal["answers", "reviews", "ranking", "differ"]
+STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking", "differ")
 STAGE_TITLES = STAGE_VIEWS  # the modals' titles (modals.py)
 
 Message = dict[str, Any]  # {"text": ..., "blocks": [...]}, ready for chat.postMessage/chat.update
@@ -238,6 +240,12 @@ def material_blocks(result: CouncilResult) -> list[dict[str, Any]]:
     return blocks
 
 
+def deliberation_blocks(result: CouncilResult) -> list[dict[str, Any]]:
+    """Self-MoA's samples, each member's lens and the rounds (one context block; none without them)."""
+    lines = deliberation_lines(result)
+    return [context(clip(plain("\n".join(lines)), SECTION_CHUNK))] if lines else []
+
+
 def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
     elements = [button(STAGE_BUTTONS[s], ACTION_STAGE_PREFIX + s, council_id) for s in stages_of(result)]
     return {"type": "actions", "block_id": f"council-stages-{council_id}", "elements": elements}
@@ -311,8 +319,9 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
     if result.aggregate is not None:
         tail_blocks.append(context(plain(ranking_context(result))))
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         tail_blocks.append(context(plain(meter)))
+    tail_blocks += deliberation_blocks(result)
     footer = result_footer(result)
     tail_blocks.append(context(f"{footer} · <{_link_url(link)}|open in the browser>" if link else footer))
     if stages_of(result):
@@ -394,6 +403,7 @@ def leaderboard_message(board: Leaderboard) -> Message:
 
 def config_message(title: str, config: CouncilConfig, channel: ChannelSettings | None = None) -> Message:
     lines = [f"*Members:* {', '.join(config.members)}", f"*Chairman:* {config.chairman}", f"*Mode:* {config.mode}"]
+    lines += [f"*{seat}:* {lens}" for seat in config.members if (lens := lens_line(config.lens(seat)))]
     if channel is not None:
 
         def show(value: Any, unit: str = "") -> str:

@@ -13,6 +13,7 @@ from bot.slack.render import (
     ANSWER_BLOCK,
     attached_note,
     context,
+    deliberation_blocks,
     material_blocks,
     ranking_context,
     result_footer,
@@ -21,7 +22,7 @@ from bot.slack.render import (
     with_block_id,
 )
 from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
-from core.models.voice import Author, author_of, composition_line, stages_of
+from core.models.voice import Author, author_of, result_composition_line, stages_of
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -186,8 +187,9 @@ def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> lis
     blocks += material_blocks(result)
     if result.aggregate is not None:
         blocks.append(context(plain(ranking_context(result))))
-    if (meter := composition_line(result.composition)) is not None:
+    if (meter := result_composition_line(result)) is not None:
         blocks.append(context(plain(meter)))
+    blocks += deliberation_blocks(result)
     blocks.append(context(result_footer(result)))
     if stages_of(result):
         blocks.append(stage_buttons(result.council_id, result))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
@@ -15,6 +16,14 @@ from bot.slack.errors import refusal
 from bot.slack.listeners import ListenerGroup
 from core.errors import CouncilError
 from core.models import Origin, Platform
+
+if TYPE_CHECKING:
+    from slack_bolt.async_app import AsyncApp
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.people import SlackPeople
+    from bot.slack.tasks import BackgroundTasks
+    from core.service import CouncilService
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +72,19 @@ def _values(view: dict[str, Any]) -> dict[str, str | None]:
 
 
 class TenantKeyForm(ListenerGroup):
-    """Registered with the Home tab; `publish` redraws the Home tab with the outcome."""
+    """Registered with the Home tab; `publish` (SlackHome.publish) redraws the Home tab with the outcome."""
 
-    publish: Any = None  # SlackHome.publish, set by the Home tab
+    def __init__(
+        self,
+        app: AsyncApp,
+        client: AsyncWebClient,
+        service: CouncilService,
+        tasks: BackgroundTasks,
+        people: SlackPeople,
+        publish: Callable[[str, str | None, str | None], Awaitable[None]],
+    ):
+        super().__init__(app, client, service, tasks, people)
+        self.publish = publish
 
     def register(self) -> None:
         @self.app.action(ACTION_KEY)

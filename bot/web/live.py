@@ -28,9 +28,10 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     ReviewFinished,
+    RoundFinished,
 )
 from core.models.share_links import SHARE_PARAM
-from core.models.voice import review_title
+from core.models.voice import review_title, round_line
 from core.service import CouncilRun
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
@@ -55,6 +56,8 @@ def event_html(event: CouncilEvent) -> Markup | None:
         )
     if isinstance(event, ChairmanFinished):
         return Markup(f'<div class="md">{markdown(event.synthesis.text)}</div>')
+    if isinstance(event, RoundFinished):  # refine mode: who moved toward whom, one line
+        return Markup(f'<p class="meta round">{escape(round_line(event.round))}</p>')
     return None
 
 

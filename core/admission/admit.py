@@ -42,7 +42,13 @@ class Admission:
         redact: Redactor,
         gate: ConcurrencyGate,
         owner: CouncilOwner,
+        *,
+        plans: Callable[[Origin], Awaitable[TenantPlan]] | None = None,
+        lineups: Callable[[Origin], Awaitable[TenantLineup]] | None = None,
     ) -> None:
+        """`plans` and `lineups`: a council's tenant (core/tenants) at an origin, its router and
+        line-up with its key requirement and budget, or its line-up alone. Without them every
+        council is the operator's (`council eval`'s configurations)."""
         self.settings = settings
         self.storage = storage
         self.router = router
@@ -50,9 +56,8 @@ class Admission:
         self.limits = ChannelLimits(settings, storage)
         self.gate = gate
         self.owner = owner
-        # A council's tenant (core/tenants): its router and line-up, its key requirement and budget.
-        self.plans: Callable[[Origin], Awaitable[TenantPlan]] | None = None
-        self.lineups: Callable[[Origin], Awaitable[TenantLineup]] | None = None  # its line-up alone
+        self.plans = plans
+        self.lineups = lineups
 
     async def admit(
         self,
@@ -177,7 +182,9 @@ class Admission:
         show`, the Home tab and the leaderboard's seats show): the channel's settings, else its
         tenant's line-up, else the operator's defaults."""
         lineup = await self.lineups(origin) if self.lineups is not None else OPERATORS_LINEUP
-        return with_tenant_lineup(self.config_for(channel), channel, lineup)
+        config = with_tenant_lineup(self.config_for(channel), channel, lineup)
+        config.lenses = council_lenses(self.settings, channel, config.members, None, self.cleaner.persona)
+        return config
 
     def config_for(self, channel: ChannelSettings | None) -> CouncilConfig:
         s = self.settings

@@ -2,7 +2,7 @@
 per question, reset, audit log.
 
 Each checks Permissions.require_admin first; every change is audited. `allowed_models` and
-`check_choice` are the rule on a question's own members and chairman (issue 33), which admission
+`check_choice` are the rule on a question's own members and chairman, which admission
 applies: the channel's list, else its members, their fallbacks and its chairman."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Durable councils: a council that survives the process running it (issue 15).
+"""Durable councils: a council that survives the process running it.
 
 A council accepted from a chat platform is stored as a job (its request and where its answer
 goes, `core/storage/jobs.py`) before it runs. Each completed step (stage-1 answers, stage-2

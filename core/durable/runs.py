@@ -56,7 +56,15 @@ class CouncilRun:
     its events are kept (core/durable/run_log.py); once it has finished and nobody listens, only its
     result: later listeners get the council's story from it (core/records/story.py)."""
 
-    def __init__(self, request: CouncilRequest, ticket: Ticket | None = None):
+    def __init__(
+        self,
+        request: CouncilRequest,
+        ticket: Ticket | None = None,
+        *,
+        before_start: Callable[[], Awaitable[list[str]]] | None = None,
+        checkpoint: CouncilCheckpoint | None = None,
+        journal: Journal | None = None,
+    ):
         self.request = request
         self.control = CouncilControl()
         self._log = EventLog()
@@ -68,12 +76,12 @@ class CouncilRun:
         # Its place in the queue when admitted; None: ran at once.
         self.queued_position: int | None = ticket.position if ticket is not None else None
         # Run once admitted, before stage 1 (core/reading/reader.py: images, web search); returns notices.
-        self.before_start: Callable[[], Awaitable[list[str]]] | None = None
+        self.before_start = before_start
         self.notices: list[str] = []  # about what the council read: put first in the result
         # A durable council (core/durable): what an earlier run completed, and where each
         # completed step is written as it completes.
-        self.checkpoint: CouncilCheckpoint | None = None
-        self.journal: Journal | None = None
+        self.checkpoint = checkpoint
+        self.journal = journal
 
     @classmethod
     def finished(cls, result: CouncilResult) -> CouncilRun:
@@ -173,21 +181,23 @@ class CouncilRuns:
     def __init__(
         self,
         storage: Storage,
-        router: ProviderRouter,
         redact: Redactor,
         stored: Callable[[str], Awaitable[CouncilResult]],
+        router_for: Callable[[Origin], Awaitable[ProviderRouter]],
+        fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None,
     ) -> None:
+        """`stored`: a stored council as users read it (NotFound when there is none); `router_for`:
+        the router of a council's tenant (its own key and endpoint, else the operator's);
+        `fact_search`: the web search the chairman may use once on a disputed fact
+        (core/engine/fact_check.py)."""
         self.storage = storage
-        self.router = router
         self.redact = redact
-        self.stored = stored  # a stored council as users read it (NotFound when there is none)
+        self.stored = stored
+        self.router_for = router_for
+        self.fact_search = fact_search
         self._runs: dict[str, CouncilRun] = {}  # running
         # Finished, oldest first, with when they finished: their results, for late listeners.
         self._finished: OrderedDict[str, tuple[float, CouncilRun]] = OrderedDict()
-        # The router of a council's tenant (its own key and endpoint), set by the service.
-        self.router_for: Callable[[Origin], Awaitable[ProviderRouter]] | None = None
-        # The web search the chairman may use once on a disputed fact (core/engine/fact_check.py).
-        self.fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None
 
     def get(self, council_id: str) -> CouncilRun | None:
         """The council's run while it runs here, or for a while after (KEEP_FINISHED)."""
@@ -232,10 +242,7 @@ class CouncilRuns:
         checkpoint: CouncilCheckpoint | None = None,
         journal: Journal | None = None,
     ) -> CouncilRun:
-        run = CouncilRun(request, ticket)
-        run.before_start = before_start
-        run.checkpoint = checkpoint
-        run.journal = journal
+        run = CouncilRun(request, ticket, before_start=before_start, checkpoint=checkpoint, journal=journal)
         if ticket.position is not None:
             await run.publish(CouncilQueued(council_id=run.council_id, position=ticket.position))
         self._runs[run.council_id] = run
@@ -274,7 +281,7 @@ class CouncilRuns:
                     run.notices.extend(await run.before_start())
                     if run.journal is not None:
                         await run.journal.prepared(run.request)
-                router = self.router if self.router_for is None else await self.router_for(run.request.origin)
+                router = await self.router_for(run.request.origin)
                 # The engine loads here, once a council really starts: `council ask` has shown its
                 # first line by then, and a process that only reads history never loads it.
                 from core.engine.council import run_council

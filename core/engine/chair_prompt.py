@@ -78,6 +78,7 @@ class ChairPrompt:
             member_ids=state.all_ids(),
             fallback=fallback,
             disagreements=disagreements(state),
+            where_they_differ=state.request.answer_format is None,
             deliberation=deliberation_note(state),
             ranking_note=SELF_MOA_NOTE if state.config.mode == "self-moa" else None,
         )

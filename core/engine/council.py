@@ -98,8 +98,7 @@ async def run_council(
     `fact_search`: the web search the chairman may use once on a disputed fact, when the council
     searched before stage 1 (core/engine/fact_check.py).
     """
-    state = CouncilState.new(request, control or CouncilControl(), checkpoint)
-    state.fact_search = fact_search if request.sources else None
+    state = CouncilState.new(request, control or CouncilControl(), checkpoint, fact_search)
     calls = Calls(request.council_id, state.control)
     try:
         yield state.event(CouncilStarted, members=state.members, chairman=state.config.chairman)

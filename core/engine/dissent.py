@@ -1,7 +1,11 @@
 """Minority views: reviewers whose ballot disagrees with the council's aggregate ranking.
 
-A reviewer dissents when its ballot's Kendall tau against the aggregate order is below 0, or when
-it ranks first an answer the aggregate places in the bottom half (below place ceil(n/2) of n).
+A reviewer dissents when its ballot disagrees with the aggregate order on at least one pair of the
+answers it ranked (its Kendall tau against that order is defined and below 1), and either that tau
+is below 0 or it ranks first an answer the aggregate places in the bottom half (below place
+ceil(n/2) of n). A ballot of one answer (a reviewer shown a single answer, as in a degraded
+council) or one that follows the aggregate order disagrees with nothing, wherever its first
+choice ended up.
 Its reason is the sentence of its evaluation that names the answer it preferred ("Response X"),
 else the evaluation's first sentence, clipped. `dissent_line` is the one text every interface
 shows for it (Slack, Discord, terminal, export).
@@ -43,9 +47,11 @@ def find_dissent(reviews: Iterable[Review], aggregate: Aggregate) -> list[Dissen
         if not review.ballot_models:
             continue
         tau = aggregate.reviewer_tau.get(review.reviewer)
+        if tau is None or tau >= 1.0:
+            continue
         preferred = review.ballot_models[0]
         place = places.get(preferred)
-        if not ((tau is not None and tau < 0) or (place is not None and place > bottom)):
+        if not (tau < 0 or (place is not None and place > bottom)):
             continue
         label = review.ballot_labels[0] if review.ballot_labels else None
         out.append(

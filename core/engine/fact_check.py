@@ -1,4 +1,4 @@
-"""The chairman may check one fact (issue 33): when the council searched the web before stage 1
+"""The chairman may check one fact: when the council searched the web before stage 1
 and the members disputed something (minority views, or a low consensus of their rubric scores),
 the chairman is asked, before it writes, whether one fact decides the dispute; it answers with the
 line `CHECK: <search query>` (read here, a line format every model can write: no tool call) or

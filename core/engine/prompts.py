@@ -245,6 +245,23 @@ FALLBACK_SYSTEM = (
 )
 
 
+# Asked after the full synthesis; its format is the module comment of rust/ranking/src/disagreement.rs,
+# and core/engine/disagreement.py takes it off the answer shown.
+DISAGREEMENT_SECTION = (
+    "After the answer, add a section for the program (it is never shown as part of your answer) "
+    "that starts with a line reading exactly WHERE THEY DIFFER, in this format, naming the "
+    "responses by their labels, one short line per item, and writing - none under a part with "
+    "nothing in it:\n"
+    "WHERE THEY DIFFER\n"
+    "Agreed:\n- <a point every response makes>\n"
+    "Contested:\n- <a point the responses dispute>\n"
+    "  - Response A, Response C: <the position they hold>\n"
+    "  - Response B: <the position it holds>\n"
+    "Unique:\n- Response B: <a claim only that response makes>\n"
+    "Open:\n- <a question no response settled>"
+)
+
+
 def chairman_messages(
     question: str,
     answers: Mapping[str, str],
@@ -256,6 +273,7 @@ def chairman_messages(
     member_ids: Iterable[str] = (),
     fallback: bool = False,
     disagreements: str | None = None,
+    where_they_differ: bool = True,
     deliberation: str | None = None,
     ranking_note: str | None = None,
 ) -> list[ChatMessage]:
@@ -264,6 +282,8 @@ def chairman_messages(
     `answers` maps label -> text (in label order); `reviews` are the reviewers' texts, shown
     anonymously as Review 1, 2, ...; `ranking` is the aggregate (best first) or None when
     stage 2 did not run. `fallback` swaps in the prompt for a member standing in for the chairman.
+    `where_they_differ`: ask for the disagreement section after the answer (not when the answer
+    must be in a required format).
     `deliberation`: what the revision rounds changed (core/engine/chair_notes.py); `ranking_note`
     replaces the ranking block where no ranking is meant to exist (Self-MoA's samples).
     """
@@ -288,6 +308,8 @@ def chairman_messages(
         "answer itself: do not describe the council, the reviews or the response labels, and "
         "do not end with a ranking. Answer in the language of the question."
     )
+    if where_they_differ and len(answers) >= 2:
+        blocks.append(DISAGREEMENT_SECTION)
     system = FALLBACK_SYSTEM if fallback else CHAIRMAN_SYSTEM
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(blocks))]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from core.engine import composition, notices
+from core.engine import composition, disagreement, notices
 from core.engine.state import CouncilState
 from core.models import CouncilResult, CouncilStatus, ErrorInfo, ErrorKind, ParseStatus, Usage
 
@@ -35,7 +35,12 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
         timings=dict(state.timings),
         usage=usage,
         agreement=state.agreement,
-        composition=composition.measure(synthesis.text, final, state.request) if synthesis else None,
+        composition=composition.measure(
+            synthesis.text, final, state.request, synthesis.model if synthesis.stood_in else None
+        )
+        if synthesis
+        else None,
+        disagreement=disagreement.account(state, final) if synthesis else None,
         rounds=list(state.rounds),
     )
 

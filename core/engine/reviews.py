@@ -199,12 +199,14 @@ def aggregate_reviews(state: CouncilState) -> Aggregate:
             average_rank=s.average_rank,
             rankings_count=s.rankings_count,
             borda=s.borda,
-            condorcet_wins=s.copeland,
+            copeland=s.copeland,
             first_place_votes=s.first_place_votes,
         )
         for s in scores
     ]
-    agreement = ranking.kendall_w([r.ballot_models for r in parsed], list(state.label_to_model.values()))
+    candidates = list(state.label_to_model.values())
+    shown = [_shown_models(r, state.label_to_model) or candidates for r in parsed]
+    agreement = ranking.kendall_w([r.ballot_models for r in parsed], candidates, shown)
     unparsed = sum(1 for r in state.reviews.values() if r.text is not None and r.parse_status is ParseStatus.NONE)
     aggregate = Aggregate(
         entries=entries,
@@ -217,6 +219,13 @@ def aggregate_reviews(state: CouncilState) -> Aggregate:
     aggregate.reviewer_tau = dissent.reviewer_taus(parsed, aggregate)
     aggregate.dissent = dissent.find_dissent(parsed, aggregate)
     return aggregate
+
+
+def _shown_models(review: Review, label_to_model: dict[str, str]) -> list[str]:
+    """The answers a reviewer was shown (never its own with self-exclusion): agreement counts what
+    it left unranked among them as placed below, and what it never saw as unknown."""
+    shown = [label_to_model[label] for label in review.shown_labels if label in label_to_model]
+    return shown + [m for m in review.ballot_models if m not in shown]
 
 
 def _add_scores(state: CouncilState, aggregate: Aggregate) -> None:

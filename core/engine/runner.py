@@ -13,7 +13,7 @@ the nearest deadline. The callbacks are registered once per task, not at every w
 `asyncio.wait` would: that re-registration is what bench/bench_engine.py measured stretching
 the critical path of a few hundred concurrent councils.
 
-Issue 12:
+What a stage may do beyond waiting:
 - fallback seats: `launch_seats` runs each seat's chain in one task: a model that fails hands
   the seat to the next one (each but the last gets an equal share of the time left), all
   within the batch's deadline; the outcome names the model that answered and the `attempts`.

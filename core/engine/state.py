@@ -76,21 +76,32 @@ class CouncilState:
     # search (None: no backend, or search off for this council) and what it checked.
     fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None
     fact_check_note: str | None = None
+    # The synthesizer's "WHERE THEY DIFFER" section, held back from the answer (core/engine/disagreement.py).
+    chair_section: str | None = None
 
     @classmethod
     def new(
-        cls, request: CouncilRequest, control: CouncilControl, checkpoint: CouncilCheckpoint | None = None
+        cls,
+        request: CouncilRequest,
+        control: CouncilControl,
+        checkpoint: CouncilCheckpoint | None = None,
+        fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None,
     ) -> CouncilState:
+        """`fact_search` is kept only when the council searched before stage 1 (`request.sources`)."""
         members = _distinct_seats(request.config.members)
         if request.config.mode == "auto":  # the first two seats only, unless they disagree (widen)
             members = _distinct_seats(request.config.first_seats) or members[:2]
         elif request.config.mode == "self-moa" and members:  # one seat, asked `samples` times
             members = [sample_key(members[0], n) for n in range(1, max(1, request.config.samples) + 1)]
-        state = cls(request, control, members, {m: MemberAnswer(model=m) for m in members})
-        state.material = CouncilMaterial.from_request(request)
-        if checkpoint is not None:
-            state.checkpoint = checkpoint
-        return state
+        return cls(
+            request,
+            control,
+            members,
+            {m: MemberAnswer(model=m) for m in members},
+            material=CouncilMaterial.from_request(request),
+            checkpoint=checkpoint if checkpoint is not None else CouncilCheckpoint(),
+            fact_search=fact_search if request.sources else None,
+        )
 
     def others(self) -> list[str]:
         """Auto mode: the configured seats not taking part so far (asked if the council escalates)."""

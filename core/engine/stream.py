@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from core.engine import notices, prompts
 from core.engine.batch import Outcome
+from core.engine.disagreement import SectionScreen
 from core.engine.quick import Screen, VerdictScreen
 from core.engine.runner import Calls
 from core.engine.state import CouncilState
@@ -52,6 +53,7 @@ class Stream:
     pump: asyncio.Task[Outcome] | None = None
     started: float = field(default_factory=time.perf_counter)
     deltas: list[str] = field(default_factory=list)
+    sections: SectionScreen | None = None  # holds the "WHERE THEY DIFFER" section back (inside `screen`)
 
     def push(self, text: str) -> None:
         self.deltas.append(text)
@@ -92,10 +94,9 @@ class Streamer:
             structured=answer_format is not None,
         )
         deadline = asyncio.get_running_loop().time() + (timeout_s or state.config.member_timeout_s)
-        screen: Screen = SynthesisScreen(judge, state.nonces(), unquote=unquote)
-        if verdict is not None:
-            screen = VerdictScreen(screen, verdict)
-        stream = Stream(model, screen, deadline, timeout_s or state.config.member_timeout_s)
+        sections = SectionScreen(SynthesisScreen(judge, state.nonces(), unquote=unquote))
+        screen: Screen = VerdictScreen(sections, verdict) if verdict is not None else sections
+        stream = Stream(model, screen, deadline, timeout_s or state.config.member_timeout_s, sections=sections)
         # After the judge: the asker's answer format is not the prompt's text to echo.
         messages = prompts.with_answer_format(messages, answer_format)
         stream.pump = self.calls.spawn(self.calls.outcome(partial(self._pump, stream, messages)), f"synthesis:{model}")

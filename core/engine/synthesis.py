@@ -86,6 +86,7 @@ class _Synthesizer:
     def _concluded(self, turn: Turn, stream: Stream, ended: StreamEnded, succession: Succession) -> bool:
         """Whether `turn` ends the stage: it wrote the synthesis, or the council was stopped."""
         state = self.state
+        state.chair_section = stream.sections.section if stream.sections is not None else None
         if ended.outcome.completion is not None:
             state.synthesis = succession.written(turn, ended)
             self._keep_verdict(turn.model, stream)

@@ -26,10 +26,6 @@ class Estimate:
     cost_usd: float = 0.0
     unpriced: list[str] = field(default_factory=list)  # models without a price: cost unknown
 
-    @property
-    def cost_known(self) -> bool:
-        return not self.unpriced
-
 
 def standard_calls(members: Sequence[str]) -> int:
     return 2 * len(members) + 1

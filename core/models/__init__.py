@@ -15,6 +15,7 @@ from core.models.base import (
     utcnow,
 )
 from core.models.deliberation import Lens, Revision, RevisionRound
+from core.models.disagreement import ContestedPoint, Disagreement, Side, UniqueClaim
 from core.models.durable import ControlAction, CouncilCheckpoint, CouncilJob, Destination
 from core.models.events import (
     AggregateReady,
@@ -112,6 +113,7 @@ __all__ = [
     "ChannelSettings",
     "ChatMessage",
     "Completion",
+    "ContestedPoint",
     "ControlAction",
     "ConversationTurn",
     "CorrelationCheck",
@@ -129,6 +131,7 @@ __all__ = [
     "CouncilSummary",
     "DailyUsage",
     "Destination",
+    "Disagreement",
     "Dissent",
     "ErrorInfo",
     "ErrorKind",
@@ -161,11 +164,13 @@ __all__ = [
     "SchedulePlanned",
     "SeatModelStats",
     "SeatStats",
+    "Side",
     "StageStarted",
     "Synthesis",
     "TenantKeyInfo",
     "TenantSpend",
     "UnfinishedCouncil",
+    "UniqueClaim",
     "Usage",
     "Withheld",
     "counted",

@@ -2,7 +2,7 @@
 
 A `Viewer` is built by an adapter from what it authenticated (nothing on loopback without keys, a
 bearer key, a Slack or Discord sign-in); what a viewer may see is decided by the service's
-Permissions (core/admission/permissions.py), never by the adapter.
+Permissions (core/channels/permissions.py), never by the adapter.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ class CouncilSummary(Model):
     mode: CouncilMode = "standard"
     winner: str | None = None
     agreement_w: float | None = None
-    consensus: float | None = None  # of the rubric scores (issue 33)
+    consensus: float | None = None  # of the rubric scores
     cost_usd: float | None = None
     duration_s: float | None = None
     origin: Origin = Field(default_factory=Origin)
@@ -58,7 +58,7 @@ class ChannelSettings(Model):
     daily_budget_usd: float | None = None
     search: bool | None = None  # web search before stage 1; None: COUNCIL_SEARCH_DEFAULT
     mode: CouncilMode | None = None  # the channel's default mode; None: standard
-    # Models an asker may choose per question (issue 33); None: the channel's members, their
+    # Models an asker may choose per question; None: the channel's members, their
     # fallbacks and its chairman (core/channels/admin.py: allowed_models).
     allowed_models: list[str] | None = None
     # Each seat's lens set by the channel's admins (seat -> Lens); None: COUNCIL_SEATS_FILE's.
@@ -90,7 +90,7 @@ class RateCheck(Model):
     flagged: bool
 
 
-# Why a correlation is not given (core/bias.py): every ballot ranked two answers, fewer than ten
+# Why a correlation is not given (core/records/bias.py): every ballot ranked two answers, fewer than ten
 # ballots, or answers of one length.
 Withheld = Literal["pairs", "few", "equal"]
 

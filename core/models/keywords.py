@@ -48,7 +48,7 @@ def split_search_keyword(question: str) -> tuple[str, bool]:
     return question[match.end() :], True
 
 
-# "members: gpt-x, claude-y; chairman: gemini-z What is ...?" picks one question's council (issue 33).
+# "members: gpt-x, claude-y; chairman: gemini-z What is ...?" picks one question's council.
 # Clauses `members:` (comma-separated model ids or seats `primary|fallback`) and `chairman:` (one),
 # in any order, joined by `;` or a line break; the prefix ends after a clause's last id when no `,`
 # or separator follows.

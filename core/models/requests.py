@@ -112,7 +112,7 @@ class CouncilConfig(Model):
     # core/engine/weights.py); a reviewer left out weighs 1.
     reviewer_weights: dict[str, float] = Field(default_factory=dict)
     # What reviewers score each response on besides ranking it (COUNCIL_RUBRIC; None: no scores,
-    # as in councils stored before issue 33).
+    # as in councils stored before rubrics existed).
     rubric: Rubric | None = None
     # Revision rounds after stage 1 (refine mode, COUNCIL_ROUNDS; core/engine/rounds.py): at most this many.
     rounds: int = 0
@@ -145,7 +145,7 @@ class CouncilRequest(Model):
     origin: Origin = Field(default_factory=Origin)
     council_id: str = Field(default_factory=new_council_id)
     created_at: datetime = Field(default_factory=utcnow)
-    # What the council read besides the question (issue 13): attached files, web search results,
+    # What the council read besides the question: attached files, web search results,
     # and the members whose models were shown the attached images.
     attachments: list[ExtractedAttachment] = Field(default_factory=list)
     sources: list[SearchResult] = Field(default_factory=list)

@@ -6,10 +6,11 @@ from datetime import datetime
 from enum import Enum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from core.models.base import ErrorInfo, Model, Usage, utcnow
 from core.models.deliberation import RevisionRound
+from core.models.disagreement import Disagreement
 from core.models.requests import CouncilRequest
 
 
@@ -82,7 +83,9 @@ class AggregateEntry(Model):
     average_rank: float | None  # mean rank position over ballots that ranked it
     rankings_count: int  # number of ballots ranking it ("votes")
     borda: float = 0.0
-    condorcet_wins: float = 0.0  # Copeland/Schulze score as reported by the ranking module
+    # Copeland's score (core/ranking.py): pairwise majorities won, a tie counting a half. Councils
+    # stored before it had its name wrote it as `condorcet_wins`; the storage's column keeps that name.
+    copeland: float = Field(0.0, validation_alias=AliasChoices("copeland", "condorcet_wins"))
     first_place_votes: int = 0
 
 
@@ -165,6 +168,8 @@ class CouncilResult(Model):
     # The ranking with the reviews that arrived after the synthesis began (Review.late); `aggregate`
     # is the one the chairman was given. None when no review came late.
     late_aggregate: Aggregate | None = None
+    # Where the members stand (core/engine/disagreement.py); None without a synthesis.
+    disagreement: Disagreement | None = None
     # Refine mode's revision rounds, in order (core/engine/rounds.py); `answers` keep the first answers.
     rounds: list[RevisionRound] = Field(default_factory=list)
 

@@ -17,6 +17,7 @@ others); a surface that needs it imports it from here. Sections, in order:
     ballots        how many ballots the council read, and the reviews that came after the synthesis began
     material       what the council read besides the question (files, web sources)
     dissent, scores, composition
+    where they differ   the disagreement's folded section: title, headings, items, who wrote it
     deliberation   revision rounds, lenses, Self-MoA's samples
     long answers   what a cut answer says, the API's link line
     quoting        a text as a quote
@@ -31,6 +32,7 @@ from enum import Enum
 
 from core.models.base import ErrorKind, counted
 from core.models.deliberation import Lens, Revision, RevisionRound
+from core.models.disagreement import Disagreement
 from core.models.files import ExtractedAttachment
 from core.models.requests import CouncilConfig, CouncilRequest
 from core.models.search import SearchResult
@@ -142,8 +144,14 @@ def other_notices(result: CouncilResult) -> list[str]:
 # While a council runs: what each stage does.
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 # A finished council's stage details (buttons, modals, page sections): what each holds.
-STAGE_VIEWS = {"answers": "Stage 1 · answers", "reviews": "Stage 2 · reviews", "ranking": "Aggregate ranking"}
-STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking"}
+DIFFER_TITLE = "Where they differ"  # the folded account of where the members stand
+STAGE_VIEWS = {
+    "answers": "Stage 1 · answers",
+    "reviews": "Stage 2 · reviews",
+    "ranking": "Aggregate ranking",
+    "differ": DIFFER_TITLE,
+}
+STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking", "differ": DIFFER_TITLE}
 
 
 def stage_progress(stage: int) -> str:
@@ -157,6 +165,7 @@ def stages_of(result: CouncilResult) -> list[str]:
         "answers": bool(result.answers),
         "reviews": bool(result.reviews),
         "ranking": result.aggregate is not None,
+        "differ": bool(differ_parts(result.disagreement)),
     }
     return [stage for stage in STAGE_VIEWS if present[stage]]
 
@@ -385,7 +394,7 @@ def _size(size: int) -> str:
 # --------------------------------------------------------------------------- dissent, scores, composition
 
 
-def dissent_line(d: Dissent, short: bool = False) -> str:
+def dissent_line(d: Dissent) -> str:
     """The minority view as one plain line (renderers escape it for their platform)."""
     place = f", placed {d.place} overall" if d.place is not None else ""
     label = f"Response {d.preferred_label} ({d.preferred})" if d.preferred_label else d.preferred
@@ -417,22 +426,95 @@ def score_lines(aggregate: Aggregate | None) -> list[str]:
 
 
 METER_CELLS = 10
+CHAIRMAN_SHARE = "chairman"  # the chairman's own share (core/engine/composition.py)
 
 
-def composition_line(composition: dict[str, float] | None) -> str | None:
+def composition_line(composition: dict[str, float] | None, stand_in: str | None = None) -> str | None:
     """The composition meter: `Composition ███████░░░ alpha 46% · beta 22% · sources 2% · chairman's own 30%`.
-    The filled cells are what came from the council's texts, the empty ones the chairman's own."""
+    The filled cells are what came from the council's texts, the empty ones the writer's own: the
+    chairman's, or (`stand_in`: the member that wrote the answer for a chairman that failed) that
+    member's, its stage-1 answer included."""
     if not composition:
         return None
-    own = composition.get("chairman", 0.0)
+    own_key = stand_in if stand_in is not None and CHAIRMAN_SHARE not in composition else CHAIRMAN_SHARE
+    own = composition.get(own_key, 0.0)
     filled = round((1 - own) * METER_CELLS)
     parts = [
         f"{name} {share:.0%}"
         for name, share in sorted(composition.items(), key=lambda item: -item[1])
-        if name != "chairman" and share >= 0.005
+        if name != own_key and share >= 0.005
     ]
-    parts.append(f"chairman's own {own:.0%}")
+    parts.append(f"{'chairman' if own_key == CHAIRMAN_SHARE else own_key}'s own {own:.0%}")
     return f"Composition {'█' * filled}{'░' * (METER_CELLS - filled)} " + " · ".join(parts)
+
+
+def result_composition_line(result: CouncilResult) -> str | None:
+    """The meter of a result, naming the stand-in's own share as its own."""
+    synthesis = result.synthesis
+    stand_in = synthesis.model if synthesis is not None and author_of(synthesis) is Author.STAND_IN else None
+    return composition_line(result.composition, stand_in)
+
+
+# --------------------------------------------------------------------------- where they differ
+
+# Where the members stand (core/models/disagreement.py): the title of the folded section every
+# interface shows, each part's heading, and the line that says which parts were written, which measured.
+DIFFER_HEADINGS = {
+    "agreed": "Every answer says",
+    "contested": "Contested",
+    "unique": "Only one member says",
+    "open": "Still open",
+}
+_MEASURED_WHAT = {"agreed": "what every answer says", "unique": "what only one member says"}
+
+
+def differ_parts(disagreement: Disagreement | None) -> list[tuple[str, list[str]]]:
+    """Each non-empty part as (heading, plain item lines); a contested point is one line with its
+    sides: `point: alpha, gamma: never; beta: briefly`."""
+    if disagreement is None:
+        return []
+    items = {
+        "agreed": list(disagreement.agreed),
+        "contested": [
+            f"{c.point}: " + "; ".join(f"{', '.join(s.members)}: {s.position}" for s in c.sides)
+            for c in disagreement.contested
+        ],
+        "unique": [f"{u.member}: {u.claim}" for u in disagreement.unique],
+        "open": list(disagreement.open),
+    }
+    return [(DIFFER_HEADINGS[part], lines) for part, lines in items.items() if lines]
+
+
+def differ_source(result: CouncilResult) -> str | None:
+    """Who wrote the account: `Written by chair; what only one member says measured from the answers
+    (shared wording)`; None without one."""
+    d = result.disagreement
+    if d is None or d.empty:
+        return None
+    writer = result.synthesis.model if result.synthesis is not None else "the chairman"
+    measured = [_MEASURED_WHAT[p] for p in d.measured if p in _MEASURED_WHAT and getattr(d, p)]
+    measured_text = f"{' and '.join(measured)} measured from the answers (shared wording)" if measured else ""
+    if d.written and measured_text:
+        return f"Written by {writer}; {measured_text}."
+    if d.written:
+        return f"Written by {writer}."
+    if not measured_text:
+        return None
+    return f"{measured_text[0].upper()}{measured_text[1:]}: {writer} wrote no account of it."
+
+
+def differ_lines(result: CouncilResult) -> list[str]:
+    """The whole account as plain lines (terminal, exports): headings, `• ` items, the source line;
+    empty when there is nothing to show."""
+    parts = differ_parts(result.disagreement)
+    if not parts:
+        return []
+    out: list[str] = []
+    for heading, items in parts:
+        out.append(f"{heading}:")
+        out += [f"• {item}" for item in items]
+    source = differ_source(result)
+    return out + ([source] if source else [])
 
 
 # --------------------------------------------------------------------------- deliberation

@@ -1,4 +1,4 @@
-"""Memory-aware scheduling of model calls (issue 33): a GPU serving several large models cannot
+"""Memory-aware scheduling of model calls: a GPU serving several large models cannot
 hold them all at once, and an endpoint that serves one request at a time queues the rest.
 
 - `COUNCIL_MEMORY_BUDGET_GB`: the memory of an endpoint's models that may be in use at once (a

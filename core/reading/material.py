@@ -1,4 +1,4 @@
-"""What the council reads besides the question: attached files and web search sources (issue 13).
+"""What the council reads besides the question: attached files and web search sources.
 
 `CouncilMaterial.apply(messages, model, fence)` adds them to the last user message of any
 stage's prompt. Document text and sources are fenced like the answers (a nonce the reader of

@@ -1,4 +1,4 @@
-"""What a council reads besides the question (issue 13): the asker's files and a web search.
+"""What a council reads besides the question: the asker's files and a web search.
 
 `CouncilReading.read_files` downloads (from the platform's own file hosts only) and reads one
 question's files; `prepare(request)` runs before stage 1: which models are shown the images, and

@@ -1,4 +1,4 @@
-"""The web search done once before stage 1, and the per-question keyword that asks for it (issue 13).
+"""The web search done once before stage 1, and the per-question keyword that asks for it.
 
 `find_sources` never raises for a failed search: the council goes on without sources and the
 asker gets a one-line notice. For a follow-up in a thread the question alone is often not a

@@ -18,17 +18,20 @@ from core.models import (
 )
 from core.models.seats import fallback_note, short_cause
 from core.models.voice import (
+    DIFFER_TITLE,
     STAGE_VIEWS,
     agreement_word,
     author_note,
     author_of,
     ballots_read,
     check_line,
-    composition_line,
     consensus_text,
+    differ_parts,
+    differ_source,
     file_summary,
     late_line,
     lens_line,
+    result_composition_line,
     result_dissent_lines,
     review_title,
     rounds_lines,
@@ -162,7 +165,7 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "label_to_model": {f"Response {k}": v for k, v in result.label_to_model.items()},
         "aggregate_rankings": [entry.model_dump(mode="json") for entry in (aggregate.entries if aggregate else [])],
         "agreement_w": aggregate.agreement_w if aggregate else None,
-        # rubric scores (issue 33): model -> criterion -> mean, and their consensus (0-100)
+        # rubric scores: model -> criterion -> mean, and their consensus (0-100)
         "scores": aggregate.scores if aggregate else {},
         "consensus": aggregate.consensus if aggregate else None,
         "rubric": result.request.config.rubric.model_dump(mode="json") if result.request.config.rubric else None,
@@ -187,6 +190,8 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "escalated": result.escalated,
         # where the final answer came from (core/engine/composition.py): member, sources, chairman -> share
         "composition": result.composition,
+        # where the members stand (core/engine/disagreement.py): agreed, contested, unique, open
+        "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
         # refine mode: one list per round run, `{"member", "moved", "toward"}` per member
         "rounds": [r.moves() for r in result.rounds],
@@ -237,6 +242,7 @@ def to_markdown(result: CouncilResult, votes: Sequence[FeedbackVote] = ()) -> st
     out: list[str] = [
         *_md_header(result),
         *_md_final_answer(result),
+        *_md_differ(result),
         *_md_material(result.request),
         *_md_aggregate(result),
         *_md_agreement(result),
@@ -283,10 +289,23 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
         synthesis = result.synthesis
         who = written_by(synthesis)
         out += [f"*{who[:1].upper()}{who[1:]}*", "", synthesis.text, ""]
-        if (meter := composition_line(result.composition)) is not None:
+        if (meter := result_composition_line(result)) is not None:
             out += [f"*{meter}*", ""]
     else:
         out += ["*(no synthesis)*", ""]
+    return out
+
+
+def _md_differ(result: CouncilResult) -> list[str]:
+    """Where the members stand, as a section of the export (nothing when there is no account)."""
+    parts = differ_parts(result.disagreement)
+    if not parts:
+        return []
+    out = [f"## {DIFFER_TITLE}", ""]
+    for heading, items in parts:
+        out += [f"**{heading}**", "", *(f"- {item}" for item in items), ""]
+    if (source := differ_source(result)) is not None:
+        out += [f"*{source}*", ""]
     return out
 
 
@@ -319,7 +338,7 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
         mean = f"{e.average_rank:.2f}" if e.average_rank is not None else "–"
         out.append(
             f"| {e.position} | {e.model} | {e.label or '–'} | {mean} | {e.rankings_count} | "
-            f"{e.borda:.1f} | {e.condorcet_wins:.1f} | {e.first_place_votes} |"
+            f"{e.borda:.1f} | {e.copeland:.1f} | {e.first_place_votes} |"
         )
     w = aggregate.agreement_w
     agreement = f"Agreement (Kendall's W): {w:.3f} ({agreement_word(w)})" if w is not None else "Agreement: n/a"

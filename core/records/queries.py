@@ -7,7 +7,7 @@ import re
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from core.channels.permissions import Permissions
 from core.errors import InputRejected, NotFound
@@ -17,13 +17,10 @@ from core.models import (
     DailyUsage,
     Leaderboard,
     LeaderboardRow,
-    MemberAnswer,
     ModelStats,
     Origin,
-    Review,
     SeatModelStats,
     SeatStats,
-    Synthesis,
     UnfinishedCouncil,
 )
 from core.models.browse import HeadToHead
@@ -31,7 +28,6 @@ from core.models.seats import seat_models
 from core.records import bias
 from core.records.export import to_json, to_markdown
 from core.records.feedback import FeedbackStore
-from core.shared.markers import has_markers, strip_markers
 from core.storage import Storage
 
 if TYPE_CHECKING:
@@ -70,7 +66,7 @@ class CouncilQueries:
             result = await self.storage.councils.get(await self._unique_id(wanted))
         if result is None:
             raise NotFound(f"No council with id `{council_id}`.")
-        return without_markers(result)
+        return result
 
     async def _unique_id(self, prefix: str) -> str:
         prefix = prefix.lower()
@@ -248,27 +244,3 @@ def _describe_scope(origin: Origin | None, scope: HistoryScope) -> str:
     if scope == "user":
         return "your councils"
     return "this workspace" if origin.platform.value == "slack" else "this server"
-
-
-def without_markers(result: CouncilResult) -> CouncilResult:
-    """`result` as users read it: no internal marker in an answer, review or synthesis.
-
-    The engine keeps markers out of what it stores, but councils stored before its filter was
-    complete may hold some (joined across streamed pieces). Their nonces were not stored, so a bare
-    nonce stays; every other form goes."""
-    return result.model_copy(
-        update={
-            "answers": [_cleaned(answer) for answer in result.answers],
-            "reviews": [_cleaned(review) for review in result.reviews],
-            "synthesis": _cleaned(result.synthesis) if result.synthesis else None,
-        }
-    )
-
-
-_Written = TypeVar("_Written", MemberAnswer, Review, Synthesis)
-
-
-def _cleaned(item: _Written) -> _Written:
-    if item.text and has_markers(item.text):  # rare: the text is left as stored otherwise
-        return item.model_copy(update={"text": strip_markers(item.text)})
-    return item

@@ -112,7 +112,7 @@ class CouncilSettings(SettingsGroup):
         "(from each reviewer's stored agreement with the consensus); empty: every ballot weighs 1.",
     )
 
-    # Issue 33: the rubric reviewers score each response on (core/models/rubric.py).
+    # The rubric reviewers score each response on (core/models/rubric.py).
     rubric_spec: str = Field(
         DEFAULT_RUBRIC,
         alias="COUNCIL_RUBRIC",

@@ -50,7 +50,7 @@ class ProviderSettings(SettingsGroup):
         '{"model id": [USD per 1M prompt tokens, USD per 1M completion tokens]}.',
     )
 
-    # Issue 33: memory-aware scheduling of model calls (core/providers/scheduling.py).
+    # Memory-aware scheduling of model calls (core/providers/scheduling.py).
     memory_budget_gb: str | None = Field(
         None,
         alias="COUNCIL_MEMORY_BUDGET_GB",

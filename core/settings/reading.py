@@ -32,7 +32,7 @@ class AttachmentSettings(SettingsGroup):
         gt=0,
         description="Deadline of one download from the platform's file servers, seconds.",
     )
-    # Issue 28: every file is read in a worker process killed at this deadline, whose address space
+    # Hostile files: every file is read in a worker process killed at this deadline, whose address space
     # is capped at this size (core/reading/attachments/readers.py); at most this many read at once per process.
     read_s: float = Field(
         10.0,

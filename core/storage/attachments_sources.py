@@ -1,4 +1,4 @@
-"""What a council read besides the question (migration 0006, issue 13): its files (name, type, size,
+"""What a council read besides the question (migration 0006): its files (name, type, size,
 content hash, extracted text; never image bytes) and its web sources. Rows go with their council
 (ON DELETE CASCADE), so retention removes them."""
 

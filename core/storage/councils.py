@@ -229,6 +229,7 @@ def _council_row(result: CouncilResult) -> dict[str, Any]:
         "winner": _winner(result),
         "agreement_w": aggregate.agreement_w if aggregate else None,
         "consensus": aggregate.consensus if aggregate else None,
+        "disagreement": result.disagreement.model_dump_json() if result.disagreement else None,
         "error": result.error.model_dump_json() if result.error else None,
         "notices": dumps(result.notices),
         "timings": dumps(result.timings),
@@ -308,7 +309,10 @@ def _label_rows(result: CouncilResult) -> list[dict[str, Any]]:
 
 def _aggregate_rows(result: CouncilResult) -> list[dict[str, Any]]:
     entries = result.aggregate.entries if result.aggregate else []
-    return [{"council_id": result.council_id, **e.model_dump(include=_AGGREGATE_FIELDS)} for e in entries]
+    return [
+        {"council_id": result.council_id, **e.model_dump(include=_AGGREGATE_FIELDS), "condorcet_wins": e.copeland}
+        for e in entries
+    ]
 
 
 def _synthesis_row(council_id: str, s: Synthesis) -> dict[str, Any]:
@@ -330,9 +334,8 @@ _AGGREGATE_FIELDS = {
     "average_rank",
     "rankings_count",
     "borda",
-    "condorcet_wins",
     "first_place_votes",
-}
+}  # and Copeland's score, in the column named `condorcet_wins` since migration 0001 (SQL readers use it)
 
 
 def _request_columns(request: CouncilRequest) -> dict[str, Any]:

@@ -170,7 +170,8 @@ class JobRepository:
         return taken > 0
 
     async def save_answer(self, council_id: str, answer: MemberAnswer) -> None:
-        await self._save_step(council_id, STAGE_ANSWERS, answer.model, answer.model_dump_json())
+        # By seat: Self-MoA's samples are one model's answers in several seats (`alpha#1`, `alpha#2`, ...).
+        await self._save_step(council_id, STAGE_ANSWERS, answer.seat or answer.model, answer.model_dump_json())
 
     async def save_review(self, council_id: str, review: Review) -> None:
         await self._save_step(council_id, STAGE_REVIEWS, review.reviewer, review.model_dump_json())

@@ -11,6 +11,9 @@ Dialects: a file is shared by both backends unless `migrations/postgresql/NNNN_n
 which then replaces it on PostgreSQL (same number and name: the history stays one). Variants exist
 where SQLite's types or tricks do not carry over (REAL is 4 bytes on PostgreSQL, `rowid`, and
 AUTOINCREMENT); tests/test_storage.py checks that both dialects end with the same tables and columns.
+
+A file may have a step in Python, for what SQL cannot express (core/storage/data_migrations.py):
+it runs after the file's statements, in the same transaction.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import core
+from core.storage import data_migrations
 from core.storage.database import POSTGRESQL, Database, Transaction
 
 # Beside `core/` both in the repository and in the installed wheel (pyproject includes migrations/**.sql).
@@ -119,6 +123,8 @@ async def _apply(db: Database, version: int, name: str, file_name: str, statemen
                 return
             for statement in statements:
                 await tx.execute(statement)
+            if (step := data_migrations.STEPS.get(name)) is not None:  # what SQL cannot express
+                await step(tx)
             await tx.execute(
                 "INSERT INTO schema_version (version, name, applied_at) VALUES (:version, :name, :at)",
                 {"version": version, "name": name, "at": datetime.now(UTC).isoformat(timespec="microseconds")},

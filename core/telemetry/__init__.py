@@ -8,6 +8,7 @@
     councils.py  CouncilTelemetry: one council's counters, timings, start/end log lines and span
     context.py   the council id, platform, channel and stage of the current task (context variables)
     logs.py      text or JSON log lines (LOG_FORMAT), and configure_logging (redacted)
+    process.py   configure_telemetry: what the process's metrics and traces take from its settings
 
 The engine and the providers call these; nothing here imports bot/ or a chat library.
 """

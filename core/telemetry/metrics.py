@@ -48,6 +48,11 @@ _CALL_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300, float("inf"))
 
 
 def _define() -> dict[str, Any]:
+    """Every metric, by name (prometheus-client imported only now: see the module docstring)."""
+    return {**_council_metrics(), **_model_metrics(), **_process_metrics()}
+
+
+def _council_metrics() -> dict[str, Any]:
     from prometheus_client import Counter, Gauge, Histogram
 
     return {
@@ -66,6 +71,13 @@ def _define() -> dict[str, Any]:
             ["mode"],
             buckets=_COUNCIL_BUCKETS,
         ),
+    }
+
+
+def _model_metrics() -> dict[str, Any]:
+    from prometheus_client import Counter, Histogram
+
+    return {
         "MODEL_CALLS": Counter("council_model_calls", "Model calls, by how they ended", ["model", "outcome"]),
         "MODEL_CALL_DURATION": Histogram(
             "council_model_call_duration_seconds", "Latency of one model call", ["model"], buckets=_CALL_BUCKETS
@@ -80,6 +92,14 @@ def _define() -> dict[str, Any]:
             "council_model_tokens", "Tokens used, by model and type (input, output)", ["model", "type"]
         ),
         "MODEL_COST": Counter("council_model_cost_usd", "Cost in US dollars, by model", ["model"]),
+    }
+
+
+def _process_metrics() -> dict[str, Any]:
+    """The process's queues, slots and platform writes."""
+    from prometheus_client import Counter, Gauge
+
+    return {
         "QUEUE_DEPTH": Gauge(
             "council_queue_depth",
             "Council jobs waiting in each durable queue",

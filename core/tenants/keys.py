@@ -78,9 +78,6 @@ class TenantStore:
                 await _audit(tx, tenant, actor_id, "tenant_key_removed", {})
         return bool(removed)
 
-    async def sealed_keys(self) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in await self._db.fetchall("SELECT tenant, api_key FROM tenant_keys")]
-
     # ----------------------------------------------------------------- secret rotation
 
     async def reseal(self, rotate: Any) -> int:

@@ -64,19 +64,7 @@ class TenantKeys:
         lineup = clean_members(members) if members else None
         chair = seats.clean_seat(chairman) if chairman else None
         box = self._box()  # before the call: no check is worth making if the key cannot be stored
-        router = self.routers.operator.for_endpoint(SecretStr(key), url)
-        try:
-            listed = set(await router.endpoint_models())
-        except ProviderError as exc:
-            raise InputRejected(f"The provider refused this key, so it was not saved: {exc.message}") from None
-        finally:
-            await router.aclose()
-        named = seats.all_models([*(lineup or []), *([chair] if chair else [])])
-        unknown = [m for m in named if m not in listed and not m.startswith("local:")]
-        if listed and unknown:
-            raise UnknownModels(
-                f"The key works, but its endpoint does not list {', '.join(unknown)}; nothing was saved.", unknown
-            )
+        await self._check_endpoint(key, url, seats.all_models([*(lineup or []), *([chair] if chair else [])]))
         await self.store.put_key(
             tenant,
             box.encrypt(key),
@@ -91,6 +79,22 @@ class TenantKeys:
         found = await self.store.get_key(tenant)
         assert found is not None
         return found[0]
+
+    async def _check_endpoint(self, key: str, url: str | None, named: list[str]) -> None:
+        """One models-list call with `key`: InputRejected when the provider refuses it, UnknownModels
+        when its endpoint lists models but not the `named` ones (local models need no endpoint)."""
+        router = self.routers.operator.for_endpoint(SecretStr(key), url)
+        try:
+            listed = set(await router.endpoint_models())
+        except ProviderError as exc:
+            raise InputRejected(f"The provider refused this key, so it was not saved: {exc.message}") from None
+        finally:
+            await router.aclose()
+        unknown = [m for m in named if m not in listed and not m.startswith("local:")]
+        if listed and unknown:
+            raise UnknownModels(
+                f"The key works, but its endpoint does not list {', '.join(unknown)}; nothing was saved.", unknown
+            )
 
     async def remove(self, actor: Actor, origin: Origin) -> bool:
         self._permissions.require_admin(actor, origin.platform)

@@ -83,6 +83,8 @@ function follow(article) {
         if (pending) pending.replaceWith(fragment(event.html)); else stage1.appendChild(fragment(event.html));
         break;
       }
+      case "round_started": status.textContent = "Round " + event.number + ": the members revise their answers…"; break;
+      case "round_finished": stage1.appendChild(fragment(event.html)); break;
       case "review_finished": stage2.appendChild(fragment(event.html)); break;
       case "chairman_token":
         if (!streaming) { streaming = document.createElement("div"); streaming.className = "streaming"; synthesis.appendChild(streaming); }

@@ -1,8 +1,8 @@
-"""Files attached to a question: fetching within limits and reading them (issue 13).
+"""Files attached to a question: fetching within limits and reading them.
 
 Public interface (what the wiring round uses; everything else in the package is internal):
 
-- Models (`models.py`): `IncomingFile` (name, declared_type, size, data | url) as an adapter
+- Models (`core/models/files.py`): `IncomingFile` (name, declared_type, size, data | url) as an adapter
   receives it; `ExtractedAttachment` (name, kind "text" | "image", media_type, size, sha256,
   sections of `TextSection(label, text)`, page_count, image_data, notices) as the council reads
   it; `AttachmentRefusal(name, reason)`; `AttachmentBatch(attachments, refusals, notices)` per
@@ -16,7 +16,7 @@ Public interface (what the wiring round uses; everything else in the package is 
 - `AttachmentReaders(ReaderLimits.from_settings(settings))`: the reader processes (deadline,
   memory ceiling, how many at once) of one service; `prepare_attachments(..., readers=...)` reads
   through them, `await readers.read(name, data, ...) -> FileRead` reads one file, `aclose()`
-  kills every reader (issue 28).
+  kills every reader.
 - `extract_file(name, data, declared_type=..., limits=..., char_budget=...)`: one file in this
   process, raising `AttachmentRefused(name, reason)`: what a reader process runs.
 

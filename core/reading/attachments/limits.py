@@ -1,4 +1,4 @@
-"""Limits on what one question may attach, read from `Settings` (defaults from issue 13)."""
+"""Limits on what one question may attach, read from `Settings` (defaults in core/settings/reading.py)."""
 
 from __future__ import annotations
 

@@ -130,6 +130,34 @@ class AttachmentReaders:
             _kill(process)
 
     async def _read(self, job: worker.ReadJob, data: bytes, refused: _Refuser) -> FileRead:
+        launched = await self._launch(job)
+        if launched is None:
+            return refused("could not be read (no file reader could be started)")
+        process, request_w, reply_r = launched
+        if self._closed:  # closed while it started
+            _kill(process)
+        sent = asyncio.ensure_future(_write_all(request_w, data))
+        try:
+            async with asyncio.timeout(self.limits.deadline_s):
+                payload = await _read_all(reply_r, _REPLY_BYTES_PER_CHAR * job.char_budget + _REPLY_OVERHEAD)
+        except TimeoutError:
+            log.info("attachment %r: reader killed at the deadline", job.name)
+            peak = worker.peak_rss_kb(process.pid) if process.pid else None
+            return refused(self._over_time(), peak)
+        except _ReplyTooLarge:
+            return refused("could not be read (its reader sent more than it may)")
+        finally:
+            sent.cancel()
+            await asyncio.gather(sent, return_exceptions=True)
+            os.close(request_w)
+            os.close(reply_r)
+            self._running.discard(process)
+            exitcode = await _stop(process)
+        return self._outcome(job, data, payload, exitcode, refused)
+
+    async def _launch(self, job: worker.ReadJob) -> tuple[BaseProcess, int, int] | None:
+        """A started reader of `job` and our ends of its pipes (the request's to write, the reply's
+        to read); None when none could be started (logged)."""
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         # The reader's ends, passed to it by the fork server; closed here once it has them.
@@ -156,30 +184,11 @@ class AttachmentReaders:
             if not isinstance(exc, Exception):  # cancelled: the caller goes away
                 raise
             log.exception("attachment %r: no reader could be started", job.name)
-            return refused("could not be read (no file reader could be started)")
+            return None
         finally:
             for end in child_ends:
                 end.close()
-        if self._closed:  # closed while it started
-            _kill(process)
-        sent = asyncio.ensure_future(_write_all(request_w, data))
-        try:
-            async with asyncio.timeout(self.limits.deadline_s):
-                payload = await _read_all(reply_r, _REPLY_BYTES_PER_CHAR * job.char_budget + _REPLY_OVERHEAD)
-        except TimeoutError:
-            log.info("attachment %r: reader killed at the deadline", job.name)
-            peak = worker.peak_rss_kb(process.pid) if process.pid else None
-            return refused(self._over_time(), peak)
-        except _ReplyTooLarge:
-            return refused("could not be read (its reader sent more than it may)")
-        finally:
-            sent.cancel()
-            await asyncio.gather(sent, return_exceptions=True)
-            os.close(request_w)
-            os.close(reply_r)
-            self._running.discard(process)
-            exitcode = await _stop(process)
-        return self._outcome(job, data, payload, exitcode, refused)
+        return process, request_w, reply_r
 
     async def _start(self, process: BaseProcess) -> None:
         async with self._start_lock:  # multiprocessing's bookkeeping is not thread-safe

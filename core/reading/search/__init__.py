@@ -1,4 +1,4 @@
-"""Web search before stage 1 (issue 13): backends behind one protocol, chosen by settings.
+"""Web search before stage 1: backends behind one protocol, chosen by settings.
 
 Public interface (what the wiring round uses):
 

@@ -22,7 +22,7 @@ def search_backend_from_settings(
     """`COUNCIL_SEARCH=off` gives None; a backend without its URL or key raises `SearchConfigError`.
 
     Selecting a backend does not switch search on for every question: the service decides per
-    channel and per question (issue 13); this only builds the client.
+    channel and per question; this only builds the client.
     """
     timeout_s = settings.search.timeout_s
     if settings.search.backend == "off":

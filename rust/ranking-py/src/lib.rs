@@ -22,6 +22,7 @@ use pyo3::{ffi, intern};
 use ranking::{RankingError, Score};
 
 mod composition;
+mod disagreement;
 mod scores;
 
 pub(crate) fn value_error(e: RankingError) -> PyErr {
@@ -328,11 +329,18 @@ fn aggregate_models<'py>(
     score_list(py, &Output::new(py, cls)?, &names, &scores)
 }
 
-/// kendall_w(ballots, candidates) -> float | None
+/// kendall_w(ballots, candidates, shown=None) -> float | None, `shown[k]` the candidates ballot k
+/// was shown (default: all of them).
 #[pyfunction]
-fn kendall_w(ballots: Vec<Vec<Bound<'_, PyString>>>, candidates: Vec<Bound<'_, PyString>>) -> PyResult<Option<f64>> {
+#[pyo3(signature = (ballots, candidates, shown = None))]
+fn kendall_w(
+    ballots: Vec<Vec<Bound<'_, PyString>>>,
+    candidates: Vec<Bound<'_, PyString>>,
+    shown: Option<Vec<Vec<Bound<'_, PyString>>>>,
+) -> PyResult<Option<f64>> {
     let b = ballots.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()?;
-    ranking::kendall_w(&b, &strs(&candidates)?).map_err(value_error)
+    let seen = shown.as_ref().map(|s| s.iter().map(|x| strs(x)).collect::<PyResult<Vec<_>>>()).transpose()?;
+    ranking::kendall_w_shown(&b, seen.as_deref(), &strs(&candidates)?).map_err(value_error)
 }
 
 /// `threads=0` in the Python signatures: the machine's cores (at most 8).
@@ -428,6 +436,9 @@ fn _ranking(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_verdict, m)?)?;
     m.add_function(wrap_pyfunction!(scores::parse_scores, m)?)?;
     m.add_function(wrap_pyfunction!(composition::composition, m)?)?;
+    m.add_function(wrap_pyfunction!(disagreement::parse_disagreement, m)?)?;
+    m.add_function(wrap_pyfunction!(disagreement::measure_disagreement, m)?)?;
+    m.add_function(wrap_pyfunction!(disagreement::is_disagreement_header, m)?)?;
     m.add_function(wrap_pyfunction!(scores::rubric_summary, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_batch, m)?)?;

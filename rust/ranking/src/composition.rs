@@ -52,7 +52,7 @@ pub struct Composition {
 }
 
 /// A word's hash (FNV-1a over its lower-cased characters).
-fn word_hash(word: &str) -> u64 {
+pub(crate) fn word_hash(word: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for c in word.chars().flat_map(char::to_lowercase) {
         h ^= c as u64;
@@ -69,16 +69,16 @@ fn trigram(a: u64, b: u64, c: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-fn words(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
 }
 
-fn trigrams(hashes: &[u64]) -> impl Iterator<Item = u64> + '_ {
+pub(crate) fn trigrams(hashes: &[u64]) -> impl Iterator<Item = u64> + '_ {
     hashes.windows(3).map(|w| trigram(w[0], w[1], w[2]))
 }
 
 /// Character ranges of the synthesis' sentences (rule 2).
-fn sentences(text: &str) -> Vec<(usize, usize, usize, usize)> {
+pub(crate) fn sentences(text: &str) -> Vec<(usize, usize, usize, usize)> {
     // (char start, char end, byte start, byte end)
     let mut out = Vec::new();
     let (mut start_char, mut start_byte) = (0, 0);

@@ -3,10 +3,11 @@
 //! * [`parse`]: a reviewer's "FINAL RANKING" text to a ballot of labels;
 //! * [`aggregate`]: ballots to one ranking (mean rank, Borda, Copeland, votes, first places),
 //!   optionally with weighted ballots;
-//! * [`agreement`]: Kendall's W with tie correction, and Kendall's tau of one ballot against a reference;
+//! * [`agreement`]: Kendall's W for incomplete rankings, and Kendall's tau of one ballot against a reference;
 //! * [`leaderboard`]: Bradley-Terry ratings over many ballots with bootstrap intervals;
 //! * [`scores`]: rubric scores from a reviewer's text, each answer's means and the consensus;
 //! * [`composition`]: which of the council's texts support each sentence of the synthesis, and shares;
+//! * [`disagreement`]: the chairman's "WHERE THEY DIFFER" section as data, and its measured stand-in;
 //! * [`verdict`]: a judge's AGREE / DISAGREE verdict on two answers (auto mode).
 //!
 //! Nothing here panics on any input: invalid input is a [`RankingError`].
@@ -14,6 +15,7 @@
 pub mod aggregate;
 pub mod agreement;
 pub mod composition;
+pub mod disagreement;
 pub mod leaderboard;
 pub mod parse;
 pub mod scores;
@@ -23,8 +25,9 @@ pub use aggregate::{
     aggregate_indices, aggregate_labels, aggregate_labels_indexed, aggregate_labels_weighted_indexed, aggregate_models,
     aggregate_models_indexed, aggregate_weighted_indices, CandidateScore, Score,
 };
-pub use agreement::{kendall_tau, kendall_w, kendall_w_indices};
+pub use agreement::{kendall_tau, kendall_w, kendall_w_indices, kendall_w_shown};
 pub use composition::{composition, Composition, SentenceSupport};
+pub use disagreement::{measure_disagreement, parse_disagreement, MeasuredDisagreement, WrittenDisagreement};
 pub use leaderboard::{leaderboard, leaderboard_counted, Rating};
 pub use parse::{parse_ranking, validate_labels, ParseStatus, ParsedRanking};
 pub use scores::{parse_scores, rubric_summary, Rubric, RubricSummary, ScoreSheet};

@@ -2,7 +2,7 @@
 //!
 //! This comment is the one statement of the ballot format. `core/ranking.py` (the Python face),
 //! `tests/ranking_reference.py` (an independent re-implementation the tests compare against) and
-//! `core/prompts.py` (`neutralise`, which defuses headers in quoted answers) refer to it.
+//! `core/shared/fences.py` (`neutralise`, which defuses headers in quoted answers) refer to it.
 //!
 //! The rules:
 //!

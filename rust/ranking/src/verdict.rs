@@ -3,7 +3,7 @@
 //!
 //! This comment is the one statement of the verdict format. `core/ranking.py` (the Python face),
 //! `tests/ranking_reference.py` (an independent re-implementation the tests compare against) and
-//! `core/prompts.py` (the judgement prompt, which defuses the word `verdict` in quoted answers)
+//! `core/engine/prompts.py` (the judgement prompt, which defuses the word `verdict` in quoted answers)
 //! refer to it.
 //!
 //! The judge is asked to end with a line `VERDICT: AGREE` or `VERDICT: DISAGREE`. The rules:

@@ -99,8 +99,8 @@ proptest! {
         prop_assert_eq!(&a, &c);
         let positions: Vec<usize> = a.iter().map(|s| s.position).collect();
         prop_assert_eq!(positions, (1..=n).collect::<Vec<_>>());
-        let wa = kendall_w_indices(&b, n);
-        let wc = kendall_w_indices(&shuffled, n);
+        let wa = kendall_w_indices(&b, None, n);
+        let wc = kendall_w_indices(&shuffled, None, n);
         match (wa, wc) {
             (Some(x), Some(y)) => prop_assert!((x - y).abs() < 1e-12),
             (None, None) => {}
@@ -110,7 +110,7 @@ proptest! {
 
     #[test]
     fn kendall_w_is_within_unit_interval((n, b) in (0usize..8).prop_flat_map(|n| (Just(n), ballots(n)))) {
-        if let Some(w) = kendall_w_indices(&b, n) {
+        if let Some(w) = kendall_w_indices(&b, None, n) {
             prop_assert!((0.0..=1.0).contains(&w), "W = {}", w);
         }
     }
@@ -118,8 +118,24 @@ proptest! {
     #[test]
     fn identical_complete_ballots_give_w_one(n in 2usize..9, m in 2usize..10) {
         let ballot: Vec<usize> = (0..n).rev().collect();
-        let w = kendall_w_indices(&vec![ballot; m], n).unwrap();
+        let w = kendall_w_indices(&vec![ballot; m], None, n).unwrap();
         prop_assert!((w - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn partial_ballots_that_follow_one_order_give_w_one(
+        n in 3usize..9,
+        masks in proptest::collection::vec(any::<u16>(), 2..10),
+    ) {
+        // every ballot: the candidates of a random subset it was shown, in the one order 0 < 1 < ...
+        let shown: Vec<Vec<usize>> = masks.iter().map(|m| (0..n).filter(|c| m & (1 << c) != 0).collect()).collect();
+        let ballots: Vec<Vec<usize>> = shown.iter().zip(&masks).map(|(s, m)| {
+            let keep = s.len() - (*m as usize >> 12) % (s.len() + 1);
+            s[..keep].to_vec()
+        }).collect();
+        if let Some(w) = kendall_w_indices(&ballots, Some(&shown), n) {
+            prop_assert!((w - 1.0).abs() < 1e-12, "W = {}", w);
+        }
     }
 }
 
@@ -185,5 +201,52 @@ proptest! {
     ) {
         let (line, expected) = if agree { ("AGREE", Verdict::Agree) } else { ("DISAGREE", Verdict::Disagree) };
         prop_assert_eq!(parse_verdict(&format!("{text}\nVERDICT: {line}\n")), expected);
+    }
+}
+
+fn section_fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("WHERE THEY DIFFER".to_string()),
+        Just("## Where they differ\n".to_string()),
+        Just("Agreed:".to_string()),
+        Just("**Contested**\n".to_string()),
+        Just("Unique:".to_string()),
+        Just("Open questions:".to_string()),
+        Just("\n- ".to_string()),
+        Just("  - Response ".to_string()),
+        Just("Responses A and ".to_string()),
+        Just(": ".to_string()),
+        Just(" - ".to_string()),
+        Just("```\n".to_string()),
+        Just("\u{ff21}".to_string()),
+        Just("é".to_string()),
+        "[A-F]",
+        "[a-z ]{0,8}",
+        ".{0,3}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn disagreement_sections_never_panic_and_stay_bounded(
+        text in prop_oneof![any::<String>(), prop::collection::vec(section_fragment(), 0..60).prop_map(|v| v.concat())],
+        letters in labels(),
+    ) {
+        use ranking::disagreement::{parse_with_letters as parse_section, MAX_ITEMS, MAX_SIDES, MAX_TEXT_CHARS};
+        if let Some(d) = parse_section(&text, &letters) {
+            prop_assert!(d.agreed.len() <= MAX_ITEMS && d.open.len() <= MAX_ITEMS);
+            prop_assert!(d.unique.len() <= MAX_ITEMS && d.contested.len() <= MAX_ITEMS);
+            for (member, claim) in &d.unique {
+                prop_assert!(letters.contains(member) && claim.chars().count() <= MAX_TEXT_CHARS);
+            }
+            for point in &d.contested {
+                prop_assert!(point.sides.len() >= 2 && point.sides.len() <= MAX_SIDES);
+                prop_assert!(point.sides.iter().all(|s| !s.members.is_empty() && s.members.iter().all(|m| letters.contains(m))));
+            }
+        }
+        let m = ranking::measure_disagreement(&[text.as_str(), "some other answer with words in it here"]);
+        prop_assert!(m.unique.iter().all(|(i, _)| *i < 2));
     }
 }

@@ -1,0 +1,7 @@
+-- v26: internal prompt markers (echoed fences, nonces: core/shared/markers.py) removed once from the
+-- answers, reviews and syntheses of councils stored before the engine's stream filter was complete,
+-- which may hold markers joined across streamed pieces. Reading a council no longer scrubs them.
+-- Removing them takes the marker filter, which SQL cannot express: core/storage/data_migrations.py
+-- does it in this file's transaction (the `councils.result` JSON and the `answers`, `reviews` and
+-- `synthesis` rows), so it runs once and is recorded like any migration. Their nonces were never
+-- stored, so a bare nonce stays; every other form goes. No schema change.
