@@ -159,6 +159,11 @@ def _add_server_commands(sub: _Subparsers) -> None:
     web = sub.add_parser("web", help="serve the browser app: history, live councils, leaderboard (docs/web.md)")
     web.add_argument("--host", help="default COUNCIL_WEB_HOST (127.0.0.1)")
     web.add_argument("--port", type=int, help="default COUNCIL_WEB_PORT (8080)")
+    web.add_argument(
+        "--revoke",
+        metavar="USER|all",
+        help="end the browser sign-ins of this user id (or everyone's) and exit, instead of serving",
+    )
 
 
 def _add_eval(sub: _Subparsers) -> None:

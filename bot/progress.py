@@ -21,6 +21,7 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     MemberStarted,
+    MemberWaiting,
     ReviewFinished,
     RevisionFinished,
     RoundFinished,
@@ -35,7 +36,7 @@ from core.models.voice import round_line
 @dataclass
 class MemberState:
     model: str
-    state: str = "thinking"  # thinking | answered | failed
+    state: str = "thinking"  # waiting (for memory) | thinking | answered | failed
     detail: str = ""
     latency_s: float | None = None
 
@@ -87,8 +88,13 @@ class CouncilProgress:
     def _scheduled(self, event: SchedulePlanned) -> None:
         self.schedule = event.line
 
+    def _member_waiting(self, event: MemberWaiting) -> None:
+        self.members[event.model] = MemberState(event.model, "waiting")
+
     def _member_started(self, event: MemberStarted) -> None:
-        self.members.setdefault(event.model, MemberState(event.model))
+        member = self.members.setdefault(event.model, MemberState(event.model))
+        if member.state == "waiting":
+            member.state = "thinking"
 
     def _answered(self, event: MemberFinished) -> None:
         answer = event.answer
@@ -152,9 +158,9 @@ class CouncilProgress:
         return self.result is not None
 
     def counts(self) -> tuple[int, int, int]:
-        """(answered, failed, thinking)."""
+        """(answered, failed, thinking): a member waiting for memory counts as thinking."""
         states = [m.state for m in self.members.values()]
-        return states.count("answered"), states.count("failed"), states.count("thinking")
+        return states.count("answered"), states.count("failed"), states.count("thinking") + states.count("waiting")
 
 
 # Each event kind and how it updates the progress (events are final classes: the type is the kind).
@@ -164,6 +170,7 @@ _UPDATES: dict[type, Callable[[CouncilProgress, Any], None]] = {
     StageStarted: CouncilProgress._stage,
     SchedulePlanned: CouncilProgress._scheduled,
     MemberStarted: CouncilProgress._member_started,
+    MemberWaiting: CouncilProgress._member_waiting,
     MemberFinished: CouncilProgress._answered,
     MemberFailed: CouncilProgress._member_failed,
     ReviewFinished: CouncilProgress._reviewed,

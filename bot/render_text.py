@@ -25,6 +25,7 @@ from core.models import (
 )
 from core.models.text import clip as clip  # other renderers import it from here
 from core.models.voice import (
+    WAITING_FOR_MEMORY,
     Author,
     agreement_text,
     agreement_word,
@@ -128,10 +129,12 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     if progress.schedule and progress.stage == 1:
         lines.append(f"🧮 in memory: {progress.schedule}")
     for member in progress.members.values():
-        icon = {"answered": "✅", "failed": "❌", "thinking": "⏳"}[member.state]
+        icon = {"answered": "✅", "failed": "❌", "thinking": "⏳", "waiting": "🧮"}[member.state]
         extra = f" ({member.latency_s:.1f}s)" if member.latency_s is not None else ""
         if member.detail:
             extra = f" — {member.detail}"
+        elif member.state == "waiting":
+            extra = f" — {WAITING_FOR_MEMORY}"
         lines.append(f"{icon} {short_model(member.model)}{extra}")
     lines += agreement_lines(progress)
     lines += [f"🔁 {line}" for line in progress.rounds]

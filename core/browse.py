@@ -6,6 +6,7 @@ the same one the chat adapters' buttons and exports follow: bot/web only says wh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -14,13 +15,14 @@ from core.channels.permissions import Permissions
 from core.durable.runs import CouncilRun, CouncilRuns
 from core.errors import InputRejected, NotFound
 from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin, share_links
-from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer
+from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer, Visibility
 from core.models.eval import EvalReport, EvalRunSummary
 from core.models.feedback import FeedbackVote
 from core.records.export import to_json, to_markdown
 from core.records.feedback import CouncilFeedback
-from core.records.queries import CouncilQueries, HistoryScope
+from core.records.queries import ID_PREFIX, MIN_ID_PREFIX, CouncilQueries, HistoryScope
 from core.storage import Storage
+from core.storage.browse import search_words
 
 EVAL_RUNS_SHOWN = 50
 
@@ -69,16 +71,22 @@ class CouncilBrowser:
 
     async def history(self, viewer: Viewer, query: HistoryQuery) -> HistoryPage:
         """The finished councils `viewer` may see, newest first, searched and filtered."""
-        items, after = await self.storage.browse.page(self.permissions.visibility(viewer), query)
+        visibility = self.permissions.visibility(viewer)
+        items, after = await self.storage.browse.page(visibility, query)
         tallies = await self.feedback.tallies(item.council_id for item in items)
+        words = search_words(query.q)
         for item in items:
             item.votes_good, item.votes_bad = tallies.get(item.council_id, (0, 0))
-        return HistoryPage(councils=items, next=after)
+            if words:
+                item.snippet = snippet(words, item.question, item.preview or "")
+        matches = await self.storage.browse.matches(visibility, query) if words else None
+        return HistoryPage(councils=items, next=after, matches=matches)
 
     async def council(self, viewer: Viewer, council_id: str) -> CouncilView:
         """A council by id or a unique start of it; NotFound when there is none `viewer` may see
         (another workspace's council is not found, never forbidden)."""
-        return await self._view(council_id, lambda origin: self.permissions.may_view(origin, viewer), by_prefix=True)
+        visible = self.permissions.visibility(viewer)
+        return await self._view(council_id, lambda origin: self.permissions.may_view(origin, viewer), among=visible)
 
     async def shared(self, council_id: str, token: str) -> CouncilView:
         """The one council a share link opens, read-only, for whoever holds it (COUNCIL_SHARE_LINKS):
@@ -86,7 +94,7 @@ class CouncilBrowser:
         council are the same NotFound."""
         if self.share_secret is None or not share_links.opens(self.share_secret, council_id, token):
             raise NotFound(f"No council with id `{council_id}` here.")
-        return await self._view(council_id, lambda origin: True, by_prefix=False)
+        return await self._view(council_id, lambda origin: True, among=None)
 
     async def following(self, viewer: Viewer | None, council_id: str, token: str | None = None) -> CouncilRun | None:
         """The run of a council this process runs (or has just finished: a late listener still gets
@@ -100,33 +108,57 @@ class CouncilBrowser:
             raise NotFound(f"No council with id `{council_id}` here.")
         return view.run or self.runs.get(view.council_id)
 
-    async def _view(self, council_id: str, may_view: Callable[[Origin], bool], *, by_prefix: bool) -> CouncilView:
+    async def _view(
+        self, council_id: str, may_view: Callable[[Origin], bool], *, among: Visibility | None
+    ) -> CouncilView:
+        """The council `may_view` lets be seen, by its id or (with `among`, the viewer's visibility) a
+        unique start of it among the councils they may see: another workspace's councils are never
+        found by a start of their id and never make one ambiguous."""
         wanted = council_id.strip().lower()
-        missing = NotFound(f"No council with id `{council_id}` here.")
-        run = self._running(wanted) if by_prefix else self.runs.get(wanted)
-        if run is not None:
-            if not may_view(run.request.origin):
-                raise missing
-            if not run.done:
-                return CouncilView(run.council_id, run.request, run=run)
-        try:
-            result = await self.queries.get_result(wanted, by_prefix=by_prefix)
-        except NotFound:
+        run = self._running(wanted, may_view, prefix=among is not None)
+        if run is not None and not run.done:
+            return CouncilView(run.council_id, run.request, run=run)
+        result = await self._stored(wanted)
+        if (result is None or not may_view(result.request.origin)) and among is not None:
+            found = await self._by_prefix(among, wanted)
+            result = await self._stored(found) if found else None
+        if result is None or not may_view(result.request.origin):
             stored = await self.storage.jobs.get(wanted)  # a durable council another process runs
             if stored is None or not may_view(stored.request.origin):
-                raise missing from None
+                raise NotFound(f"No council with id `{council_id}` here.")
             return CouncilView(stored.request.council_id, stored.request)
-        if not may_view(result.request.origin):
-            raise missing
         return CouncilView(
             result.council_id, result.request, result=result, votes=await self.feedback.votes(result.council_id)
         )
 
-    def _running(self, wanted: str) -> CouncilRun | None:
-        return self.runs.get(wanted) or next(
-            (run for council_id, run in self.runs.active() if council_id.startswith(wanted) and len(wanted) >= 4),
-            None,
-        )
+    async def _stored(self, council_id: str) -> CouncilResult | None:
+        try:
+            return await self.queries.get_result(council_id)
+        except NotFound:
+            return None
+
+    async def _by_prefix(self, among: Visibility, prefix: str) -> str | None:
+        """The id of the one stored council of `among` whose id starts with `prefix` (None: none)."""
+        if not ID_PREFIX.fullmatch(prefix):
+            return None
+        ids = await self.storage.browse.ids_starting_with(among, prefix, limit=2)
+        if len(ids) > 1:
+            raise InputRejected(f"`{prefix}` starts more than one council's id: give more of it.")
+        return ids[0] if ids else None
+
+    def _running(self, wanted: str, may_view: Callable[[Origin], bool], *, prefix: bool) -> CouncilRun | None:
+        """The run `may_view` lets be seen, by its id or (`prefix`, 4 or more characters) a unique
+        start of it among those."""
+        exact = self.runs.get(wanted)
+        if exact is not None and may_view(exact.request.origin):
+            return exact
+        if not prefix or len(wanted) < MIN_ID_PREFIX:
+            return None
+        visible = [
+            run for council_id, run in self.runs.active()
+            if council_id.startswith(wanted) and may_view(run.request.origin)
+        ]  # fmt: skip
+        return visible[0] if len(visible) == 1 else None
 
     async def export(self, viewer: Viewer, council_id: str, fmt: Literal["markdown", "json"]) -> str:
         """A stored council `viewer` may see, as Markdown or JSON (NotFound while it runs)."""
@@ -168,6 +200,23 @@ class CouncilBrowser:
             raise InputRejected("Choose at least two members (or none for the channel's council).")
 
 
+SNIPPET_CHARS = 90  # of context on each side of the first word found
+
+
+def snippet(words: Sequence[str], *texts: str) -> str | None:
+    """The first place one of `words` is found (as a word start: the search stems, so "volcano"
+    finds "volcanoes"), with some context, from the first of `texts` that holds one; None if none."""
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
+    for text in texts:
+        found = pattern.search(text)
+        if found is None:
+            continue
+        start, end = max(0, found.start() - SNIPPET_CHARS), min(len(text), found.end() + SNIPPET_CHARS)
+        piece = " ".join(text[start:end].split())
+        return ("…" if start else "") + piece + ("…" if end < len(text) else "")
+    return None
+
+
 def _scope(viewer: Viewer) -> tuple[Origin | None, HistoryScope]:
     if viewer.origin is None:
         return None, "all"
@@ -175,8 +224,9 @@ def _scope(viewer: Viewer) -> tuple[Origin | None, HistoryScope]:
 
 
 def timeline(result: CouncilResult) -> list[ModelCall]:
-    """Each model call of a stored council on one clock: stage 1 from the start, stage 2 after
-    stage 1's time, the synthesis after both (the stored latencies place each call in its stage)."""
+    """Each model call of a stored council on one clock: stage 1 from the start, stage 2 (and auto
+    mode's agreement check) after stage 1's time, the synthesis after both (the stored latencies
+    place each call in its stage). An answer that stood as written made no call of its own."""
     stage1 = result.timings.get("stage1_s", 0.0)
     stage2 = stage1 + result.timings.get("stage2_s", 0.0)
     calls = [
@@ -204,7 +254,20 @@ def timeline(result: CouncilResult) -> list[ModelCall]:
         )
         for review in result.reviews
     ]
-    if result.synthesis is not None:
+    check = result.agreement
+    if check is not None and check.judge is not None:  # auto mode asked the chairman whether two agree
+        calls.append(
+            ModelCall(
+                stage=2,
+                model=check.judge,
+                role="agreement check",
+                start_s=stage1,
+                end_s=stage1 + (check.latency_s or 0.0),
+                ok=check.error is None,
+                note=check.error.message if check.error else None,
+            )
+        )
+    if result.synthesis is not None and not result.synthesis.agreed:  # an answer that stood as written: no call
         s = result.synthesis
         calls.append(
             ModelCall(

@@ -24,6 +24,7 @@ from core.admission.shared_cap import SharedCap
 from core.browse import CouncilBrowser, CouncilView, EvalRunView, timeline
 from core.channels.admin import ChannelAdmin
 from core.channels.permissions import Permissions
+from core.channels.sessions import WebSessions
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
 from core.direct import DirectModels
@@ -80,6 +81,7 @@ __all__ = [
     "CouncilView",
     "EvalRunView",
     "Redactor",
+    "WebSessions",
     "collect_metrics",
     "configure_logging",
     "configure_telemetry",
@@ -126,6 +128,7 @@ class CouncilService:
         service.direct       core/direct.py                 members as models: one member (or the chairman) alone
         service.tenants      core/tenants/service.py        many workspaces: Slack installations, own keys, budgets
         service.browse       core/browse.py                 the browser app: history, a council, its calls, as a viewer
+        service.sessions     core/channels/sessions.py      the browser app's sign-ins, kept on the server
 
     Each collaborator is built with what it needs, in order, and nothing is patched into one
     afterwards. Process-wide state (metrics' model labels, whether traces hold content) is the
@@ -143,6 +146,7 @@ class CouncilService:
         )
         self.gate = ConcurrencyGate(limits.max_concurrent_councils, limits.max_queued_councils, self.shared_cap)
         self.permissions = Permissions(limits.admin_users)
+        self.sessions = WebSessions(storage, settings)  # the browser app's sign-ins
         # A tenant's own key and line-up run its councils.
         self.tenants = Tenants(settings, storage, router, self.permissions)
         self.admission = Admission(

@@ -263,7 +263,7 @@ def check_running(surface: str, text: str) -> None:
     """A council whose chairman is writing: the surface says so, and claims no answer yet."""
     said = text.lower()
     assert "stage 3 · chairman synthesis" in said, surface
-    assert "by the chairman" not in said and "ballots read" not in said, surface
+    assert "by the chairman" not in said and "final answer" not in said, surface
 
 
 async def test_a_council_still_running_is_told_as_running(llm, tmp_path, slack, discord):

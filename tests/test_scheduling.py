@@ -227,3 +227,42 @@ async def test_bundled_local_models_run_in_batches_by_their_file_size(tmp_path):
     [plan] = [e for e in events if isinstance(e, SchedulePlanned)]
     assert plan.batches == [["local:gemma3-270m"], ["local:smollm2"]]
     assert all(a.ok for a in result.answers), [a.error for a in result.answers]
+
+
+async def test_a_later_memory_batch_gets_the_grace_and_time_the_first_got_and_is_shown_waiting(server):
+    # The numbers of a 10 GB budget with alpha and beta at 8 GB and gamma at 2 GB, every member
+    # answering after 3 s with a 1 s grace, scaled down five times: batch 1 (alpha, gamma) answers
+    # at 0.6 s; beta only starts then, and answers at 1.2 s, past the grace (0.8 s) had its grace
+    # not been shifted by the 0.6 s it waited for memory.
+    meter = MemoryMeter()
+    sizes = {"alpha": 8.0, "beta": 8.0, "gamma": 2.0, "chair": 1.0}
+    for name, gb in sizes.items():
+        member = ByStage(Reply(f"{name} answers.", delay_s=0.6), Reply(ranking_review()), Reply("The answer."))
+        server.script(name, Loads(member, gb, meter))
+    router = scripted_router(
+        server, MODEL_MEMORY_GB='{"alpha": 8, "beta": 8, "gamma": 2, "chair": 1}', COUNCIL_MEMORY_BUDGET_GB="10"
+    )
+    config = dict(members=["alpha", "beta", "gamma"], member_timeout_s=1.0, grace_s=0.2, grace_min_s=0.2)
+    events, result = await run_council_to_end(router, request(**config))
+    await router.aclose()
+    [plan] = [e for e in events if isinstance(e, SchedulePlanned)]
+    assert plan.batches == [["alpha", "gamma"], ["beta"]]
+    assert [a.ok for a in result.answers] == [True, True, True], [a.error for a in result.answers]
+    from bot.progress import CouncilProgress
+    from bot.render_text import progress_lines
+    from core.models import MemberFinished, MemberStarted, MemberWaiting
+
+    beta = [
+        type(e)
+        for e in events
+        if getattr(e, "model", None) == "beta" or (getattr(e, "answer", None) and e.answer.model == "beta")
+    ]
+    assert beta[:3] == [MemberWaiting, MemberStarted, MemberFinished]
+    assert [type(e) for e in events if getattr(e, "model", "") == "alpha"][:1] == [
+        MemberStarted
+    ]  # batch 1 starts at once
+    progress = CouncilProgress("c")
+    for event in events[: events.index(next(e for e in events if isinstance(e, MemberWaiting))) + 1]:
+        progress.apply(event)
+    assert "🧮 beta — waiting for memory" in progress_lines(progress)
+    assert meter.peak_gb <= 10.0

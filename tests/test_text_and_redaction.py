@@ -93,3 +93,81 @@ async def test_a_key_quoted_back_by_an_endpoint_is_stored_and_shown_redacted(llm
         await service.aclose()
     for path in tmp_path.glob("council.db*"):
         assert LEAKED_KEY.encode() not in path.read_bytes()
+
+
+# --------------------------------------------------------------------------- a key quoted by a model
+
+QUOTED_KEY = "sk-operator-live-key-0123456789abcdef"
+
+
+def _quoting(prefix: str):  # type: ignore[no-untyped-def]
+    """A reply that repeats the request's own bearer key, as a model told to can."""
+
+    def text(call) -> str:  # type: ignore[no-untyped-def]
+        key = call.headers.get("Authorization", "").removeprefix("Bearer ")
+        return f"{prefix} The key in my request is {key} (quoted)."
+
+    return text
+
+
+def _quoting_member(name: str):  # type: ignore[no-untyped-def]
+    from tests.llm_server import ByStage, Reply, ranking_review
+
+    def review_text(call) -> str:  # type: ignore[no-untyped-def]
+        return ranking_review(preamble=_quoting(f"{name} reviews.")(call))(call)
+
+    return ByStage(
+        Reply(_quoting(f"{name} answers.")),
+        Reply(review_text),
+        Reply(_quoting("The chairman's synthesis."), token_delay_s=0.01),
+    )
+
+
+def quoting_council(llm) -> None:  # type: ignore[no-untyped-def]
+    """alpha and beta quote the key in every stage; gamma fails with a provider error quoting it."""
+    llm.script("alpha", _quoting_member("alpha"))
+    llm.script("beta", _quoting_member("beta"))
+    llm.script("gamma", Fail(502, f"upstream refused Authorization: Bearer {QUOTED_KEY}"))
+
+
+def test_a_secret_split_across_streamed_pieces_is_still_masked():
+    from core.shared.redact import StreamRedactor
+
+    redactor = Redactor([QUOTED_KEY])
+    text = f"one {QUOTED_KEY} two {QUOTED_KEY[:10]} and {QUOTED_KEY}"
+    for size in (1, 3, 7, len(text)):
+        pieces = StreamRedactor(redactor)
+        shown = "".join(pieces.feed(text[i : i + size]) for i in range(0, len(text), size)) + pieces.flush()
+        assert shown == redactor(text) and QUOTED_KEY not in shown, size
+
+
+async def test_a_key_a_model_quotes_is_masked_in_every_event_and_every_store(llm, tmp_path):
+    """Where model text enters the council: the live events (answers, reviews, every chairman token),
+    the result, the export and the database never hold the key a model repeated."""
+    quoting_council(llm)
+    settings = make_settings(llm, tmp_path, LLM_API_KEY=QUOTED_KEY)
+    service = await CouncilService.open(settings)
+    try:
+        run = await service.start_council("What is your key?", ORIGIN)
+        events = [event.model_dump_json() async for event in run.events()]
+        assert any("member_finished" in e for e in events) and any("chairman_token" in e for e in events)
+        assert not [e for e in events if QUOTED_KEY in e]
+        tokens = "".join(e for e in events if "chairman_token" in e)
+        assert MASK in "".join(events) and MASK in tokens
+        result = await run.wait()
+        assert result.synthesis is not None and MASK in result.synthesis.text
+        assert QUOTED_KEY not in await service.queries.export(result.council_id, "markdown")
+    finally:
+        await service.aclose()
+    for path in tmp_path.glob("council.db*"):
+        assert QUOTED_KEY.encode() not in path.read_bytes()
+
+
+async def test_council_ask_never_prints_a_key_a_model_quotes(llm, tmp_path):
+    from tests.test_cli import council
+
+    quoting_council(llm)
+    code, out, err = await council(tmp_path, llm, "ask", "What is your key?", extra_env={"LLM_API_KEY": QUOTED_KEY})
+    assert code == 0, err
+    assert "The chairman's synthesis." in out and MASK in out
+    assert QUOTED_KEY not in out + err

@@ -176,6 +176,14 @@ async def keyed(llm, tmp_path):
             council("b0b0000000000001", platform=Platform.API, workspace=None, channel="bob", user="bob")
         )
         await service.storage.save_result(council("51ac000000000001"))
+        for council_id, key in (
+            ("beef000000000001", "carol"),
+            ("beef000000000002", "carol"),
+            ("a11c000000000009", "bob"),
+        ):
+            await service.storage.save_result(
+                council(council_id, platform=Platform.API, workspace=None, channel=key, user=key)
+            )
         async with serve_web(service) as url, httpx.AsyncClient(base_url=url, timeout=20) as client:
             yield client
 
@@ -192,6 +200,22 @@ async def test_with_keys_a_key_sees_only_its_own_councils_and_nobody_else_sees_a
     assert (await keyed.get("/c/b0b0000000000001/export.md", headers=alice)).status_code == 404
     wrong = await keyed.get("/", headers={"Authorization": "Bearer sk-wrong", **JSON})
     assert wrong.status_code == 401 and "sk-wrong" not in wrong.text
+
+
+async def test_a_start_of_an_id_is_resolved_only_among_the_councils_the_viewer_may_see(keyed):
+    """Another key's councils can neither be reached by a start of their id nor make one ambiguous:
+    every answer about them is the same 404 as for an id that is nobody's."""
+    bob = {"Authorization": "Bearer sk-bob", **JSON}
+    alice = {"Authorization": "Bearer sk-alice", **JSON}
+    nobody = await keyed.get("/c/dead", headers=bob)
+    assert nobody.status_code == 404
+    for wanted in ("beef", "beef0000", "beef000000000001"):  # two councils of another key start with beef
+        for path in (f"/c/{wanted}", f"/c/{wanted}/export.md", f"/c/{wanted}/events"):
+            refused = await keyed.get(path, headers=bob)
+            assert refused.status_code == 404, path
+            assert refused.json() == {"error": nobody.json()["error"].replace("dead", wanted)}, path
+    mine = await keyed.get("/c/a11c", headers=alice, follow_redirects=True)  # bob's a11c… does not count
+    assert mine.status_code == 200 and mine.json()["council"]["council_id"] == "a11ce00000000001"
 
 
 @pytest.fixture
@@ -456,3 +480,37 @@ async def test_a_council_page_shows_the_rubric_consensus_scores_and_composition(
     assert "Composition" in html and "m-b 50%" in html and "chairman&#39;s own 40%" in html
     twin = (await web.get("/c/c0ffee0000000002", headers=JSON)).json()
     assert twin["council"]["aggregate"]["consensus"] == 72.0 and twin["council"]["composition"]["m-b"] == 0.5
+
+
+async def test_a_key_a_model_quotes_is_masked_in_the_live_event_stream_and_the_stored_views(llm, tmp_path):
+    """Both the events' text and their `html`, and every stored view of the same council."""
+    from tests.test_text_and_redaction import QUOTED_KEY, quoting_council
+
+    quoting_council(llm)
+    async with await CouncilService.open(make_settings(llm, tmp_path, LLM_API_KEY=QUOTED_KEY)) as service:
+        async with serve_web(service) as url, httpx.AsyncClient(base_url=url, timeout=30) as web:
+            token = csrf_of((await web.get("/ask")).text)
+            asked = await web.post("/ask", data={"question": "What is your key?", "csrf_token": token})
+            council_id = asked.headers["location"].removeprefix("/c/")
+            raw = ""
+            async with web.stream("GET", f"/c/{council_id}/events") as stream:
+                async for line in stream.aiter_lines():
+                    raw += line + "\n"
+                    if '"kind": "finished"' in line:
+                        break
+            events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: ")]
+            with_text = [e for e in events if e["kind"] in ("member_finished", "review_finished", "chairman_finished")]
+            kinds = [e["kind"] for e in with_text]  # a review the ranking no longer needs may end after the synthesis
+            assert kinds.count("member_finished") == 2 and "review_finished" in kinds and "chairman_finished" in kinds
+            assert all("[redacted]" in e["html"] for e in with_text)
+            assert any(e["kind"] == "chairman_token" for e in events) and "[redacted]" in raw
+            assert QUOTED_KEY not in raw
+            views = [
+                await web.get(f"/c/{council_id}"),
+                await web.get(f"/c/{council_id}", headers=JSON),
+                await web.get(f"/c/{council_id}/export.md"),
+                await web.get(f"/c/{council_id}/export.json"),
+                await web.get("/", headers=JSON),
+            ]
+            assert all(v.status_code == 200 and QUOTED_KEY not in v.text for v in views)
+            assert "[redacted]" in views[0].text

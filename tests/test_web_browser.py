@@ -167,7 +167,19 @@ def test_a_council_asked_in_the_browser_shows_its_stages_as_they_arrive_and_can_
         assert "Beta's answer" not in stage1.text and "answering…" in stage1.text  # beta and gamma still out
         wait(browser).until(lambda d: "Beta's answer arrives second." in stage1.text)
         assert "gamma" in stage1.text and "answering…" in stage1.text
-        browser.find_element(By.CSS_SELECTOR, 'button[value="stop"]').click()
+        synthesize = browser.find_element(By.CSS_SELECTOR, 'button[value="synthesize"]')
+        stop = browser.find_element(By.CSS_SELECTOR, 'button[value="stop"]')
+        assert "danger" in stop.get_attribute("class") and "danger" not in synthesize.get_attribute("class")
+        assert "elapsed" in browser.find_element(By.CSS_SELECTOR, ".elapsed").text
+        tops = browser.execute_script(  # on a wide screen the stages stand side by side: all in view at once
+            "return ['#live-stage1', '#live-stage2', '#live-stage3'].map(s => document.querySelector(s)"
+            ".getBoundingClientRect()).map(r => [Math.round(r.top), Math.round(r.left)])"
+        )
+        assert len({top for top, _ in tops}) == 1 and tops[0][1] < tops[1][1] < tops[2][1], tops
+        stop.click()  # Stop asks first: the council goes on until it is confirmed
+        wait(browser).until(lambda d: d.find_elements(By.ID, "confirm-stop"))
+        assert "without a final answer" in browser.find_element(By.TAG_NAME, "main").text
+        browser.find_element(By.ID, "confirm-stop").click()
         wait(browser, 30).until(lambda d: d.find_elements(By.ID, "final-h"))
         assert "cancelled" in browser.find_element(By.CSS_SELECTOR, ".final").text
     finally:
@@ -285,3 +297,87 @@ def test_pages_fit_a_phone_and_follow_the_systems_dark_theme(app, browser):
         "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}
     )
     assert browser.execute_script(background) != light
+
+
+def test_a_key_a_model_quotes_never_reaches_the_live_page(tmp_path, browser):
+    from tests.test_text_and_redaction import QUOTED_KEY, _quoting_member
+
+    scripts = {
+        "alpha": _quoting_member("alpha"),
+        "beta": _quoting_member("beta"),
+        "gamma": ByStage(Hang(), Reply(ranking_review(None)), Reply("Final.")),  # keeps the council live
+    }
+    web = served(tmp_path, scripts, LLM_API_KEY=QUOTED_KEY, COUNCIL_TIMEOUT_S="120", COUNCIL_GRACE_S="100")
+    web.start()
+    try:
+        browser.get(f"{web.url}/ask")
+        browser.find_element(By.ID, "question").send_keys("What is your key?")
+        browser.find_element(By.CSS_SELECTOR, "form.ask button").click()
+        wait(browser).until(seen.url_matches(r"/c/[0-9a-f]{16}$"))
+        stage1 = browser.find_element(By.CSS_SELECTOR, "#live-stage1 .live-items")
+        wait(browser).until(lambda d: stage1.text.count("The key in my request is") == 2)
+        assert "[redacted]" in stage1.text and QUOTED_KEY not in browser.page_source
+        browser.find_element(By.CSS_SELECTOR, 'button[value="synthesize"]').click()
+        wait(browser, 30).until(lambda d: d.find_elements(By.ID, "final-h"))
+        assert "The chairman's synthesis." in browser.find_element(By.CSS_SELECTOR, ".final").text
+        assert QUOTED_KEY not in browser.page_source and "[redacted]" in browser.page_source
+    finally:
+        web.stop()
+
+
+def test_after_signing_out_the_old_session_cookie_signs_nobody_in(slack_app, browser):
+    web, _ = slack_app
+    browser.get(web.url + "/signin")
+    browser.find_element(By.LINK_TEXT, "Sign in with Slack").click()
+    wait(browser).until(seen.url_to_be(web.url + "/"))
+    old = browser.get_cookie("council_session")
+    browser.find_element(By.CSS_SELECTOR, ".who button").click()  # Sign out
+    wait(browser).until(seen.url_to_be(web.url + "/signin"))
+    browser.delete_all_cookies()
+    browser.add_cookie({"name": old["name"], "value": old["value"], "path": "/"})  # the old cookie, replayed
+    browser.get(web.url + "/")
+    assert browser.current_url == web.url + "/signin"
+    assert "Ada asked this in T1" not in browser.page_source
+
+
+def test_a_deep_link_opened_signed_out_lands_on_its_page_after_signing_in(slack_app, browser):
+    web, _ = slack_app
+    browser.get(web.url + "/c/0a1c000000000001")
+    wait(browser).until(seen.url_to_be(web.url + "/signin"))
+    browser.find_element(By.LINK_TEXT, "Sign in with Slack").click()
+    wait(browser).until(seen.url_to_be(web.url + "/c/0a1c000000000001"))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Ada asked this in T1"
+
+
+def test_at_a_phones_width_the_timeline_and_ratings_fit_with_readable_text(app, browser):
+    app.run(app.service.storage.save_result(council("c0ffee0000000001")))
+    browser.set_window_size(390, 844)
+    for path, chart in (
+        ("/c/c0ffee0000000001", "section[aria-labelledby=timeline-h] svg.chart"),
+        ("/leaderboard", "svg.chart"),
+    ):
+        browser.get(app.url + path)
+        svg = browser.find_element(By.CSS_SELECTOR, chart)
+        fits = browser.execute_script(
+            "const s = arguments[0], p = s.parentElement;"
+            "return [s.getBoundingClientRect().width, p.clientWidth, p.scrollWidth,"
+            " document.documentElement.scrollWidth, window.innerWidth];",
+            svg,
+        )
+        assert fits[0] <= fits[1] + 1 and fits[2] <= fits[1] and fits[3] <= fits[4], (path, fits)
+        sizes = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('text')).map(t => t.getBoundingClientRect().height)", svg
+        )
+        assert sizes and min(sizes) >= 10, (path, sizes)  # about 12 px text, not shrunk to 5 px
+        boxes = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('text[x=\"0\"]')).map(t => {"
+            " const r = t.getBoundingClientRect(); return [r.top, r.bottom]; })",
+            svg,
+        )
+        bars = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('rect, line')).map(b => {"
+            " const r = b.getBoundingClientRect(); return [r.top, r.bottom]; })",
+            svg,
+        )
+        overlaps = [(t, b) for t in boxes for b in bars if t[0] < b[1] - 1 and b[0] < t[1] - 1]
+        assert not overlaps, (path, overlaps)  # a label never sits on a bar

@@ -23,6 +23,7 @@ from core.models import (
     CouncilStatus,
     MemberFailed,
     MemberFinished,
+    MemberWaiting,
     ReviewFinished,
     RevisionFinished,
     RoundFinished,
@@ -33,6 +34,7 @@ from core.models import (
 from core.models.stages import AgreementCheck
 from core.models.voice import (
     STAGE_TITLES,
+    WAITING_FOR_MEMORY,
     Author,
     author_of,
     chairman_replaced,
@@ -135,6 +137,8 @@ class CouncilTranscript:
             return f"\n**{STAGE_TITLES[event.stage]}**\n"
         if isinstance(event, SchedulePlanned):
             return f"In memory: {event.line}.\n"
+        if isinstance(event, MemberWaiting):
+            return f"- {short_model(event.model)}: {WAITING_FOR_MEMORY}\n"
         if isinstance(event, MemberFinished):
             took = f" in {event.answer.latency_s:.1f} s" if event.answer.latency_s is not None else ""
             return f"- {short_model(event.answer.model)} answered{took}\n"

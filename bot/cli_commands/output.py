@@ -18,6 +18,7 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     MemberStarted,
+    MemberWaiting,
     ReviewFinished,
     RevisionFinished,
     RoundFinished,
@@ -31,6 +32,7 @@ from core.models.voice import (
     DIFFER_TITLE,
     READ_TITLE,
     STAGE_TITLES,
+    WAITING_FOR_MEMORY,
     Author,
     author_of,
     ballots_read,
@@ -107,6 +109,8 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
     elif isinstance(event, SchedulePlanned):
         term.note(f"  🧮 in memory: {event.line}")
+    elif isinstance(event, MemberWaiting):
+        term.note(f"  🧮 {event.model}: {WAITING_FOR_MEMORY}")
     elif isinstance(event, MemberStarted):
         term.note(f"  … {event.model} is thinking")
     elif isinstance(event, MemberFinished):

@@ -129,6 +129,12 @@ async def cmd_mcp(service: CouncilService, args: argparse.Namespace) -> int:
 
 
 async def cmd_web(service: CouncilService, args: argparse.Namespace) -> int:
+    if getattr(args, "revoke", None):
+        who = None if args.revoke == "all" else args.revoke
+        ended = await service.sessions.revoke(who)
+        whose = "everyone's" if who is None else f"{who}'s"
+        print(f"Ended {ended} browser sign-in{'s' if ended != 1 else ''} ({whose}).")
+        return EXIT_OK
     _api_server()  # the same extra: one clear line when it is missing
     from bot.web.server import serve_web
 

@@ -22,7 +22,7 @@ from bot.slack.render import (
     with_block_id,
 )
 from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
-from core.models.voice import Author, author_of, result_composition_line, stages_of
+from core.models.voice import WAITING_FOR_MEMORY, Author, author_of, result_composition_line, stages_of
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -95,6 +95,8 @@ def _member_task(
         return _task(task_id, title, "error", output=member.detail or "failed")
     if result is not None:
         return _task(task_id, title, "error", output="stopped")
+    if member.state == "waiting":
+        return _task(task_id, title, "pending", details=WAITING_FOR_MEMORY)
     return _task(task_id, title, "in_progress" if progress.stage >= 1 else "pending")
 
 

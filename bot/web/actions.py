@@ -12,10 +12,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from bot.web import signin
+from bot.web.auth import after_sign_in, forget
 from bot.web.context import Pages
 from bot.web.security import CSRF_FIELD, form_allowed
 from core.errors import CouncilError, InputRejected, PermissionDenied
-from core.models.browse import Viewer
+from core.models import Platform
+from core.models.browse import Viewer, WebSession
 from core.models.files import IncomingFile
 from core.models.voice import MODE_DESCRIPTIONS, MODES
 
@@ -43,8 +45,16 @@ class Actions:
 
     def _ask_page(self, request: Request, viewer: Viewer, models: list[str], **values: Any) -> Response:
         values["mode"] = values.get("mode") or "standard"
+        limit = self.service.settings.limits.max_question_chars
         return self.pages.page(
-            request, "ask.html", page="ask", models=models, modes=MODES, describe=MODE_DESCRIPTIONS, **values
+            request,
+            "ask.html",
+            page="ask",
+            models=models,
+            modes=MODES,
+            describe=MODE_DESCRIPTIONS,
+            limit=limit,
+            **values,
         )
 
     async def ask(self, request: Request) -> Response:
@@ -78,7 +88,9 @@ class Actions:
             if "authorization" in request.headers:
                 raise
             models = await self.service.browse.models(viewer)
-            return self._ask_page(request, viewer, models, error=exc.user_message, question=question, mode=mode)
+            # A question over the limit comes back cut to it (the form can be fixed), never whole.
+            shown = question[: self.service.settings.limits.max_question_chars]
+            return self._ask_page(request, viewer, models, error=exc.user_message, question=shown, mode=mode)
         log.info("council %s asked in the browser by %s", run.council_id, viewer.name)
         return RedirectResponse(f"/c/{run.council_id}", status_code=303)
 
@@ -87,18 +99,26 @@ class Actions:
         form = await self._checked_form(request, viewer)
         view = await self.service.browse.council(viewer, request.path_params["council_id"])  # NotFound: not theirs
         synthesize = form.get("action") == "synthesize"
+        if not synthesize and form.get("confirm") != "yes" and "authorization" not in request.headers:
+            # Stop ends the council without an answer: a person confirms it (a script means it).
+            return self.pages.page(
+                request, "confirm_stop.html", page="council", council_id=view.council_id, question=view.request.question
+            )
         await self.service.stop(view.council_id, viewer.actor, synthesize=synthesize)
         return RedirectResponse(f"/c/{view.council_id}", status_code=303)
 
     # ------------------------------------------------------------------ sign-in
 
-    def signin_page(self, request: Request, error: str | None = None) -> Response:
+    def signin_page(self, request: Request, error: str | None = None, status: int | None = None) -> Response:
         auth = self.pages.auth
         guilds = signin.discord_guilds(request)
-        status = 400 if error else 200
+        status = status or (400 if error else 200)
         return self.pages.page(
             request, "signin.html", status=status, slack=auth.slack, discord=auth.discord, guilds=guilds, error=error
         )
+
+    def _failed(self, request: Request, exc: CouncilError) -> Response:
+        return self.signin_page(request, exc.user_message, getattr(exc, "status", 400))
 
     async def slack_start(self, request: Request) -> Response:
         if not self.pages.auth.slack:
@@ -107,10 +127,10 @@ class Actions:
 
     async def slack_callback(self, request: Request) -> Response:
         try:
-            await signin.slack_finish(self.service.settings, request, self._team_token)
+            await signin.slack_finish(self.service.settings, request, self.service.sessions, self._team_token)
         except CouncilError as exc:
-            return self.signin_page(request, exc.user_message)
-        return RedirectResponse("/", status_code=303)
+            return self._failed(request, exc)
+        return RedirectResponse(after_sign_in(request), status_code=303)
 
     async def _team_token(self, team: str) -> str | None:
         if self.service.settings.tenants.secret_key is None:  # no OAuth distribution: nothing stored
@@ -128,10 +148,10 @@ class Actions:
         try:
             guilds = await signin.discord_finish(self.service.settings, request)
             if len(guilds) == 1:
-                signin.discord_choose(request, guilds[0]["id"])
-                return RedirectResponse("/", status_code=303)
+                await signin.discord_choose(request, guilds[0]["id"], self.service.sessions)
+                return RedirectResponse(after_sign_in(request), status_code=303)
         except CouncilError as exc:
-            return self.signin_page(request, exc.user_message)
+            return self._failed(request, exc)
         return self.signin_page(request)  # several servers: the person chooses one
 
     async def discord_guild(self, request: Request) -> Response:
@@ -139,13 +159,19 @@ class Actions:
         if not form_allowed(request, form.get(CSRF_FIELD), self.service.settings.tenants.public_url):
             return self.signin_page(request, "This form expired: sign in again.")
         try:
-            signin.discord_choose(request, str(form.get("guild") or ""))
+            await signin.discord_choose(request, str(form.get("guild") or ""), self.service.sessions)
         except CouncilError as exc:
-            return self.signin_page(request, exc.user_message)
-        return RedirectResponse("/", status_code=303)
+            return self._failed(request, exc)
+        return RedirectResponse(after_sign_in(request), status_code=303)
 
     async def signout(self, request: Request) -> Response:
         form = await request.form()
         if form_allowed(request, form.get(CSRF_FIELD), self.service.settings.tenants.public_url):
-            request.session.clear()
+            await forget(request, self.service.sessions)
         return RedirectResponse("/signin" if self.pages.auth.can_sign_in else "/", status_code=303)
+
+    async def admin_still(self, session: WebSession) -> bool | None:
+        """Whether a signed-in admin still is one (service.sessions asks on a schedule)."""
+        if session.platform != Platform.SLACK.value:
+            return None  # Discord's Manage Server comes with a sign-in only
+        return await signin.slack_still_admin(self.service.settings, session, self._team_token)

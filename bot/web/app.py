@@ -41,16 +41,19 @@ from core.errors import CouncilError
 from core.service import CouncilService
 
 SESSION_COOKIE = "council_session"
-SESSION_MAX_AGE_S = 14 * 24 * 3600
+# The cookie may outlive its session: what signs someone in is the session's record on the server
+# (core/channels/sessions.py), which ends much sooner unless it is used.
+SESSION_MAX_AGE_S = 7 * 24 * 3600
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
 def _guarded(pages: Pages, handler: Handler) -> Handler:
-    """Refusals as pages (or JSON), one line each: never a traceback."""
+    """Who the request is, found once; refusals as pages (or JSON), one line each: never a traceback."""
 
     async def endpoint(request: Request) -> Response:
         try:
+            await pages.auth.identify(request, pages.service.sessions)
             return await handler(request)
         except (CouncilError, NoViewer) as exc:
             return pages.error(request, exc)
@@ -61,6 +64,7 @@ def _guarded(pages: Pages, handler: Handler) -> Handler:
 def web_routes(service: CouncilService, auth: WebAuth) -> list[Any]:
     pages = Pages(service, auth)
     read, act, live = ReadPages(pages), Actions(pages), LiveEvents(pages)
+    service.sessions.admin_check = act.admin_still
 
     def route(path: str, handler: Handler, methods: tuple[str, ...] = ("GET",)) -> Route:
         return Route(path, _guarded(pages, handler), methods=list(methods))

@@ -4,7 +4,10 @@ service's rule (Permissions.visibility / may_view); here is only who they are.
 - A script: `Authorization: Bearer <key>` with a key of COUNCIL_API_KEYS, as the API takes it;
   it sees what that key sees through the API (its own councils).
 - A person: signed in with Slack or Discord (bot/web/signin.py), then known by a signed,
-  HttpOnly, SameSite=Lax session cookie (Starlette's SessionMiddleware, itsdangerous).
+  HttpOnly, SameSite=Lax session cookie (Starlette's SessionMiddleware, itsdangerous) that holds
+  only a random token: the session's record is the service's (`service.sessions`), which ends it
+  at sign-out, after COUNCIL_WEB_SESSION_HOURS unused, at an admin's demotion or on
+  `council web --revoke`, and asks the platform again whether an admin still is one.
 - The operator: on loopback, with no keys and no sign-in configured, every request is the
   operator's, who sees every council (as `council history` does).
 """
@@ -12,17 +15,20 @@ service's rule (Permissions.visibility / may_view); here is only who they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
 from bot.api.keys import LOOPBACK_HOSTS, ApiKeys, origin_for
 from core.errors import ConfigurationError
-from core.models import Platform
 from core.models.browse import Viewer
 from core.settings import Settings
 
-SESSION_USER = "who"  # the signed-in person, in the session cookie
+if TYPE_CHECKING:
+    from core.service import WebSessions
+
+SESSION_TOKEN = "sid"  # the signed-in person's session token, in the session cookie
+_VIEWER = "viewer"  # request.state: who the request is, resolved once (`identify`)
 
 
 @dataclass(frozen=True)
@@ -49,40 +55,64 @@ class WebAuth:
     def can_sign_in(self) -> bool:
         return self.slack or self.discord
 
-    def viewer(self, request: Request) -> Viewer | None:
-        """The request's viewer; None: nobody we know (sign in, or send a key)."""
+    async def identify(self, request: Request, sessions: WebSessions) -> None:
+        """Who the request is, found once (a session is read from the database) for `viewer`."""
+        setattr(request.state, _VIEWER, await self._find(request, sessions))
+
+    async def _find(self, request: Request, sessions: WebSessions) -> Viewer | None:
         authorization = request.headers.get("authorization")
         if authorization is not None and self.keys.enabled:
             name = self.keys.name_for(authorization)
             return Viewer(origin=origin_for(name), name=name) if name is not None else None
-        person = request.session.get(SESSION_USER)
-        if isinstance(person, dict):
-            return _person(person)
+        token = request.session.get(SESSION_TOKEN)
+        if isinstance(token, str):
+            person = await sessions.viewer(token)
+            if person is not None:
+                return person
+            request.session.pop(SESSION_TOKEN, None)  # ended: the browser forgets it too
         return Viewer.operator() if self.open else None
 
+    def viewer(self, request: Request) -> Viewer | None:
+        """The request's viewer (`identify`); None: nobody we know (sign in, or send a key)."""
+        return getattr(request.state, _VIEWER, None)
 
-def remember(request: Request, viewer: Viewer) -> None:
+
+def signed_in(request: Request) -> bool:
+    return SESSION_TOKEN in request.session
+
+
+async def remember(request: Request, viewer: Viewer, sessions: WebSessions) -> None:
     """Sign `viewer` in for this browser (a fresh session: nothing of before sign-in carries over)."""
-    origin = viewer.origin
-    assert origin is not None and origin.workspace_id and origin.user_id
+    token = await sessions.open(viewer)
+    keep = {key: request.session[key] for key in KEPT_THROUGH_SIGN_IN if key in request.session}
     request.session.clear()
-    request.session[SESSION_USER] = {
-        "platform": origin.platform.value,
-        "workspace": origin.workspace_id,
-        "user": origin.user_id,
-        "name": viewer.name,
-        "admin": viewer.is_platform_admin,
-    }
+    request.session.update(keep)
+    request.session[SESSION_TOKEN] = token
+    setattr(request.state, _VIEWER, viewer)
 
 
-def _person(stored: dict[str, Any]) -> Viewer | None:
-    try:
-        return Viewer.signed_in(
-            Platform(stored["platform"]),
-            str(stored["workspace"]),
-            str(stored["user"]),
-            str(stored.get("name") or stored["user"]),
-            admin=bool(stored.get("admin")),
-        )
-    except (KeyError, ValueError):
+async def forget(request: Request, sessions: WebSessions) -> None:
+    """Signed out: the session is revoked on the server, and the cookie emptied."""
+    token = request.session.get(SESSION_TOKEN)
+    if isinstance(token, str):
+        await sessions.close(token)
+    request.session.clear()
+
+
+NEXT = "next"  # where to go once signed in: the page that asked for a sign-in (`next_path`)
+KEPT_THROUGH_SIGN_IN = (NEXT,)
+
+
+def next_path(raw: object) -> str | None:
+    """A path of this site to return to after signing in, or None: only a local absolute path
+    (`/c/…`), never `//host`, `/\\host` or a scheme, which a browser would take to another site."""
+    if not isinstance(raw, str) or not raw.startswith("/") or len(raw) > 2000:
         return None
+    if raw.startswith(("//", "/signin")) or any(ch == "\\" or ord(ch) < 32 for ch in raw):
+        return None
+    return raw
+
+
+def after_sign_in(request: Request) -> str:
+    """Where the person goes once signed in (and forgets it)."""
+    return next_path(request.session.pop(NEXT, None)) or "/"

@@ -13,8 +13,6 @@ from core.models.browse import ModelCall
 from core.models.eval import ConfigReport
 from core.models.voice import agreement_text
 
-ROW = 22  # pixels per row of a bar chart
-LABEL = 190  # the label column
 WIDTH = 640
 
 
@@ -42,52 +40,72 @@ def agreement_meter(w: float | None) -> Markup:
     return Markup(f'{meter}<span class="meter-value">{escape(agreement_text(w))}</span>')
 
 
+def _fluid(height: float, title: str, body: list[str]) -> Markup:
+    """A chart as wide as its column, drawn in percentages of its width: its text keeps its size on
+    a phone (a viewBox would shrink it with the chart) and nothing needs scrolling sideways."""
+    return Markup(
+        f'<svg class="chart fluid" width="100%" height="{height:.0f}" role="img" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>{escape(title)}</title>{''.join(body)}</svg>"
+    )
+
+
+def _pct(value: float) -> str:
+    return f"{max(0.0, min(100.0, value)):.2f}%"
+
+
+LINE = 16  # a label's line above its bar
+BAR = 12
+
+
 def timeline(calls: Sequence[ModelCall]) -> Markup:
-    """Each model call as a bar on the council's clock, by stage; a failed call is hatched."""
+    """Each model call as a bar on the council's clock, by stage, with its label on its own line
+    above it (labels never overlap the bars); a failed call is hatched."""
     if not calls:
         return Markup("")
     end = max(call.end_s for call in calls) or 1.0
-    scale = (WIDTH - LABEL - 60) / end
+    row = LINE + BAR + 6
     body = []
-    for row, call in enumerate(calls):
-        y = row * ROW + 4
-        x, width = LABEL + call.start_s * scale, max(2.0, (call.end_s - call.start_s) * scale)
+    for index, call in enumerate(calls):
+        y = index * row
+        start, width = call.start_s / end * 100, max(0.4, (call.end_s - call.start_s) / end * 100)
         state = "" if call.ok else " failed"
         label = f"{call.role}: {call.model}"
-        tip = f"{label}, {call.start_s:.1f}–{call.end_s:.1f} s" + (
-            f", {call.attempts} tries" if call.attempts > 1 else ""
-        )
+        took = f"{call.start_s:.1f}–{call.end_s:.1f} s"
+        tip = f"{label}, {took}" + (f", {call.attempts} tries" if call.attempts > 1 else "")
         body.append(
-            f'<text class="chart-text" x="0" y="{y + 13}">{escape(label[:30])}</text>'
-            f'<rect class="stage{call.stage}{state}" x="{x:.1f}" y="{y}" width="{width:.1f}" height="{ROW - 6}">'
-            f"<title>{escape(tip)}</title></rect>"
+            f'<text class="chart-text" x="0" y="{y + 12}">{escape(label[:60])}</text>'
+            f'<text class="chart-text" x="100%" y="{y + 12}" text-anchor="end">{took}</text>'
+            f'<rect class="stage{call.stage}{state}" x="{_pct(start)}" y="{y + LINE}" width="{_pct(width)}" '
+            f'height="{BAR}"><title>{escape(tip)}</title></rect>'
         )
-    axis_y = len(calls) * ROW + 14
-    body.append(f'<text class="chart-text" x="{LABEL}" y="{axis_y}">0 s</text>')
-    body.append(f'<text class="chart-text" x="{WIDTH - 60}" y="{axis_y}">{end:.1f} s</text>')
-    return Markup('<div class="chart-scroll">') + _svg(axis_y + 6, "Model calls over time", body) + Markup("</div>")
+    axis_y = len(calls) * row + 12
+    body.append(f'<text class="chart-text" x="0" y="{axis_y}">0 s</text>')
+    body.append(f'<text class="chart-text" x="100%" y="{axis_y}" text-anchor="end">{end:.1f} s</text>')
+    return _fluid(axis_y + 6, "Model calls over time", body)
 
 
 def rating_intervals(rows: Sequence[LeaderboardRow]) -> Markup:
-    """Each model's rating as a dot on its 95% interval."""
+    """Each model's rating as a dot on its 95% interval, its name and rating on the line above."""
     if not rows:
         return Markup("")
     low = min(row.low for row in rows)
     high = max(row.high for row in rows)
     span = (high - low) or 1.0
-    scale = (WIDTH - LABEL - 70) / span
+    row_h = LINE + 18
     body = []
     for i, row in enumerate(rows):
-        y = i * ROW + 12
-        x1, x2, xm = (LABEL + (v - low) * scale for v in (row.low, row.high, row.rating))
+        y = i * row_h
+        x1, x2, xm = (2 + (v - low) / span * 96 for v in (row.low, row.high, row.rating))
+        line_y = y + LINE + 8
         body.append(
-            f'<text class="chart-text" x="0" y="{y + 4}">{escape(row.model[:30])}</text>'
-            f'<line class="interval" x1="{x1:.1f}" x2="{x2:.1f}" y1="{y}" y2="{y}"/>'
-            f'<circle class="point" cx="{xm:.1f}" cy="{y}" r="5"><title>{escape(row.model)}: '
+            f'<text class="chart-text" x="0" y="{y + 12}">{escape(row.model[:60])}</text>'
+            f'<text class="chart-text" x="100%" y="{y + 12}" text-anchor="end">{row.rating:.0f} '
+            f"({row.low:.0f}–{row.high:.0f})</text>"
+            f'<line class="interval" x1="{_pct(x1)}" x2="{_pct(x2)}" y1="{line_y}" y2="{line_y}"/>'
+            f'<circle class="point" cx="{_pct(xm)}" cy="{line_y}" r="5"><title>{escape(row.model)}: '
             f"{row.rating:.0f} ({row.low:.0f}–{row.high:.0f})</title></circle>"
-            f'<text class="chart-text" x="{WIDTH - 60}" y="{y + 4}">{row.rating:.0f}</text>'
         )
-    return _svg(len(rows) * ROW + 10, "Ratings with 95% intervals", body)
+    return _fluid(len(rows) * row_h + 4, "Ratings with 95% intervals", body)
 
 
 def accuracy_cost(configs: Sequence[ConfigReport]) -> Markup:

@@ -20,32 +20,34 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from bot.web.context import Pages, ballot
-from bot.web.render import markdown
+from bot.web.render import RENDERER
 from core.models import (
     ChairmanFinished,
     CouncilEvent,
     MemberAnswer,
     MemberFailed,
     MemberFinished,
+    MemberWaiting,
     ReviewFinished,
     RoundFinished,
 )
 from core.models.share_links import SHARE_PARAM
-from core.models.voice import review_title, round_line
+from core.models.voice import WAITING_FOR_MEMORY, review_title, round_line
 from core.service import CouncilRun
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
 RETRY_MS = 2000
 
 
-def event_html(event: CouncilEvent) -> Markup | None:
-    """The fragment the live page inserts for an event that carries model text."""
+async def event_html(event: CouncilEvent) -> Markup | None:
+    """The fragment the live page inserts for an event that carries model text (rendered off the
+    event loop, within its budget: bot/web/render.py)."""
     if isinstance(event, MemberFinished | MemberFailed):
-        return _answer(event.answer)
+        return await _answer(event.answer)
     if isinstance(event, ReviewFinished):
         review = event.review
         body = (
-            markdown(review.text)
+            await RENDERER.render(review.text)
             if review.error is None
             else Markup(f'<p class="note error">Failed: {escape(review.error.message)}</p>')
         )
@@ -55,27 +57,29 @@ def event_html(event: CouncilEvent) -> Markup | None:
             f'<p class="ballot"><strong>Extracted ballot:</strong> {escape(ballot(review))}</p></section>'
         )
     if isinstance(event, ChairmanFinished):
-        return Markup(f'<div class="md">{markdown(event.synthesis.text)}</div>')
+        return Markup(f'<div class="md">{await RENDERER.render(event.synthesis.text)}</div>')
     if isinstance(event, RoundFinished):  # refine mode: who moved toward whom, one line
         return Markup(f'<p class="meta round">{escape(round_line(event.round))}</p>')
     return None
 
 
-def _answer(answer: MemberAnswer) -> Markup:
+async def _answer(answer: MemberAnswer) -> Markup:
     if answer.error is not None:
         body = Markup(f'<p class="note error">Failed: {escape(answer.error.message)}</p>')
     else:
-        body = Markup(f'<div class="md">{markdown(answer.text)}</div>')
+        body = Markup(f'<div class="md">{await RENDERER.render(answer.text)}</div>')
     return Markup(f'<section class="panel"><h3>{escape(answer.model)}</h3>{body}</section>')
 
 
-def sse(index: int, event: CouncilEvent) -> str:
+async def sse(index: int, event: CouncilEvent) -> str:
     data: dict[str, Any] = event.model_dump(mode="json")
     if data.get("kind") == "finished":  # the page reloads to the stored council: no need to send it all
         data = {"kind": "finished", "council_id": event.council_id}
-    html = event_html(event)
+    html = await event_html(event)
     if html is not None:
         data["html"] = str(html)
+    if isinstance(event, MemberWaiting):
+        data["note"] = WAITING_FOR_MEMORY
     return f"id: {index}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
@@ -103,7 +107,7 @@ async def _stream(run: CouncilRun, after: int) -> AsyncIterator[str]:
                 continue
             if item is None:
                 return
-            yield sse(*item)
+            yield await sse(*item)
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

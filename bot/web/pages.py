@@ -12,6 +12,7 @@ from starlette.responses import RedirectResponse, Response
 
 from bot.web import charts
 from bot.web.context import WHERE, Pages
+from bot.web.render import RENDERER
 from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
@@ -45,6 +46,14 @@ def history_query(request: Request) -> HistoryQuery:
         return HistoryQuery(**{key: value for key, value in raw.items() if value is not None})
     except ValidationError:
         raise InputRejected("Unknown filter value: status and platform take the values their menus offer.") from None
+
+
+def model_texts(result: CouncilResult) -> list[str | None]:
+    """Every text of a council its page renders as Markdown."""
+    texts: list[str | None] = [turn.content for turn in result.request.history]
+    texts += [a.text for a in result.answers] + [result.final_text(a) for a in result.answers]
+    texts += [r.text for r in result.reviews]
+    return texts + ([result.synthesis.text] if result.synthesis else [])
 
 
 def degraded_note(result: CouncilResult) -> str | None:
@@ -103,6 +112,7 @@ class ReadPages:
         if view.result is None:
             return await self._live(request, view, share)
         result = view.result
+        await RENDERER.render_all(model_texts(result))  # off the event loop, once per text
         calls = timeline(result)
         data = {"council": result.model_dump(mode="json"), "running": False}
         data["timeline"] = [call.model_dump(mode="json") for call in calls]
@@ -139,6 +149,7 @@ class ReadPages:
     async def _live(self, request: Request, view: CouncilView, share: str | None) -> Response:
         """A council still running: the page follows its events (bot/web/live.py)."""
         run, council_request = view.run, view.request
+        await RENDERER.render_all(turn.content for turn in council_request.history)
         data: dict[str, Any] = {"council_id": view.council_id, "running": True}
         data["request"] = council_request.model_dump(mode="json")
         return self.pages.twin(

@@ -13,9 +13,10 @@ import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+import aiohttp
 import httpx
 from slack_sdk.errors import SlackApiError
 from slack_sdk.oauth import OpenIDConnectAuthorizeUrlGenerator
@@ -26,8 +27,11 @@ from starlette.responses import RedirectResponse, Response
 from bot.web.auth import remember
 from core.errors import CouncilError
 from core.models import Platform
-from core.models.browse import Viewer
+from core.models.browse import Viewer, WebSession
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    from core.service import WebSessions
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +50,27 @@ TeamToken = Callable[[str], Awaitable[str | None]]
 
 class SignInFailed(CouncilError):
     """The platform refused or the callback was not ours: one line for the person."""
+
+    status = 400
+
+
+class PlatformUnreachable(SignInFailed):
+    """The platform did not answer (down, or SLACK_API_URL/DISCORD_API_URL wrong): a page that
+    says so, and one log line without a traceback (nothing in our code failed)."""
+
+    status = 502
+
+    def __init__(self, platform: str, exc: BaseException):
+        super().__init__(f"{platform} could not be reached, so you could not be signed in: try again in a moment.")
+        log.warning("sign-in with %s failed: %s could not be reached (%s)", platform, platform, _why(exc))
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+# What a client raises when the other end is not there (aiohttp under slack_sdk, httpx for Discord).
+_UNREACHABLE: tuple[type[BaseException], ...] = (aiohttp.ClientError, httpx.TransportError, OSError, TimeoutError)
 
 
 def redirect_uri(settings: Settings, request: Request, platform: str) -> str:
@@ -95,7 +120,9 @@ def slack_start(settings: Settings, request: Request) -> Response:
     return RedirectResponse(generator.generate(state=_start(request), nonce=nonce), status_code=302)
 
 
-async def slack_finish(settings: Settings, request: Request, team_token: TeamToken | None = None) -> Viewer:
+async def slack_finish(
+    settings: Settings, request: Request, sessions: WebSessions, team_token: TeamToken | None = None
+) -> Viewer:
     _check_state(request)
     nonce = request.session.pop(_NONCE, None)
     client = _slack_client(settings)
@@ -114,6 +141,8 @@ async def slack_finish(settings: Settings, request: Request, team_token: TeamTok
         info = await client.openid_connect_userInfo(token=str(token["access_token"]))
     except SlackApiError as exc:
         raise SignInFailed(f"Slack refused the sign-in ({exc.response.get('error', 'error')}).") from None
+    except _UNREACHABLE as exc:
+        raise PlatformUnreachable("Slack", exc) from None
     team, user = info.get("https://slack.com/team_id"), info.get("https://slack.com/user_id")
     if not team or not user:
         raise SignInFailed("Slack did not say which workspace you signed in to.")
@@ -123,7 +152,7 @@ async def slack_finish(settings: Settings, request: Request, team_token: TeamTok
         bot_token = await team_token(str(team))
     admin = await _slack_admin(settings, bot_token, str(user))
     viewer = Viewer.signed_in(Platform.SLACK, str(team), str(user), name, admin=admin)
-    remember(request, viewer)
+    await remember(request, viewer, sessions)
     return viewer
 
 
@@ -137,8 +166,23 @@ async def _slack_admin(settings: Settings, bot_token: str | None, user: str) -> 
         info = await client.users_info(token=bot_token, user=user)
     except SlackApiError:
         return False
+    except _UNREACHABLE as exc:
+        raise PlatformUnreachable("Slack", exc) from None
     person = info.get("user") or {}
     return bool(person.get("is_admin") or person.get("is_owner"))
+
+
+async def slack_still_admin(settings: Settings, session: WebSession, team_token: TeamToken) -> bool | None:
+    """Slack's answer, now, to whether a signed-in admin still is one (None: nobody can ask)."""
+    bot_token = settings.slack.bot_token.get_secret_value() if settings.slack.bot_token else None
+    if bot_token is None:
+        bot_token = await team_token(session.workspace_id)
+    if bot_token is None:
+        return None
+    try:
+        return await _slack_admin(settings, bot_token, session.user_id)
+    except PlatformUnreachable:
+        return None
 
 
 def _claims(jwt: str) -> dict[str, Any]:
@@ -176,23 +220,12 @@ async def discord_finish(settings: Settings, request: Request) -> list[dict[str,
     _check_state(request)
     api = _discord_api(settings)
     secret = settings.discord.client_secret.get_secret_value() if settings.discord.client_secret else ""
-    async with httpx.AsyncClient(timeout=15) as http:
-        token = await http.post(
-            f"{api}/oauth2/token",
-            data={
-                "grant_type": "authorization_code",
-                "code": request.query_params.get("code", ""),
-                "redirect_uri": redirect_uri(settings, request, "discord"),
-            },
-            auth=(settings.discord.client_id or "", secret),
-        )
-        if token.status_code != 200:
-            raise SignInFailed(f"Discord refused the sign-in (HTTP {token.status_code}).")
-        bearer = {"Authorization": f"Bearer {token.json().get('access_token', '')}"}
-        me, guilds = (
-            await http.get(f"{api}/users/@me", headers=bearer),
-            await http.get(f"{api}/users/@me/guilds", headers=bearer),
-        )
+    try:
+        token, me, guilds = await _discord_identity(settings, request, api, secret)
+    except _UNREACHABLE as exc:
+        raise PlatformUnreachable("Discord", exc) from None
+    if me is None or guilds is None:
+        raise SignInFailed(f"Discord refused the sign-in (HTTP {token.status_code}).")
     if me.status_code != 200 or guilds.status_code != 200:
         raise SignInFailed("Discord did not say who you are.")
     user = me.json()
@@ -204,6 +237,30 @@ async def discord_finish(settings: Settings, request: Request) -> list[dict[str,
         ],
     }
     return list(request.session[_GUILDS]["guilds"])
+
+
+async def _discord_identity(
+    settings: Settings, request: Request, api: str, secret: str
+) -> tuple[httpx.Response, httpx.Response | None, httpx.Response | None]:
+    """The token exchange, then who the person is and their servers (None, None: refused)."""
+    async with httpx.AsyncClient(timeout=15) as http:
+        token = await http.post(
+            f"{api}/oauth2/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": request.query_params.get("code", ""),
+                "redirect_uri": redirect_uri(settings, request, "discord"),
+            },
+            auth=(settings.discord.client_id or "", secret),
+        )
+        if token.status_code != 200:
+            return token, None, None
+        bearer = {"Authorization": f"Bearer {token.json().get('access_token', '')}"}
+        return (
+            token,
+            await http.get(f"{api}/users/@me", headers=bearer),
+            await http.get(f"{api}/users/@me/guilds", headers=bearer),
+        )
 
 
 def _manages(guild: dict[str, Any]) -> bool:
@@ -218,7 +275,7 @@ def discord_guilds(request: Request) -> list[dict[str, Any]]:
     return list(pending["guilds"]) if isinstance(pending, dict) else []
 
 
-def discord_choose(request: Request, guild_id: str) -> Viewer:
+async def discord_choose(request: Request, guild_id: str, sessions: WebSessions) -> Viewer:
     pending = request.session.get(_GUILDS)
     if not isinstance(pending, dict):
         raise SignInFailed("Sign in with Discord again.")
@@ -226,5 +283,5 @@ def discord_choose(request: Request, guild_id: str) -> Viewer:
     if guild is None:
         raise SignInFailed("You are not a member of that server.")
     viewer = Viewer.signed_in(Platform.DISCORD, guild["id"], pending["user"], pending["name"], admin=guild["admin"])
-    remember(request, viewer)
+    await remember(request, viewer, sessions)
     return viewer

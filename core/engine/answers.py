@@ -20,6 +20,7 @@ from core.models import (
     MemberFailed,
     MemberFinished,
     MemberStarted,
+    MemberWaiting,
     SchedulePlanned,
     StageStarted,
     seats,
@@ -48,8 +49,15 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     yield state.event(StageStarted, stage=1)
     if len(plan) > 1:
         yield state.event(SchedulePlanned, stage=1, batches=plan)
+    # Members of a later memory batch wait for the first batch's memory: followers see them waiting,
+    # then started once they are asked (the stage's wait tells when: outcome.began).
+    later = {seat for b in plan[1:] for seat in b}
+    batch.announce = later.copy()
     for member in pending:
-        yield state.event(MemberStarted, model=member)
+        if member in later:
+            yield state.event(MemberWaiting, model=member)
+        else:
+            yield state.event(MemberStarted, model=member)
     for answer in stored.values():
         _restore_answer(state, calls, answer)
         if answer.ok:
@@ -59,6 +67,9 @@ async def run_answers(state: CouncilState, calls: Calls, router: ProviderRouter)
     policy = state.policy()
     async with aclosing(calls.gather(batch, policy, "answer", "members")) as outcomes:
         async for outcome in outcomes:
+            if outcome.began:
+                yield state.event(MemberStarted, model=outcome.key)
+                continue
             answer = _record_answer(state, outcome)
             if answer.ok:
                 yield state.event(MemberFinished, answer=answer.model_copy())

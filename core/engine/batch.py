@@ -33,6 +33,7 @@ class Outcome:
     error: ErrorInfo | None = None
     latency_s: float | None = None
     skipped: bool = False  # cut short by stop()/synthesize_now(): the user's choice, not a failure
+    began: bool = False  # not an end: a call announced as waiting for memory has started (`Batch.announce`)
     model: str | None = None  # the seat's model that gave this outcome (seat calls only)
     attempts: list[Attempt] = field(default_factory=list)  # the seat's models that failed before it
 
@@ -72,7 +73,9 @@ class Batch:
 
     A call that waits for its endpoint's memory or concurrency slot (core/providers/scheduling.py)
     is not a straggler: while any call waits the stage has no time limit, and once it starts its
-    own limit (`timeout_s`) and grace count from its start (`starts`)."""
+    time limit and its grace are shifted by the time it waited (`starts`): a member of a later
+    memory batch gets the time a member of the first got. The calls in `announce` were told to
+    followers as waiting: the stage's wait says when each begins (an Outcome with `began`)."""
 
     tasks: dict[asyncio.Task[Outcome], str]
     deadline: float
@@ -83,6 +86,8 @@ class Batch:
     waiting: set[str] = field(default_factory=set)  # keys whose call waits for a slot
     starts: dict[str, float] = field(default_factory=dict)  # key -> loop time its call started after waiting
     listeners: list[Callable[[], None]] = field(default_factory=list)  # woken when a waiting call starts
+    announce: set[str] = field(default_factory=set)  # keys told to followers as waiting, not yet begun
+    begun: set[str] = field(default_factory=set)  # keys whose call holds its slot (or never needed one)
 
     @property
     def time_limit(self) -> float:
@@ -91,8 +96,16 @@ class Batch:
     def queued(self, key: str) -> None:
         self.waiting.add(key)
 
+    def waited_s(self, key: str) -> float:
+        """How long the call of `key` waited for its slot (0 if it did not)."""
+        return self.starts[key] - self.started if key in self.starts else 0.0
+
     def call_started(self, key: str, now: float) -> None:
+        self.begun.add(key)
         if key not in self.waiting:
+            if key in self.announce:
+                for listener in self.listeners:
+                    listener()
             return  # it never waited: the batch's own deadline holds
         self.waiting.discard(key)
         self.starts[key] = now

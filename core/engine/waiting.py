@@ -58,6 +58,8 @@ async def gather(
             cut = _interruption(control)
             if cut is not None:
                 break
+            for key in tally.newly_begun():
+                yield Outcome(key=key, began=True)
             done = [task for task in tally.pending if task.done()]
             if not done:
                 cut = tally.expired(loop)
@@ -101,14 +103,24 @@ class _StageTally:
 
     @property
     def grace_end(self) -> float:
-        """The grace's end: a call still pending that started after waiting for its slot gets its
-        grace from its own start, and one still waiting is not cut by grace at all."""
+        """The grace's end: for a call still pending that started after waiting for its slot, shifted
+        by the time it waited (it gets the grace the calls that did not wait got); one still
+        waiting is not cut by grace at all."""
         if self.grace_until == math.inf or (not self.batch.starts and not self.batch.waiting):
             return self.grace_until
         keys = self.pending.values()
         if any(key in self.batch.waiting for key in keys):
             return math.inf
-        return max([self.grace_until, *(self.batch.starts[k] + self.grace_s for k in keys if k in self.batch.starts)])
+        return max([self.grace_until, *(self.grace_until + self.batch.waited_s(k) for k in keys)])
+
+    def newly_begun(self) -> list[str]:
+        """The calls announced as waiting that have begun since the last look."""
+        batch = self.batch
+        if not batch.announce:
+            return []
+        begun = [key for key in batch.announce if key in batch.begun and key in self.pending.values()]
+        batch.announce.difference_update(begun)
+        return begun
 
     def expired(self, loop: asyncio.AbstractEventLoop) -> Cut | None:
         if loop.time() < self.deadline:

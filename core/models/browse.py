@@ -65,6 +65,21 @@ class Viewer(BaseModel):
 
 
 @dataclass(frozen=True)
+class WebSession:
+    """A browser sign-in as stored: who, whether an admin (and when that was last asked), until when."""
+
+    platform: str
+    workspace_id: str
+    user_id: str
+    user_name: str
+    admin: bool
+    created_at: float
+    expires_at: float
+    admin_checked_at: float
+    revoked_at: float | None = None
+
+
+@dataclass(frozen=True)
 class Visibility:
     """The councils a viewer may list, as storage filters them: None fields match anything.
     Within `platform` and `workspace_id`, a council is seen when `whole_workspace`, or when it was
@@ -92,14 +107,18 @@ class HistoryQuery(BaseModel):
 
 
 class HistoryItem(CouncilSummary):
-    """A council as the history page lists it: its summary and how many model calls it made."""
+    """A council as the history page lists it: its summary, how many model calls it made, the start
+    of its final answer and, in a search, where the words were found."""
 
     calls: int = 0
+    preview: str | None = None  # the final answer's first characters (as written: Markdown)
+    snippet: str | None = None  # a search's words in their context (question or answer)
 
 
 class HistoryPage(BaseModel):
     councils: list[HistoryItem]
     next: str | None = None  # the cursor of the next page; None: this is the last
+    matches: int | None = None  # a search: how many councils match, over every page
 
 
 class ModelCall(BaseModel):

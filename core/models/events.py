@@ -66,6 +66,14 @@ class MemberStarted(_Event):
     model: str
 
 
+class MemberWaiting(_Event):
+    """A member of a later memory batch (SchedulePlanned) waits for its endpoint's memory before
+    it is asked; MemberStarted follows when it is."""
+
+    kind: Literal["member_waiting"] = "member_waiting"
+    model: str
+
+
 class MemberFinished(_Event):
     kind: Literal["member_finished"] = "member_finished"
     answer: MemberAnswer
@@ -131,6 +139,7 @@ CouncilEvent = Annotated[
     | StageStarted
     | SchedulePlanned
     | MemberStarted
+    | MemberWaiting
     | MemberFinished
     | MemberFailed
     | ReviewFinished

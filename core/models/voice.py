@@ -141,6 +141,9 @@ def other_notices(result: CouncilResult) -> list[str]:
 
 # --------------------------------------------------------------------------- stages
 
+# A member of a later memory batch (MemberWaiting), until it is asked: every interface's progress.
+WAITING_FOR_MEMORY = "waiting for memory"
+
 # While a council runs: what each stage does.
 STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 # A finished council's stage details (buttons, modals, page sections): what each holds.

@@ -1,5 +1,7 @@
 """The one door to the models: routes each call to its provider (core/providers/resolver.py) and
-answers what the model lists say (core/providers/catalog.py), with secrets masked in every error."""
+answers what the model lists say (core/providers/catalog.py). It is where model text enters the
+council, so secrets are masked here, once, in every completion, streamed piece and error: no event,
+store or surface above ever holds one (core/shared/redact.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +18,14 @@ from core.providers.base import (
     ProviderError,
     ProviderTimeoutError,
     StreamItem,
+    TextDelta,
     redacted_errors,
 )
 from core.providers.catalog import MODEL_LIST_TTL_S, ModelCatalog
 from core.providers.resolver import ProviderResolver
 from core.providers.scheduling import Scheduling, local_size_gb, plan_batches
 from core.settings import Settings
-from core.shared.redact import Redactor
+from core.shared.redact import Redactor, StreamRedactor
 from core.telemetry.calls import ModelCall
 
 if TYPE_CHECKING:
@@ -97,7 +100,7 @@ class ProviderRouter:
             except BaseException as exc:
                 call.failed(exc)
                 raise
-        completion = completion.model_copy(update={"model": model_id})
+        completion = self._redact.model(completion.model_copy(update={"model": model_id}))
         call.finished(completion)
         return completion
 
@@ -108,13 +111,21 @@ class ProviderRouter:
         async with self._slot(model_id, provider):
             call = _measured(model_id, provider, messages, options, streaming=True)
             completion: Completion | None = None
+            pieces = StreamRedactor(self._redact)
             try:
                 with redacted_errors(self._redact):
                     async for item in provider.stream(model, messages, options):
                         if isinstance(item, Completion):
-                            completion = item = item.model_copy(update={"model": model_id})
-                        elif item.text:
-                            call.first_token()
+                            if held := pieces.flush():
+                                yield TextDelta(held)
+                            completion = item = self._redact.model(item.model_copy(update={"model": model_id}))
+                        else:
+                            if item.text:
+                                call.first_token()
+                            shown = pieces.feed(item.text)
+                            if not shown:
+                                continue
+                            item = TextDelta(shown)
                         yield item
             except BaseException as exc:
                 call.failed(exc)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from core.ranking import Rating
 
 MIN_ID_PREFIX = 4  # as git: shorter starts match too much to mean one council
-_ID_PREFIX = re.compile(rf"[0-9a-f]{{{MIN_ID_PREFIX},}}")  # council ids are hex (models.new_council_id)
+ID_PREFIX = re.compile(rf"[0-9a-f]{{{MIN_ID_PREFIX},}}")  # council ids are hex (models.new_council_id)
 
 HistoryScope = Literal["channel", "workspace", "user", "all"]
 
@@ -70,7 +70,7 @@ class CouncilQueries:
 
     async def _unique_id(self, prefix: str) -> str:
         prefix = prefix.lower()
-        if not _ID_PREFIX.fullmatch(prefix):
+        if not ID_PREFIX.fullmatch(prefix):
             raise NotFound(
                 f"No council with id `{prefix}` (a start of an id needs {MIN_ID_PREFIX} or more hex digits)."
             )

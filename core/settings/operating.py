@@ -99,6 +99,18 @@ class WebSettings(SettingsGroup):
         description="Signs the browser's session cookie and the share links; empty: a random key per process "
         "(sign-ins end at restart). Rotating it ends every session and revokes every share link.",
     )
+    session_hours: float = Field(
+        12.0,
+        alias="COUNCIL_WEB_SESSION_HOURS",
+        gt=0,
+        description="A browser sign-in ends after this many hours unused; each use renews it (at most 7 days in all).",
+    )
+    admin_check_minutes: float = Field(
+        10.0,
+        alias="COUNCIL_WEB_ADMIN_CHECK_MINUTES",
+        gt=0,
+        description="How often a signed-in admin's rights are asked of Slack again (a demoted admin's session ends).",
+    )
     share_links: bool = Field(
         False,
         alias="COUNCIL_SHARE_LINKS",

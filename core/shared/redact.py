@@ -1,8 +1,10 @@
 """Keeps configured secrets out of every text the bot shows, logs or stores.
 
-Endpoints sometimes quote the caller's key back in an error body (some proxies do), and exception
-texts can carry anything; so redaction is applied where texts leave the process (log handlers,
-error lines) and before rows are stored, not only where a secret is known to pass.
+Endpoints sometimes quote the caller's key back in an error body (some proxies do), a model can be
+made to repeat the request's key in its answer, and exception texts can carry anything. So model
+text is redacted once, where it enters the council (the provider router: every completion, every
+streamed piece, every error), before any event, store or surface sees it; and log handlers and
+error lines are redacted where texts leave the process.
 """
 
 from __future__ import annotations
@@ -76,6 +78,42 @@ class Redactor:
         dumped = value.model_dump_json()
         cleaned = self(dumped)
         return value if cleaned == dumped else type(value).model_validate_json(cleaned)
+
+
+class StreamRedactor:
+    """Redacts a text that arrives in pieces (a streamed answer): a secret split across pieces is
+    still masked, because the tail that could be the start of a secret is held back until the next
+    piece shows whether it is one (or until `flush`, at the end of the stream)."""
+
+    def __init__(self, redactor: Redactor):
+        self.redactor = redactor
+        self._pending = ""
+
+    def feed(self, piece: str) -> str:
+        """The text that can be shown now (possibly empty)."""
+        secrets = self.redactor._current()
+        if not secrets:
+            return piece
+        text = self.redactor(self._pending + piece)
+        keep = _held_back(text, secrets)
+        self._pending = text[len(text) - keep :] if keep else ""
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        """What was held back, at the end of the stream."""
+        text, self._pending = self.redactor(self._pending), ""
+        return text
+
+
+def _held_back(text: str, secrets: list[str]) -> int:
+    """The length of the longest end of `text` that starts some secret (0: none)."""
+    longest = 0
+    for secret in secrets:
+        for size in range(min(len(secret) - 1, len(text)), longest, -1):
+            if text.endswith(secret[:size]):
+                longest = size
+                break
+    return longest
 
 
 class RedactingFilter(logging.Filter):

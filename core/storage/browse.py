@@ -22,39 +22,79 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_WORDS = 12
 _ROW = "row"  # a search page's cursor: the search index number it stopped at
 # Model calls a council made: its answers, its reviews and its synthesis, as stored.
+# An `auto` answer that stood as written (the result's synthesis.agreed) made no call of its own.
+_AGREED = {
+    "sqlite": "COALESCE(json_extract(councils.result, '$.synthesis.agreed'), 0) = 1",
+    POSTGRESQL: "COALESCE((councils.result::jsonb #>> '{synthesis,agreed}')::boolean, false)",
+}
 _CALLS = """(SELECT COUNT(*) FROM answers a WHERE a.council_id = councils.id)
           + (SELECT COUNT(*) FROM reviews r WHERE r.council_id = councils.id)
-          + (SELECT COUNT(*) FROM synthesis s WHERE s.council_id = councils.id) AS calls"""
+          + (SELECT COUNT(*) FROM synthesis s WHERE s.council_id = councils.id AND NOT ({agreed})) AS calls,
+          (SELECT substr(s.text, 1, 2000) FROM synthesis s WHERE s.council_id = councils.id) AS preview"""
 
 
 class BrowseRepository:
     def __init__(self, db: Database):
         self._db = db
+        self._calls = _CALLS.format(agreed=_AGREED.get(db.dialect, _AGREED["sqlite"]))
 
     async def page(self, visibility: Visibility, query: HistoryQuery) -> tuple[list[HistoryItem], str | None]:
         """One page of finished councils and the cursor of the next (None: no more)."""
-        clauses, params = ["status != ?"], [RUNNING]
-        _visible(visibility, clauses, params)
-        _filters(query, clauses, params)
-        words = _WORD.findall(query.q or "")[:_MAX_WORDS]
+        clauses, params = self._where(visibility, query)
+        words = search_words(query.q)
         if words and self._db.dialect != POSTGRESQL:
             return await self._search(words, query, clauses, params)
-        if words:
-            clauses.append(
-                "id IN (SELECT council_id FROM council_search WHERE document @@ plainto_tsquery('english', ?))"
-            )
-            params.append(" ".join(words))
         if query.after:
             created, council_id = decode_cursor(query.after)
             clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
             params += [created, created, council_id]
         rows = await self._db.fetchall(
-            f"""SELECT {SUMMARY_COLUMNS}, {_CALLS} FROM councils WHERE {" AND ".join(clauses)}
+            f"""SELECT {SUMMARY_COLUMNS}, {self._calls} FROM councils WHERE {" AND ".join(clauses)}
                 ORDER BY created_at DESC, id DESC LIMIT ?""",
             [*params, query.limit + 1],
         )
         last = rows[query.limit - 1] if len(rows) > query.limit else None
         return await self._items(rows[: query.limit]), encode_cursor(last["created_at"], last["id"]) if last else None
+
+    def _where(self, visibility: Visibility, query: HistoryQuery) -> tuple[list[str], list[Any]]:
+        """The clauses of `page` but the cursor's (on PostgreSQL, its words' too)."""
+        clauses, params = ["status != ?"], [RUNNING]
+        _visible(visibility, clauses, params)
+        _filters(query, clauses, params)
+        words = search_words(query.q)
+        if words and self._db.dialect == POSTGRESQL:
+            clauses.append(
+                "id IN (SELECT council_id FROM council_search WHERE document @@ plainto_tsquery('english', ?))"
+            )
+            params.append(" ".join(words))
+        return clauses, params
+
+    async def matches(self, visibility: Visibility, query: HistoryQuery) -> int:
+        """How many finished councils `visibility` may see match the search (all its pages)."""
+        clauses, params = self._where(visibility, query)
+        words = search_words(query.q)
+        if words and self._db.dialect != POSTGRESQL:
+            hits = """SELECT r.council_id AS hit_id FROM council_search s
+                      JOIN council_search_rows r ON r.row = s.rowid WHERE council_search MATCH ?"""
+            rows = await self._db.fetchall(
+                f"""SELECT COUNT(*) AS n FROM councils JOIN ({hits}) hits ON councils.id = hits.hit_id
+                    WHERE {" AND ".join(clauses)}""",
+                [_fts_query(words), *params],
+            )
+        else:
+            rows = await self._db.fetchall(f"SELECT COUNT(*) AS n FROM councils WHERE {' AND '.join(clauses)}", params)
+        return int(rows[0]["n"])
+
+    async def ids_starting_with(self, visibility: Visibility, prefix: str, limit: int = 2) -> list[str]:
+        """Up to `limit` ids of finished councils `visibility` may see that start with `prefix` (hex
+        digits, so no LIKE wildcard): a start of an id is resolved among these alone, so another
+        workspace's councils can neither be found by it nor make it ambiguous."""
+        clauses, params = ["id LIKE ?", "result IS NOT NULL"], [prefix + "%"]
+        _visible(visibility, clauses, params)
+        rows = await self._db.fetchall(
+            f"SELECT id FROM councils WHERE {' AND '.join(clauses)} ORDER BY id LIMIT ?", [*params, limit]
+        )
+        return [row["id"] for row in rows]
 
     async def _search(
         self, words: list[str], query: HistoryQuery, clauses: list[str], params: list[Any]
@@ -64,12 +104,12 @@ class BrowseRepository:
         rare one. Every word, each quoted: FTS5's own syntax (NEAR, column:, *) is not the reader's."""
         hits = """SELECT r.council_id AS hit_id, s.rowid AS hit_row FROM council_search s
                   JOIN council_search_rows r ON r.row = s.rowid WHERE council_search MATCH ?"""
-        search_params: list[Any] = [" ".join(f'"{word}"' for word in words)]
+        search_params: list[Any] = [_fts_query(words)]
         if query.after:
             hits += " AND s.rowid < ?"
             search_params.append(decode_row_cursor(query.after))
         rows = await self._db.fetchall(
-            f"""SELECT {SUMMARY_COLUMNS}, {_CALLS}, hit_row
+            f"""SELECT {SUMMARY_COLUMNS}, {self._calls}, hit_row
                 FROM councils JOIN ({hits}) hits ON councils.id = hits.hit_id
                 WHERE {" AND ".join(clauses)} ORDER BY hit_row DESC LIMIT ?""",
             [*search_params, *params, query.limit + 1],
@@ -78,9 +118,20 @@ class BrowseRepository:
         return await self._items(rows[: query.limit]), encode_cursor(_ROW, str(last["hit_row"])) if last else None
 
     async def _items(self, rows: list[Any]) -> list[HistoryItem]:
-        items = [HistoryItem(**summary_from_row(r).model_dump(), calls=int(r["calls"])) for r in rows]
+        items = [
+            HistoryItem(**summary_from_row(r).model_dump(), calls=int(r["calls"]), preview=r["preview"]) for r in rows
+        ]
         await with_material(self._db, items)  # type: ignore[arg-type]
         return items
+
+
+def search_words(q: str | None) -> list[str]:
+    """The words a search looks for (its own syntax is not the reader's: words only)."""
+    return _WORD.findall(q or "")[:_MAX_WORDS]
+
+
+def _fts_query(words: list[str]) -> str:
+    return " ".join(f'"{word}"' for word in words)
 
 
 def _filters(query: HistoryQuery, clauses: list[str], params: list[Any]) -> None:

@@ -29,6 +29,7 @@ from core.storage.rate_limits import RateLimitRepository
 from core.storage.reviewer_totals import ReviewerTotals
 from core.storage.slots import SlotRepository
 from core.storage.stats import StatsRepository
+from core.storage.web_sessions import WebSessionRepository
 
 
 class Storage:
@@ -48,6 +49,7 @@ class Storage:
         self.messages = MessageRepository(db)  # the messages we post, by council (bot/history.py reads it)
         self.evals = EvalRepository(db)  # `council eval` runs and samples (core/eval/session.py)
         self.idempotency = IdempotencyRepository(db)  # the API's Idempotency-Key header (core/records/idempotency.py)
+        self.web_sessions = WebSessionRepository(db)  # the browser app's sign-ins (core/channels/sessions.py)
 
     @classmethod
     async def open(

@@ -50,6 +50,7 @@ function follow(article) {
   const stage1 = article.querySelector("#live-stage1 .live-items");
   const stage2 = article.querySelector("#live-stage2 .live-items");
   const synthesis = article.querySelector("#live-stage3 .live-synthesis");
+  const live = article.querySelector("section.live");
   let streaming = null;
   const source = new EventSource(article.dataset.live);
   const fragment = (html) => {  // sanitized on the server; a template's content never runs anything
@@ -62,18 +63,23 @@ function follow(article) {
     switch (event.kind) {
       case "queued": status.textContent = "Queued (position " + event.position + ")…"; break;
       case "started": status.textContent = "Stage 1: " + event.members.length + " members are answering…"; break;
-      case "stage_started": status.textContent = ["", "Stage 1: answering…", "Stage 2: reviewing…", "Stage 3: the chairman is writing…"][event.stage]; break;
-      case "member_started": {
-        const pending = document.createElement("section");
-        pending.className = "panel pending";
-        pending.dataset.model = event.model;
-        const name = document.createElement("h3");
-        name.textContent = event.model;
-        const note = document.createElement("p");
-        note.className = "meta";
-        note.textContent = "answering…";
-        pending.append(name, note);
-        stage1.appendChild(pending);
+      case "stage_started": if (event.stage === 3) live.classList.add("synthesizing"); status.textContent = ["", "Stage 1: answering…", "Stage 2: reviewing…", "Stage 3: the chairman is writing…"][event.stage]; break;
+      case "member_waiting": case "member_started": {
+        const waiting = event.kind === "member_waiting";
+        let pending = Array.from(stage1.querySelectorAll(".pending")).find((p) => p.dataset.model === event.model);
+        if (!pending) {
+          pending = document.createElement("section");
+          pending.className = "panel pending";
+          pending.dataset.model = event.model;
+          const name = document.createElement("h3");
+          name.textContent = event.model;
+          const note = document.createElement("p");
+          note.className = "meta";
+          pending.append(name, note);
+          stage1.appendChild(pending);
+        }
+        pending.classList.toggle("waiting", waiting);
+        pending.querySelector(".meta").textContent = waiting ? event.note + "…" : "answering…";
         break;
       }
       case "member_finished": case "member_failed": {
@@ -87,6 +93,7 @@ function follow(article) {
       case "round_finished": stage1.appendChild(fragment(event.html)); break;
       case "review_finished": stage2.appendChild(fragment(event.html)); break;
       case "chairman_token":
+        live.classList.add("synthesizing");
         if (!streaming) { streaming = document.createElement("div"); streaming.className = "streaming"; synthesis.appendChild(streaming); }
         streaming.textContent += event.delta;  // text, never HTML
         break;
@@ -99,7 +106,35 @@ function follow(article) {
   };
 }
 
+function elapsed(span) {  // the live view's clock: time since the council was asked
+  const since = Date.parse(span.dataset.since);
+  if (Number.isNaN(since)) return;
+  const tick = () => {
+    const s = Math.max(0, Math.round((Date.now() - since) / 1000));
+    span.textContent = "· " + (s >= 60 ? Math.floor(s / 60) + " min " + (s % 60) + " s" : s + " s") + " elapsed";
+  };
+  tick();
+  window.setInterval(tick, 1000);
+}
+
+function copyButton(button) {  // the answer as written (its Markdown), to the clipboard
+  const source = document.getElementById(button.dataset.copy);
+  const said = button.parentElement.querySelector(".copied");
+  if (!source) return;
+  button.hidden = false;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(source.value);
+    } catch (_) {
+      source.classList.remove("visually-hidden"); source.select(); document.execCommand("copy"); source.classList.add("visually-hidden");
+    }
+    if (said) said.textContent = "Copied.";
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("button[data-copy]").forEach(copyButton);
+  document.querySelectorAll(".elapsed[data-since]").forEach(elapsed);
   document.querySelectorAll("[data-tabs]").forEach(makeTabs);
   const live = document.querySelector("article[data-live]");
   if (live) follow(live);
