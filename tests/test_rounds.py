@@ -8,6 +8,7 @@ import re
 import pytest
 
 from core.admission.deliberation import self_moa_seat, with_deliberation_mode
+from core.durable.journal import StepJournal
 from core.engine.chair_notes import SELF_MOA_NOTE
 from core.engine.council import CouncilControl, run_council
 from core.engine.revision_prompt import read_reply
@@ -28,6 +29,7 @@ from core.models.seats_file import parse_seats, read_seats_file
 from core.models.voice import ENDED_CONVERGED, ENDED_NO_MOVE, ENDED_SYNTHESIZE, round_line, self_moa_line
 from core.records.export import to_document, to_markdown
 from core.settings import Settings, load_settings
+from core.shared.redact import Redactor
 from core.storage import Storage
 from tests import test_council
 from tests.factories import make_result, run_council_to_end
@@ -329,3 +331,28 @@ async def test_rounds_keep_the_quorum_grace_and_fallback_seats(server, router):
     assert by_model[M3].error is not None and by_model[M3].text == OTHER and not by_model[M3].moved
     assert len(server.requests_for("broken", stage=1)) == 1 and not server.requests_for("broken", stage=REVISION)
     assert result.synthesis is not None and REVISED in server.requests_for(CHAIR, stage=3)[0].user
+
+
+async def test_each_revision_is_a_step_of_a_durable_councils_journal(server, router, tmp_path):
+    """A durable council's journal keeps each revision as it arrives; the checkpoint a worker resumes
+    from holds them (round and seat), so a resumed round asks only the members still missing."""
+    script(server, scripts())
+    storage = await Storage.open(f"sqlite:///{tmp_path}/journal.db")
+    try:
+        request = CouncilRequest(question="What is the capital of Australia?", config=refine(rounds=1))
+        await storage.councils.save_started(request)
+        journal = StepJournal(storage.jobs, Redactor([]), request.council_id)
+        async for event in run_council(request, router):
+            await journal.record(event)
+            if isinstance(event, RevisionFinished) and event.revision.model == M2:
+                break  # the process stops after M2's revision arrived
+        checkpoint = await storage.jobs.checkpoint(request.council_id)
+    finally:
+        await storage.close()
+    assert len(checkpoint.answers) == 3 and M2 in [r.model for r in checkpoint.revisions]
+    kept = {r.seat for r in checkpoint.revisions}
+    server.requests.clear()
+    events = [e async for e in run_council(request, router, None, checkpoint)]
+    assert not server.requests_for(stage=1)
+    assert sorted(r.model for r in server.requests_for(stage=REVISION)) == sorted({M1, M2, M3} - kept)
+    assert [r.model for r in events[-1].result.rounds[0].revisions] == [M1, M2, M3]

@@ -75,7 +75,7 @@ async def test_every_surface_says_the_rounds_and_the_lens(server, router):
     assert ROUND in transcript.reasoning and f"{M2} moved toward {M1}: “" in transcript.reasoning
     assert any(ROUND in line for line in progress_lines(progress))
     [finished] = [e for e in events if isinstance(e, RoundFinished)]
-    assert ROUND in json.loads(sse(1, finished).split("data: ", 1)[1])["html"]  # the web page's live stage 1
+    assert ROUND in json.loads((await sse(1, finished)).split("data: ", 1)[1])["html"]  # the web page's live stage 1
 
 
 async def test_every_surface_says_the_self_moa_samples(server, router):

@@ -156,6 +156,18 @@ def print_result(
         print(_plain(header) + "\n")
     if synthesis is not None and not stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
+    _print_details(result)
+    council, *fields = footer_fields(result)
+    print("\n" + " · ".join([council, result.status.value, *fields]))
+    if details:
+        print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
+    elif link:
+        print(f"In the browser: {link}")
+
+
+def _print_details(result: CouncilResult) -> None:
+    """What follows the answer: how the council deliberated, what it read, the ranking, where the
+    answer came from and where the members differ."""
     deliberation = deliberation_lines(result)
     if deliberation:
         print("━━ How the council deliberated ━━")
@@ -177,12 +189,6 @@ def print_result(
     if differ := differ_lines(result):
         print(f"\n━━ {DIFFER_TITLE} ━━")
         print("\n".join(differ))
-    council, *fields = footer_fields(result)
-    print("\n" + " · ".join([council, result.status.value, *fields]))
-    if details:
-        print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
-    elif link:
-        print(f"In the browser: {link}")
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:

@@ -14,6 +14,10 @@ chair_prompt.py stage 3's prompts (full, quick, brief for a small context) and t
 quick.py      quick mode: the chairman's comparison line, held back and kept as a ballot
 auto.py       auto mode: whether the first two answers agree (equal short answers, or the chairman's
               verdict), and the escalation to the whole council when they do not
+rounds.py     refine mode: revision rounds between stage 1 and the reviews, their early end
+revision_prompt.py a revision's prompt (the others anonymised, fenced) and the reading of its KEEP/REASON reply
+revision_moves.py  held or moved, toward whom, and convergence, measured with the Rust composition method
+chair_notes.py what the chairman is told of the rounds (who moved, who held, the first answers) and of Self-MoA
 stream.py     one streamed synthesis: the pump task, and relaying its screened text as events
 notices.py    user-visible texts: cut reasons, notices, the no-answer error
 result.py     the CouncilResult: status and assembly

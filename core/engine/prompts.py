@@ -287,17 +287,7 @@ def chairman_messages(
     `deliberation`: what the revision rounds changed (core/engine/chair_notes.py); `ranking_note`
     replaces the ranking block where no ranking is meant to exist (Self-MoA's samples).
     """
-    member_ids = list(member_ids)
-    blocks = [_context_block(question, history, fence)]
-    blocks.append(
-        f"The council's answers, each between markers ending in {fence.nonce}:\n\n"
-        + "\n\n".join(fence.wrap(f"RESPONSE {label}", redact_ids(text, member_ids)) for label, text in answers.items())
-    )
-    if reviews:
-        blocks.append(
-            "The members' peer reviews of those answers:\n\n"
-            + "\n\n".join(fence.wrap(f"REVIEW {i}", redact_ids(text, member_ids)) for i, text in enumerate(reviews, 1))
-        )
+    blocks = _answers_and_reviews(question, answers, reviews, fence, history, list(member_ids))
     blocks.append(ranking_note or _ranking_block(ranking))
     if deliberation:
         blocks.append(deliberation)
@@ -312,6 +302,28 @@ def chairman_messages(
         blocks.append(DISAGREEMENT_SECTION)
     system = FALLBACK_SYSTEM if fallback else CHAIRMAN_SYSTEM
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(blocks))]
+
+
+def _answers_and_reviews(
+    question: str,
+    answers: Mapping[str, str],
+    reviews: Sequence[str],
+    fence: Fence,
+    history: Sequence[ConversationTurn],
+    member_ids: list[str],
+) -> list[str]:
+    """The chairman's material: the question (and thread), the answers and the reviews, fenced."""
+    blocks = [_context_block(question, history, fence)]
+    blocks.append(
+        f"The council's answers, each between markers ending in {fence.nonce}:\n\n"
+        + "\n\n".join(fence.wrap(f"RESPONSE {label}", redact_ids(text, member_ids)) for label, text in answers.items())
+    )
+    if reviews:
+        blocks.append(
+            "The members' peer reviews of those answers:\n\n"
+            + "\n\n".join(fence.wrap(f"REVIEW {i}", redact_ids(text, member_ids)) for i, text in enumerate(reviews, 1))
+        )
+    return blocks
 
 
 QUICK_CHAIRMAN_SYSTEM = (
