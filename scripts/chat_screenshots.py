@@ -210,7 +210,7 @@ def discord_page(title: str, question: str, messages: list[dict[str, Any]]) -> s
         + "</div></div>"
         for m in messages
     )
-    head = f'<div class="head"># 🧵 {html.escape(question[:60])}</div>'
+    head = f'<div class="head"># {html.escape(question[:60])}…</div>'
     return f"<!doctype html><meta charset=utf-8><title>{html.escape(title)}</title><style>{DISCORD_CSS}</style><div class=channel>{head}{posts}</div>"
 
 
@@ -232,16 +232,19 @@ def shoot(pages: dict[str, str], out: Path) -> None:
             for name, page in pages.items():
                 path = Path(folder) / f"{name}.html"
                 path.write_text(page, encoding="utf-8")
-                driver.set_window_size(820, 600)
+                small = {"width": 820, "height": 200, "deviceScaleFactor": 1, "mobile": False}
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", small)  # measured from short
                 driver.get(path.as_uri())
-                height = driver.execute_script("return document.documentElement.scrollHeight")
-                driver.set_window_size(820, min(int(height) + 8, 4000))
+                height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+                metrics = {"width": 820, "height": min(height, 4000), "deviceScaleFactor": 1, "mobile": False}
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
                 driver.save_screenshot(str(out / f"{name}.png"))
                 print(f"{out / name}.png ({height} px)")
     finally:
         driver.quit()
 
 
+LINK = "https://council.example.com/c/5e1f0a2b3c4d5e6f"
 QUESTION = "Should our five-person team run PostgreSQL or SQLite for the new internal tool?"
 ANSWER = (
     "**SQLite**, until you need more than one machine writing at once.\n\n"
@@ -283,46 +286,54 @@ async def councils() -> dict[str, Any]:
             )
             router = scripted_router(server, LLM_MAX_RETRIES="0")
             try:
-                _, results[kind] = await run_council_to_end(router, request)
+                results[kind] = await run_council_to_end(router, request)
             finally:
                 await router.aclose()
     return results
 
 
-def slack_messages(result: Any, streamed: bool) -> list[str]:
+def slack_messages(council: Any, streamed: bool) -> list[str]:
+    """The Slack payloads of one council: without streaming, the chat.postMessage blocks; streamed,
+    the chunks the stream sends (its events replayed through the stream's own bookkeeping) and
+    chat.stopStream's blocks, drawn as one message."""
     from bot.progress import CouncilProgress
     from bot.slack import render, stream_render
     from bot.slack.stream import StreamedContent
 
+    events, result = council
     if not streamed:
-        return [
-            slack_blocks_html(m["blocks"])
-            for m in render.result_messages(result, link="https://council.example.com/c/x")
-        ]
-    shown = StreamedContent()
-    progress = CouncilProgress(result.council_id)
-    for event_model in result.answers:
-        progress.members.setdefault(event_model.model, None)  # type: ignore[arg-type]
-    progress.members = {}
-    chunks, commit, attached = shown.closing(progress, result, result.synthesis.text if result.synthesis else None)
+        return [slack_blocks_html(m["blocks"]) for m in render.result_messages(result, link=LINK)]
+    shown, progress = StreamedContent(), CouncilProgress(result.council_id)
+    sent: list[dict[str, Any]] = [{"type": "plan_update", "title": stream_render.stream_title(None)}]
+    for event in events:
+        progress.apply(event)
+        chunks, commit = shown.pending(progress, final=False)
+        commit()
+        sent += chunks
+    text = result.synthesis.text if result.synthesis is not None else None
+    chunks, commit, attached = shown.closing(progress, result, text)
     commit()
-    first = [c for c in chunks if c["type"] == "plan_update"]
-    tasks = stream_render.stream_tasks(progress, result)
-    text = "".join(c["text"] for c in chunks if c["type"] == "markdown_text")
-    blocks = stream_render.stream_final_blocks(result, attached=attached)
-    title = first[-1]["title"] if first else None
+    sent += chunks
+    tasks: dict[str, dict[str, Any]] = {}
+    for chunk in sent:
+        if chunk["type"] == "task_update":
+            tasks[chunk["id"]] = chunk
+    title = [c["title"] for c in sent if c["type"] == "plan_update"][-1]
+    streamed_text = "".join(c["text"] for c in sent if c["type"] == "markdown_text")
+    blocks = stream_render.stream_final_blocks(result, attached=attached, said_first=shown.opened, link=LINK)
     return [
-        slack_task_html(tasks, title)
-        + f'<div class="stream">{slack_markdown_html(text)}</div>'
+        slack_task_html(list(tasks.values()), title)
+        + f'<div class="stream">{slack_markdown_html(streamed_text)}</div>'
         + slack_blocks_html(blocks)
     ]
 
 
-def discord_messages(result: Any) -> list[dict[str, Any]]:
+def discord_messages(council: Any) -> list[dict[str, Any]]:
     from bot.discord import render
 
+    _, result = council
     out = []
-    for message in render.result_messages(result, link="https://council.example.com/c/x"):
+    for message in render.result_messages(result, link=LINK):
         embeds = [e.to_dict() for e in message.get("embeds", [])]
         view = message.get("view")
         components = view.to_components() if view is not None else []
@@ -336,11 +347,11 @@ def main() -> None:
     args = parser.parse_args()
     results = asyncio.run(councils())
     pages = {}
-    for kind, result in results.items():
-        question = result.request.question
-        pages[f"slack-{kind}"] = slack_page(kind, question, slack_messages(result, streamed=True))
-        pages[f"slack-{kind}-no-stream"] = slack_page(kind, question, slack_messages(result, streamed=False))
-        pages[f"discord-{kind}"] = discord_page(kind, question, discord_messages(result))
+    for kind, council in results.items():
+        question = council[1].request.question
+        pages[f"slack-{kind}"] = slack_page(kind, question, slack_messages(council, streamed=True))
+        pages[f"slack-{kind}-no-stream"] = slack_page(kind, question, slack_messages(council, streamed=False))
+        pages[f"discord-{kind}"] = discord_page(kind, question, discord_messages(council))
     args.out.mkdir(parents=True, exist_ok=True)
     shoot(pages, args.out)
 

@@ -443,6 +443,24 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
     }
 
 
+async def test_the_reasoning_block_says_what_quick_and_auto_councils_do(client, llm_for_api):
+    """As Open WebUI shows it (the streamed `reasoning_content`): a quick council says it is quick;
+    auto mode's escalation is a heading of its own naming the whole council, then the others' answers."""
+
+    async def reasoning(model: str) -> str:
+        stream = await client.chat.completions.create(model=model, messages=QUESTION, stream=True)
+        parts = [chunk.choices[0].delta.model_extra.get("reasoning_content") async for chunk in stream if chunk.choices]
+        return "".join(part for part in parts if part)
+
+    quick = await reasoning("llm-council-quick")
+    assert quick.startswith("Quick council: ") and "Stage 3 · the chairman compares the two answers" in quick
+    auto = await reasoning("llm-council-auto")  # "alpha says: 42." vs "beta says: 42.": they disagree
+    assert auto.startswith("Auto council: ")
+    assert auto.count("**Stage 1 · members answer**") == 1 and "**Stage 1 · the other members answer**" in auto
+    assert "\n- Escalated" not in auto
+    assert "The whole council deliberates: alpha, beta, gamma." in auto
+
+
 async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_for_api):
     for name in MEMBERS:  # whichever two admission picks (the fastest by stored latency) agree
         llm_for_api.script(name, council_member("42."))

@@ -34,6 +34,8 @@ async def test_ask_quick_mode_and_history(tmp_path, llm):
     assert len(llm.requests) == 3  # two answers and the chairman's comparison
     code, out, _ = await council(tmp_path, llm, "history")
     assert code == 0 and "quick" in out
+    code, out, err = await council(tmp_path, llm, "ask", "--mode", "quick", "Six times seven?")
+    assert code == 0 and "A quick council: 2 of 2 members answered." in out, out + err  # as Slack says it
 
 
 async def test_ask_prints_the_answer_then_waits_for_late_reviews(tmp_path, llm):

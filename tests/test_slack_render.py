@@ -86,13 +86,14 @@ def test_result_message_order_and_limits():
     assert ":warning:" in blocks[0]["text"]["text"] and "chairman" in blocks[0]["text"]["text"]
     assert "Paris." in blocks[1]["text"]["text"]
     kinds = [b["type"] for b in blocks]
-    # Under the answer: ranking, footer, stage buttons, then Slack's feedback buttons (👍 / 👎).
-    assert kinds[-2:] == ["actions", "context_actions"] and kinds[-4:-2] == ["context", "context"]
+    # Under the answer: one plain line with the footer, stage buttons, then Slack's feedback buttons (👍 / 👎).
+    assert kinds[-3:] == ["context", "actions", "context_actions"] and kinds[-4] == "section"
     [feedback] = blocks[-1]["elements"]
     assert feedback["type"] == "feedback_buttons" and feedback["action_id"] == "council_feedback"
     assert feedback["positive_button"]["value"] == f"good:{result.council_id}"
     assert feedback["negative_button"]["value"] == f"bad:{result.council_id}"
-    assert "Ranking: 1. m-a" in texts(blocks)
+    assert "Ranking: 1. m-a" not in texts(blocks)  # the figures are behind the Ranking button
+    assert "3 of 4 members answered" in texts(blocks)
     assert "Paris" in message["text"] or "chairman" in message["text"]
 
 

@@ -160,6 +160,8 @@ class CouncilResponse(_Completion):
         self.service, self.run, self.starter, self.on_hang_up = service, run, starter, on_hang_up
         self.link = service.settings.council_url(run.council_id)
         self.link_in_answer = service.settings.api.answer_link
+        config = run.request.config
+        self.transcript = CouncilTranscript(config.mode, config.members)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         delivered = False

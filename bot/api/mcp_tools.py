@@ -222,7 +222,7 @@ async def _follow(
     service: CouncilService, caller: Caller, run: CouncilRun, ctx: Context
 ) -> tuple[CouncilTranscript, CouncilResult]:
     """Report each step as MCP progress until the council finishes; stop it if the client goes away."""
-    transcript, step, result = CouncilTranscript(), 0, None
+    transcript, step, result = CouncilTranscript(run.request.config.mode, run.request.config.members), 0, None
     try:
         async for event in run.events():
             if isinstance(event, CouncilFinished):

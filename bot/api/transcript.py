@@ -56,7 +56,10 @@ class Deltas:
 
 
 class CouncilTranscript:
-    def __init__(self) -> None:
+    def __init__(self, mode: str = "standard", members: list[str] | None = None) -> None:
+        self.mode = mode  # the council's mode: quick and auto say what they do
+        self.members = list(members or [])  # every seat: auto mode's escalation names them all
+        self._escalated = False
         self.reasoning = ""
         self.content = ""
         self.failure: str | None = None  # why a failed council has no answer (never content)
@@ -131,10 +134,9 @@ class CouncilTranscript:
             return f"Waiting for a free slot (position {event.position} in the queue).\n"
         if isinstance(event, CouncilStarted):
             self._chairman = event.chairman
-            members = ", ".join(short_model(m) for m in event.members)
-            return f"Council: {members}; chairman {short_model(event.chairman)}.\n"
+            return _opening(self.mode, event)
         if isinstance(event, StageStarted):
-            return f"\n**{STAGE_TITLES[event.stage]}**\n"
+            return f"\n**{self._stage_title(event.stage)}**\n"
         if isinstance(event, SchedulePlanned):
             return f"In memory: {event.line}.\n"
         if isinstance(event, MemberWaiting):
@@ -159,9 +161,32 @@ class CouncilTranscript:
         if isinstance(event, RoundFinished):
             return f"{round_line(event.round)}\n"
         if isinstance(event, AgreementChecked):
-            self._check = event.check
-            return f"- {check_line(event.check)}\n"
+            check = event.check
+            self._check = check
+            if not check.escalated:
+                return f"- {check_line(check)}\n"
+            self._escalated = True
+            everyone = ", ".join(short_model(m) for m in self.members)
+            return f"\n**{check_line(check).removesuffix('.')}:** {everyone}.\n"
         return ""
+
+    def _stage_title(self, stage: int) -> str:
+        if stage == 1 and self._escalated:
+            return "Stage 1 · the other members answer"
+        if stage == 3 and self.mode == "quick":
+            return "Stage 3 · the chairman compares the two answers"
+        return STAGE_TITLES[stage]
+
+
+def _opening(mode: str, event: CouncilStarted) -> str:
+    """The reasoning block's first line: who sits, and what a quick or auto council does."""
+    members = ", ".join(short_model(m) for m in event.members)
+    chairman = short_model(event.chairman)
+    if mode == "quick":
+        return f"Quick council: {members} answer, the chairman {chairman} compares them (no peer review).\n"
+    if mode == "auto":
+        return f"Auto council: {members} answer first; if they disagree, the whole council. Chairman {chairman}.\n"
+    return f"Council: {members}; chairman {chairman}.\n"
 
 
 def _fallback_note(result: CouncilResult) -> str:

@@ -49,6 +49,7 @@ from core.models.voice import (
     revision_line,
     rounds_lines,
     stand_in_note,
+    summary_line,
     written_by,
 )
 
@@ -157,8 +158,9 @@ def print_result(
     if synthesis is not None and not stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
     _print_details(result)
+    print(f"\n{summary_line(result)}")  # the line every chat surface puts under the answer
     council, *fields = footer_fields(result)
-    print("\n" + " · ".join([council, result.status.value, *fields]))
+    print(" · ".join([council, result.status.value, *fields]))
     if details:
         print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
     elif link:

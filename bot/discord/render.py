@@ -28,7 +28,7 @@ from bot.render_text import (
     result_header,
     short_model,
 )
-from core.models import CouncilResult, CouncilStatus
+from core.models import Aggregate, CouncilResult, CouncilStatus, counted
 from core.models.voice import (
     DIFFER_TITLE,
     READ_TITLE,
@@ -43,6 +43,7 @@ from core.models.voice import (
     deliberation_lines,
     differ_parts,
     differ_source,
+    dissent_lines,
     file_summary,
     footer_fields,
     late_line,
@@ -224,6 +225,19 @@ def _color(result: CouncilResult) -> discord.Color:
     return COLOR_FAIL
 
 
+def ranking_list(aggregate: Aggregate) -> str:
+    """The ranking as a Markdown list, an entry a line (one line of entries joined by `·` starting
+    `1.` is one list item in Discord), then the minority views after a blank line."""
+    if not aggregate.entries or all(e.average_rank is None for e in aggregate.entries):
+        return ranking_line(aggregate)  # the sentence that says why there is none
+    lines = []
+    for entry in aggregate.entries:
+        mean = f"mean rank {entry.average_rank:.2f}" if entry.average_rank is not None else "no mean rank"
+        lines.append(f"{entry.position}. {short_model(entry.model)} ({mean}, {counted(entry.rankings_count, 'vote')})")
+    dissent = dissent_lines(aggregate)
+    return "\n".join(lines) + ("\n\n" + "\n".join(dissent) if dissent else "")
+
+
 def _footer(result: CouncilResult) -> str:
     name = short_model(result.synthesis.model) if result.synthesis is not None else None
     return " · ".join(footer_fields(result, name))
@@ -261,6 +275,8 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
     else:
         title = "Council stopped" if result.status is CouncilStatus.CANCELLED else "Council failed"
         answer = ""
+    if result.request.config.mode == "quick" and synthesis is not None:
+        title += " · a quick council"
     if is_long(result) and synthesis is not None:  # whole blocks, then the note outside them (bot/long_answer.py)
         answer = cut_answer(answer) + f"\n\n*{cut_note(synthesis.text)}*"
     text = (header + "\n\n" + answer).strip() if header else answer
@@ -269,12 +285,10 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
         embeds[0].url = link
     last = embeds[-1]
     if result.aggregate is not None:
-        ranking = safe(ranking_line(result.aggregate))
+        ranking = safe(ranking_list(result.aggregate))
         for i, part in enumerate(split_text(ranking, FIELD_MAX) if len(ranking) > FIELD_MAX else [ranking]):
             last.add_field(name="Aggregate ranking" if i == 0 else "\u200b", value=part, inline=False)
         last.add_field(name="Agreement", value=agreement_text(result), inline=False)
-    if (meter := result_composition_line(result)) is not None:
-        last.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     if deliberation := deliberation_lines(result):
         last.add_field(
             name="How the council deliberated", value=clip(safe("\n".join(deliberation)), FIELD_MAX), inline=False
@@ -294,7 +308,7 @@ def _result_sent(embeds: list[discord.Embed], result: CouncilResult) -> list[dic
         group[-1].set_footer(text=footer)
         messages.append({"embeds": group})
     if result.status is not CouncilStatus.FAILED:  # the stage buttons, and readers' 👍 / 👎 under an answer
-        view = stage_view(result.council_id, stages_of(result))
+        view = stage_view(result.council_id, result)
         messages[-1]["view"] = feedback.with_feedback(view, result.council_id) if result.synthesis is not None else view
     return messages
 
@@ -383,6 +397,8 @@ def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
         labels = "\n".join(f"{label} = {model}" for label, model in sorted(result.label_to_model.items()))
         embed.add_field(name="Labels", value=clip(labels, FIELD_MAX), inline=False)
     embed.add_field(name="Agreement", value=agreement_text(result), inline=False)
+    if (meter := result_composition_line(result)) is not None:  # behind the button, not under the answer
+        embed.add_field(name="Where the answer came from", value=safe(meter), inline=False)
     return [embed]
 
 
@@ -460,6 +476,7 @@ def control_view(council_id: str) -> discord.ui.View:
     return buttons(council_id, "stop", "synth")
 
 
-def stage_view(council_id: str, stages: list[str]) -> discord.ui.View:
-    """The buttons of the stages a result has (no Reviews button when there were none)."""
-    return buttons(council_id, *stages)
+def stage_view(council_id: str, result: CouncilResult | None = None) -> discord.ui.View:
+    """The stage buttons under an answer; with `result`, only the stages it has (voice.stages_of:
+    a quick council without reviews gets no Reviews or Ranking button to open an empty stage)."""
+    return buttons(council_id, *(stages_of(result) if result is not None else ("answers", "reviews", "ranking")))

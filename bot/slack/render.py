@@ -26,7 +26,6 @@ from bot.render_text import (
     history_lines,
     leaderboard_table,
     progress_lines,
-    ranking_line,
     result_header,
     short_model,
 )
@@ -45,18 +44,17 @@ from core.models.voice import (
     STAGE_BUTTONS,
     STAGE_VIEWS,
     Tone,
-    ballots_read,
     cut_note,
     deliberation_lines,
     file_summary,
-    footer_fields,
-    late_line,
     lens_line,
+    mode_field,
     quote,
-    result_composition_line,
     stages_of,
     stream_tail,
+    summary_line,
     took,
+    written_by,
 )
 from core.models.voice import final_status as status_words
 
@@ -219,7 +217,7 @@ def final_status(result: CouncilResult) -> str:
 # --------------------------------------------------------------------------- result
 
 
-def _link_url(url: str) -> str:
+def link_url(url: str) -> str:
     return url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C")
 
 
@@ -230,7 +228,7 @@ def material_blocks(result: CouncilResult) -> list[dict[str, Any]]:
     blocks = []
     if request.sources:
         links = [
-            f"<{_link_url(source.url)}|[{i}] {escape_code(clip(source.title, 80)).replace('|', '¦')}>"
+            f"<{link_url(source.url)}|[{i}] {escape_code(clip(source.title, 80)).replace('|', '¦')}>"
             for i, source in enumerate(request.sources, 1)
         ]
         blocks.append(context(":mag: Sources: " + " · ".join(links)))
@@ -252,17 +250,18 @@ def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
 
 
 def result_footer(result: CouncilResult) -> str:
-    name = short_model(result.synthesis.model) if result.synthesis is not None else None
-    _, *fields = footer_fields(result, name)
-    parts = [f"Council `{result.council_id}`", *fields, f"full record: `/council export {result.council_id}`"]
+    """The one plain line under an answer (who answered, what failed, who the reviewers put
+    first), then the council's id, mode, who wrote it, time and cost; the figures are behind the
+    stage buttons."""
+    parts = [summary_line(result), f"Council `{result.council_id}`", mode_field(result.request.config.mode)]
+    if result.synthesis is not None:
+        parts.append(written_by(result.synthesis, short_model(result.synthesis.model)))
+    seconds = result.timings.get("total_s")
+    if seconds is not None:
+        parts.append(f"{seconds:.1f} s")
+    if result.usage.cost_usd:
+        parts.append(f"${result.usage.cost_usd:.4f}")
     return plain(" · ".join(parts))
-
-
-def ranking_context(result: CouncilResult) -> str:
-    """The ranking under the answer (the one the chairman was given), how many ballots it was read
-    from, and the reviews that came later."""
-    lines = [f"Ranking: {ranking_line(result.aggregate)}", ballots_read(result), late_line(result)]
-    return "\n".join(line for line in lines if line)
 
 
 def attached_note(answer: str) -> str:
@@ -317,13 +316,9 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     browser app, when there is one), the stage buttons and the feedback buttons."""
     cid = result.council_id
     tail_blocks: list[dict[str, Any]] = material_blocks(result)
-    if result.aggregate is not None:
-        tail_blocks.append(context(plain(ranking_context(result))))
-    if (meter := result_composition_line(result)) is not None:
-        tail_blocks.append(context(plain(meter)))
     tail_blocks += deliberation_blocks(result)
     footer = result_footer(result)
-    tail_blocks.append(context(f"{footer} · <{_link_url(link)}|open in the browser>" if link else footer))
+    tail_blocks.append(context(f"{footer} · <{link_url(link)}|open in the browser>" if link else footer))
     if stages_of(result):
         tail_blocks.append(stage_buttons(cid, result))
     if result.synthesis is not None:

@@ -25,7 +25,7 @@ from bot.long_answer import cut_answer, live_extent
 from bot.progress import CouncilProgress
 from bot.slack import stream_render
 from bot.slack.errors import refusal, retry_after_of
-from bot.slack.stream_render import Chunk
+from bot.slack.stream_render import Chunk, Opening
 from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
 from core.models import CouncilResult
 from core.models.voice import cut_note
@@ -90,8 +90,9 @@ def _start_args(
 
 
 class StreamedContent:
-    """What the streamed message shows, as far as Slack accepted it: the plan's title, its tasks
-    and the chairman's text so far; and the chunks that bring it up to date."""
+    """What the streamed message shows, as far as Slack accepted it: the plan's title, its tasks,
+    what went wrong (said before the answer's first word) and the chairman's text so far; and the
+    chunks that bring it up to date."""
 
     def __init__(self) -> None:
         self.title: str | None = None
@@ -100,6 +101,12 @@ class StreamedContent:
         self.text_sent = 0  # characters of the chairman's (raw) text that Slack has
         self.streamed = ""  # that text
         self.diverged = False  # the streamed text is no longer the start of the answer
+        self.opened: Opening | None = None  # what the text said first (once some text is shown)
+
+    def said_first(self, result: CouncilResult) -> bool:
+        """The streamed text opened with everything the result must say before its answer (or
+        none of it is shown yet: its opening comes from the result)."""
+        return self.opened is None or self.opened.covers(Opening.of_result(result))
 
     def pending(
         self,
@@ -120,13 +127,19 @@ class StreamedContent:
         sent = self.text_sent
         model, text = self._text_to_stream(progress, text)
         piece = ""
+        opened = self.opened
         if text is not None and not self.diverged:
             rest = shown_text(text, sent, final=final)[sent:]
             piece = rest[: _cut(rest, STREAM_PIECE_MAX, final)]
+            if piece and opened is None:  # the answer's first words: what went wrong comes before them
+                opened = Opening.of_result(result) if result is not None else Opening.of_progress(progress)
+                if (said := stream_render.opening_text(opened)) is not None:
+                    chunks.append({"type": "markdown_text", "text": said})
             if piece:
                 chunks.append({"type": "markdown_text", "text": stream_render.stream_text(piece)})
 
         def commit() -> None:
+            self.opened = opened
             self.title = title
             for task in changed:
                 self.tasks[task["id"]] = task
@@ -181,8 +194,10 @@ class ProgressStream:
         user_id: str | None,
         interval: float = EDIT_INTERVAL_S,
         pacer: ChannelPacer | None = None,
+        link: str | None = None,
     ):
         self.client = client
+        self.link = link  # the council's page in the browser app (COUNCIL_PUBLIC_URL), under the answer
         self.channel = channel
         self.ratelimited = 0
         self.pacer = pacer or ChannelPacer(SLACK_PACE)
@@ -297,6 +312,7 @@ class ProgressStream:
             and not self.broken
             and not self.shown.diverged
             and synthesis.text.startswith(self.shown.streamed)
+            and self.shown.said_first(result)  # else the posted answer says it first
         )
         text = synthesis.text if holds and synthesis is not None else None
         if text is not None:
@@ -307,7 +323,9 @@ class ProgressStream:
         chunks, commit, self.attached = self.shown.closing(self._progress, result, text)
         args: dict[str, Any] = {"chunks": chunks} if chunks else {}
         if holds:
-            args["blocks"] = stream_render.stream_final_blocks(result, attached=self.attached)
+            args["blocks"] = stream_render.stream_final_blocks(
+                result, attached=self.attached, said_first=self.shown.opened, link=self.link
+            )
         while True:  # rate limited: wait and try again; refused for good: `broken`
             await self._throttle.wait_turn()
             if await self._call("chat_stopStream", Priority.ANSWER, **args):

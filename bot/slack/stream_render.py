@@ -3,6 +3,7 @@ council's stages as task cards, its title, the chairman's text, and the blocks u
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from bot.progress import CouncilProgress, MemberState
@@ -14,15 +15,15 @@ from bot.slack.render import (
     attached_note,
     context,
     deliberation_blocks,
+    link_url,
     material_blocks,
-    ranking_context,
     result_footer,
     stage_buttons,
     took_text,
     with_block_id,
 )
-from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
-from core.models.voice import WAITING_FOR_MEMORY, Author, author_of, result_composition_line, stages_of
+from core.models import CouncilResult, CouncilStatus, ErrorKind, MemberAnswer, counted
+from core.models.voice import WAITING_FOR_MEMORY, Author, author_of, chairman_replaced, result_title, stages_of
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -54,50 +55,59 @@ def _task(task_id: str, title: str, status: str, details: str | None = None, out
 
 
 def stream_tasks(progress: CouncilProgress, result: CouncilResult | None = None) -> list[Chunk]:
-    """The council as a plan: one task per member (stage 1), one for the reviews, one for the
-    chairman. Statuses are Slack's: pending, in_progress, complete, error. With `result`, every
-    task gets its final state (nothing is left pending or in progress)."""
+    """The council as a short plan, a task per stage: the members' answers (each member's state
+    in one line), auto mode's check, the reviews, the chairman. Statuses are Slack's: pending,
+    in_progress, complete, error. With `result`, every task gets its final state (nothing is left
+    pending or in progress)."""
     answers = {a.model: a for a in result.answers} if result is not None else {}
     members = list(progress.members.values())
     for model in answers:
         if model not in progress.members:
             members.append(MemberState(model))
-    tasks = [
-        _member_task(f"member-{index + 1}", member, answers.get(member.model), progress, result)
-        for index, member in enumerate(members)
-    ]
+    tasks = [_members_task(members, answers, progress, result)]
     agreement = _agreement_task(progress, result)
     if agreement is not None:
         tasks.append(agreement)
-    tasks.append(_reviews_task(progress, members, result))
+    if result is None or result.reviews or result.request.config.mode != "quick":
+        tasks.append(_reviews_task(progress, members, result))
     tasks.append(_chairman_task(progress, result))
     return tasks
 
 
-def _member_task(
-    task_id: str,
-    member: MemberState,
-    answer: MemberAnswer | None,
+def _members_task(
+    members: list[MemberState],
+    answers: dict[str, MemberAnswer],
     progress: CouncilProgress,
     result: CouncilResult | None,
 ) -> Chunk:
-    """A member's task: its stored answer when the council is over, else its live state."""
-    title = short_model(member.model)
+    """Stage 1 as one task: `alpha 1.2 s · beta 2.0 s · gamma failed: timeout`."""
+    states = [_member_state(member, answers.get(member.model), result) for member in members]
+    answered = sum(1 for state, _ in states if state == "complete")
+    done = all(state != "in_progress" for state, _ in states)
+    title = f"{answered} of {counted(len(members), 'member')} answered" if done else "The members answer"
+    output = " · ".join(line for _, line in states)
+    if not done:
+        status = "in_progress" if progress.stage >= 1 else "pending"
+        return _task("members", title, status, details=output)
+    return _task("members", title, "complete" if answered else "error", output=output)
+
+
+def _member_state(member: MemberState, answer: MemberAnswer | None, result: CouncilResult | None) -> tuple[str, str]:
+    """(its task status, its part of the line)."""
+    name = short_model(member.model)
     if answer is not None:
         if answer.ok:
-            took = f"Answered in {answer.latency_s:.1f} s" if answer.latency_s is not None else "Answered"
-            return _task(task_id, title, "complete", output=took)
-        return _task(task_id, title, "error", output=answer.error.short() if answer.error else "no answer")
+            return "complete", f"{name} {answer.latency_s:.1f} s" if answer.latency_s is not None else name
+        return "error", f"{name} failed: {answer.error.short() if answer.error else 'no answer'}"
     if member.state == "answered":
-        took = f"Answered in {member.latency_s:.1f} s" if member.latency_s is not None else "Answered"
-        return _task(task_id, title, "complete", output=took)
+        return "complete", f"{name} {member.latency_s:.1f} s" if member.latency_s is not None else name
     if member.state == "failed":
-        return _task(task_id, title, "error", output=member.detail or "failed")
+        return "error", f"{name} failed: {member.detail or 'no answer'}"
     if result is not None:
-        return _task(task_id, title, "error", output="stopped")
+        return "error", f"{name} stopped"
     if member.state == "waiting":
-        return _task(task_id, title, "pending", details=WAITING_FOR_MEMORY)
-    return _task(task_id, title, "in_progress" if progress.stage >= 1 else "pending")
+        return "in_progress", f"{name} {WAITING_FOR_MEMORY}"
+    return "in_progress", f"{name} …"
 
 
 def _agreement_task(progress: CouncilProgress, result: CouncilResult | None) -> Chunk | None:
@@ -169,32 +179,103 @@ def stream_title(progress: CouncilProgress | None, result: CouncilResult | None 
             return f"The council failed{took}"
         if result.status is CouncilStatus.CANCELLED:
             return f"The council was stopped{took}"
-        return f"The council answered{took}"
+        return clip(result_title(result), TASK_TITLE_MAX)
     if progress is None:
         return "Convening the council…"
     lines = progress_lines(progress)
     return clip(lines[0].replace(":hourglass: ", ""), TASK_TITLE_MAX) if lines else "The council is at work"
 
 
-def stream_final_blocks(result: CouncilResult, *, attached: bool = False) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Opening:
+    """What a streamed answer says before its first word: a stand-in writing for a failed
+    chairman, the members that gave no answer, auto mode's escalation (docs/council.md: a
+    degraded result says so first)."""
+
+    chairman: str | None = None  # with `stand_in`: the chairman that failed
+    stand_in: str | None = None  # the member writing the answer instead
+    failed: tuple[tuple[str, str], ...] = ()  # (member, why)
+    escalation: str | None = None  # why the whole council deliberated
+
+    @classmethod
+    def of_progress(cls, progress: CouncilProgress | None) -> Opening:
+        if progress is None:
+            return cls()
+        writer, chairman = progress.chairman_model, progress.chairman
+        stand_in = writer if writer and chairman and writer != chairman else None
+        failed = tuple((m.model, m.detail or "failed") for m in progress.members.values() if m.state == "failed")
+        check = progress.agreement
+        return cls(chairman, stand_in, failed, check.reason if check is not None and check.escalated else None)
+
+    @classmethod
+    def of_result(cls, result: CouncilResult) -> Opening:
+        synthesis = result.synthesis
+        stand_in = synthesis.model if synthesis is not None and synthesis.stood_in else None
+        failed = tuple(
+            (a.model, a.error.short())
+            for a in result.answers
+            if a.error is not None and a.error.kind is not ErrorKind.CANCELLED
+        )
+        check = result.agreement
+        escalation = check.reason if check is not None and check.escalated else None
+        return cls(result.request.config.chairman, stand_in, failed, escalation)
+
+    def covers(self, other: Opening) -> bool:
+        """Everything `other` must say, this said."""
+        said = {model for model, _ in self.failed}
+        return (
+            (other.stand_in is None or self.stand_in is not None)
+            and all(model in said for model, _ in other.failed)
+            and (other.escalation is None or self.escalation is not None)
+        )
+
+
+def opening_text(opening: Opening) -> str | None:
+    """The streamed text's first lines (None when nothing went wrong), then a blank line."""
+    lines = []
+    if opening.stand_in is not None:
+        lines.append(
+            f"⚠️ {chairman_replaced(short_model(opening.chairman or 'chairman'), short_model(opening.stand_in))}"
+        )
+    lines += [f"⚠️ {short_model(model)} gave no answer: {why}" for model, why in opening.failed]
+    if opening.escalation is not None:
+        lines.append(f"↗️ Escalated: {opening.escalation}; the whole council deliberated.")
+    return neutralize_slack("\n".join(lines)) + "\n\n" if lines else None
+
+
+def stream_final_blocks(
+    result: CouncilResult, *, attached: bool = False, said_first: Opening | None = None, link: str | None = None
+) -> list[dict[str, Any]]:
     """The blocks chat.stopStream puts under a streamed answer: notes, ranking, footer, buttons.
+    `said_first`: what the streamed text opened with (not said again); `link`: the council's page.
 
     The first carries `council-a-<id>`, so thread history and buttons find the council."""
     blocks: list[dict[str, Any]] = []
-    header = result_header(result)
+    header = result_header(result) if said_first is None else _other_notices(result, said_first)
     if header:
         blocks.append(context(plain(header)))
     if attached and result.synthesis is not None:
         blocks.append(context(attached_note(result.synthesis.text)))
     blocks += material_blocks(result)
-    if result.aggregate is not None:
-        blocks.append(context(plain(ranking_context(result))))
-    if (meter := result_composition_line(result)) is not None:
-        blocks.append(context(plain(meter)))
     blocks += deliberation_blocks(result)
-    blocks.append(context(result_footer(result)))
+    footer = result_footer(result)
+    blocks.append(context(f"{footer} · <{link_url(link)}|open in the browser>" if link else footer))
     if stages_of(result):
         blocks.append(stage_buttons(result.council_id, result))
     if result.synthesis is not None:
         blocks.append(feedback_block(result.council_id))
     return with_block_id(blocks, f"{ANSWER_BLOCK}{result.council_id}-0")
+
+
+def _other_notices(result: CouncilResult, said: Opening) -> str:
+    """The result's notices but those the streamed text opened with."""
+    synthesis = result.synthesis
+    failed = [model for model, _ in said.failed]
+    others = [
+        n
+        for n in result.notices
+        if not (synthesis is not None and n == synthesis.note)
+        and not any(n.startswith(f"{model} gave no answer") for model in failed)
+        and not (said.escalation is not None and said.escalation in n)
+    ]
+    return ":information_source: " + " ".join(others) if others else ""

@@ -99,6 +99,7 @@ class SlackSurface:
         self.interval = interval
         self.streaming = mode
         self.render: Renderer = renderer(render, settings)  # with links to the browser app when configured
+        self.settings = settings
         self._stream_refused_until = 0.0  # Slack said this app/workspace cannot stream: not before then
 
     def retry_after(self, exc: Exception) -> float | None:
@@ -154,6 +155,7 @@ class SlackSurface:
             user_id=origin.user_id,
             interval=self.interval,
             pacer=self.pacer,
+            link=self.settings.council_url(request.council_id) if self.settings is not None else None,
         )
         cid = request.council_id
         try:

@@ -103,8 +103,8 @@ def stand_in_note(synthesis: Synthesis) -> str | None:
 
 
 def chairman_replaced(chairman: str, writer: str) -> str:
-    """Said live when a stand-in starts writing (its note comes once it has finished)."""
-    return f"The chairman {chairman} failed; {writer} wrote this answer."
+    """Said before a stand-in's streamed answer (its note, with the cause, comes once it has finished)."""
+    return f"The chairman {chairman} failed; {writer} wrote this answer instead."
 
 
 def writer_replaced(previous: str, writer: str) -> str:
@@ -163,11 +163,12 @@ def stage_progress(stage: int) -> str:
 
 
 def stages_of(result: CouncilResult) -> list[str]:
-    """The stage details a result has (its stage buttons): no Reviews button when there were none."""
+    """The stage details a result has (its stage buttons): no Reviews or Ranking button to open an
+    empty stage (a quick council has no reviews), Where they differ when there is an account of it."""
     present = {
         "answers": bool(result.answers),
         "reviews": bool(result.reviews),
-        "ranking": result.aggregate is not None,
+        "ranking": bool(result.reviews) and result.aggregate is not None,
         "differ": bool(differ_parts(result.disagreement)),
     }
     return [stage for stage in STAGE_VIEWS if present[stage]]
@@ -203,6 +204,42 @@ def took(result: CouncilResult) -> str:
 
 def members_answered(result: CouncilResult) -> str:
     return f"{sum(1 for a in result.answers if a.ok)}/{len(result.answers)} members answered"
+
+
+def result_title(result: CouncilResult) -> str:
+    """A finished council in one line, claiming no more than happened: the title of Slack's
+    streamed answer."""
+    synthesis = result.synthesis
+    quick = "The quick council" if result.request.config.mode == "quick" else "The council"
+    if synthesis is not None and author_of(synthesis) is Author.STAND_IN:
+        return f"The chairman failed; {short_model(synthesis.model)} answered instead{took(result)}"
+    failed = [short_model(a.model) for a in result.answers if a.error is not None]
+    if failed:
+        them = "it" if len(failed) == 1 else "them"
+        return f"{', '.join(failed)} failed; {quick.lower()} answered without {them}{took(result)}"
+    if result.status is CouncilStatus.DEGRADED:
+        return f"{quick} answered, with problems{took(result)}"
+    return f"{quick} answered{took(result)}"
+
+
+def summary_line(result: CouncilResult) -> str:
+    """Under the answer, in one plain line: who answered, what failed, who the reviewers put
+    first and how far they agreed (the figures are behind the stage buttons)."""
+    synthesis = result.synthesis
+    parts = [f"{sum(1 for a in result.answers if a.ok)} of {len(result.answers)} members answered"]
+    failed = [short_model(a.model) for a in result.answers if a.error is not None]
+    if failed:
+        parts.append(f"{', '.join(failed)} failed")
+    if synthesis is not None and author_of(synthesis) is Author.STAND_IN:
+        parts.append(f"the chairman failed, {short_model(synthesis.model)} wrote the answer")
+    aggregate = result.aggregate
+    if result.reviews and aggregate is not None and aggregate.entries and aggregate.agreement_w is not None:
+        word = agreement_word(aggregate.agreement_w)
+        parts.append(f"the reviewers put {short_model(aggregate.entries[0].model)} first ({word} agreement)")
+    line = "; ".join(parts) + "."
+    if result.request.config.mode == "quick":
+        return f"A quick council: {line[0].lower()}{line[1:]}"
+    return line[0].upper() + line[1:]
 
 
 def mode_field(mode: str) -> str:
