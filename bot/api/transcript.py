@@ -167,7 +167,7 @@ class CouncilTranscript:
                 return f"- {check_line(check)}\n"
             self._escalated = True
             everyone = ", ".join(short_model(m) for m in self.members)
-            return f"\n**{check_line(check).removesuffix('.')}:** {everyone}.\n"
+            return f"\n**Escalated: {check.reason}.** The whole council deliberates: {everyone}.\n"
         return ""
 
     def _stage_title(self, stage: int) -> str:
