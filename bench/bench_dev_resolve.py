@@ -27,14 +27,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXTRAS = "dev,local,server,charts,api,postgres,otel,eval,docs"  # the Makefile's $(STAMPS)/dev
-WHEEL_CACHE = Path(os.environ.get("WHEEL_CACHE", Path.home() / ".cache/llm-council/wheels-portable"))
+EXTRAS = "dev,local,charts,api,postgres,otel,eval,docs"  # the Makefile's $(STAMPS)/dev
 BACKTRACK = re.compile(r"pip is (?:still )?looking at multiple versions of (\S+)")
 
 
 def resolve(python: Path, constrained: bool, no_cache: bool, report: Path) -> dict:
     args = [str(python), "-m", "pip", "install", "--dry-run", "--report", str(report), "-v"]
-    args += ["--find-links", str(WHEEL_CACHE)] if WHEEL_CACHE.is_dir() else []
     args += ["--no-cache-dir"] if no_cache else []
     args += ["-c", str(ROOT / "constraints-dev.txt")] if constrained else []
     before, started = os.times(), time.perf_counter()

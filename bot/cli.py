@@ -152,6 +152,11 @@ def _add_server_commands(sub: _Subparsers) -> None:
             type=int,
             help="serve /metrics, /health and /ready on this port (default COUNCIL_METRICS_PORT; none if unset)",
         )
+        process.add_argument(
+            "--host",
+            help="the address the Slack HTTP receiver and the metrics server listen on (default COUNCIL_HTTP_HOST, "
+            "0.0.0.0)",
+        )
     api = sub.add_parser("api", help="serve the council as an OpenAI-compatible model (and MCP over HTTP at /mcp)")
     api.add_argument("--host", help="default COUNCIL_API_HOST (127.0.0.1)")
     api.add_argument("--port", type=int, help="default COUNCIL_API_PORT (8000)")
@@ -164,6 +169,13 @@ def _add_server_commands(sub: _Subparsers) -> None:
         metavar="USER|all",
         help="end the browser sign-ins of this user id (or everyone's) and exit, instead of serving",
     )
+    for process in (slack, discord, serve, worker, api, web):
+        process.add_argument(
+            "--strict",
+            action="store_true",
+            help="refuse to start when a model of the line-up is unknown or its endpoint unreachable "
+            "(COUNCIL_STRICT_STARTUP); default: a warning line each",
+        )
 
 
 def _add_eval(sub: _Subparsers) -> None:

@@ -20,7 +20,8 @@ from bot.cli_commands.records import (
     cmd_show,
     cmd_usage,
 )
-from bot.cli_commands.servers import cmd_api, cmd_bots, cmd_mcp, cmd_web, cmd_worker
+from bot.cli_commands.servers import bind_metrics, cmd_api, cmd_bots, cmd_mcp, cmd_web, cmd_worker
+from bot.cli_commands.shutdown import until_stopped
 from bot.cli_commands.startup import check_bot_settings
 from bot.cli_commands.tenants import cmd_budget, cmd_purge, cmd_rotate_secret
 from core.service import CouncilService
@@ -43,12 +44,19 @@ def settings_for(args: argparse.Namespace) -> Settings:
 async def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "migrate-db":
         return await cmd_migrate_db(args)
+    bind_metrics(settings, args)  # a busy metrics port: one line, before the database is opened
     service = await CouncilService.open(settings, single_council=args.command in SINGLE_COUNCIL)
     try:
-        return await COMMANDS[args.command](service, args)
+        command = COMMANDS[args.command](service, args)
+        if args.command in STOPPED_BY_SIGNAL:
+            return await until_stopped(service, command)  # SIGTERM: bot/cli_commands/shutdown.py
+        return await command
     finally:
         await service.aclose()
 
+
+# The serving commands: each stops on SIGTERM (or SIGINT) the same way, handing its councils over.
+STOPPED_BY_SIGNAL = frozenset({"slack", "discord", "serve", "worker", "api", "web"})
 
 # The terminal's commands that run a council or call models run one at a time (`eval` runs many).
 SINGLE_COUNCIL = frozenset({"ask", "doctor"})

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 # Said in its thread when a council is resumed by another process (each platform adds its icon).
 RESUMED_TEXT = "The process running this council stopped; another one resumes it here from its last completed stage."
+# Closes the live display a stopped process left open, once another one has resumed its council.
+HANDED_OVER_TEXT = "Stopped here when its process stopped; the council goes on below."
 
 # The scope words of /council history and leaderboard (Slack says workspace, Discord server).
 HISTORY_SCOPES: dict[str, HistoryScope] = {

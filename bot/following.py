@@ -232,6 +232,7 @@ async def deliver_durable(
     process that claims it."""
     cid = run.council_id
     if resumed:
+        await _end_earlier_live(service, surface, destination, cid)
         note = surface.render.resumed_note()
         try:
             posted = await paced_write(
@@ -249,6 +250,23 @@ async def deliver_durable(
 
     follower = CouncilFollower(surface, destination, run, on_status=keep, claim=claim, messages=service.messages)
     await follower.follow()
+
+
+async def _end_earlier_live(service: CouncilService, surface: Surface, destination: Destination, cid: str) -> None:
+    """A resumed council's earlier live display (Slack's streamed "Stage 1/3"), left open by the
+    process that stopped, is ended with a line saying the council goes on below, not left frozen."""
+    for channel, message_id in await service.messages.progress_of(destination.platform, cid):
+        if message_id == destination.status_id:
+            continue  # the status message: the resumed council edits it
+        try:
+            ended = await paced_write(
+                surface, channel, Priority.START, functools.partial(surface.end_live, channel, message_id)
+            )
+        except Exception as exc:
+            log.info("could not end the earlier display of council %s: %s", cid, exc)
+            continue
+        if ended:
+            log.info("council %s: ended the live display %s its stopped process left open", cid, message_id)
 
 
 @asynccontextmanager

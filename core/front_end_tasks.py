@@ -39,7 +39,7 @@ class FrontEndTasks:
             raise ModelFailed(
                 f"The task model {model} failed: {self.redact(exc.message)}", exc.info().kind.value
             ) from None
-        return self.redact.model(completion)
+        return completion  # its text was redacted where it entered: the router
 
     async def model(self) -> str:
         if self.settings.api.task_model:

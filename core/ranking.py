@@ -1,8 +1,8 @@
 """Python face of the Rust ranking engine (`core._ranking`, built from rust/ by maturin).
 
 Everything is computed in Rust (rust/ranking: parse.rs, aggregate.rs, agreement.rs,
-leaderboard.rs); this module only checks argument types and hands the binding the dataclasses
-to fill (it builds the instances itself, which is much faster than calling them from Python). The rules
+leaderboard.rs); this module only checks argument types. Results are the binding's own frozen
+classes (`ParsedRanking`, `CandidateScore`, `Rating`, described in core/_ranking.pyi). The rules
 are documented there and mirrored by the pure-Python reference in tests/ranking_reference.py.
 
 - parse_ranking: the ballot in a reviewer's text. The format (what a header is, which list forms
@@ -73,31 +73,10 @@ Verdict = Literal["agree", "disagree", "none"]
 _U64 = 1 << 64
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedRanking:
-    order: list[str]  # labels best first, subset of labels, no repeats
-    status: ParseStatus  # all labels / some / nothing parsed
-
-
-@dataclass(frozen=True, slots=True)
-class CandidateScore:
-    candidate: str  # model id
-    position: int  # 1-based final place, deterministic tie-breaking
-    average_rank: float | None  # mean 1-based position over ballots that ranked it (None if never ranked)
-    rankings_count: int  # ballots that ranked it ("votes")
-    borda: float  # sum over ballots of m - p (p: 1-based position, m: ballot length)
-    copeland: float  # pairwise majorities: win 1, tie 0.5
-    first_place_votes: int
-
-
-@dataclass(frozen=True, slots=True)
-class Rating:
-    model: str
-    rating: float  # Elo-like, mean 1000
-    low: float  # bootstrap percentile interval
-    high: float
-    wins: float  # pairwise wins
-    comparisons: int  # pairwise comparisons taken part in
+# The binding's result classes (rust/ranking-py/src/results.rs): frozen, fields as attributes.
+ParsedRanking = _ranking.ParsedRanking  # order: labels best first; status: all labels / some / nothing parsed
+CandidateScore = _ranking.CandidateScore  # candidate, position, average_rank, rankings_count, borda, copeland, ...
+Rating = _ranking.Rating  # model, rating (Elo-like, mean 1000), low, high (bootstrap interval), wins, comparisons
 
 
 def _seq(value: object, what: str) -> list | tuple:
@@ -130,7 +109,7 @@ def parse_ranking(text: str, labels: Sequence[str]) -> ParsedRanking:
     """The ballot in a reviewer's text: labels (single capital letters) best first."""
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    return _ranking.parse_ranking(text, _seq(labels, "labels"), ParsedRanking)
+    return _ranking.parse_ranking(text, _seq(labels, "labels"))
 
 
 def parse_verdict(text: str) -> Verdict:
@@ -257,9 +236,9 @@ def aggregate(
     if type(label_to_model) is not dict:
         label_to_model = _items(label_to_model, "label_to_model")
     if weights is None:
-        return _native_aggregate(ballots, label_to_model, bool(exclude_self), CandidateScore)
+        return _native_aggregate(ballots, label_to_model=label_to_model, exclude_self=bool(exclude_self))
     native = {str(k): float(v) for k, v in _items(weights, "weights").items()}
-    return _native_aggregate(ballots, label_to_model, bool(exclude_self), CandidateScore, native)
+    return _native_aggregate(ballots, label_to_model=label_to_model, exclude_self=bool(exclude_self), weights=native)
 
 
 def aggregate_many(
@@ -267,12 +246,12 @@ def aggregate_many(
 ) -> list[list[CandidateScore]]:
     """`aggregate` for many councils in one call (ballots, label_to_model) each."""
     batch = [(_items(b, "ballots"), _items(m, "label_to_model")) for b, m in councils]
-    return _ranking.aggregate_batch(batch, bool(exclude_self), CandidateScore)
+    return _ranking.aggregate_batch(batch, bool(exclude_self))
 
 
 def aggregate_models(ballots: Sequence[Sequence[str]], candidates: Sequence[str]) -> list[CandidateScore]:
     """Same as `aggregate`, when ballots are already model ids (each a candidate, no repeats)."""
-    return _ranking.aggregate_models(_ballot_list(ballots), _seq(candidates, "candidates"), CandidateScore)
+    return _native_aggregate(_ballot_list(ballots), candidates=_seq(candidates, "candidates"))
 
 
 def kendall_tau(ballot: Sequence[str], reference: Sequence[str]) -> float | None:
@@ -296,7 +275,7 @@ def leaderboard(
     """Bradley-Terry ratings (Elo-like scale, mean 1000) of every model in `ballots` (model ids,
     best first) with percentile bootstrap intervals over ballots, best first."""
     _check_bootstrap(rounds, seed, confidence)
-    return _ranking.leaderboard(_ballot_list(ballots), rounds, seed, float(confidence), 0, Rating)
+    return _ranking.leaderboard(_ballot_list(ballots), rounds, seed, float(confidence))
 
 
 def leaderboard_counted(
@@ -315,7 +294,7 @@ def leaderboard_counted(
     for count in counts:
         if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < _U64:
             raise ValueError(f"counts must be ints in [0, 2**64), got {count!r}")
-    return _ranking.leaderboard_counted(_ballot_list(ballots), counts, rounds, seed, float(confidence), 0, Rating)
+    return _ranking.leaderboard_counted(_ballot_list(ballots), counts, rounds, seed, float(confidence))
 
 
 def _check_bootstrap(rounds: object, seed: object, confidence: object) -> None:

@@ -28,8 +28,8 @@ from core.channels.sessions import WebSessions
 from core.channels.workspace import WorkspaceChannels
 from core.database_url import POSTGRESQL
 from core.direct import DirectModels
-from core.doctor import diagnose
-from core.durable.health import ProcessHealth
+from core.doctor import diagnose, lineup_problems
+from core.durable.health import ProcessHealth, bind_metrics_port
 from core.durable.runs import CouncilRun, CouncilRuns
 from core.durable.service import DurableCouncils
 from core.durable.worker import CouncilWorker, Deliver
@@ -82,6 +82,7 @@ __all__ = [
     "EvalRunView",
     "Redactor",
     "WebSessions",
+    "bind_metrics_port",
     "collect_metrics",
     "configure_logging",
     "configure_telemetry",
@@ -90,6 +91,7 @@ __all__ = [
     "diagnose",
     "feedback_lines",
     "leaderboard_document",
+    "lineup_problems",
     "migrate_database",
     "timeline",
     "to_json",

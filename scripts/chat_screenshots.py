@@ -4,11 +4,14 @@
     .venv/bin/python scripts/chat_screenshots.py [--out docs/images]
 
 Three councils (normal, degraded: a member failed, stand-in: the chairman failed) run for real
-through the engine against scripted models (tests/factories.py: `run_scripted`); each result is
-rendered by the bot's own renderers into the payloads they post (Slack: chat.postMessage blocks,
-and the streamed message's text and chat.stopStream blocks; Discord: the embeds and buttons),
-the payloads are drawn as HTML that imitates the clients, and Debian's headless Chromium
-(selenium and /usr/bin/chromedriver) takes the screenshots. Nothing is fetched from anywhere.
+through the engine against scripted models (tests/llm_server.py's ScriptedLLMServer,
+tests/factories.py's `run_council_to_end`). Each is turned into the payloads the bot posts by its
+own code: Slack's chat.postMessage blocks (bot/slack/render.py); the streamed message's chunks,
+from the council's events replayed through the stream's bookkeeping (bot/slack/stream.py's
+StreamedContent), and chat.stopStream's blocks; Discord's embeds and buttons. The payloads are
+drawn as HTML that imitates the clients (an emoji font helps: Debian's fonts-noto-color-emoji),
+and Debian's headless Chromium (selenium and /usr/bin/chromedriver) takes the screenshots.
+Nothing is fetched from anywhere.
 """
 
 from __future__ import annotations

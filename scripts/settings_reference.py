@@ -107,6 +107,11 @@ GROUPS: dict[str, Group] = {
     ),
     "search": Group("Web search", "Searching the web once before a council (off unless asked for).", COUNCILS),
     "telemetry": Group("Logs, metrics, traces", "What the processes tell their operator.", EVERY),
+    "serving": Group(
+        "Serving: start and stop",
+        "What every serving command checks at start and does on SIGTERM (docs/operating-faults.md).",
+        "slack, discord, serve, worker, api, web",
+    ),
     "api": Group(
         "OpenAI-compatible API and MCP",
         "`council api` (and `council serve` when COUNCIL_API_KEYS is set).",
@@ -121,6 +126,7 @@ GROUPS: dict[str, Group] = {
 
 # Settings read by other processes than the rest of their group.
 READ_BY: dict[str, str] = {
+    "COUNCIL_HTTP_HOST": CHAT,
     "COUNCIL_MAX_QUESTION_CHARS": COUNCILS,
     "COUNCIL_MAX_CONCURRENT": COUNCILS,
     "COUNCIL_MAX_QUEUED": COUNCILS,

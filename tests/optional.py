@@ -1,4 +1,4 @@
-"""Optional test stacks (llama-cpp-python, its server, the bundled GGUF models).
+"""Optional test stacks (llama.cpp through xllamacpp, the bundled GGUF models).
 
 A developer without them sees a skip with the install command; CI sets REQUIRE_ALL_TEST_STACKS=1
 so that a stack that failed to install fails the run instead of silently skipping its tests.
@@ -26,7 +26,7 @@ def llama_threads() -> int:
     Under pytest-xdist the llama tests run beside other workers that keep the cores busy.
     llama.cpp's threads wait for each other at every step by spinning, so two threads on two
     cores that other processes also want run several times slower than one thread (a council
-    on llama_cpp.server: 73 s against 125 s with two busy loops beside it), and burn the CPU
+    on llama.cpp's server: 73 s against 125 s with two busy loops beside it), and burn the CPU
     the other workers need. Alone (no xdist), a test gets every core. (The default split, without
     LOCAL_N_THREADS, has a test of its own in tests/test_local_provider.py.)"""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))

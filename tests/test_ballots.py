@@ -219,7 +219,7 @@ async def test_bad_weights_are_a_one_line_configuration_error(tmp_path, llm, wei
 
 
 async def test_weights_of_a_member_its_endpoint_does_not_list_are_used_without_asking_it(tmp_path, llm):
-    """Issue 22, item 2: many proxies list fewer models than they serve. A weighted member is a
+    """Many proxies list fewer models than they serve. A weighted member is a
     member: no model list is fetched for the weights, and nothing refuses it."""
     llm.unlisted.add("alpha")
     code, out, err = await council(

@@ -530,7 +530,7 @@ async def test_reply_to_the_bot_and_other_bots(env, llm):
 
 @pytest.mark.parametrize("env", [{"COUNCIL_ADMIN_USERS": "9003"}], indirect=True)
 async def test_stage_buttons_show_a_council_only_where_the_service_lets_them(env):
-    """Issue 11 item 2: stage details go through the service's visibility rule, as exports do. A
+    """Stage details go through the service's visibility rule, as exports do. A
     click from another channel by someone who did not ask is "not found"; the service's admins
     (Manage Server, or listed in COUNCIL_ADMIN_USERS, as for readers' votes) see it."""
     fake = env.fake
@@ -623,7 +623,7 @@ async def test_export_history_and_leaderboard(env):
 
 @pytest.mark.slow
 async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delivered(llm, tmp_path, caplog, capsys):
-    """Issue 10 items 10 and 11 on Discord: 40 simultaneous mentions in one channel, against a
+    """Load and pacing on Discord: 40 simultaneous mentions in one channel, against a
     Discord that allows 5 message writes per 5 s per channel and answers 429 beyond it. The 6
     admitted councils (2 running + 4 queued) each get their answer exactly once, in their thread;
     the 34 others are refused privately (a DM) with a retry hint; no channel is flooded."""

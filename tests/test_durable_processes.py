@@ -72,9 +72,11 @@ class BotProcess(CouncilProcess):
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self, session: aiohttp.ClientSession | None = None) -> BotProcess:
-        assert session is not None
         await super().start()
-        assert self.process is not None
+        return await self._until_healthy(session)
+
+    async def _until_healthy(self, session: aiohttp.ClientSession | None) -> BotProcess:
+        assert session is not None and self.process is not None
         for _ in range(300):
             try:
                 async with session.get(self.url + "/health") as response:

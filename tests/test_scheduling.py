@@ -231,9 +231,9 @@ async def test_bundled_local_models_run_in_batches_by_their_file_size(tmp_path):
 
 async def test_a_later_memory_batch_gets_the_grace_and_time_the_first_got_and_is_shown_waiting(server):
     # The numbers of a 10 GB budget with alpha and beta at 8 GB and gamma at 2 GB, every member
-    # answering after 3 s with a 1 s grace, scaled down five times: batch 1 (alpha, gamma) answers
-    # at 0.6 s; beta only starts then, and answers at 1.2 s, past the grace (0.8 s) had its grace
-    # not been shifted by the 0.6 s it waited for memory.
+    # answering after 3 s with a 1 s grace, scaled down five times (the grace twice as long, for a
+    # loaded machine): batch 1 (alpha, gamma) answers at 0.6 s; beta only starts then, and answers
+    # at 1.2 s, past the grace (1.0 s) had its grace not been shifted by the 0.6 s it waited.
     meter = MemoryMeter()
     sizes = {"alpha": 8.0, "beta": 8.0, "gamma": 2.0, "chair": 1.0}
     for name, gb in sizes.items():
@@ -242,7 +242,7 @@ async def test_a_later_memory_batch_gets_the_grace_and_time_the_first_got_and_is
     router = scripted_router(
         server, MODEL_MEMORY_GB='{"alpha": 8, "beta": 8, "gamma": 2, "chair": 1}', COUNCIL_MEMORY_BUDGET_GB="10"
     )
-    config = dict(members=["alpha", "beta", "gamma"], member_timeout_s=1.0, grace_s=0.2, grace_min_s=0.2)
+    config = dict(members=["alpha", "beta", "gamma"], member_timeout_s=2.0, grace_s=0.4, grace_min_s=0.4)
     events, result = await run_council_to_end(router, request(**config))
     await router.aclose()
     [plan] = [e for e in events if isinstance(e, SchedulePlanned)]
@@ -264,5 +264,12 @@ async def test_a_later_memory_batch_gets_the_grace_and_time_the_first_got_and_is
     progress = CouncilProgress("c")
     for event in events[: events.index(next(e for e in events if isinstance(e, MemberWaiting))) + 1]:
         progress.apply(event)
-    assert "🧮 beta — waiting for memory" in progress_lines(progress)
+    assert "🧮 beta — waiting for memory" in progress_lines(progress)  # Slack's and Discord's progress
+    waiting = next(e for e in events if isinstance(e, MemberWaiting))
+    from bot.api.transcript import CouncilTranscript
+    from bot.slack.stream_render import stream_tasks
+
+    beta_task = next(t for t in stream_tasks(progress) if t["title"] == "beta")
+    assert beta_task["status"] == "pending" and beta_task["details"] == "waiting for memory"  # Slack's stream
+    assert "beta: waiting for memory" in CouncilTranscript().on_event(waiting).reasoning  # the API's transcript
     assert meter.peak_gb <= 10.0

@@ -391,7 +391,7 @@ class ReapRounds:
 
 
 async def test_a_second_process_never_fails_councils_a_live_process_runs(llm, tmp_path, database_url):
-    """Issue 10 item 9: opening the database (history, export, leaderboard, usage), or running
+    """Council ownership: opening the database (history, export, leaderboard, usage), or running
     councils beside a live bot, leaves the bot's running councils alone; only councils whose
     owner stopped renewing its lease are marked interrupted."""
     llm.script("alpha", Hang())
@@ -446,7 +446,7 @@ async def test_read_only_opening_marks_nothing_even_for_dead_owners(llm, tmp_pat
 
 
 async def test_admission_is_atomic_under_a_burst(llm, tmp_path, database_url):
-    """Issue 10 item 10: 40 simultaneous questions with room for 1 running + 3 queued: 4 are
+    """The queue under a burst: 40 simultaneous questions with room for 1 running + 3 queued: 4 are
     admitted, 36 refused at once with a retry hint, and no refusal uses up a rate-limit hit."""
     for name in MEMBERS:
         llm.script(name, council_member("42", latency_s=0.3))
@@ -519,7 +519,7 @@ OWNER_LEASE_S = 3.0
 
 @pytest.mark.slow
 async def test_a_killed_owner_s_council_is_marked_within_a_lease_and_a_live_one_never(llm, tmp_path, database_url):
-    """Issue 10 item 9 with real processes: another process running a council keeps it while it
+    """Council ownership with real processes: another process running a council keeps it while it
     lives; killed with SIGKILL, its council is marked interrupted by a live owner within about a lease."""
     for name in MEMBERS:
         llm.script(name, Hang())

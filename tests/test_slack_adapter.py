@@ -740,7 +740,7 @@ async def test_direct_messages(env, llm):
 
 
 async def test_command_where_the_bot_cannot_post(env, llm):
-    """Issue 10 item 12: the question is posted first; where it cannot be, no council starts (no
+    """The question is posted first; where it cannot be, no council starts (no
     rate-limit hit, no stored council, no model call)."""
     fake = env.fake
     fake.no_access.add("C9")
@@ -1095,7 +1095,7 @@ async def test_a_long_answer_is_cut_between_blocks_and_attached(env, llm):
 
 @pytest.mark.slow
 async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delivered(llm, tmp_path, caplog, capsys):
-    """Issue 10 items 10 and 11: 40 simultaneous mentions in one channel, against a Slack that
+    """Load and pacing: 40 simultaneous mentions in one channel, against a Slack that
     allows one message write per second per channel (bursts of 3) and answers 429 beyond it.
     Admitted councils (2 running + 4 queued) each get their answer exactly once; the 34 others
     get a private refusal with a retry hint; the channel is never flooded; no traceback."""
@@ -1149,7 +1149,7 @@ async def test_burst_of_mentions_in_one_channel_is_paced_and_every_answer_delive
 @pytest.mark.slow
 @pytest.mark.parametrize("env", [{"streaming": True, "COUNCIL_MAX_CONCURRENT": 1}], indirect=True)
 async def test_a_queued_streamed_council_shows_one_small_message_until_it_starts(env, llm):
-    """Issue 10 item 11: while it waits, a queued council has one small message and no stream;
+    """While it waits, a queued council has one small message and no stream;
     when it starts, that message becomes its Stop / Synthesize control message."""
     fake = env.fake
     for name in MEMBERS:
@@ -1170,7 +1170,7 @@ async def test_a_queued_streamed_council_shows_one_small_message_until_it_starts
 
 
 async def test_an_answer_refused_with_429_is_retried_until_delivered(env, llm):
-    """Issue 10 item 11: an accepted council's answer is never lost to rate limits: five 429s in a
+    """An accepted council's answer is never lost to rate limits: five 429s in a
     row (more than any fixed retry budget of the Web API client) and it still arrives, once,
     each attempt after the Retry-After."""
     fake = env.fake

@@ -145,7 +145,7 @@ async def test_member_answers_and_reviews_are_kept_without_markers(server, route
 
 
 async def test_a_reviews_near_copy_of_the_nonce_is_not_stored(server, router):
-    """Issue 27: a tiny model's review, stored and shown, read "The question: 3d07824f9b5c16ebe"."""
+    """A tiny model's review, stored and shown, read "The question: 3d07824f9b5c16ebe"."""
 
     def near_copies(call: RecordedRequest) -> str:
         nonce = nonce_of_review(call)

@@ -467,7 +467,7 @@ async def test_in_oauth_distribution_a_workspace_admin_is_known_by_the_workspace
 
 
 async def test_a_council_page_shows_the_rubric_consensus_scores_and_composition(service, web):
-    """Issue 33's figures stand beside Kendall's W on the page as in chat, the JSON twin carries them."""
+    """The rubric figures stand beside Kendall's W on the page as in chat, the JSON twin carries them."""
     result = council("c0ffee0000000002")
     aggregate = result.aggregate.model_copy(
         update={"consensus": 72.0, "scores": {"m-b": {"accuracy": 8.0, "insight": 7.5}}}

@@ -381,3 +381,16 @@ def test_at_a_phones_width_the_timeline_and_ratings_fit_with_readable_text(app, 
         )
         overlaps = [(t, b) for t in boxes for b in bars if t[0] < b[1] - 1 and b[0] < t[1] - 1]
         assert not overlaps, (path, overlaps)  # a label never sits on a bar
+
+
+def test_at_a_laptops_width_the_leaderboards_tables_are_whole(app, browser):
+    from tests.factories import make_result
+
+    models = ("openrouter:openai/gpt-5.1-codex-max", "openrouter:anthropic/claude-sonnet-4.5", "local:gemma3-270m")
+    app.run(app.service.storage.save_result(make_result(order=models)))
+    browser.set_window_size(1280, 900)
+    browser.get(app.url + "/leaderboard")
+    cut = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.table-wrap')).map(w => w.scrollWidth - w.clientWidth)"
+    )
+    assert cut and max(cut) <= 0, cut  # every column shows, "Cost/council" too

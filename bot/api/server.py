@@ -23,10 +23,18 @@ from core.service import CouncilService
 log = logging.getLogger(__name__)
 _address_log = logging.getLogger("council.address")
 _address_log.setLevel(logging.INFO)
-# On SIGTERM, requests still running after this are cancelled (their councils are stopped and
-# their file readers killed), so that the process ends within 10 s whatever they were doing
-# (Docker's default before SIGKILL); the rest of the 10 s is for closing the service.
-SHUTDOWN_GRACE_S = 3
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the process's stop (bot/cli_commands/shutdown.py)
+    is the one place that handles SIGTERM, and asks uvicorn to stop through `should_exit`."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Any:
+        yield
+
+    def install_signal_handlers(self) -> None:  # uvicorn before 0.29
+        pass
 
 
 def build_asgi(service: CouncilService, host: str) -> Any:
@@ -57,15 +65,19 @@ def build_asgi(service: CouncilService, host: str) -> Any:
 async def serve_api(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
     host = host or service.settings.api.host
     port = service.settings.api.port if port is None else port
-    server, listener = http_server(build_asgi(service, host), host, port, lifespan="on")
+    server, listener = http_server(service, build_asgi(service, host), host, port, lifespan="on")
     bound = listener.getsockname()[1]
     web = f", browser app: http://{host}:{bound}/" if service.settings.web.enabled else ""
     announce(service, f"council api: http://{host}:{bound}/v1 (MCP: http://{host}:{bound}{MCP_PATH}{web})")
     await server.serve(sockets=[listener])
 
 
-def http_server(app: Any, host: str, port: int, *, lifespan: str) -> tuple[uvicorn.Server, socket.socket]:
-    """uvicorn for `app` and its listening socket, bound here so that the real port is known (port 0)."""
+def http_server(
+    service: CouncilService, app: Any, host: str, port: int, *, lifespan: str
+) -> tuple[uvicorn.Server, socket.socket]:
+    """uvicorn for `app` and its listening socket, bound here so that the real port is known (port 0).
+    Asked to stop, it takes no new connection and gives the requests running (their councils) the
+    shutdown grace, COUNCIL_SHUTDOWN_GRACE_S, before it cancels them."""
     # log_config=None: uvicorn's lines go through our root handler (text or JSON, redacted).
     config = uvicorn.Config(
         app,
@@ -75,9 +87,11 @@ def http_server(app: Any, host: str, port: int, *, lifespan: str) -> tuple[uvico
         access_log=False,
         lifespan=lifespan,  # type: ignore[arg-type]
         log_config=None,
-        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        timeout_graceful_shutdown=max(1, round(service.settings.serving.shutdown_grace_s)),
     )
-    return uvicorn.Server(config), bind(host, port)
+    server = _Server(config)
+    service.telemetry.on_stop(lambda: setattr(server, "should_exit", True), ends_command=True)
+    return server, bind(host, port)
 
 
 def announce(service: CouncilService, line: str) -> None:

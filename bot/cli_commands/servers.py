@@ -5,21 +5,58 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-from collections.abc import Coroutine
-from contextlib import AsyncExitStack
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from bot.cli_commands.exits import EXIT_OK
 from bot.cli_commands.startup import reporting
 from core.errors import ConfigurationError
 from core.models import Platform, seats
-from core.service import CouncilService
+from core.service import CouncilService, bind_metrics_port, lineup_problems
+from core.settings import Settings
+
+log = logging.getLogger("council.startup")
 
 
 def _check_secret_key(service: CouncilService) -> None:
     """A malformed COUNCIL_SECRET_KEY stops a bot before it starts, not at the first secret it reads."""
     if service.settings.tenants.secret_key is not None:
         service.tenants.box  # noqa: B018 - built now: ConfigurationError saying what is wrong
+
+
+async def check_lineup(service: CouncilService, args: argparse.Namespace) -> None:
+    """Every serving command's first look at its line-up: a warning line per unknown model or
+    unreachable endpoint, logged as the server starts (it does not wait for the model lists), or,
+    with --strict (COUNCIL_STRICT_STARTUP), a refusal to start."""
+    if getattr(args, "strict", False) or service.settings.serving.strict_startup:
+        problems = await lineup_problems(service)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise ConfigurationError(f"{problems[0]}{more}; not starting (--strict / COUNCIL_STRICT_STARTUP).")
+        return
+    task = asyncio.create_task(_warn_about_lineup(service), name="council-lineup-check")
+    _CHECKS.add(task)
+    task.add_done_callback(_CHECKS.discard)
+
+
+_CHECKS: set[asyncio.Task[None]] = set()  # the line-up checks running beside their servers
+
+
+async def _warn_about_lineup(service: CouncilService) -> None:
+    try:
+        problems = await lineup_problems(service)
+    except Exception as exc:  # the check is advice: the councils report their own failures
+        log.warning("could not check the line-up: %s", type(exc).__name__)
+        return
+    for problem in problems:
+        log.warning("%s", problem)
+
+
+def _host(service: CouncilService, args: argparse.Namespace) -> str:
+    """Where the Slack HTTP receiver and the metrics server listen: --host, else COUNCIL_HTTP_HOST."""
+    return getattr(args, "host", None) or service.settings.serving.http_host
 
 
 async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
@@ -39,7 +76,7 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
         from bot.slack.app import run_slack
 
         http = getattr(args, "http", False)
-        bot = run_slack(service, settings, http=http, port=args.port, worker=worker)
+        bot = run_slack(service, settings, http=http, port=args.port, host=_host(service, args), worker=worker)
         tasks.append(reporting("Slack", settings.slack.api_url, bot))
     if args.command in ("discord", "serve") and (settings.discord.token or args.command == "discord"):
         from bot.discord.client import run_discord
@@ -55,10 +92,22 @@ async def cmd_bots(service: CouncilService, args: argparse.Namespace) -> int:
             "Nothing to serve: set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID/SLACK_CLIENT_SECRET), DISCORD_TOKEN "
             "and/or COUNCIL_API_KEYS (see docs/slack.md, discord.md, api.md)."
         )
-    tasks.extend(_metrics_server(service, args))
-    service.router.warm_up(seats.all_models([*settings.default_members, settings.default_chairman]))
-    await asyncio.gather(*tasks)
+    async with _metrics_server(service, args):  # a busy port stops the bot before it connects anywhere
+        await check_lineup(service, args)
+        service.router.warm_up(seats.all_models([*settings.default_members, settings.default_chairman]))
+        await _together(tasks)
     return EXIT_OK
+
+
+async def _together(coroutines: list[Any]) -> None:
+    """Until every one ends; the first to fail ends the others (cancelled and waited for), and
+    its error is raised: a bot that cannot start must not leave the others running."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for coroutine in coroutines:
+                group.create_task(coroutine)
+    except BaseExceptionGroup as failed:  # the CLI reports the first cause as its one line
+        raise failed.exceptions[0] from None
 
 
 async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
@@ -79,6 +128,8 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
             "(see docs/slack.md, discord.md)."
         )
     async with AsyncExitStack() as stack:
+        await stack.enter_async_context(_metrics_server(service, args))  # a busy port: one line, before any connection
+        await check_lineup(service, args)
         platforms = []
         if slack:
             from bot.slack.app import build_slack_bot
@@ -97,14 +148,34 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
             service.register_deliverer(Platform.DISCORD, functools.partial(deliver_durable, service, surface))
             platforms.append(("Discord", settings.discord.api_url))
         service.router.warm_up([*settings.default_members, settings.default_chairman])
-        await asyncio.gather(reporting(*platforms[0], service.durable.work()), *_metrics_server(service, args))
+        await reporting(*platforms[0], service.durable.work())
     return EXIT_OK
 
 
-def _metrics_server(service: CouncilService, args: argparse.Namespace) -> list[Coroutine[Any, Any, None]]:
-    """/metrics, /health and /ready on --metrics-port (or COUNCIL_METRICS_PORT), when one is given."""
-    port = args.metrics_port if args.metrics_port is not None else service.settings.telemetry.metrics_port
-    return [] if port is None else [service.telemetry.serve(port)]
+@asynccontextmanager
+async def _metrics_server(service: CouncilService, args: argparse.Namespace) -> AsyncIterator[None]:
+    """/metrics, /health and /ready on --metrics-port (or COUNCIL_METRICS_PORT), when one is given,
+    until the command ends."""
+    listener = getattr(args, "metrics_listener", None)  # bound before the database opened (bind_metrics)
+    if listener is None:
+        yield
+        return
+    runner = await service.telemetry.listen(listener)
+    try:
+        yield
+    finally:
+        await runner.cleanup()
+
+
+def bind_metrics(settings: Settings, args: argparse.Namespace) -> None:
+    """The metrics port (--metrics-port, COUNCIL_METRICS_PORT) bound first, before the database is
+    opened: a busy port is one line and an exit at once, whatever else is wrong (an unreachable
+    PostgreSQL would otherwise keep the process retrying it first). Kept in `args.metrics_listener`."""
+    if not hasattr(args, "metrics_port"):
+        return
+    port = args.metrics_port if args.metrics_port is not None else settings.telemetry.metrics_port
+    if port is not None:
+        args.metrics_listener = bind_metrics_port(port, getattr(args, "host", None) or settings.serving.http_host)
 
 
 def _api_server() -> Any:
@@ -119,7 +190,9 @@ def _api_server() -> Any:
 
 
 async def cmd_api(service: CouncilService, args: argparse.Namespace) -> int:
-    await _api_server().serve_api(service, args.host, args.port)
+    server = _api_server()
+    await check_lineup(service, args)
+    await server.serve_api(service, args.host, args.port)
     return EXIT_OK
 
 
@@ -138,5 +211,6 @@ async def cmd_web(service: CouncilService, args: argparse.Namespace) -> int:
     _api_server()  # the same extra: one clear line when it is missing
     from bot.web.server import serve_web
 
+    await check_lineup(service, args)
     await serve_web(service, args.host, args.port)
     return EXIT_OK

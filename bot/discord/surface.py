@@ -79,6 +79,9 @@ class DiscordSurface:
     async def open_live(self, destination: Destination, request: CouncilRequest) -> None:
         return None  # Discord has no streamed message: the status message shows the progress
 
+    async def end_live(self, channel_id: str, message_id: str) -> bool:
+        return False  # no live display to end: a resumed council edits its status message
+
     async def aclose(self) -> None:
         """Log out a client `discord_surface` made (a bot's own client is the bot's to close)."""
         await self.client.close()

@@ -229,6 +229,8 @@ def build_web_app(app: AsyncApp, service: CouncilService, path: str = EVENTS_PAT
     and redirect (/slack/install, /slack/oauth_redirect)."""
 
     async def events(request: web.Request) -> web.Response:
+        if service.telemetry.stopping:  # Slack retries the event: on another replica, or on this one restarted
+            return web.Response(status=503, text="stopping", headers={"Retry-After": "1"})
         with continued(request.headers):  # a proxy's traceparent: the councils it starts are in its trace
             bolt_response = await app.async_dispatch(await to_bolt_request(request))
         return await to_aiohttp_response(bolt_response)
@@ -276,6 +278,9 @@ async def _serve(bot: SlackCouncilBot, settings: Settings, *, http: bool, port: 
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
         handler = AsyncSocketModeHandler(bot.app, settings.slack.app_token.get_secret_value())
+        # Asked to stop: the socket closes first (Slack sends the next events to another connection,
+        # or again later), while the Web API client posts what the councils still have to say.
+        bot.service.telemetry.on_stop(handler.client.close)
         log.info("Slack: connecting in Socket Mode")
         try:
             await handler.start_async()

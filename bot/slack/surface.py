@@ -23,7 +23,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.councils import AnswerFile
+from bot.councils import HANDED_OVER_TEXT, AnswerFile
 from bot.links import renderer
 from bot.slack import render
 from bot.slack.errors import error_code, refusal, retry_after_of
@@ -141,6 +141,17 @@ class SlackSurface:
         next councils from asking again for a while; anything else only affects that council."""
         if code in STREAM_UNSUPPORTED:
             self._stream_refused_until = time.monotonic() + STREAM_RETRY_S
+
+    async def end_live(self, channel_id: str, message_id: str) -> bool:
+        """End a streamed message an earlier process left open (it stopped mid-council), saying the
+        council goes on below; False when it is no stream or already ended (nothing to do)."""
+        try:
+            await self.client.chat_stopStream(
+                channel=channel_id, ts=message_id, markdown_text=f"\n\n_{HANDED_OVER_TEXT}_"
+            )
+        except SlackApiError:  # a posted message (the resumed note) or a stream already stopped
+            return False
+        return True
 
     async def open_live(self, destination: Destination, request: CouncilRequest) -> ProgressStream | None:
         """Start the streamed message, or None: then this council uses the status message."""

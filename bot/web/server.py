@@ -11,6 +11,6 @@ from core.service import CouncilService
 async def serve_web(service: CouncilService, host: str | None = None, port: int | None = None) -> None:
     host = host or service.settings.web.host
     port = service.settings.web.port if port is None else port
-    server, listener = http_server(create_web_app(service, host), host, port, lifespan="off")
+    server, listener = http_server(service, create_web_app(service, host), host, port, lifespan="off")
     announce(service, f"council web: http://{host}:{listener.getsockname()[1]}/")
     await server.serve(sockets=[listener])

@@ -46,6 +46,8 @@ class CouncilQueue(Protocol):
     async def open(self) -> None: ...
     async def enqueue(self, council_id: str, platform: Platform, ticket: Ticket) -> None: ...
     async def work(self) -> None: ...
+    async def halt(self) -> None: ...
+    async def hand_over(self, council_ids: list[str]) -> None: ...
     async def close(self) -> None: ...
 
 
@@ -124,12 +126,20 @@ class InProcessQueue:
             log.info("resuming council %s, left running by a process that stopped", council_id)
             self._adopt(council_id, ticket)
 
-    async def close(self) -> None:
-        """Cancelled runs stay stored as running: the next process resumes them."""
+    async def halt(self) -> None:
+        """Cancelled runs stay stored as running: the next process resumes them (at once, once
+        this one's lease is given up)."""
+        self.working = False
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def hand_over(self, council_ids: list[str]) -> None:
+        """Nothing to queue: the process that opens this database next adopts them at its start."""
+
+    async def close(self) -> None:
+        await self.halt()
 
 
 class ProcrastinateQueue:
@@ -163,6 +173,7 @@ class ProcrastinateQueue:
         # procrastinate bounds this worker's jobs; `shared` holds COUNCIL_MAX_CONCURRENT across workers.
         self.gate = ConcurrencyGate(concurrency, concurrency, shared)
         self.working = False  # requeues orphans only while this process runs a worker
+        self._closed = False
         from procrastinate import RetryStrategy
 
         # A job a newer version queued (JobTooNew, nothing taken) goes back to the queue for a
@@ -271,5 +282,26 @@ class ProcrastinateQueue:
                 log.info("stalled council jobs: %s", exc)
             await asyncio.sleep(self.heartbeat_s)
 
+    async def halt(self) -> None:
+        """The worker is stopped by cancelling `work` (its jobs end after `_SHUTDOWN_GRACE_S`)."""
+        self.working = False
+
+    async def hand_over(self, council_ids: list[str]) -> None:
+        """Queue the halted councils again now (this process's lease is gone): any worker
+        LISTENing takes them at once, without waiting for `requeue_orphans` at its next renewal."""
+        storage = self.worker.storage
+        for council_id in council_ids:
+            try:
+                job = await storage.jobs.get(council_id)
+                if job is None:
+                    continue
+                platform = job.destination.platform if job.destination else job.request.origin.platform
+                await self._defer(council_id, platform)
+            except Exception as exc:  # the other processes' requeue_orphans queues it within a lease
+                log.warning("council %s not queued again at stop (%s); another process will", council_id, exc)
+
     async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         await self.app.close_async()

@@ -252,15 +252,33 @@ class CouncilRuns:
     async def stop_all(self, timeout_s: float) -> None:
         """Stop every council (stored as cancelled), except durable ones: those are only halted,
         stored as running, for the next process to resume them from their last completed step."""
+        await self.halt_durable()
         for run in list(self._runs.values()):
             if run.task and not run.task.done():
-                if run.journal is not None:
-                    run.task.cancel()
-                else:
-                    run.control.stop()
+                run.control.stop()
         pending = [r.task for r in self._runs.values() if r.task and not r.task.done()]
         if pending:
             await asyncio.wait(pending, timeout=timeout_s)
+
+    async def halt_durable(self) -> list[str]:
+        """Halt the durable councils running here (left stored as running, their completed steps
+        journalled) and return their ids: another process resumes them once this one's lease is gone."""
+        halted = [r for r in self._runs.values() if r.journal is not None and r.task and not r.task.done()]
+        for run in halted:
+            assert run.task is not None
+            run.task.cancel()
+        if halted:
+            await asyncio.wait([r.task for r in halted if r.task is not None])
+        return [run.council_id for run in halted]
+
+    async def finish_in_process(self, timeout_s: float) -> int:
+        """Wait up to `timeout_s` for the councils that cannot be handed over (not durable: the
+        API's, the browser app's) to finish; returns how many are still running."""
+        pending = [r.task for r in self._runs.values() if r.journal is None and r.task and not r.task.done()]
+        if pending:
+            _, still = await asyncio.wait(pending, timeout=timeout_s)
+            return len(still)
+        return 0
 
     async def _drive(self, run: CouncilRun, ticket: Ticket) -> None:
         # This task is the council's: its calls' tasks inherit the telemetry's context (log

@@ -27,6 +27,9 @@ class DurableCouncils:
         self.gate = gate
         self._queue: CouncilQueue | None = None
         self._opening = asyncio.Lock()
+        self._working: asyncio.Task[None] | None = None  # the task running `work`, while it runs
+        self._handing_over = False  # the next cancel of `work` is the handover's, not the process's
+        self._worked = asyncio.Event()  # set once `work`'s queue and listener have ended
         self.controls = ControlRelay(storage, worker.runs, self._conninfo())
 
     @property
@@ -64,13 +67,28 @@ class DurableCouncils:
 
     async def work(self) -> None:
         """Run durable councils in this process until cancelled (`council worker`, and the bots
-        unless `--no-worker`); on PostgreSQL, also listen for Stop / Synthesize from other processes."""
-        queue = await self.queue()
-        await run_together(
-            asyncio.create_task(queue.work(), name="council-worker-queue"),
-            asyncio.create_task(self.controls.listen(), name="council-worker-controls"),
-        )
-        await asyncio.Event().wait()  # in-process: adoption goes on at every lease renewal
+        unless `--no-worker`); on PostgreSQL, also listen for Stop / Synthesize from other processes.
+        Once `hand_over` has stopped it, it takes nothing more and waits to be cancelled with its process."""
+        self._working = asyncio.current_task()
+        self._worked.clear()
+        try:
+            queue = await self.queue()
+            await run_together(
+                asyncio.create_task(queue.work(), name="council-worker-queue"),
+                asyncio.create_task(self.controls.listen(), name="council-worker-controls"),
+            )
+            self._worked.set()
+            await asyncio.Event().wait()  # in-process: adoption goes on at every lease renewal
+        except asyncio.CancelledError:
+            self._worked.set()
+            current = asyncio.current_task()
+            if not self._handing_over or current is None or current.cancelling() > 1:
+                raise
+            self._handing_over = False
+            current.uncancel()  # the handover's cancel: the process stops the rest in its own order
+        finally:
+            self._worked.set()
+        await asyncio.Event().wait()
 
     async def claim_delivery(self, council_id: str) -> bool:
         """True for exactly one caller per council, across every process: that one posts the answer."""
@@ -82,6 +100,28 @@ class DurableCouncils:
 
     async def control(self, council_id: str, action: ControlAction) -> bool:
         return await self.controls.send(council_id, action)
+
+    async def hand_over(self) -> list[str]:
+        """A graceful stop's handover: take no more councils, halt the durable ones running here
+        (their completed steps are stored), give the lease up and, on PostgreSQL, queue them again
+        at once, so that another worker (or this one restarted) resumes them now rather than when
+        the lease would have run out. Returns the ids handed over."""
+        working, self._working = self._working, None
+        stopping = working is not None and not working.done() and working is not asyncio.current_task()
+        if stopping:
+            assert working is not None
+            self._handing_over = True
+            working.cancel()  # procrastinate stops fetching and waits for its running jobs, which end now:
+        await self.worker.hand_back()
+        if stopping:
+            await self._worked.wait()
+        if self._queue is not None:
+            await self._queue.halt()
+        halted = await self.worker.runs.halt_durable()
+        await self.owner.stop()
+        if halted and self._queue is not None:
+            await self._queue.hand_over(halted)
+        return halted
 
     async def close(self) -> None:
         if self._queue is not None:

@@ -3,6 +3,7 @@ hand the run to its platform's deliverer (which posts progress and, once, the an
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -46,6 +47,8 @@ class CouncilWorker:
         # keep (an image's bytes are never serialised), so a council run where it was accepted
         # (always, on SQLite) still shows the models its images.
         self._accepted: dict[str, CouncilRequest] = {}
+        self._running: dict[str, asyncio.Task[object]] = {}  # the councils `run` follows now, by id
+        self._handing_back: set[asyncio.Task[object]] = set()
 
     @contextmanager
     def accepting(self, request: CouncilRequest) -> Iterator[None]:
@@ -67,7 +70,33 @@ class CouncilWorker:
 
     async def run(self, council_id: str, ticket: Ticket) -> None:
         """Run (or resume) the council and wait until it is delivered; a council that has
-        finished already is only delivered, if nobody has yet."""
+        finished already is only delivered, if nobody has yet. Returns early, without an error,
+        when `hand_back` takes the council from this process (a graceful stop)."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._running[council_id] = task
+        try:
+            await self._run(council_id, ticket)
+        except asyncio.CancelledError:
+            if task is None or task not in self._handing_back:
+                raise
+            task.uncancel()  # handed back: its job ends here, and the council is queued again
+        finally:
+            self._running.pop(council_id, None)
+            self._handing_back.discard(task)  # type: ignore[arg-type]
+
+    async def hand_back(self) -> None:
+        """A graceful stop: every council this process is delivering stops being followed here, and
+        its job ends as done (a queue would otherwise abort it, with a traceback). The councils
+        themselves are halted next (CouncilRuns.halt_durable) and queued again for another process."""
+        tasks = [task for task in self._running.values() if not task.done()]
+        for task in tasks:
+            self._handing_back.add(task)
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    async def _run(self, council_id: str, ticket: Ticket) -> None:
         try:
             await self.owner.start()
             job = await self.storage.jobs.take(council_id, self.owner.owner_id)

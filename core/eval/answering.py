@@ -149,7 +149,7 @@ class Answerer:
         synthesis = result.synthesis
         error = None if synthesis is not None else (result.error.short() if result.error else "no answer")
         return EvalAnswer(
-            text=self.redact(synthesis.text) if synthesis is not None else "",
+            text=synthesis.text if synthesis is not None else "",  # redacted where it entered (the router)
             calls=counting.calls,
             usage=counting.usage,
             latency_s=result.timings.get("total_s", latency),
@@ -184,7 +184,7 @@ class Answerer:
                 model=model,
             )
         return EvalAnswer(
-            text=self.redact(completion.text),
+            text=completion.text,  # redacted where it entered (the router)
             calls=1,
             usage=completion.usage,
             latency_s=time.perf_counter() - start,

@@ -47,6 +47,34 @@ class ModelCatalog:
                 unknown.append(model_id)
         return unknown
 
+    async def lineup_problems(self, model_ids: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        """A start-up check, cached nowhere (an endpoint may list more models by the first council):
+        the ids their endpoint's list lacks, and the endpoints (address: why) whose list did not
+        answer (refused, timed out, 5xx). Auth and config errors propagate."""
+        unknown: list[str] = []
+        unreachable: dict[str, str] = {}
+        lists: dict[str, set[str] | None] = {}
+        for model_id in model_ids:
+            provider, model = self._resolver.resolve(model_id)
+            if provider.name not in lists:
+                lists[provider.name] = await self._listed(provider, unreachable)
+            known = lists[provider.name]
+            if known is not None and model not in known:
+                unknown.append(model_id)
+        return unknown, unreachable
+
+    async def _listed(self, provider: Provider, unreachable: dict[str, str]) -> set[str] | None:
+        try:
+            with redacted_errors(self._redact):
+                return set(await provider.list_models())
+        except ProviderError as exc:
+            if exc.kind.value in ("auth", "config"):
+                raise
+            if exc.kind.value in ("unavailable", "timeout"):
+                where = str(getattr(provider, "base_url", "") or provider.name).rstrip("/")
+                unreachable[where] = exc.info().short()
+            return None
+
     async def image_models(self, model_ids: Sequence[str]) -> set[str]:
         """The ids among `model_ids` whose models take images: `COUNCIL_VISION_MODELS` when set,
         else what the provider's model list says. A provider that cannot tell counts as "no"."""

@@ -9,28 +9,27 @@ and no network, that a crashing model cannot take down.
   of that process fails the call it was serving with one typed line (LocalRuntimeCrash); the
   next call starts a new one. See docs/local-models.md.
 * Calls to one model are serialised (the runtime's asyncio.Lock); different files run in
-  parallel. Without LOCAL_N_THREADS, each call uses cpu_count / (models busy right now)
-  threads, so two models at once do not oversubscribe a small machine and a lone chairman
-  gets every core.
+  parallel. Without LOCAL_N_THREADS, each runtime uses half the cores (at least one), so two
+  models at once do not oversubscribe a small machine (llama.cpp fixes its threads at load).
 * Streaming: the runtime sends each piece as it comes; the stream yields TextDelta items and
   ends with one Completion (token usage, cost 0).
 * Timeouts and cancellation: `CallOptions.timeout_s` covers the whole call (waiting for the
   model, loading it, generating). When it expires or the caller goes away, the runtime is
-  told to stop: between tokens it stops at once, and during prompt evaluation llama.cpp's
-  abort callback ends the decode, so a timed-out call frees the CPU within milliseconds.
+  told to stop: it stops at the next token, or while it reads the prompt at the end of the
+  batch of 64 tokens it is on, so a timed-out call frees the CPU within a fraction of a second.
   The model's lock is released only when the runtime has really ended the call.
 * Prompts that do not fit `LOCAL_N_CTX`: the oldest conversation turns go first, then the
   middle of the longest message is cut (marked as such); BadResponseError if even that fails.
-* Chat templates: the GGUF's embedded template (llama-cpp-python's default handler, e.g.
-  SmolLM2's ChatML). A file without one (the bundled Gemma 3 270M is the *base* model, no
-  template) gets a plain "Question: ... Answer:" transcript instead of llama-cpp-python's
-  llama-2 fallback: base models continue a transcript sensibly, and babble on turn markers.
+* Chat templates: the GGUF's embedded template (applied by llama.cpp's engine, e.g. SmolLM2's
+  ChatML). A file without one (the bundled Gemma 3 270M is the *base* model, no template) gets
+  a plain "Question: ... Answer:" transcript: base models continue a transcript sensibly, and
+  babble on turn markers.
 * Personas: each bundled name has its own system text and sampling (temperature, top_p,
   top_k, seed); CallOptions.temperature, when set, overrides the preset's temperature.
 
 This module is the asyncio side (resolving, locks, deadlines); the process supervisor is
 `local_runtime`, the runtime process `local_worker`, generation inside it `local_generate`,
-prompt fitting `local_prompt`, and llama-cpp-python itself `llama_runtime`.
+prompt fitting `local_prompt`, and llama.cpp itself (xllamacpp) `llama_runtime`.
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ from core.providers.base import (
     TextDelta,
 )
 from core.providers.llama_runtime import MISSING_LLAMA, import_llama
-from core.providers.local_generate import cpu_count, sampling_for, threads_for
+from core.providers.local_generate import sampling_for
 from core.providers.local_models import LocalModel
 from core.providers.local_prompt import ranking_grammar
 from core.providers.local_runtime import LocalRuntimeCrash, ModelRuntime
@@ -73,7 +72,6 @@ class LocalProvider:
         self.settings = settings
         self._runtimes: dict[Path, ModelRuntime] = {}
         self._models: dict[str, LocalModel] = {}
-        self._cpus = cpu_count()
         self._draining: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ protocol
@@ -158,13 +156,11 @@ class LocalProvider:
         return runtime
 
     def _request(self, resolved: LocalModel, messages: Sequence[ChatMessage], options: CallOptions) -> dict:
-        busy = 1 + sum(runtime.in_flight for runtime in self._runtimes.values())
         return {
             "name": resolved.name,
             "preset": dataclasses.asdict(resolved.preset),
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "sampling": dataclasses.asdict(sampling_for(resolved.preset, options, self.settings)),
-            "threads": threads_for(self._cpus, busy, self.settings.local.n_threads),
         }
 
     def _release(self, runtime: ModelRuntime, started_call: bool) -> None:

@@ -13,14 +13,8 @@ from typing import Any
 
 from core.models import ChatMessage, Usage
 from core.providers import local_models
-from core.providers.base import BadResponseError, CallOptions, ProviderConfigError
-from core.providers.llama_runtime import (
-    ACTIVE_STOPS,
-    compiled_grammar,
-    import_llama,
-    install_abort_callback,
-    plain_chat_handler,
-)
+from core.providers.base import BadResponseError, CallOptions
+from core.providers.llama_runtime import LoadedModel, load_model
 from core.providers.local_models import LocalModel, Preset
 from core.providers.local_prompt import chat_messages, fit_context, ranking_grammar
 from core.settings import Settings
@@ -39,16 +33,14 @@ class Aborted(Exception):
 
 @dataclass
 class ModelInstance:
-    """One loaded model file, shared by all presets of that file (one per runtime process)."""
+    """One model file, shared by all presets of that file (one per runtime process)."""
 
     path: Path
     chat_format: str | None
-    llm: Any = None
-    stop: threading.Event | None = None  # the running call's stop flag (read by the abort callback)
-    abort_cb: Any = None
+    llm: LoadedModel | None = None
 
 
-# The preset's samplers, passed to llama-cpp-python as they are.
+# The preset's samplers, passed to llama.cpp's engine as they are.
 _SAMPLERS = ("top_p", "top_k", "min_p", "repeat_penalty", "seed")
 
 
@@ -75,13 +67,14 @@ def sampling_for(preset: Preset, options: CallOptions, settings: Settings) -> Sa
     return Sampling(max_tokens=max(1, max_tokens), temperature=temperature, grammar=grammar, **samplers)
 
 
-def threads_for(cpus: int, busy: int, pinned: int | None) -> int:
-    """Threads for one call: LOCAL_N_THREADS when set, else the cores shared by the `busy` calls
-    running right now (this one included), so two models at once do not oversubscribe a small
-    machine and a lone chairman gets every core."""
+def default_threads(cpus: int, pinned: int | None) -> int:
+    """Threads of one runtime process: LOCAL_N_THREADS when set, else half the cores (at least
+    one). llama.cpp's engine fixes its threads when it loads a model, and a council runs a few
+    models at once: on two cores two runtimes of one thread each answer side by side, where two
+    threads each would spin waiting for each other (measured here: 1 token/s against 11)."""
     if pinned:
         return pinned
-    return max(1, cpus // max(1, busy))
+    return max(1, cpus // 2)
 
 
 class LocalGenerator:
@@ -92,29 +85,11 @@ class LocalGenerator:
         self.n_ctx = n_ctx
         self.n_threads = n_threads
 
-    def load(self, instance: ModelInstance):
-        if instance.llm is not None:
-            return instance.llm
-        llama_cpp = import_llama()
-        try:
-            llm = llama_cpp.Llama(
-                model_path=str(instance.path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ProviderConfigError(f"cannot load the local model file {instance.path.name}: {exc}") from exc
-        if instance.chat_format == local_models.PLAIN_FORMAT or (
-            instance.chat_format is None and "tokenizer.chat_template" not in (llm.metadata or {})
-        ):
-            llm.chat_handler = plain_chat_handler(llama_cpp)
-        instance.abort_cb = install_abort_callback(
-            llama_cpp, llm, lambda: instance.stop is not None and instance.stop.is_set()
-        )
-        instance.llm = llm
-        return llm
+    def load(self, instance: ModelInstance) -> LoadedModel:
+        if instance.llm is None:
+            plain = True if instance.chat_format == local_models.PLAIN_FORMAT else None
+            instance.llm = load_model(instance.path, self.n_ctx, self.n_threads, plain)
+        return instance.llm
 
     def generate(
         self,
@@ -124,85 +99,102 @@ class LocalGenerator:
         sampling: Sampling,
         stop: threading.Event,
         emit: Callable[[str, Any], None],
-        threads: int,
-    ):
+    ) -> tuple[str, Usage, str | None]:
         llm = self.load(instance)
         if stop.is_set():
             raise Aborted()
-        llama_cpp = import_llama()
-        try:
-            llama_cpp.llama_set_n_threads(llm.ctx, threads, threads)
-        except Exception:  # pragma: no cover - older bindings
-            pass
         chat = chat_messages(resolved, messages)
-        chat, max_tokens = fit_context(llm, chat, sampling.max_tokens, llm.n_ctx(), resolved.name)
-        instance.stop = stop
-        ACTIVE_STOPS.add(stop)
-        try:
-            text, finish, emitted = self._run_stream(llm, chat, sampling, max_tokens, stop, emit)
-            if not text.strip() and not emitted and not stop.is_set():
-                # Tiny models sometimes end at once; one retry with another seed usually answers.
-                retry = replace(sampling, seed=(sampling.seed or 0) + 1, temperature=max(sampling.temperature, 0.7))
-                text, finish, emitted = self._run_stream(llm, chat, retry, max_tokens, stop, emit)
-        except Aborted:
-            llm.reset()
-            raise
-        finally:
-            instance.stop = None
-            ACTIVE_STOPS.discard(stop)
+        chat, max_tokens = fit_context(llm, chat, sampling.max_tokens, llm.n_ctx, resolved.name)
+        reply = _stream(llm, chat, sampling, max_tokens, stop, emit)
+        if not reply.text.strip() and not reply.emitted and not stop.is_set():
+            # Tiny models sometimes end at once; one retry with another seed usually answers.
+            retry = replace(sampling, seed=(sampling.seed or 0) + 1, temperature=max(sampling.temperature, 0.7))
+            reply = _stream(llm, chat, retry, max_tokens, stop, emit)
         if stop.is_set():
             raise Aborted()
-        completion_tokens = len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)) if text else 0
-        prompt_tokens = max(0, llm.n_tokens - completion_tokens + (1 if finish == "length" else 0))
-        if not text.strip():
+        if not reply.text.strip():
             raise BadResponseError(f"local:{resolved.name} returned an empty answer")
-        return text, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=0.0), finish
-
-    def _run_stream(self, llm, chat, sampling: Sampling, max_tokens: int, stop, emit):
-        parts: list[str] = []
-        finish = None
-        emitted = False
-        try:
-            chunks = _chat_chunks(llm, chat, sampling, max_tokens)
-            try:
-                for chunk in chunks:
-                    if stop.is_set():
-                        raise Aborted()
-                    choice = chunk["choices"][0]
-                    piece = (choice.get("delta") or {}).get("content")
-                    if piece and not emitted:
-                        piece = piece.lstrip()  # "Answer: ..." transcripts and templates lead with blanks
-                    if piece:
-                        parts.append(piece)
-                        emitted = True
-                        emit("delta", piece)
-                    if choice.get("finish_reason"):
-                        finish = choice["finish_reason"]
-            finally:
-                chunks.close()
-        except Aborted:
-            raise
-        except ValueError as exc:
-            if "context window" in str(exc):
-                raise BadResponseError(
-                    f"the prompt is too long for the local model's context window (LOCAL_N_CTX={llm.n_ctx()}): {exc}"
-                ) from exc
-            raise
-        except RuntimeError:
-            if stop.is_set():  # llama_decode returned 2: our abort callback ended the decode
-                raise Aborted() from None
-            raise
-        return "".join(parts), finish, emitted
+        return reply.text, reply.usage, reply.finish
 
 
-def _chat_chunks(llm, chat, sampling: Sampling, max_tokens: int):
-    """llama-cpp-python's streamed chat completion with the preset's sampling (and grammar)."""
-    grammar = compiled_grammar(sampling.grammar) if sampling.grammar else None
-    return llm.create_chat_completion(
-        messages=chat,
-        stream=True,
-        max_tokens=max_tokens,
-        temperature=sampling.temperature,
-        grammar=grammar,
-        **{name: getattr(sampling, name) for name in _SAMPLERS},
+@dataclass
+class _Reply:
+    text: str
+    finish: str | None
+    emitted: bool
+    usage: Usage
+
+
+def _stream(
+    llm: LoadedModel,
+    chat: list[dict[str, str]],
+    sampling: Sampling,
+    max_tokens: int,
+    stop: threading.Event,
+    emit: Callable[[str, Any], None],
+) -> _Reply:
+    """One streamed call with the preset's sampling (and grammar); stops between tokens once
+    `stop` is set."""
+    parts: list[str] = []
+    state: dict[str, Any] = {"finish": None, "usage": None, "error": None}
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:
+        if "error" in chunk:
+            state["error"] = chunk["error"]
+            return True
+        choice = (chunk.get("choices") or [{}])[0]
+        piece = (choice.get("delta") or {}).get("content") or choice.get("text")
+        if piece and not parts:
+            piece = piece.lstrip()  # "Answer: ..." transcripts and templates lead with blanks
+        if piece:
+            parts.append(piece)
+            emit("delta", piece)
+        state["finish"] = choice.get("finish_reason") or state["finish"]
+        state["usage"] = chunk.get("usage") or _timings_usage(chunk) or state["usage"]
+        return stop.is_set()
+
+    llm.stream(_request(chat, sampling, max_tokens), on_chunk)
+    if state["error"] is not None:
+        _raise(state["error"], llm.n_ctx)
+    usage = state["usage"] or {}
+    return _Reply(
+        text="".join(parts),
+        finish=state["finish"],
+        emitted=bool(parts),
+        usage=Usage(
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            cost_usd=0.0,
+        ),
     )
+
+
+def _timings_usage(chunk: dict[str, Any]) -> dict[str, int] | None:
+    """The token counts of a final chunk that carries llama.cpp's timings but no usage."""
+    timings = chunk.get("timings")
+    if not timings:
+        return None
+    prompt = int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0))
+    return {"prompt_tokens": prompt, "completion_tokens": int(timings.get("predicted_n", 0))}
+
+
+def _request(chat: list[dict[str, str]], sampling: Sampling, max_tokens: int) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "messages": chat,
+        "max_tokens": max_tokens,
+        "temperature": sampling.temperature,
+        "stream_options": {"include_usage": True},
+        **{name: getattr(sampling, name) for name in _SAMPLERS if getattr(sampling, name) is not None},
+    }
+    if sampling.grammar:
+        request["grammar"] = sampling.grammar
+    return request
+
+
+def _raise(error: dict[str, Any], n_ctx: int) -> None:
+    message = str(error.get("message") or error)
+    if error.get("type") == "exceed_context_size_error":
+        raise BadResponseError(
+            f"the prompt is too long for the local model's context window (LOCAL_N_CTX={n_ctx}): {message}"
+        )
+    raise RuntimeError(message)

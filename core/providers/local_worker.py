@@ -4,11 +4,11 @@
 
 It loads the model once and answers calls one at a time. The protocol is one JSON object per
 line: requests on stdin, events on the process's original stdout. File descriptor 1 is then
-pointed at stderr, so whatever llama.cpp prints (it writes to both) reaches the parent's captured
+pointed at stderr, so whatever llama.cpp prints reaches the parent's captured
 stderr and never the protocol stream, nor a user's terminal.
 
-    parent -> child   {"op": "generate", "name", "preset", "messages", "sampling", "threads"}
-                      {"op": "stop"}                the running call ends at once (mid-decode too)
+    parent -> child   {"op": "generate", "name", "preset", "messages", "sampling"}
+                      {"op": "stop"}                the running call ends at its next token (or prompt batch)
     child -> parent   {"ev": "loaded"}              once, after the model loaded
                       {"ev": "delta", "text"}       a piece of the answer
                       {"ev": "done", "text", "usage", "finish", "elapsed_s"}  (the call's time in here)
@@ -108,9 +108,7 @@ class Worker:
             messages = [ChatMessage(role=m["role"], content=m["content"]) for m in request["messages"]]
             sampling = Sampling(**request["sampling"])
             emit = self._emitter(stop)
-            text, usage, finish = self.generator.generate(
-                self.instance, resolved, messages, sampling, stop, emit, int(request["threads"])
-            )
+            text, usage, finish = self.generator.generate(self.instance, resolved, messages, sampling, stop, emit)
             elapsed = time.perf_counter() - started
             self.channel.send("done", text=text, usage=usage.model_dump(), finish=finish, elapsed_s=elapsed)
         except Aborted:

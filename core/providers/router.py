@@ -190,6 +190,10 @@ class ProviderRouter:
         """Ids the provider's model list does not contain. Auth and config errors propagate."""
         return await self._catalog.unknown_models(model_ids)
 
+    async def lineup_problems(self, model_ids: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        """The ids no endpoint knows, and the endpoints (address: why) that did not answer."""
+        return await self._catalog.lineup_problems(model_ids)
+
     async def check_keys(self, timeout_s: float = 15.0) -> list[tuple[str, KeyProof | ProviderError]]:
         """Each configured endpoint's name and what checking its key established (a KeyProof), or
         the error that rejected it. Errors are redacted like every other."""

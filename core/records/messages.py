@@ -32,6 +32,15 @@ class CouncilMessages:
         """The mapped ones among `message_ids` of one channel, by message id (one query)."""
         return await self.storage.messages.lookup(Platform(platform).value, channel_id, message_ids)
 
+    async def progress_of(self, platform: Platform | str, council_id: str) -> list[tuple[str, str]]:
+        """(channel id, message id) of the progress messages posted for a council, by every
+        process that ran it (a resumed council's earlier live display among them). Never raises."""
+        try:
+            return await self.storage.messages.of_council(Platform(platform).value, council_id, "progress")
+        except Exception as exc:
+            log.warning("could not read the messages of council %s: %s", council_id, exc)
+            return []
+
     def for_council(self, platform: Platform | str, council_id: str) -> RecordPost:
         """`record` with one council's platform and id bound: what its follower calls for each post."""
 

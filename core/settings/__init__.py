@@ -21,7 +21,7 @@ from core.errors import ConfigurationError
 from core.models.share_links import SHARE_PARAM, share_token
 from core.settings.council import CouncilSettings, LimitSettings
 from core.settings.group import SettingsGroup
-from core.settings.operating import ApiSettings, TelemetrySettings, WebSettings
+from core.settings.operating import ApiSettings, ServingSettings, TelemetrySettings, WebSettings
 from core.settings.platforms import DiscordSettings, SlackSettings, TenantSettings
 from core.settings.providers import OPENROUTER_BASE_URL, LocalModelSettings, ProviderSettings
 from core.settings.reading import AttachmentSettings, SearchSettings
@@ -76,6 +76,7 @@ class Settings(BaseModel):
     attachments: AttachmentSettings
     search: SearchSettings
     telemetry: TelemetrySettings
+    serving: ServingSettings
     api: ApiSettings
     web: WebSettings
 

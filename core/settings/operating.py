@@ -45,6 +45,32 @@ class TelemetrySettings(SettingsGroup):
         return (value.strip().upper() or None) if isinstance(value, str) else value
 
 
+class ServingSettings(SettingsGroup):
+    """What every serving command (slack, discord, serve, worker, api, web) does at start and stop."""
+
+    shutdown_grace_s: float = Field(
+        6.0,
+        alias="COUNCIL_SHUTDOWN_GRACE_S",
+        gt=0,
+        le=600,
+        description="On SIGTERM, how long councils that cannot be handed over (the API's, the browser app's) may "
+        "take to finish; durable councils are handed over at once. Keep it under the stop timeout "
+        "(Docker: 10 s; Kubernetes: terminationGracePeriodSeconds).",
+    )
+    http_host: str = Field(
+        "0.0.0.0",
+        alias="COUNCIL_HTTP_HOST",
+        description="The address the Slack HTTP receiver and the metrics server (/metrics, /health, /ready) listen "
+        "on; 127.0.0.1 keeps them on loopback behind a proxy.",
+    )
+    strict_startup: bool = Field(
+        False,
+        alias="COUNCIL_STRICT_STARTUP",
+        description="Refuse to start when a model of the line-up is unknown or its endpoint unreachable (as "
+        "`--strict`); off: a warning line each.",
+    )
+
+
 class ApiSettings(SettingsGroup):
     keys: SecretStr | None = Field(
         None,

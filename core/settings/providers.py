@@ -93,7 +93,9 @@ class LocalModelSettings(SettingsGroup):
     )
     n_ctx: int = Field(4096, alias="LOCAL_N_CTX", ge=512, description="Context window of local models, in tokens.")
     n_threads: int | None = Field(
-        None, alias="LOCAL_N_THREADS", description="CPU threads of local models (empty: llama.cpp's choice)."
+        None,
+        alias="LOCAL_N_THREADS",
+        description="CPU threads of each local model's runtime (empty: half the cores, at least one).",
     )
     max_tokens: int = Field(
         384, alias="LOCAL_MAX_TOKENS", ge=16, description="Longest answer of a local model, in tokens."

@@ -15,11 +15,12 @@ advisory lock, which is how read-then-write rules (rate limits) stay correct acr
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -236,6 +237,19 @@ class _PgTx:
         await self._conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
 
+@contextmanager
+def _quiet_pool() -> Iterator[None]:
+    """psycopg_pool logs a warning for each failed attempt while it opens (often with an empty
+    message): at start-up the one line that says the database cannot be reached is ours."""
+    pool_log = logging.getLogger("psycopg.pool")
+    level = pool_log.level
+    pool_log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        pool_log.setLevel(level)
+
+
 class PostgresDatabase:
     """A psycopg_pool connection pool; each operation or transaction borrows one connection."""
 
@@ -271,7 +285,8 @@ class PostgresDatabase:
             timeout=wait_s,
         )
         try:
-            await pool.open(wait=True, timeout=15)
+            with _quiet_pool():
+                await pool.open(wait=True, timeout=15)
         except Exception as exc:
             await pool.close()
             # psycopg's message may quote the conninfo: say where without the password.

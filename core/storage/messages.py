@@ -37,6 +37,15 @@ class MessageRepository:
         )
         return {row["message_id"]: MessageRef(council_id=row["council_id"], role=row["role"]) for row in rows}
 
+    async def of_council(self, platform: str, council_id: str, role: MessageRole) -> list[tuple[str, str]]:
+        """(channel id, message id) of a council's messages in `role`, in the order they were posted."""
+        rows = await self._db.fetchall(
+            """SELECT channel_id, message_id FROM council_messages
+               WHERE platform = ? AND council_id = ? AND role = ? ORDER BY message_id""",
+            (platform, council_id, role),
+        )
+        return [(row["channel_id"], row["message_id"]) for row in rows]
+
     async def forget_pruned(self) -> int:
         """The messages of councils that are no longer stored (pruned); returns how many."""
         return await self._db.execute("DELETE FROM council_messages WHERE council_id NOT IN (SELECT id FROM councils)")

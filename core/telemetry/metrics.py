@@ -2,7 +2,8 @@
 
 Label values are bounded: platforms, modes, statuses, outcomes (`ok` or an ErrorKind) and stages
 are fixed sets, and a model id becomes a label only when it is configured or among the first
-`MAX_MODEL_LABELS` ids seen (else `other`). No question, user or channel is ever a label.
+`MAX_MODEL_LABELS` ids seen (else `other`). A workspace (tenant) is a label only on its budget's
+gauge, and only once it has a budget. No question, user or channel is ever a label.
 
 Several processes on one host (workers beside a bot) add up through prometheus-client's
 multiprocess mode: with PROMETHEUS_MULTIPROC_DIR set (before the process starts) every process
@@ -37,6 +38,9 @@ QUEUE_DEPTH: Gauge
 ADMISSION_WAITING: Gauge
 SLOTS_IN_USE: Gauge
 PLATFORM_WRITES: Counter
+READY: Gauge
+LOCAL_RUNTIME_CRASHES: Counter
+TENANT_BUDGET_USED: Gauge
 
 MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 MAX_MODEL_LABELS = 64
@@ -116,6 +120,22 @@ def _process_metrics() -> dict[str, Any]:
             "council_platform_writes",
             "Writes to a chat platform, by outcome (ok, rate_limited, error)",
             ["platform", "outcome"],
+        ),
+        # /ready's answer at the last scrape (alerts: deploy/prometheus/alerts.yml); on a host of
+        # several processes the least ready one's.
+        "READY": Gauge(
+            "council_ready", "1 when /ready answers 200, 0 when it answers 503", multiprocess_mode="livemin"
+        ),
+        "LOCAL_RUNTIME_CRASHES": Counter(
+            "council_local_runtime_crashes",
+            "Local model runtimes that crashed or did not load, by model file",
+            ["model"],
+        ),
+        "TENANT_BUDGET_USED": Gauge(
+            "council_tenant_budget_used_ratio",
+            "Share of its daily budget a workspace or server has spent, when it has one (at its last question)",
+            ["tenant"],
+            multiprocess_mode="mostrecent",
         ),
     }
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from core.errors import BudgetExceeded, InputRejected
 from core.models import DailyUsage, Origin, TenantSpend
 from core.settings import Settings
+from core.telemetry import metrics
 from core.tenants.ids import tenant_of
 from core.tenants.keys import TenantStore
 
@@ -21,6 +22,8 @@ class TenantBudgets:
     async def check(self, tenant: str) -> None:
         """BudgetExceeded when the tenant's daily budget is spent."""
         spend = await self.spend(tenant)
+        if spend.daily_budget_usd:  # alerted on near its end (deploy/prometheus/alerts.yml)
+            metrics.TENANT_BUDGET_USED.labels(tenant).set(spend.spent_today_usd / spend.daily_budget_usd)
         if spend.daily_budget_usd and spend.spent_today_usd >= spend.daily_budget_usd:
             day_start = _day_start()
             raise BudgetExceeded(

@@ -1,4 +1,4 @@
-//! Time of `aggregate_labels_indexed` alone, on councils shaped like bench/bench_ranking.py's
+//! Time of `aggregate` (by label, unweighted) alone, on councils shaped like bench/bench_ranking.py's
 //! (4 members, 4 labels, one partial ballot): the share of the binding's per-call cost that is
 //! the computation itself.   cargo run --release --example aggregate_timing
 use std::time::Instant;
@@ -14,7 +14,7 @@ fn main() {
         seed ^= seed << 17;
         seed
     };
-    let councils: Vec<Vec<(&str, Vec<&str>)>> = (0..100_000)
+    let councils: Vec<Vec<(Option<&str>, Vec<&str>)>> = (0..100_000)
         .map(|_| {
             models
                 .iter()
@@ -27,7 +27,7 @@ fn main() {
                     if k == 3 {
                         ballot.truncate(1);
                     }
-                    (reviewer, ballot)
+                    (Some(reviewer), ballot)
                 })
                 .collect()
         })
@@ -35,7 +35,8 @@ fn main() {
     let started = Instant::now();
     let mut checksum = 0usize;
     for council in &councils {
-        let scores = ranking::aggregate_labels_indexed(council, &map, false).unwrap();
+        let scores =
+            ranking::aggregate(council, ranking::Candidates::Labels(&map), ranking::Options::default()).unwrap();
         checksum += scores[0].candidate;
     }
     let elapsed = started.elapsed();

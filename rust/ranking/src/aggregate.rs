@@ -55,16 +55,6 @@ pub fn aggregate_indices<B: AsRef<[usize]>, S: AsRef<str>>(ballots: &[B], names:
     tally(ballots, |_| 1.0, names)
 }
 
-/// [`aggregate_indices`] with ballot `k` weighing `weights[k]` (see the module comment).
-pub fn aggregate_weighted_indices<B: AsRef<[usize]>, S: AsRef<str>>(
-    ballots: &[B],
-    weights: &[f64],
-    names: &[S],
-) -> Result<Vec<Score>, RankingError> {
-    check_weights(weights, ballots.len())?;
-    Ok(tally(ballots, |k| weights[k], names))
-}
-
 /// Weights must be one per ballot, finite and positive.
 pub fn check_weights(weights: &[f64], ballots: usize) -> Result<(), RankingError> {
     if weights.len() != ballots {
@@ -149,7 +139,8 @@ fn tally<B: AsRef<[usize]>, S: AsRef<str>>(ballots: &[B], weight: impl Fn(usize)
     scores
 }
 
-fn named<S: AsRef<str>>(scores: Vec<Score>, names: &[S]) -> Vec<CandidateScore> {
+/// Scores by name: each `Score::candidate` replaced by its name in `names`.
+pub fn with_names<S: AsRef<str>>(scores: Vec<Score>, names: &[S]) -> Vec<CandidateScore> {
     scores
         .into_iter()
         .map(|s| CandidateScore {
@@ -231,91 +222,67 @@ pub(crate) fn ballot_indices<S: AsRef<str>>(
     Ok(out)
 }
 
-/// Ballots that are already candidate names (best first). Every ballot entry must be a candidate,
-/// without repeats.
-pub fn aggregate_models<B: AsRef<[S]>, S: AsRef<str>, C: AsRef<str>>(
-    ballots: &[B],
-    candidates: &[C],
-) -> Result<Vec<CandidateScore>, RankingError> {
-    Ok(named(aggregate_models_indexed(ballots, candidates)?, candidates))
+/// What the names on the ballots stand for, and so who the candidates are.
+#[derive(Debug, Clone, Copy)]
+pub enum Candidates<'a> {
+    /// Labels ("A", "B", ...) of the models in `(label, model)` pairs: the candidates are the
+    /// models, in the order given (a council's ballots, which name anonymous answers).
+    Labels(&'a [(&'a str, &'a str)]),
+    /// The candidates' own names (ballots of model ids: the leaderboard's, Self-MoA's).
+    Names(&'a [&'a str]),
 }
 
-/// Ballots of labels by reviewer. Candidates are the models of `label_to_model` (in the order
-/// given); a ballot's labels must be keys of it, without repeats. With `exclude_self`, a
-/// reviewer's own model (reviewer id equal to the model id) is removed from its own ballot first.
-pub fn aggregate_labels<R, B, S, L, M>(
-    ballots: &[(R, B)],
-    label_to_model: &[(L, M)],
-    exclude_self: bool,
-) -> Result<Vec<CandidateScore>, RankingError>
-where
-    R: AsRef<str>,
-    B: AsRef<[S]>,
-    S: AsRef<str>,
-    L: AsRef<str>,
-    M: AsRef<str>,
-{
-    let models: Vec<&str> = label_to_model.iter().map(|(_, m)| m.as_ref()).collect();
-    Ok(named(aggregate_labels_indexed(ballots, label_to_model, exclude_self)?, &models))
+/// How ballots are counted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// A reviewer's own model (the candidate whose model id is the reviewer's) is removed from its
+    /// own ballot before counting.
+    pub exclude_self: bool,
+    /// Ballot `k` weighs `weights[k]` (see the module comment); None: every ballot weighs 1.
+    pub weights: Option<&'a [f64]>,
 }
 
-/// [`aggregate_labels`] with each `Score::candidate` an index into `label_to_model`.
-pub fn aggregate_labels_indexed<R, B, S, L, M>(
-    ballots: &[(R, B)],
-    label_to_model: &[(L, M)],
-    exclude_self: bool,
-) -> Result<Vec<Score>, RankingError>
-where
-    R: AsRef<str>,
-    B: AsRef<[S]>,
-    S: AsRef<str>,
-    L: AsRef<str>,
-    M: AsRef<str>,
-{
-    aggregate_labels_weighted_indexed(ballots, label_to_model, exclude_self, None)
-}
-
-/// [`aggregate_labels_indexed`] with ballot `k` weighing `weights[k]` (None: every ballot 1).
-pub fn aggregate_labels_weighted_indexed<R, B, S, L, M>(
-    ballots: &[(R, B)],
-    label_to_model: &[(L, M)],
-    exclude_self: bool,
-    weights: Option<&[f64]>,
-) -> Result<Vec<Score>, RankingError>
-where
-    R: AsRef<str>,
-    B: AsRef<[S]>,
-    S: AsRef<str>,
-    L: AsRef<str>,
-    M: AsRef<str>,
-{
-    if let Some(weights) = weights {
+/// Ballots (best first), each with who cast it (None: no one in particular; errors then name a
+/// ballot by its position), to one ranking. Each `Score::candidate` indexes the candidates (the
+/// models of [`Candidates::Labels`], or [`Candidates::Names`]); [`with_names`] names them. A
+/// ballot's names must be labels (or candidates) without repeats; labels and models must be distinct.
+pub fn aggregate<B: AsRef<[S]>, S: AsRef<str>>(
+    ballots: &[(Option<&str>, B)],
+    candidates: Candidates<'_>,
+    options: Options<'_>,
+) -> Result<Vec<Score>, RankingError> {
+    if let Some(weights) = options.weights {
         check_weights(weights, ballots.len())?;
     }
-    let labels: Vec<&str> = label_to_model.iter().map(|(l, _)| l.as_ref()).collect();
-    let models: Vec<&str> = label_to_model.iter().map(|(_, m)| m.as_ref()).collect();
-    let label_index = index_names(&labels, "label")?;
-    index_names(&models, "model")?;
+    let (what, names, models): (&str, Vec<&str>, Vec<&str>) = match candidates {
+        Candidates::Labels(pairs) => {
+            let models: Vec<&str> = pairs.iter().map(|(_, m)| *m).collect();
+            index_names(&models, "model")?;
+            ("label", pairs.iter().map(|(l, _)| *l).collect(), models)
+        }
+        Candidates::Names(names) => ("candidate", names.to_vec(), names.to_vec()),
+    };
+    let index = index_names(&names, what)?;
     // every ballot's indices in one buffer
     let mut flat: Vec<usize> = Vec::with_capacity(ballots.iter().map(|(_, b)| b.as_ref().len()).sum());
     let mut ends: Vec<usize> = Vec::with_capacity(ballots.len());
-    for (reviewer, ballot) in ballots {
-        let reviewer = reviewer.as_ref();
+    for (k, (reviewer, ballot)) in ballots.iter().enumerate() {
         let start = flat.len();
         for item in ballot.as_ref() {
             let item = item.as_ref();
-            let Some(i) = label_index.get(item) else {
-                return Err(RankingError::value(format!("the ballot of {reviewer:?} names unknown label {item:?}")));
+            let whose = || reviewer.map_or_else(|| format!("ballot {k}"), |r| format!("the ballot of {r:?}"));
+            let Some(i) = index.get(item) else {
+                return Err(RankingError::value(format!("{} names unknown {what} {item:?}", whose())));
             };
             if flat[start..].contains(&i) {
-                return Err(RankingError::value(format!("the ballot of {reviewer:?} names label {item:?} twice")));
+                return Err(RankingError::value(format!("{} names {what} {item:?} twice", whose())));
             }
             flat.push(i);
         }
-        if exclude_self {
+        if let (true, Some(reviewer)) = (options.exclude_self, reviewer) {
             let mut keep = start;
             for k in start..flat.len() {
-                if models[flat[k]] != reviewer {
+                if models[flat[k]] != *reviewer {
                     flat[keep] = flat[k];
                     keep += 1;
                 }
@@ -330,28 +297,23 @@ where
         slices.push(&flat[start..end]);
         start = end;
     }
-    Ok(match weights {
+    Ok(match options.weights {
         Some(weights) => tally(&slices, |k| weights[k], &models),
         None => aggregate_indices(&slices, &models),
     })
 }
 
-/// [`aggregate_models`] with each `Score::candidate` an index into `candidates`.
-pub fn aggregate_models_indexed<B: AsRef<[S]>, S: AsRef<str>, C: AsRef<str>>(
-    ballots: &[B],
-    candidates: &[C],
-) -> Result<Vec<Score>, RankingError> {
-    let index = index_names(candidates, "candidate")?;
-    let mut idx = Vec::with_capacity(ballots.len());
-    for (k, ballot) in ballots.iter().enumerate() {
-        idx.push(ballot_indices(ballot.as_ref(), &index, "candidate", &|| format!("ballot {k}"))?);
-    }
-    Ok(aggregate_indices(&idx, candidates))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn by<'a>(ballots: &'a [(&'a str, Vec<&'a str>)]) -> Vec<(Option<&'a str>, &'a [&'a str])> {
+        ballots.iter().map(|(r, b)| (Some(*r), b.as_slice())).collect()
+    }
+
+    fn unnamed<'a>(ballots: &'a [Vec<&'a str>]) -> Vec<(Option<&'a str>, &'a [&'a str])> {
+        ballots.iter().map(|b| (None, b.as_slice())).collect()
+    }
 
     #[test]
     fn classic_mean_rank() {
@@ -363,7 +325,8 @@ mod tests {
             ("Z", vec!["W", "X", "Y"]),
         ];
         let l2m = vec![("W", "W"), ("X", "X"), ("Y", "Y"), ("Z", "Z")];
-        let s = aggregate_labels(&ballots, &l2m, false).unwrap();
+        let scores = aggregate(&by(&ballots), Candidates::Labels(&l2m), Options::default()).unwrap();
+        let s = with_names(scores, &["W", "X", "Y", "Z"]);
         let names: Vec<&str> = s.iter().map(|c| c.candidate.as_str()).collect();
         assert_eq!(names, ["W", "X", "Y", "Z"]);
         let means: Vec<f64> = s.iter().map(|c| (c.average_rank.unwrap() * 100.0).round() / 100.0).collect();
@@ -375,22 +338,40 @@ mod tests {
 
     #[test]
     fn unranked_last_and_ties_by_name() {
-        let s = aggregate_models(&[vec!["b", "a"]], &["c", "a", "b"]).unwrap();
+        let candidates = ["c", "a", "b"];
+        let scores = aggregate(&unnamed(&[vec!["b", "a"]]), Candidates::Names(&candidates), Options::default());
+        let s = with_names(scores.unwrap(), &candidates);
         let names: Vec<&str> = s.iter().map(|c| c.candidate.as_str()).collect();
         assert_eq!(names, ["b", "a", "c"]);
         assert_eq!(s[2].average_rank, None);
-        let s = aggregate_models::<Vec<&str>, &str, &str>(&[], &["z", "y"]).unwrap();
-        assert_eq!(s[0].candidate, "y");
+        let s = aggregate(&unnamed(&[]), Candidates::Names(&["z", "y"]), Options::default()).unwrap();
+        assert_eq!(s[0].candidate, 1);
+    }
+
+    #[test]
+    fn exclude_self_drops_the_reviewers_own_model() {
+        let ballots = vec![("a", vec!["A", "B"]), ("b", vec!["A", "B"])];
+        let l2m = vec![("A", "a"), ("B", "b")];
+        let options = Options { exclude_self: true, ..Options::default() };
+        let s = aggregate(&by(&ballots), Candidates::Labels(&l2m), options).unwrap();
+        assert_eq!((s[0].candidate, s[0].rankings_count, s[1].rankings_count), (0, 1, 1));
+        // by name too, and a ballot of no one keeps every name
+        let named = vec![(Some("a"), vec!["a", "b"]), (None, vec!["a", "b"])];
+        let s = aggregate(&named, Candidates::Names(&["a", "b"]), options).unwrap();
+        assert_eq!((s[0].rankings_count, s[1].rankings_count), (1, 2));
     }
 
     #[test]
     fn weights_move_the_mean_and_borda() {
         let ballots = vec![("r1", vec!["A", "B"]), ("r2", vec!["B", "A"]), ("r3", vec!["B", "A"])];
         let l2m = vec![("A", "a"), ("B", "b")];
+        let weighted = |w: Option<&[f64]>| {
+            aggregate(&by(&ballots), Candidates::Labels(&l2m), Options { weights: w, ..Options::default() }).unwrap()
+        };
         // unweighted: b wins 2 to 1; r1 weighing 3 turns it
-        let plain = aggregate_labels_weighted_indexed(&ballots, &l2m, false, None).unwrap();
+        let plain = weighted(None);
         assert_eq!(plain[0].candidate, 1);
-        let s = aggregate_labels_weighted_indexed(&ballots, &l2m, false, Some(&[3.0, 1.0, 1.0])).unwrap();
+        let s = weighted(Some(&[3.0, 1.0, 1.0]));
         assert_eq!(s[0].candidate, 0);
         assert_eq!(s[0].average_rank, Some((3.0 * 1.0 + 2.0 + 2.0) / 5.0));
         assert_eq!(s[0].borda, 3.0);
@@ -398,24 +379,33 @@ mod tests {
         assert_eq!(s[0].rankings_count, 3);
         assert_eq!(s[0].first_place_votes, 1);
         // unit weights give exactly the unweighted scores
-        let unit = aggregate_labels_weighted_indexed(&ballots, &l2m, false, Some(&[1.0, 1.0, 1.0])).unwrap();
-        assert_eq!(unit, plain);
+        assert_eq!(weighted(Some(&[1.0, 1.0, 1.0])), plain);
     }
 
     #[test]
     fn bad_weights_are_errors() {
         let ballots = vec![("r1", vec!["A", "B"])];
         let l2m = vec![("A", "a"), ("B", "b")];
+        let with = |w: &[f64]| {
+            aggregate(&by(&ballots), Candidates::Labels(&l2m), Options { weights: Some(w), ..Options::default() })
+        };
         for w in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            assert!(aggregate_labels_weighted_indexed(&ballots, &l2m, false, Some(&[w])).is_err());
+            assert!(with(&[w]).is_err());
         }
-        assert!(aggregate_labels_weighted_indexed(&ballots, &l2m, false, Some(&[1.0, 1.0])).is_err());
+        assert!(with(&[1.0, 1.0]).is_err());
     }
 
     #[test]
     fn errors() {
-        assert!(aggregate_models(&[vec!["a", "a"]], &["a", "b"]).is_err());
-        assert!(aggregate_models(&[vec!["q"]], &["a", "b"]).is_err());
-        assert!(aggregate_models::<Vec<&str>, &str, &str>(&[], &["a", "a"]).is_err());
+        let names = |ballots: &[Vec<&str>], candidates: &[&str]| {
+            aggregate(&unnamed(ballots), Candidates::Names(candidates), Options::default())
+        };
+        assert!(names(&[vec!["a", "a"]], &["a", "b"]).is_err());
+        assert!(names(&[vec!["q"]], &["a", "b"]).unwrap_err().message().contains("ballot 0 names unknown candidate"));
+        assert!(names(&[], &["a", "a"]).is_err());
+        let ballots = vec![("r", vec!["Z"])];
+        let labels = aggregate(&by(&ballots), Candidates::Labels(&[("A", "a")]), Options::default());
+        assert!(labels.unwrap_err().message().contains("the ballot of \"r\" names unknown label"));
+        assert!(aggregate(&by(&[]), Candidates::Labels(&[("A", "a"), ("B", "a")]), Options::default()).is_err());
     }
 }

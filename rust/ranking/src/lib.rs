@@ -21,10 +21,7 @@ pub mod parse;
 pub mod scores;
 pub mod verdict;
 
-pub use aggregate::{
-    aggregate_indices, aggregate_labels, aggregate_labels_indexed, aggregate_labels_weighted_indexed, aggregate_models,
-    aggregate_models_indexed, aggregate_weighted_indices, CandidateScore, Score,
-};
+pub use aggregate::{aggregate, aggregate_indices, with_names, CandidateScore, Candidates, Options, Score};
 pub use agreement::{kendall_tau, kendall_w, kendall_w_indices, kendall_w_shown};
 pub use composition::{composition, Composition, SentenceSupport};
 pub use disagreement::{measure_disagreement, parse_disagreement, MeasuredDisagreement, WrittenDisagreement};

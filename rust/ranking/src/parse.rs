@@ -319,12 +319,18 @@ fn last_header(lines: &Lines) -> Option<(usize, usize)> {
     None
 }
 
+// The header's words and the word before a label, lowercase (matched case-insensitively by
+// `word_at`); a match is skipped by its length.
+const FINAL: &str = "final";
+const RANKING: &str = "ranking";
+pub(crate) const RESPONSE: &str = "response";
+
 /// Where the text after the line's last valid header starts.
 fn header_in_line(line: &[char]) -> Option<usize> {
     let mut found = None;
     let mut i = 0;
-    while i + 5 <= line.len() {
-        if word_at(line, i, "final") && (i == 0 || !is_alnum(line[i - 1])) {
+    while i + FINAL.len() <= line.len() {
+        if word_at(line, i, FINAL) && (i == 0 || !is_alnum(line[i - 1])) {
             if let Some(rest) = header_at(line, i) {
                 found = Some(rest);
             }
@@ -335,12 +341,12 @@ fn header_in_line(line: &[char]) -> Option<usize> {
 }
 
 fn header_at(line: &[char], start: usize) -> Option<usize> {
-    let mut p = start + 5;
+    let mut p = start + FINAL.len();
     let gap = skip(line, p, is_ws);
-    if gap == p || !word_at(line, gap, "ranking") {
+    if gap == p || !word_at(line, gap, RANKING) {
         return None;
     }
-    p = gap + 7;
+    p = gap + RANKING.len();
     if p < line.len() && (line[p] == 's' || line[p] == 'S') {
         p += 1;
     }
@@ -380,10 +386,10 @@ fn header_at(line: &[char], start: usize) -> Option<usize> {
 
 /// `Response X` at `p` (after openers): (letter, index after the letter).
 pub(crate) fn response_token(line: &[char], p: usize) -> Option<(char, usize)> {
-    if !word_at(line, p, "response") {
+    if !word_at(line, p, RESPONSE) {
         return None;
     }
-    let after = p + 8;
+    let after = p + RESPONSE.len();
     let g = skip(line, after, |c| is_ws(c) || is_opener(c));
     if g == after || g >= line.len() {
         return None;
@@ -410,7 +416,7 @@ fn item_label(line: &[char], start: usize) -> Option<char> {
     if p >= line.len() {
         return None;
     }
-    if word_at(line, p, "response") {
+    if word_at(line, p, RESPONSE) {
         return response_token(line, p).map(|(c, _)| c);
     }
     let (c, end) = bare_letter(line, p)?;
@@ -503,7 +509,7 @@ fn inline_tokens(line: &[char], start: usize) -> Inline {
             p = skip(line, q, is_ws);
         }
         let o = skip(line, p, is_opener);
-        let token = if word_at(line, o, "response") { response_token(line, o) } else { bare_letter(line, o) };
+        let token = if word_at(line, o, RESPONSE) { response_token(line, o) } else { bare_letter(line, o) };
         let Some((letter, end)) = token else {
             // not a token: a trailing period or decoration ends the line cleanly, anything else stops
             let rest = skip(line, p, |c| is_ws(c) || is_closer(c) || c == '.');
@@ -519,7 +525,7 @@ fn inline_tokens(line: &[char], start: usize) -> Inline {
             || join_at(line, q).is_some()
             || number_marker(line, q).is_some()
             || (line[q] == '.' && skip(line, q + 1, |c| is_ws(c) || is_closer(c)) == line.len());
-        let is_response = word_at(line, o, "response");
+        let is_response = word_at(line, o, RESPONSE);
         if !after_ok && !is_response {
             // a bare letter followed by words is not a token ("A good answer")
             return Inline { letters, full: false, ranked_joins };

@@ -39,7 +39,9 @@
 //! reviewer gave every answer the same score on every criterion; 0: they split between the two
 //! ends of the scale. None when no (answer, criterion) has two scores.
 
-use crate::parse::{is_alnum, is_closer, is_opener, is_ws, normalize, response_token, skip, validate_labels, word_at};
+use crate::parse::{
+    is_alnum, is_closer, is_opener, is_ws, normalize, response_token, skip, validate_labels, word_at, RESPONSE,
+};
 use crate::RankingError;
 
 /// Criteria (normalised: lower case, words joined by one space) and the scale.
@@ -205,7 +207,7 @@ impl Scanner<'_> {
                 p += 1;
                 continue;
             }
-            if word_at(line, p, "response") {
+            if word_at(line, p, RESPONSE) {
                 if let Some((c, end)) = response_token(line, p) {
                     self.current = self.label_index(c);
                     p = end;
@@ -302,7 +304,7 @@ fn colon_label(line: &[char], p: usize) -> Option<(char, usize)> {
 /// The label a table cell holds alone: `Response X` or a bare capital letter (rule 3).
 fn cell_label(cell: &[char]) -> Option<char> {
     let p = skip(cell, 0, |c| is_ws(c) || is_opener(c));
-    let (c, end) = if word_at(cell, p, "response") {
+    let (c, end) = if word_at(cell, p, RESPONSE) {
         response_token(cell, p)?
     } else {
         let c = *cell.get(p)?;
@@ -314,12 +316,16 @@ fn cell_label(cell: &[char]) -> Option<char> {
     (skip(cell, end, |x| is_ws(x) || is_closer(x)) == cell.len()).then_some(c)
 }
 
+// Words around a value, lowercase (matched case-insensitively by `word_at`); a match is skipped by its length.
+const SCORE: &str = "score";
+const OUT_OF: &str = "out of";
+
 /// The value after a criterion name ending at `end` (rule 2): (value, index after it). A value
 /// whose denominator is not `high` comes back as NaN (read, then dropped by the scale check).
 fn value_after(line: &[char], end: usize, high: f64) -> Option<(f64, usize)> {
     let mut q = skip(line, end, |c| is_ws(c) || is_closer(c));
-    if word_at(line, q, "score") && !line.get(q + 5).is_some_and(|&c| is_alnum(c)) {
-        q = skip(line, q + 5, |c| is_ws(c) || is_closer(c));
+    if word_at(line, q, SCORE) && !line.get(q + SCORE.len()).is_some_and(|&c| is_alnum(c)) {
+        q = skip(line, q + SCORE.len(), |c| is_ws(c) || is_closer(c));
     }
     if matches!(line.get(q), Some(':' | '=' | '-' | '(')) {
         q += 1;
@@ -333,8 +339,8 @@ fn number_with_denominator(line: &[char], p: usize, high: f64) -> Option<(f64, u
     let q = skip(line, end, |c| is_ws(c) || is_closer(c));
     let denominator = if line.get(q) == Some(&'/') {
         Some(skip(line, q + 1, is_ws))
-    } else if word_at(line, q, "out of") {
-        Some(skip(line, q + 6, is_ws))
+    } else if word_at(line, q, OUT_OF) {
+        Some(skip(line, q + OUT_OF.len(), is_ws))
     } else {
         None
     };

@@ -102,14 +102,20 @@ fn matches_at(line: &[char], p: usize, word: &str) -> bool {
     p + n <= line.len() && word.chars().zip(&line[p..p + n]).all(|(w, &c)| c.to_ascii_lowercase() == w)
 }
 
+// The header and verdict words, lowercase (matched case-insensitively by `matches_at`); a match
+// is skipped by its length.
+const VERDICT: &str = "verdict";
+const AGREE: &str = "agree";
+const DISAGREE: &str = "disagree";
+
 /// Where the text after the line's last header starts (rule 2).
 fn header_in_line(line: &[char]) -> Option<usize> {
     let mut found = None;
     for start in 0..line.len() {
-        if !matches_at(line, start, "verdict") || (start > 0 && is_alnum(line[start - 1])) {
+        if !matches_at(line, start, VERDICT) || (start > 0 && is_alnum(line[start - 1])) {
             continue;
         }
-        let after = start + 7;
+        let after = start + VERDICT.len();
         if after < line.len() && is_alnum(line[after]) {
             continue;
         }
@@ -125,10 +131,10 @@ fn header_in_line(line: &[char]) -> Option<usize> {
 
 /// The verdict word at `p` and the index after it (rule 3).
 fn word_end(line: &[char], p: usize) -> Option<(Verdict, usize)> {
-    let (verdict, mut end) = if matches_at(line, p, "disagree") {
-        (Verdict::Disagree, p + 8)
-    } else if matches_at(line, p, "agree") {
-        (Verdict::Agree, p + 5)
+    let (verdict, mut end) = if matches_at(line, p, DISAGREE) {
+        (Verdict::Disagree, p + DISAGREE.len())
+    } else if matches_at(line, p, AGREE) {
+        (Verdict::Agree, p + AGREE.len())
     } else {
         return None;
     };
