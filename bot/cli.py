@@ -189,7 +189,8 @@ def _add_eval(sub: _Subparsers) -> None:
     )
     ev.add_argument(
         "--configs",
-        help="comma-separated: standard, quick, auto, member:<id>, chairman, self-consistency[:<id>] (default: all)",
+        help="comma-separated: standard, quick, auto, refine, member:<id>, chairman, self-consistency[:<id>], "
+        "self-moa[:<id>] (default: all)",
     )
     ev.add_argument("--dataset", metavar="FILE", help="JSONL or CSV with input, target (and choices); default: bundled")
     ev.add_argument("--seed", type=int, help="seed of the bundled set (default 2026)")
@@ -206,6 +207,11 @@ def _add_eval(sub: _Subparsers) -> None:
     output.add_argument("--json", action="store_true", help="print the report as JSON")
     output.add_argument("--csv", action="store_true", help="print the report as CSV")
     output.add_argument("--history", action="store_true", help="list stored eval runs")
+    ev.add_argument(
+        "--recommend",
+        action="store_true",
+        help="print the mode `best` runs for the configured line-up (from its latest finished eval run) and why",
+    )
     ev.add_argument("--png", metavar="PATH", help="also write accuracy against cost per question (needs matplotlib)")
 
 

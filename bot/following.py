@@ -181,6 +181,7 @@ class CouncilFollower:
                 await post_answer(self.surface, self.destination, result, self.record_post)
             if is_long(result):
                 await attach_full_answer(self.surface, self.destination, result)
+            await self._call_to_unsure(result)
             final = self.surface.render.final_status(result)
         except Exception as exc:  # refused for good; the answer stays in the database
             log.error("could not post the result of council %s (%s); it is stored, see export", cid, exc)
@@ -190,6 +191,15 @@ class CouncilFollower:
                 return result
             await self.updater.finish(self._status(None, final=final))
         return result
+
+    async def _call_to_unsure(self, result: CouncilResult) -> None:
+        """An unsure answer mentions the person, group or role its channel named (once, under it)."""
+        target = result.request.config.unsure_mention
+        message = self.surface.render.unsure_mention(result, target) if target and result.unsure else None
+        if message is not None:
+            post = functools.partial(self.surface.post, self.destination, message)
+            posted = await paced_write(self.surface, self.destination.channel_id, Priority.ANSWER, post)
+            await self.record_post(self.destination.channel_id, posted, "answer")
 
     async def _claimed(self) -> bool:
         if self.claim is None:

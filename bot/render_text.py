@@ -22,6 +22,7 @@ from core.models import (
     Review,
     UnfinishedCouncil,
     counted,
+    measured,
 )
 from core.models.text import clip as clip  # other renderers import it from here
 from core.models.voice import (
@@ -162,15 +163,18 @@ def agreement_lines(progress: CouncilProgress) -> list[str]:
     return [f"{'↗️' if check.escalated else '🤝'} {check_line(check)}"]
 
 
-def result_header(result: CouncilResult, *, stand_in: bool = True) -> str:
-    """First line(s) of a result: degradation said before the answer, never after. `stand_in`:
-    with the note of a failed chairman (False: the caller puts it under the answer's heading)."""
+def result_header(result: CouncilResult, *, stand_in: bool = True, lead: bool = True) -> str:
+    """First line(s) of a result: measured doubt and `best`'s strategy first (`lead`), then
+    degradation, before the answer, never after. `stand_in`: with the note of a failed chairman
+    (False: the caller puts it under the answer's heading)."""
     if result.status.value == "failed":
         cause = result.error.message if result.error else "unknown cause"
         return f":warning: The council failed: {cause}"
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
-    lines, infos = [], other_notices(result)
+    # Measured doubt and the strategy `best` chose come before everything else.
+    lines = [f":grey_question: {line}" for line in measured.lead_lines(result)] if lead else []
+    infos = other_notices(result)
     note = author_note(result)
     if note is not None and result.synthesis is not None and author_of(result.synthesis) is Author.STAND_IN:
         lines += [f":warning: {note}"] if stand_in else []

@@ -58,6 +58,11 @@ class Renderer(Protocol):
         """The status line when the answer could not be posted (it is stored: export it)."""
         ...
 
+    def unsure_mention(self, result: CouncilResult, target: str) -> Message | None:
+        """The thread message mentioning the channel's person, group or role when the answer is
+        unsure (None: a target this platform cannot mention)."""
+        ...
+
     def resumed_note(self) -> Message:
         """Said in the thread when another process resumes a council (its first one stopped)."""
         ...

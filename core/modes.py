@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-CouncilMode = Literal["standard", "quick", "auto", "refine", "self-moa"]
+# best: the mode the line-up's latest eval run measured best (core/admission/measured.py), resolved
+# at admission into one of the others; a running council's mode is never `best`.
+CouncilMode = Literal["standard", "quick", "auto", "refine", "self-moa", "best"]
 MODES: tuple[CouncilMode, ...] = get_args(CouncilMode)
 MODE_DESCRIPTIONS: dict[CouncilMode, str] = {
     "standard": "answers, peer reviews, synthesis",
@@ -18,6 +20,7 @@ MODE_DESCRIPTIONS: dict[CouncilMode, str] = {
     "refine": "the members revise their answers after reading each other's (COUNCIL_ROUNDS rounds), "
     "then reviews and synthesis",
     "self-moa": "the best member answers several times and the chairman aggregates the samples",
+    "best": "the mode this line-up's latest `council eval` run measured cheapest among the most accurate",
 }
 
 

@@ -427,9 +427,11 @@ class FakeDiscord:
         permissions: int = BASIC_PERMISSIONS,
         channel_id: int | None = None,
         attachments: list[dict[str, Any]] | None = None,
+        roles: list[dict[str, Any]] | None = None,
     ) -> Interaction:
         """An application command (type 2) as INTERACTION_CREATE; `attachments` are the resolved
-        objects of its attachment options (type 11, whose value is the attachment id)."""
+        objects of its attachment options (type 11, whose value is the attachment id), `roles` those
+        of its role options (type 8, whose value is the role id)."""
         data = {
             "id": str(snowflake()),
             "name": name,
@@ -439,6 +441,8 @@ class FakeDiscord:
         }
         if attachments:
             data["resolved"] = {"attachments": {a["id"]: a for a in attachments}}
+        if roles:
+            data.setdefault("resolved", {})["roles"] = {r["id"]: r for r in roles}
         return await self._push_interaction(2, data, user_id=user_id, permissions=permissions, channel_id=channel_id)
 
     async def push_component(

@@ -437,6 +437,9 @@ async def test_the_auto_model_escalates_when_the_first_two_disagree(client, api,
         "scores": {},
         "composition": result.composition,
         "disagreement": result.disagreement.model_dump(mode="json"),
+        "unsure": False,  # no eval run of this line-up and COUNCIL_UNSURE_BELOW 0: never
+        "unsure_line": None,
+        "strategy": None,  # not `best`
         "rounds": [],
         "lenses": {},
         "self_moa": None,
@@ -479,6 +482,7 @@ async def test_the_auto_model_stops_at_two_answers_that_agree(client, api, llm_f
 async def test_models_lists_each_member_and_the_chairman_once(client):
     ids = [m.id for m in (await client.models.list()).data]
     councils = ["llm-council", "llm-council-quick", "llm-council-auto", "llm-council-refine", "llm-council-self-moa"]
+    councils.append("llm-council-best")
     assert ids == [*councils, *MEMBERS]  # alpha chairs: listed once
 
 
@@ -537,3 +541,15 @@ async def test_metadata_chooses_the_members_and_chairman(client, api, llm_for_ap
     result = await stored(api, completion.id.removeprefix("chatcmpl-"))
     assert (result.request.config.members, result.request.config.chairman) == (["gamma", "beta"], "gamma")
     assert sorted(r.model for r in llm_for_api.requests_for(stage=1)) == ["beta", "gamma"]
+
+
+async def test_the_best_model_says_which_strategy_ran_and_why_first(client, api, llm_for_api):
+    assert "llm-council-best" in [m.id for m in (await client.models.list()).data]
+    completion = await client.chat.completions.create(model="llm-council-best", messages=QUESTION)
+    line = "standard: no eval run of this line-up yet"
+    assert completion.metadata["strategy"] == {"mode": "standard", "line": line, "run": None, "seat": None}
+    assert completion.metadata["mode"] == "standard" and completion.metadata["unsure"] is False
+    assert completion.choices[0].message.content.startswith(f"❔ {line}\n\n")
+    stream = await client.chat.completions.create(model="llm-council-best", messages=QUESTION, stream=True)
+    content = "".join([chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices])
+    assert content.startswith(f"❔ {line}\n\n")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from core.models import Origin, Platform
 from tests import test_discord_adapter
 from tests.discord_fake import FakeDiscord
@@ -132,3 +134,36 @@ async def test_a_model_the_channel_does_not_allow_is_refused(env, llm):
     )
     await fake.wait_for(lambda: replied(fake, admin.token))
     assert await env.service.channels.allowed(origin_of(fake)) == ["alpha", "delta"]
+
+
+ROLE_ID = 424242
+
+
+@pytest.mark.parametrize("env", [{"COUNCIL_UNSURE_BELOW": "101"}], indirect=True)
+async def test_an_unsure_answer_says_so_first_and_mentions_the_channel_s_role(env, llm):
+    fake = env.fake
+    role = {
+        "id": str(ROLE_ID), "name": "oncall", "color": 0, "hoist": False, "position": 1,
+        "permissions": "0", "managed": False, "mentionable": True,
+    }  # fmt: skip
+    option = {"name": "unsure", "type": 1, "options": [{"name": "role", "type": 8, "value": str(ROLE_ID)}]}
+    done = await fake.push_command(
+        "council-admin", [option], permissions=BASIC_PERMISSIONS | MANAGE_GUILD, user_id=777, roles=[role]
+    )
+    await fake.wait_for(lambda: replied(fake, done.token), 10)
+    assert ephemeral_replies(fake, done.token)[0]["content"] == f"An unsure answer here mentions <@&{ROLE_ID}>."
+    assert (await env.service.channels.channel_settings(origin_of(fake))).unsure_mention == f"role:{ROLE_ID}"
+    await fake.push_command("council", council_option("What is 6 x 7?"))
+    await wait_finished(fake)
+
+    def mentions() -> list:
+        posts = [c for c in fake.calls if c.method == "POST" and isinstance(c.json, dict)]
+        return [c for c in posts if str(c.json.get("content", "")).startswith(f"<@&{ROLE_ID}>")]
+
+    await fake.wait_for(lambda: mentions(), 10)
+    [answer] = answer_messages(fake)
+    assert answer["embeds"][0]["description"].startswith("❔ The council is unsure (consensus ")
+    [call] = mentions()
+    assert call.json["content"].startswith(f"<@&{ROLE_ID}> The council is unsure (consensus ")
+    # the one message that may ping, and only that role
+    assert call.json["allowed_mentions"] == {"parse": [], "roles": [ROLE_ID]}

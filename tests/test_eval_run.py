@@ -19,6 +19,7 @@ import pytest
 if importlib.util.find_spec("inspect_ai") is None:
     pytest.skip("inspect-ai is not installed (pip install -e '.[eval]')", allow_module_level=True)
 
+from bot.cli_commands.eval import report_table
 from core.eval.configs import mode_available
 from core.eval.dataset import bundled
 from core.models.eval import EvalPlan, EvalRequest, EvalSample
@@ -238,7 +239,10 @@ async def test_the_cli_report_json_csv_history_and_cost_guard(tmp_path):
         code, out, err = await council(env, *base, "--json")
         assert code == 0, err
         report = json.loads(out)
-        assert list(report) == ["run", "dataset", "configs"]
+        assert list(report) == ["run", "dataset", "configs", "effective_votes", "error_correlation", "consensus"]
+        assert report["effective_votes"]["members"] == 2 and report["effective_votes"]["items"] == 6
+        assert report["error_correlation"]["members"] == ["member:alpha", "member:beta"]
+        assert report["consensus"] == []  # quick mode has no reviews, so no consensus
         assert list(report["configs"][0]) == [
             "name",
             "accuracy",
@@ -317,3 +321,42 @@ async def test_eval_runs_and_samples_are_stored_on_both_backends(tmp_path, backe
         other = await evals.create("fp2", "bundled", 1, ["standard"], plan)
         assert await evals.abandon("fp2") == 1 and await evals.unfinished("fp2") is None
         assert other != run_id
+
+
+async def test_self_moa_and_refine_at_equal_calls_with_their_tokens(tmp_path):
+    async with ScriptedLLMServer(quiz_models()) as server:
+        service = await CouncilService.open(make_settings(server, tmp_path, COUNCIL_MODELS="alpha,beta,gamma"))
+        try:
+            request = EvalRequest(configs="standard,refine,self-moa:beta", limit=5, log_dir=str(tmp_path / "logs"))
+            report = await service.evals.run(request)
+        finally:
+            await service.aclose()
+    rows = {row.name: row for row in report.configs}
+    assert list(rows) == ["standard", "refine", "self-moa:beta"]  # rows added, the shape kept
+    assert rows["standard"].mean_calls == 7
+    # Self-MoA: k = 7 − 1 samples of beta and beta aggregating them: 7 calls, as standard
+    assert rows["self-moa:beta"].mean_calls == 7 and report.self_moa == "beta × 6"
+    sampled = [r for r in server.requests if r.model == "beta" and r.stage == 1 and r.body.get("temperature") == 0.7]
+    assert len(sampled) == 5 * 6
+    aggregated = [r for r in server.requests if r.stage == 3 and "independent samples of one model" in r.user]
+    assert len(aggregated) == 5 and {r.model for r in aggregated} == {"beta"}
+    # refine: standard's 7 and one revision round of the 3 members (they keep their answers: it stops)
+    assert rows["refine"].mean_calls == 10
+    assert rows["refine"].tokens > 1.1 * rows["standard"].tokens
+    table = report_table(report)
+    refine_line = next(line for line in table.splitlines() if line.startswith("refine"))
+    assert f"tokens +{rows['refine'].tokens / rows['standard'].tokens - 1:.0%} over standard" in refine_line
+    assert "tokens +" not in next(line for line in table.splitlines() if line.startswith("self-moa:beta"))
+
+
+@pytest.mark.slow
+async def test_an_unknown_self_moa_model_is_one_line(tmp_path):
+    async with ScriptedLLMServer(quiz_models()) as server:
+        env = cli_env(server, tmp_path)
+        code, out, err = await council(env, "--configs", "self-moa:unknown-model", "--limit", "2")
+        assert code == 2 and out == ""
+        assert err.strip() == (
+            "council: --configs self-moa:unknown-model: the provider lists no model 'unknown-model' "
+            "(check the id against its model list; `council doctor` lists problems)"
+        )
+        assert not server.requests_for(stage=1)  # nothing was asked

@@ -4,6 +4,7 @@ and the statistics (against tables computed by hand)."""
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from datetime import date, timedelta
 
@@ -215,7 +216,12 @@ def test_the_report_pairs_every_configuration_with_the_best_member():
     assert rows["standard"].accuracy == 0.75 and rows["standard"].mean_calls == 7
     assert rows["member:b"].versus == "member:a"
     assert report.complete
-    assert list(json.loads(report.model_dump_json())) == ["run", "dataset", "configs"]
+    document = json.loads(report.model_dump_json())
+    assert list(document) == ["run", "dataset", "configs", "effective_votes", "error_correlation", "consensus"]
+    # a and b: both right on 5 items, only a on 5, neither on 10: phi = (5·10 − 5·0) / √(10·10·5·15)
+    phi = 50 / math.sqrt(7500)
+    assert document["error_correlation"]["phi"][0][1] == pytest.approx(phi)
+    assert document["effective_votes"]["n_eff"] == pytest.approx(2 / (1 + phi))
 
 
 def test_configuration_names():

@@ -13,6 +13,7 @@ from tests.llm_server import Fail, council_member
 from tests.test_slack_adapter import (
     all_text,
     ephemeral_texts,
+    posted,
     results,
     section_texts,
     stage1_requests,
@@ -136,3 +137,37 @@ async def test_a_model_the_channel_does_not_allow_is_refused_naming_the_allowed(
     await env.command("allow default", user="UADMIN", command="/council-admin")
     await env.settle()
     assert await env.service.channels.allowed(ORIGIN) == ["alpha", "beta", "gamma"]
+
+
+@pytest.mark.parametrize("env", [{"COUNCIL_UNSURE_BELOW": "101"}], indirect=True)
+async def test_an_unsure_answer_says_so_first_and_mentions_the_channel_s_group(env, llm):
+    await env.command("unsure <!subteam^S0ONCALL|@oncall>", user="UADMIN", command="/council-admin")
+    await env.command("unsure @oncall", user="UADMIN", command="/council-admin")  # not a mention Slack escaped
+    await env.settle()
+    assert (await env.service.channels.channel_settings(ORIGIN)).unsure_mention == "group:S0ONCALL"
+    texts = ephemeral_texts(env.fake)
+    assert any("An unsure answer here mentions <!subteam^S0ONCALL>." in t for t in texts)
+    assert any("Say `/council-admin unsure @group`" in t for t in texts)
+    await env.command("What is six times seven?")
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.fake.wait_for(lambda: any("<!subteam^S0ONCALL>" in (c.args.get("text") or "") for c in posted(env.fake)))
+    await env.settle()
+    [answer] = results(env.fake)
+    first = section_texts(answer.args["blocks"]).splitlines()[0]
+    assert first.startswith(":grey_question: The council is unsure (consensus ") and "COUNCIL_UNSURE_BELOW 101" in first
+    [called] = [c for c in posted(env.fake) if "<!subteam^S0ONCALL>" in (c.args.get("text") or "")]
+    assert called.args["text"].startswith("<!subteam^S0ONCALL> The council is unsure")
+    assert called.args.get("thread_ts") == answer.args.get("thread_ts")
+    await env.command("unsure off", user="UADMIN", command="/council-admin")
+    await env.settle()
+    assert (await env.service.channels.channel_settings(ORIGIN)).unsure_mention is None
+
+
+async def test_a_sure_answer_mentions_nobody(env, llm):
+    await env.command("unsure <@U2|bob>", user="UADMIN", command="/council-admin")
+    await env.command("What is six times seven?")
+    await env.fake.wait_for(lambda: results(env.fake))
+    await env.settle()
+    assert (await env.service.channels.channel_settings(ORIGIN)).unsure_mention == "user:U2"
+    assert not any("<@U2>" in all_text(c) for c in posted(env.fake))
+    assert "unsure" not in section_texts(results(env.fake)[0].args["blocks"])

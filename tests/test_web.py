@@ -157,6 +157,9 @@ async def test_pages_and_assets_are_small_and_the_leaderboard_and_eval_pages_ans
     assert pairs["models"] == ["m-a", "m-b", "m-c"] and wins["m-a", "m-b"] == 1 and wins["m-b", "m-a"] == 0
     page = (await web.get("/leaderboard")).text
     assert "95% interval" in page and "Head to head" in page
+    # three self-excluding reviewers share no pair of answers: named, with no figure
+    assert pairs["agreement"]["reviewers"] == ["m-a", "m-b", "m-c"] and pairs["agreement"]["agreement"][0][1] is None
+    assert "Agreement between members' ballots" in page and "agreement, not accuracy" in page
     assert (await web.get("/eval", headers=JSON)).json() == {"runs": []}
     css, js = await web.get("/static/app.css"), await web.get("/static/app.js")
     assert css.status_code == js.status_code == 200 and len(css.content) + len(js.content) < 30_000
@@ -438,6 +441,35 @@ async def test_stored_eval_runs_show_with_their_accuracy_against_cost_to_the_ope
     assert [c["name"] for c in runs[0]["report"]["configs"]] == ["standard", "alpha"]
     page = (await web.get("/eval")).text
     assert "<title>Accuracy against cost per question</title>" in page and "80%" in page
+
+
+async def test_an_eval_run_s_effective_votes_and_consensus_bands_show_on_the_eval_page(service, web):
+    from core.eval.report import build
+    from core.models.eval import EvalPlan, EvalSample
+
+    plan = EvalPlan(members=MEMBERS, chairman="alpha", scorer="exact")
+    names = ["member:alpha", "member:beta", "member:gamma", "standard"]
+    run_id = await service.storage.evals.create("fp2", "bundled", 8, names, plan)
+    a = [True, True, False, False, True, False, True, True]
+    c = [True, False, True, False, True, False, False, True]
+    samples = [
+        EvalSample(config=name, item_id=f"i{i}", position=i, answer="", correct=v[i], calls=1)
+        for name, v in (("member:alpha", a), ("member:beta", a), ("member:gamma", c))
+        for i in range(8)
+    ] + [
+        EvalSample(
+            config="standard", item_id=f"i{i}", position=i, answer="", correct=i > 1, calls=7, consensus=10.0 * i
+        )
+        for i in range(8)
+    ]
+    report = build(run_id, "bundled", names, samples, 8)
+    await service.storage.evals.finish(run_id, report.model_dump_json())
+    data = (await web.get("/eval", headers=JSON)).json()["runs"][0]["report"]
+    assert data["effective_votes"]["n_eff"] == pytest.approx(report.effective_votes.n_eff)
+    page = (await web.get("/eval")).text
+    assert "Effective independent votes: 1.49 of 3 members (mean error correlation +0.51 over 8 items)" in page
+    assert "Most redundant seat: member:alpha" in page and "+1.00" in page
+    assert "standard: accuracy by consensus" in page and "rubric consensus" in page
 
 
 async def test_in_oauth_distribution_a_workspace_admin_is_known_by_the_workspaces_own_bot(llm, tmp_path, slack):

@@ -3,6 +3,7 @@
 `llm-council`: the council as configured (its mode is COUNCIL_MODE); `llm-council-quick`: quick
 mode (two members answer, the chairman compares them and writes the answer: three model calls);
 `llm-council-auto`: auto mode (two members answer; the whole council only when they disagree);
+`llm-council-best`: the mode the line-up's latest eval run measured best (core/admission/measured.py).
 `llm-council-refine`: refine mode (revision rounds before the reviews); `llm-council-self-moa`:
 Self-MoA (the best member sampled several times, aggregated by the chairman).
 Named channel presets would become more entries (`llm-council-<preset>`). Each configured member and
@@ -51,6 +52,12 @@ CHOICES = (
         f"{COUNCIL_MODEL}-self-moa",
         "Self-MoA: the best member answers several times and the chairman aggregates the samples.",
         mode="self-moa",
+    ),
+    CouncilChoice(
+        f"{COUNCIL_MODEL}-best",
+        "Best council: the mode this line-up's latest `council eval` run measured cheapest among the most "
+        "accurate (the standard council until there is such a run); the answer says which ran and why.",
+        mode="best",
     ),
 )
 

@@ -161,7 +161,7 @@ class CouncilResponse(_Completion):
         self.link = service.settings.council_url(run.council_id)
         self.link_in_answer = service.settings.api.answer_link
         config = run.request.config
-        self.transcript = CouncilTranscript(config.mode, config.members)
+        self.transcript = CouncilTranscript(config.mode, config.members, config=config)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         delivered = False

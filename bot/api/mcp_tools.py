@@ -15,7 +15,16 @@ from bot.api import catalog
 from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
-from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Disagreement, Origin
+from core.models import (
+    Actor,
+    CouncilFinished,
+    CouncilResult,
+    CouncilStatus,
+    CouncilSummary,
+    Disagreement,
+    Origin,
+    measured,
+)
 from core.models.voice import (
     MODE_DESCRIPTIONS,
     author_note,
@@ -73,6 +82,9 @@ class CouncilAnswer(BaseModel):
     disagreement: Disagreement | None = None  # where the members stand (agreed, contested, unique, open)
     notices: list[str]
     escalated: bool | None = None  # auto mode: the first two answers disagreed and the whole council deliberated
+    unsure: bool = False  # its consensus was under its line-up's measured threshold (said first in `answer`)
+    unsure_line: str | None = None
+    strategy: str | None = None  # mode `best`: which strategy ran and why (said first in `answer`)
     # refine mode: one list per round, `{"member", "moved", "toward"}` per member, and each round as a line
     rounds: list[list[dict[str, Any]]] = []
     deliberation: list[str] = []  # Self-MoA's samples, each member's lens, the rounds: as every interface says them
@@ -134,6 +146,9 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         disagreement=result.disagreement,
         notices=result.notices,
         escalated=result.escalated,
+        unsure=result.unsure is not None,
+        unsure_line=measured.unsure_line(result.unsure) if result.unsure is not None else None,
+        strategy=result.request.config.strategy.line if result.request.config.strategy else None,
         rounds=[r.moves() for r in result.rounds],
         deliberation=deliberation_lines(result),
         url=link,
@@ -222,7 +237,8 @@ async def _follow(
     service: CouncilService, caller: Caller, run: CouncilRun, ctx: Context
 ) -> tuple[CouncilTranscript, CouncilResult]:
     """Report each step as MCP progress until the council finishes; stop it if the client goes away."""
-    transcript, step, result = CouncilTranscript(run.request.config.mode, run.request.config.members), 0, None
+    config = run.request.config
+    transcript, step, result = CouncilTranscript(config.mode, config.members, config=config), 0, None
     try:
         async for event in run.events():
             if isinstance(event, CouncilFinished):

@@ -21,7 +21,7 @@ from core.errors import (
     RateLimited,
     UnknownModels,
 )
-from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage
+from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage, measured
 from core.models.files import IncomingFile
 from core.models.voice import author_note, author_of, ballots_read, failed_members, late_line, self_moa_line, written_by
 
@@ -299,6 +299,7 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
     """What a council's completion says about it besides the answer (`metadata`, as in the export);
     `link`: its page in the browser app (COUNCIL_PUBLIC_URL)."""
     config = result.request.config
+    unsure = result.unsure
     metadata = {
         "council_id": result.council_id,
         "status": result.status.value,
@@ -318,6 +319,10 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "scores": result.aggregate.scores if result.aggregate else {},
         # where the answer came from, measured (member, `sources`, `chairman` -> share)
         "composition": result.composition,
+        # measured doubt (consensus under the line-up's eval threshold) and the strategy `best` chose
+        "unsure": unsure is not None,
+        "unsure_line": measured.unsure_line(unsure) if unsure is not None else None,
+        "strategy": config.strategy.model_dump(mode="json") if config.strategy else None,
         # where the members stand: agreed, contested, unique, open, and which parts were written or measured
         "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         # refine mode: one list per round, `{"member", "moved", "toward"}` per member

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 from bot.render_text import ballot_line, ranking_line, short_model
 from core.models import (
+    Aggregate,
     AggregateReady,
     AgreementChecked,
     AgreementStarted,
     ChairmanFinished,
     ChairmanToken,
+    CouncilConfig,
     CouncilEvent,
     CouncilQueued,
     CouncilResult,
@@ -30,7 +32,9 @@ from core.models import (
     RoundStarted,
     SchedulePlanned,
     StageStarted,
+    measured,
 )
+from core.models.doubt import judge
 from core.models.stages import AgreementCheck
 from core.models.voice import (
     STAGE_TITLES,
@@ -56,12 +60,20 @@ class Deltas:
 
 
 class CouncilTranscript:
-    def __init__(self, mode: str = "standard", members: list[str] | None = None) -> None:
+    """`config`: the council's, for what its answer says first (measured doubt once the ranking is
+    known, the strategy `best` chose); None: a stored council, whose result says it."""
+
+    def __init__(
+        self, mode: str = "standard", members: list[str] | None = None, *, config: CouncilConfig | None = None
+    ) -> None:
+        self.config = config
         self.mode = mode  # the council's mode: quick and auto say what they do
         self.members = list(members or [])  # every seat: auto mode's escalation names them all
         self._escalated = False
         self.reasoning = ""
         self.content = ""
+        self._aggregate: Aggregate | None = None
+        self._lead_sent = False
         self.failure: str | None = None  # why a failed council has no answer (never content)
         self._chairman: str | None = None
         self._writer: str | None = None  # the model whose tokens are being streamed
@@ -69,7 +81,24 @@ class CouncilTranscript:
         self._check: AgreementCheck | None = None  # auto mode's check of the first two answers
 
     def on_event(self, event: CouncilEvent) -> Deltas:
+        if isinstance(event, AggregateReady):
+            self._aggregate = event.aggregate
         return self._grow(self._describe(event))
+
+    def _lead(self, result: CouncilResult | None = None) -> str:
+        """The lines an answer says first, once, before its first word of content."""
+        if self._lead_sent:
+            return ""
+        self._lead_sent = True
+        if result is not None:
+            lines = measured.lead_lines(result)
+        elif self.config is not None:
+            unsure = judge(self._aggregate, self.config.unsure_below)
+            lines = [measured.unsure_line(unsure)] if unsure is not None else []
+            lines += [self.config.strategy.line] if self.config.strategy is not None else []
+        else:
+            lines = []
+        return "".join(f"❔ {line}\n\n" for line in lines)
 
     def finish(self, result: CouncilResult) -> Deltas:
         """What is still missing once the council ended (an unstreamed answer). A failure is no
@@ -79,7 +108,7 @@ class CouncilTranscript:
             self.failure = f"The council failed: {cause}"
             return Deltas()
         if result.synthesis is not None and self._writer is None:
-            return self._grow(Deltas(content=_fallback_note(result) + result.synthesis.text))
+            return self._grow(Deltas(content=self._lead(result) + _fallback_note(result) + result.synthesis.text))
         if result.synthesis is None:
             return self._grow(Deltas(content="The council was stopped before it answered."))
         return Deltas()
@@ -105,12 +134,12 @@ class CouncilTranscript:
         return stand_in_note(synthesis)
 
     def _token(self, event: ChairmanToken) -> str:
-        prefix = ""
+        prefix = self._lead()
         if event.model != self._writer:
             if self._writer is not None:
                 prefix = f"\n\n---\n⚠️ {writer_replaced(short_model(self._writer), short_model(event.model))}\n\n"
             elif self._chairman and event.model != self._chairman:
-                prefix = f"⚠️ {chairman_replaced(short_model(self._chairman), short_model(event.model))}\n\n"
+                prefix += f"⚠️ {chairman_replaced(short_model(self._chairman), short_model(event.model))}\n\n"
             self._writer, self._written = event.model, ""
         self._written += event.delta
         return prefix + event.delta
@@ -120,7 +149,7 @@ class CouncilTranscript:
         if self._writer is None:
             self._writer, self._written = synthesis.model, synthesis.text
             note = stand_in_note(synthesis)
-            return (f"⚠️ {note}\n\n" if note else "") + synthesis.text
+            return self._lead() + (f"⚠️ {note}\n\n" if note else "") + synthesis.text
         if synthesis.model == self._writer and synthesis.text.startswith(self._written):
             rest = synthesis.text[len(self._written) :]
         else:

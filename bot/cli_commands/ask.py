@@ -8,8 +8,21 @@ import sys
 from pathlib import Path
 
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
-from bot.cli_commands.output import Terminal, print_answer, print_event, print_result, same_terminal
-from core.models import ChairmanFinished, CouncilFinished, CouncilResult, CouncilStatus, Origin, Platform, seats
+from bot.cli_commands.output import Terminal, print_answer, print_event, print_lead, print_result, same_terminal
+from core.models import (
+    Aggregate,
+    AggregateReady,
+    ChairmanFinished,
+    CouncilConfig,
+    CouncilFinished,
+    CouncilResult,
+    CouncilStatus,
+    Origin,
+    Platform,
+    measured,
+    seats,
+)
+from core.models.doubt import judge
 from core.models.files import IncomingFile
 from core.service import CouncilRun, CouncilService, to_json
 from core.settings import LOCAL_DEFAULT_MEMBERS
@@ -65,12 +78,16 @@ async def _follow(run: CouncilRun, term: Terminal, args: argparse.Namespace) -> 
     also whether the final answer was printed already."""
     result: CouncilResult | None = None
     answer_printed = False
+    aggregate: Aggregate | None = None
     try:
         async for event in run.events():
             print_event(term, event)
+            if isinstance(event, AggregateReady):
+                aggregate = event.aggregate
             if isinstance(event, ChairmanFinished) and not args.json:
                 # Out as soon as it is complete: reviews that no longer mattered may still be coming.
                 term.note("")
+                print_lead(lead_lines(run.request.config, aggregate))
                 done = event.synthesis
                 print_answer(done, answer_shown=same_terminal() and term.was_shown(done.model, done.text))
                 answer_printed = True
@@ -82,6 +99,14 @@ async def _follow(run: CouncilRun, term: Terminal, args: argparse.Namespace) -> 
     term.note("")
     assert result is not None
     return result, answer_printed
+
+
+def lead_lines(config: CouncilConfig, aggregate: Aggregate | None) -> list[str]:
+    """What the answer says first, known before the chairman's last word: measured doubt (from the
+    ranking) and the strategy `best` chose."""
+    unsure = judge(aggregate, config.unsure_below)
+    lines = [measured.unsure_line(unsure)] if unsure is not None else []
+    return lines + ([config.strategy.line] if config.strategy is not None else [])
 
 
 async def _files_from_paths(paths: list[str]) -> list[IncomingFile]:

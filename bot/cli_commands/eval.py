@@ -16,9 +16,11 @@ import sys
 
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from core.errors import ConfigurationError
-from core.models.eval import EvalProgress, EvalReport, EvalRequest, EvalStart
+from core.models import measured as voice
+from core.models.eval import ConfigReport, EvalProgress, EvalReport, EvalRequest, EvalStart
 from core.service import CouncilService
 
+TOKEN_SLACK = 1.10  # tokens per question beyond standard's × this are flagged: not equal compute
 CSV_COLUMNS = (
     "name",
     "accuracy",
@@ -37,6 +39,8 @@ CSV_COLUMNS = (
 async def cmd_eval(service: CouncilService, args: argparse.Namespace) -> int:
     if args.history:
         return await _history(service)
+    if args.recommend:
+        return await _recommend(service, json_output=args.json)
     request = EvalRequest(
         configs=args.configs,
         dataset=args.dataset,
@@ -168,20 +172,30 @@ def report_csv(report: EvalReport) -> str:
     return buffer.getvalue()
 
 
+def _notes(row: ConfigReport, items: int, standard: ConfigReport | None) -> list[str]:
+    """A row's notes: auto's escalations, failures, what is not scored yet, and more tokens than
+    standard's beyond TOKEN_SLACK (equal compute is in calls and tokens)."""
+    notes = []
+    if row.escalated is not None:
+        notes.append(f"escalated {row.escalated}/{row.samples}")
+    if row.errors:
+        notes.append(f"{row.errors} failed")
+    if row.samples < items:
+        notes.append(f"{row.samples}/{items} scored")
+    if standard is not None and row is not standard and standard.tokens and row.tokens > TOKEN_SLACK * standard.tokens:
+        notes.append(f"tokens +{row.tokens / standard.tokens - 1:.0%} over standard")
+    return notes
+
+
 def report_table(report: EvalReport) -> str:
     header = ("configuration", "accuracy", "95% CI", "vs best member", "calls", "tokens", "cost", "p50", "p95", "notes")
     rows = []
+    standard = next((r for r in report.configs if r.name == "standard"), None)
     for row in report.configs:
         versus = "—" if row.p_value is None else f"+{row.wins}/−{row.losses}, p={_p(row.p_value)}"
         if row.versus is None and row.name.startswith("member:") and any(r.p_value is not None for r in report.configs):
             versus = "(best member)"
-        notes = []
-        if row.escalated is not None:
-            notes.append(f"escalated {row.escalated}/{row.samples}")
-        if row.errors:
-            notes.append(f"{row.errors} failed")
-        if row.samples < report.items:
-            notes.append(f"{row.samples}/{report.items} scored")
+        notes = _notes(row, report.items, standard)
         rows.append(
             (
                 row.name,
@@ -204,14 +218,77 @@ def report_table(report: EvalReport) -> str:
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     if report.self_consistency:
         lines.append(f"self-consistency: {report.self_consistency} samples per question (majority vote)")
+    if report.self_moa:
+        lines.append(f"self-moa: {report.self_moa} samples per question, aggregated by the same model (one more call)")
     lines.append(
-        "calls, tokens and cost are per question; vs best member: items won/lost against it, McNemar's exact p"
+        "calls, tokens and cost are per question; vs best member: items won/lost against it, McNemar's exact p; "
+        f"equal compute is in calls and tokens: a configuration over {TOKEN_SLACK - 1:.0%} more tokens than "
+        "standard says so"
     )
+    lines += independence_lines(report)
+    lines += consensus_lines(report)
     return "\n".join(lines)
+
+
+def independence_lines(report: EvalReport) -> list[str]:
+    """The members' effective votes and their error correlation matrix (empty with fewer than two)."""
+    votes, table = report.effective_votes, report.error_correlation
+    if votes is None or table is None:
+        return []
+    lines = ["", voice.effective_votes_line(votes)]
+    if votes.most_redundant is not None:
+        lines.append(voice.redundant_seat_line(votes.most_redundant))
+    width = max(len(m) for m in table.members)
+    lines.append("error correlation (phi)".ljust(width) + "  " + "  ".join(m.rjust(8) for m in table.members))
+    for name, row in zip(table.members, table.phi):
+        cells = ["—".rjust(8) if v is None else f"{v:+.2f}".rjust(8) for v in row]
+        lines.append(name.ljust(width) + "  " + "  ".join(cells))
+    return lines
+
+
+def consensus_lines(report: EvalReport) -> list[str]:
+    """Each council's accuracy by consensus band, and its unsure threshold."""
+    lines = []
+    for c in report.consensus:
+        lines += ["", f"{c.config}: accuracy by consensus (against {c.versus or 'no member'} on the same items)"]
+        for measure, bands in (("rubric consensus", c.rubric), ("Kendall's W ×100", c.kendall_w)):
+            if not any(b.items for b in bands):
+                continue
+            cells = [
+                f"{b.low}–{b.high}: {_percent(b.accuracy)} vs {_percent(b.best_member_accuracy)} ({b.items})"
+                for b in bands
+            ]
+            lines.append(f"  {measure}: " + " · ".join(cells))
+        lines.append("  " + voice.threshold_line(c))
+    return lines
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
 
 
 def _p(value: float) -> str:
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+async def _recommend(service: CouncilService, *, json_output: bool) -> int:
+    """The strategy `best` would run now for the configured line-up, and the figures it read."""
+    found = await service.evals.recommend()
+    strategy, rows = found.strategy, found.configs
+    if json_output:
+        body = {**strategy.model_dump(mode="json"), "configs": [r.model_dump(mode="json") for r in rows]}
+        print(json.dumps(body, indent=2))
+        return EXIT_OK
+    print(f"best: {strategy.line}")
+    if rows:
+        top = max(rows, key=lambda r: r.accuracy)
+        print(f"the most accurate: {top.name} {top.accuracy:.1%} (95% CI {top.ci_low:.1%}–{top.ci_high:.1%})")
+        for r in rows:
+            within = "within its interval" if r.accuracy >= top.ci_low else "outside it"
+            cost = "—" if r.cost_usd is None else f"${r.cost_usd:.5f}"
+            chosen = "  ← chosen" if r.name == strategy.mode else ""
+            print(f"  {r.name:<10} {r.accuracy:6.1%}  {r.mean_calls:5.2f} calls  {cost:>10}  {within}{chosen}")
+    return EXIT_OK
 
 
 async def _history(service: CouncilService) -> int:

@@ -26,6 +26,7 @@ from core.models import (
     SchedulePlanned,
     StageStarted,
     Synthesis,
+    measured,
     seats,
 )
 from core.models.voice import (
@@ -148,11 +149,13 @@ def print_result(
     `answer_printed`: `print_answer` printed it as soon as it was complete; `details`: end with the
     command that shows every stage (not when that command is the one printing)."""
     synthesis = result.synthesis
+    if not answer_printed:  # else printed above the answer as it came out
+        print_lead(measured.lead_lines(result))
     # A stand-in's answer comes first: its heading names the stand-in and the chairman's failure.
     stood_in = synthesis is not None and author_of(synthesis) is Author.STAND_IN
     if synthesis is not None and stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
-    header = result_header(result, stand_in=False)  # the stand-in's note is print_answer's
+    header = result_header(result, stand_in=False, lead=False)  # the stand-in's note is print_answer's
     if header:
         print(_plain(header) + "\n")
     if synthesis is not None and not stood_in and not answer_printed:
@@ -191,6 +194,14 @@ def _print_details(result: CouncilResult) -> None:
     if differ := differ_lines(result):
         print(f"\n━━ {DIFFER_TITLE} ━━")
         print("\n".join(differ))
+
+
+def print_lead(lines: list[str]) -> None:
+    """Measured doubt and `best`'s strategy, before the answer."""
+    for line in lines:
+        print(f"❔ {line}", flush=True)
+    if lines:
+        print(flush=True)
 
 
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:

@@ -17,6 +17,7 @@ from bot.discord import render
 from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
 from bot.discord.tenant_key import add_key_command
 from core.models import MODES, Actor, ChannelSettings, CouncilConfig, Origin
+from core.models.doubt import mention_target
 from core.models.voice import lens_line
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ def build_admin_group(bot: CouncilHost) -> app_commands.Group:
         _add_limits,
         _add_search,
         _add_mode,
+        _add_unsure,
         _add_lens,
         _add_reset,
         _add_audit,
@@ -189,6 +191,21 @@ def _add_mode(group: app_commands.Group, service: CouncilService) -> None:
         updated = await service.channels.set_mode(actor, origin, mode.value)
         config = await service.channels.effective_config(origin)
         await _send(interaction, f"Mode: {mode.value}.", embed=_config_embed(TITLE, config, updated))
+
+
+def _add_unsure(group: app_commands.Group, service: CouncilService) -> None:
+    @group.command(name="unsure", description="The role mentioned in the thread when an answer here is unsure")
+    @app_commands.describe(role="The role to mention; leave it out to mention nobody")
+    async def unsure(interaction: discord.Interaction, role: discord.Role | None = None) -> None:
+        actor, origin = await _begin(interaction)
+        target = mention_target("role", str(role.id)) if role is not None else None
+        await service.channels.set_unsure_mention(actor, origin, target)
+        said = (
+            f"An unsure answer here mentions {role.mention}."
+            if role is not None
+            else "An unsure answer mentions nobody."
+        )
+        await _send(interaction, said)
 
 
 def _add_lens(group: app_commands.Group, service: CouncilService) -> None:

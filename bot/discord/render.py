@@ -28,7 +28,8 @@ from bot.render_text import (
     result_header,
     short_model,
 )
-from core.models import Aggregate, CouncilResult, CouncilStatus, counted
+from core.models import Aggregate, CouncilResult, CouncilStatus, counted, measured
+from core.models.doubt import split_mention
 from core.models.voice import (
     DIFFER_TITLE,
     READ_TITLE,
@@ -88,6 +89,7 @@ _SHORTCODES = {
     ":warning:": "⚠️",
     ":information_source:": "ℹ️",
     ":octagonal_sign:": "🛑",
+    ":grey_question:": "❔",
 }
 
 
@@ -139,6 +141,26 @@ def status_view(view: StatusView) -> dict[str, Any]:
 
 def resumed_note() -> dict[str, Any]:
     return {"content": f"🔄 {RESUMED_TEXT}"}
+
+
+def unsure_mention(result: CouncilResult, target: str) -> dict[str, Any] | None:
+    """The thread message that calls the channel's role (or user) to an unsure answer: the one
+    message whose mention may ping, and only that role or user (None when the target is not Discord's)."""
+    unsure = result.unsure
+    kind, ident = split_mention(target)
+    if unsure is None or kind not in ("role", "user") or not ident.isdigit():
+        return None
+    if kind == "role":
+        who, allowed = (
+            f"<@&{ident}>",
+            discord.AllowedMentions(everyone=False, users=False, roles=[discord.Object(int(ident))]),
+        )
+    else:
+        who, allowed = (
+            f"<@{ident}>",
+            discord.AllowedMentions(everyone=False, roles=False, users=[discord.Object(int(ident))]),
+        )
+    return {"content": f"{who} {neutralize_discord(measured.unsure_line(unsure))}", "allowed_mentions": allowed}
 
 
 def not_posted(council_id: str) -> str:

@@ -62,7 +62,8 @@ class DiscordSurface:
         return self.client.get_partial_messageable(int(channel_id))
 
     async def post(self, destination: Destination, message: dict[str, Any]) -> str:
-        sent = await self._channel(destination.channel_id).send(allowed_mentions=NO_MENTIONS, **message)
+        # NO_MENTIONS unless the message names its own (the unsure mention's one role)
+        sent = await self._channel(destination.channel_id).send(**{"allowed_mentions": NO_MENTIONS, **message})
         return str(sent.id)
 
     async def edit(self, channel_id: str, message_id: str, message: dict[str, Any]) -> None:

@@ -14,12 +14,16 @@ from typing import TYPE_CHECKING
 from bot.slack import render
 from core.errors import InputRejected
 from core.models import Actor, Origin
+from core.models.doubt import mention_target
 from core.models.voice import lens_line
 
 if TYPE_CHECKING:
     from core.service import CouncilService
 
-OPERATIONS = ("show", "members", "chairman", "allow", "limits", "search", "mode", "lens", "reset", "audit")
+OPERATIONS = ("show", "members", "chairman", "allow", "limits", "search", "mode", "lens", "unsure", "reset", "audit")
+# A mention as a slash command's text carries it (its "escape users and channels" option): a user
+# group `<!subteam^S0123|@team>` or a user `<@U0123|name>`.
+_MENTION = re.compile(r"^<(?:!subteam\^(?P<group>[A-Z0-9]+)|@(?P<user>[UW][A-Z0-9]+))(?:\|[^>]*)?>$")
 
 USAGE = """*Council admin* (this channel; workspace admins and owners, or `COUNCIL_ADMIN_USERS`):
 • `/council-admin show` — the members, chairman and limits in effect here
@@ -28,10 +32,12 @@ in a seat `a|b`, b answers when a fails)
 • `/council-admin chairman model-x` — this channel's chairman (also `model-x|fallback`)
 • `/council-admin allow model-a, model-b` — the models a question here may choose \
 (`members: a, b; chairman: c`); `allow default`: this channel's members, fallbacks and chairman
-• `/council-admin mode quick|auto|refine|self-moa|standard` — this channel's default mode (a question can \
-also start with `quick:`, `auto:`, `refine:`, `self-moa:` or `standard:`)
+• `/council-admin mode quick|auto|refine|self-moa|best|standard` — this channel's default mode (a question \
+can also start with `quick:`, `auto:`, `refine:`, `self-moa:`, `best:` or `standard:`)
 • `/council-admin lens model-a skeptic` — a member's lens: a preset (skeptic, first-principles, on-call, \
 pragmatist, teacher) or a persona's text; `lens model-a off` removes it
+• `/council-admin unsure @group` — mention this user group (or `@person`) in the thread when an answer \
+here is unsure; `unsure off`: nobody
 • `/council-admin limits user=N channel=N budget=USD` — councils per user/channel per hour, daily budget
 • `/council-admin search on|off` — search the web before each council here (a question can also start with `search:`)
 • `/council-admin reset` — back to the defaults
@@ -58,6 +64,7 @@ class AdminCommand:
     count: int = 20
     search: bool = False
     mode: str = ""
+    mention: str | None = None  # `kind:id` (core/models/doubt.py); None: nobody
     persona: str = ""
 
 
@@ -93,6 +100,8 @@ def parse_admin(text: str) -> AdminCommand:
         if not rest:
             raise InputRejected("Say `/council-admin mode quick`, `auto` or `standard`.")
         return AdminCommand(op, mode=rest)
+    if op == "unsure":
+        return AdminCommand(op, mention=_mention(rest))
     if op == "lens":
         seat, _, persona = rest.partition(" ")
         if not seat or not persona.strip():
@@ -107,6 +116,15 @@ def parse_admin(text: str) -> AdminCommand:
             raise InputRejected("`/council-admin audit [N]` takes a number of entries from 1 to 50.")
         return AdminCommand(op, count=int(rest))
     return AdminCommand(op, limits=_parse_limits(rest))
+
+
+def _mention(rest: str) -> str | None:
+    if rest.lower() == "off":
+        return None
+    found = _MENTION.match(rest.strip())
+    if found is None:
+        raise InputRejected("Say `/council-admin unsure @group` (a user group or a person), or `unsure off`.")
+    return mention_target("group", found["group"]) if found["group"] else mention_target("user", found["user"])
 
 
 def _parse_limits(rest: str) -> dict[str, float | int]:
@@ -154,6 +172,10 @@ async def handle_admin(service: CouncilService, actor: Actor, origin: Origin, co
     if command.op == "mode":
         updated = await service.channels.set_mode(actor, origin, command.mode)
         return render.config_message(f"Mode: {updated.mode}", await service.channels.effective_config(origin), updated)
+    if command.op == "unsure":
+        await service.channels.set_unsure_mention(actor, origin, command.mention)
+        said = render.unsure_mention_set(command.mention)
+        return {"text": said, "blocks": [render.section(said)]}
     if command.op == "lens":
         lens = await service.channels.set_lens(actor, origin, command.members[0], command.persona)
         said = lens_line(lens) or "no lens"

@@ -39,7 +39,9 @@ from core.models import (
     CouncilStatus,
     CouncilSummary,
     Leaderboard,
+    measured,
 )
+from core.models.doubt import split_mention
 from core.models.voice import (
     STAGE_BUTTONS,
     STAGE_VIEWS,
@@ -193,6 +195,26 @@ def status_view(view: StatusView) -> Message:
 
 def resumed_note() -> dict[str, Any]:
     return {"text": RESUMED_NOTE}
+
+
+def mention(target: str) -> str:
+    """A channel's `kind:id` (core/models/doubt.py) as Slack writes the mention."""
+    kind, ident = split_mention(target)
+    return f"<!subteam^{ident}>" if kind == "group" else f"<@{ident}>"
+
+
+def unsure_mention_set(target: str | None) -> str:
+    return f"An unsure answer here mentions {mention(target)}." if target else "An unsure answer here mentions nobody."
+
+
+def unsure_mention(result: CouncilResult, target: str) -> dict[str, Any] | None:
+    """The thread message that calls the channel's person or group to an unsure answer (None when
+    the target is not Slack's)."""
+    unsure = result.unsure
+    if unsure is None or split_mention(target)[0] not in ("group", "user"):
+        return None
+    text = f"{mention(target)} {plain(measured.unsure_line(unsure))}"
+    return {"text": text, "blocks": [section(text)]}
 
 
 def not_posted(council_id: str) -> str:

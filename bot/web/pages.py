@@ -14,7 +14,7 @@ from bot.web import charts
 from bot.web.context import WHERE, Pages
 from bot.web.render import RENDERER
 from core.errors import InputRejected
-from core.models import CouncilResult, CouncilStatus, Platform
+from core.models import CouncilResult, CouncilStatus, Platform, measured
 from core.models.browse import HistoryQuery
 from core.models.share_links import SHARE_PARAM
 from core.models.voice import (
@@ -118,6 +118,7 @@ class ReadPages:
         data["timeline"] = [call.model_dump(mode="json") for call in calls]
         data["votes"] = [vote.model_dump(mode="json") for vote in view.votes]
         data["told"] = told(result)
+        data["lead"] = measured.lead_lines(result)  # what the answer says first: measured doubt, `best`'s strategy
         return self.pages.twin(
             request,
             data,
@@ -129,6 +130,7 @@ class ReadPages:
             live=False,
             degraded=degraded_note(result),
             told=data["told"],
+            lead=measured.lead_lines(result),
             meter=charts.agreement_meter(result.aggregate.agreement_w if result.aggregate else None),
             consensus=consensus_text(result.aggregate),
             scores=score_lines(result.aggregate),
@@ -195,5 +197,12 @@ class ReadPages:
         }
         admin = self.pages.service.permissions.viewer_is_admin(viewer)
         return self.pages.twin(
-            request, data, "eval.html", page="eval", runs=runs, admin=admin, scatter=charts.accuracy_cost
+            request,
+            data,
+            "eval.html",
+            page="eval",
+            runs=runs,
+            admin=admin,
+            scatter=charts.accuracy_cost,
+            lines=measured,
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+from core.admission import measured
 from core.admission.channel_limits import ChannelLimits
 from core.admission.deliberation import asked_lenses, council_lenses, self_moa_seat, with_deliberation_mode
 from core.admission.limits import ConcurrencyGate, Ticket
@@ -124,18 +125,34 @@ class Admission:
         config = await self._with_overrides(config, members, chairman, plan.router)
         if mode is not None:
             config.mode = mode
+        config = await self._measured(config)
         asked = asked_lenses(lenses, config.members)
         config.lenses = council_lenses(self.settings, channel, config.members, asked, self.cleaner.persona)
         sampled = None
         if config.mode == "self-moa":
-            sampled = await self_moa_seat(self.settings, self.storage, origin, config.members)
+            measured_seat = config.strategy.seat if config.strategy is not None else None
+            sampled = measured_seat or await self_moa_seat(self.settings, self.storage, origin, config.members)
         config = with_deliberation_mode(config, self.settings, sampled)
+        if config.strategy is not None and config.strategy.seat is not None:
+            config.chairman = config.strategy.seat  # as measured: the sampled model aggregates
         if config.mode == "quick":
             config.members = quick_seats(config.members, await self.storage.stats.model_stats())
         elif config.mode == "auto":
             config.first_seats = quick_seats(config.members, await self.storage.stats.model_stats())
         weights = await reviewer_weights(self.settings, self.storage, config.members)
         return config.model_copy(update={"reviewer_weights": weights})
+
+    async def _measured(self, config: CouncilConfig) -> CouncilConfig:
+        """`best` resolved into the mode the line-up's latest eval run chose, and the unsure
+        threshold the result is judged by (core/admission/measured.py)."""
+        lineup = await measured.lineup_eval(self.storage, config.members, config.chairman)
+        update: dict[str, object] = {}
+        if config.mode == measured.BEST:
+            strategy = measured.choose(lineup)
+            update.update(mode=strategy.mode, strategy=strategy)
+        mode = str(update.get("mode", config.mode))
+        update["unsure_below"] = measured.unsure_threshold(lineup, mode, self.settings.council.unsure_below)
+        return config.model_copy(update=update)
 
     def _check_choice(
         self,
@@ -204,6 +221,7 @@ class Admission:
             max_answer_tokens=s.council.max_answer_tokens,
             ballot_format=s.council.ballot_format,
             rubric=s.council.rubric,
+            unsure_mention=channel.unsure_mention if channel else None,
         )
 
     async def _with_overrides(

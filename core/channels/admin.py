@@ -14,6 +14,7 @@ from core.channels.permissions import Permissions
 from core.errors import InputRejected, UnknownModels
 from core.models import Actor, AuditEntry, ChannelSettings, CouncilConfig, Lens, Origin, seats
 from core.models.deliberation import lens_of
+from core.models.doubt import mention_target, split_mention
 from core.models.keywords import parse_mode
 from core.models.text import clean_text
 from core.providers.router import ProviderRouter
@@ -96,6 +97,17 @@ class ChannelAdmin:
         (two answers; the whole council when they disagree)."""
         self.permissions.require_admin(actor, origin.platform)
         return await self._save_channel(actor, origin, {"mode": parse_mode(mode)}, "set_mode")
+
+    async def set_unsure_mention(self, actor: Actor, origin: Origin, target: str | None) -> ChannelSettings:
+        """Who is mentioned in the thread when an answer here is unsure (`kind:id`, core/models/doubt.py);
+        None: nobody."""
+        self.permissions.require_admin(actor, origin.platform)
+        if target is not None:
+            try:
+                target = mention_target(*split_mention(target))
+            except ValueError as exc:
+                raise InputRejected(str(exc)) from None
+        return await self._save_channel(actor, origin, {"unsure_mention": target}, "set_unsure_mention")
 
     async def set_lens(self, actor: Actor, origin: Origin, seat: str, persona: str) -> Lens | None:
         """A member's lens in this channel: a preset's name or a persona (at most PERSONA_MAX_CHARS);

@@ -15,7 +15,8 @@ from typing import Any
 
 from core.engine import prompts
 from core.engine.council import run_council
-from core.eval.configs import ConfigSpec, require_mode
+from core.eval import estimate
+from core.eval.configs import SELF_MOA, ConfigSpec, require_mode
 from core.models import (
     ChatMessage,
     Completion,
@@ -47,6 +48,8 @@ class EvalAnswer:
     escalated: bool | None = None  # auto: whether it escalated to the standard council
     error: str | None = None  # why there is no answer (a failed council or call)
     model: str = ""
+    consensus: float | None = None  # a council's rubric consensus (0-100)
+    agreement_w: float | None = None  # and Kendall's W of its ballots (0-1)
 
     @property
     def tokens(self) -> int:
@@ -59,6 +62,8 @@ class EvalAnswer:
             "escalated": self.escalated,
             "error": self.error,
             "latency_s": self.latency_s,
+            "consensus": self.consensus,
+            "agreement_w": self.agreement_w,
         }
 
 
@@ -110,12 +115,26 @@ class Answerer:
         if spec.kind == "council":
             assert spec.mode is not None
             return await self._council(spec.mode, question, history, temperature, max_tokens)
+        if spec.kind == "self-moa":
+            return await self._council(SELF_MOA, question, history, temperature, max_tokens, self_moa=spec)
         return await self._alone(await self.model_of(spec), question, history, temperature, max_tokens)
 
+    async def self_moa_config(self, spec: ConfigSpec) -> CouncilConfig:
+        """Self-MoA as an eval configuration: its model alone, sampled k times (default: the standard
+        council's calls less one, so that k samples and the aggregation match them), the same model
+        aggregating (not the configured chairman: the baseline is one model)."""
+        config = await self.config_for(SELF_MOA)
+        model = await self.model_of(spec)
+        samples = spec.samples or estimate.standard_calls((await self.config_for("standard")).members) - 1
+        return config.model_copy(update={"members": [model], "chairman": model, "samples": samples, "lenses": {}})
+
     async def model_of(self, spec: ConfigSpec) -> str:
-        """The one model a member / chairman / self-consistency configuration asks."""
+        """The one model a member / chairman / self-consistency / self-moa configuration asks (Self-MoA
+        without one, outside `council eval`: the first seat)."""
         if spec.kind == "chairman":
             return seats.primary((await self.config_for("standard")).chairman)
+        if spec.kind == "self-moa" and spec.model is None:
+            return seats.primary((await self.config_for("standard")).members[0])
         if spec.model is None:
             raise ValueError(f"{spec.name}: no model chosen")
         return spec.model
@@ -127,9 +146,10 @@ class Answerer:
         history: Sequence[ConversationTurn],
         temperature: float | None,
         max_tokens: int | None,
+        self_moa: ConfigSpec | None = None,
     ) -> EvalAnswer:
         require_mode(mode)
-        config = await self.config_for(mode)
+        config = await self.self_moa_config(self_moa) if self_moa is not None else await self.config_for(mode)
         updates: dict[str, Any] = {}
         if temperature is not None:
             updates["temperature"] = temperature
@@ -155,7 +175,9 @@ class Answerer:
             latency_s=result.timings.get("total_s", latency),
             escalated=escalated(result),
             error=self.redact(error) if error else None,
-            model=f"council/{mode}",
+            model=f"council/{self_moa.name if self_moa is not None else mode}",
+            consensus=result.aggregate.consensus if result.aggregate else None,
+            agreement_w=result.aggregate.agreement_w if result.aggregate else None,
         )
 
     async def _alone(

@@ -2,8 +2,10 @@
 
 Calls per question: a member or the chairman alone 1; `quick` 3 (two seats, the chairman);
 `standard` 2n+1 with n seats (answers, one review each, the synthesis); `auto` at most as many
-as `standard` (it escalates only when the first two answers disagree); self-consistency as many
-as `standard` (equal compute); `--scorer judge` adds one call per sample. Cost: MODEL_PRICES at
+as `standard` (it escalates only when the first two answers disagree); `refine` `standard`'s and one
+call per seat per revision round (COUNCIL_ROUNDS, at most: rounds stop early); self-consistency
+and Self-MoA (k samples and the aggregation) as many as `standard` (equal compute); `--scorer
+judge` adds one call per sample. Cost: MODEL_PRICES at
 an assumed size of call (local models cost nothing); a model without a price makes it unknown.
 """
 
@@ -31,11 +33,15 @@ def standard_calls(members: Sequence[str]) -> int:
     return 2 * len(members) + 1
 
 
-def calls_per_question(spec: ConfigSpec, members: Sequence[str]) -> int:
+def calls_per_question(spec: ConfigSpec, members: Sequence[str], rounds: int = 1) -> int:
     if spec.kind in ("member", "chairman"):
         return 1
     if spec.mode == "quick":
         return 3
+    if spec.mode == "refine":
+        return standard_calls(members) + rounds * len(members)
+    if spec.kind == "self-moa" and spec.samples:
+        return spec.samples + 1
     return standard_calls(members)
 
 
@@ -44,7 +50,7 @@ def models_of(spec: ConfigSpec, members: Sequence[str], chairman: str) -> list[s
         return [spec.model]
     if spec.kind == "chairman":
         return [seats.primary(chairman)]
-    if spec.kind == "self-consistency":
+    if spec.kind in ("self-consistency", "self-moa"):
         return [spec.model or seats.primary(members[0])]
     return [seats.primary(seat) for seat in [*members, chairman]]
 
@@ -56,6 +62,7 @@ def estimate(
     chairman: str,
     *,
     self_consistency_samples: int | None = None,
+    self_moa_samples: int | None = None,
     judge: str | None = None,
 ) -> Estimate:
     """`pending`: samples still to score per configuration."""
@@ -63,9 +70,11 @@ def estimate(
     for spec, count in pending.items():
         if not count:
             continue
-        per_question = calls_per_question(spec, members)
+        per_question = calls_per_question(spec, members, settings.council.rounds or 1)
         if spec.kind == "self-consistency" and self_consistency_samples:
             per_question = self_consistency_samples
+        if spec.kind == "self-moa" and self_moa_samples:
+            per_question = self_moa_samples + 1
         models = models_of(spec, members, chairman)
         _add(result, settings, models, per_question * count)
         if judge:

@@ -1,5 +1,5 @@
 """The council as an inspect-ai model provider: `--model council/standard` (also `council/quick`,
-`council/auto`, `council/member:<id>`, `council/chairman`).
+`council/auto`, `council/refine`, `council/self-moa[:<id>]`, `council/member:<id>`, `council/chairman`).
 
 Registered by core/eval/registry.py (the `inspect_ai` entry point). Under `inspect eval` the
 provider builds the configured council itself (settings from the environment and `.env`; the
@@ -13,6 +13,7 @@ message) and its history (the earlier turns); tools are not offered to the counc
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any, cast
 
 from inspect_ai.model import (
@@ -46,16 +47,20 @@ class CouncilModelAPI(ModelAPI):
         config: GenerateConfig = GenerateConfig(),  # noqa: B008 - inspect-ai's own signature
         answerer: Answerer | None = None,
         connections: int = DEFAULT_CONNECTIONS,
+        settled: dict[str, Any] | None = None,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
-        self.spec: ConfigSpec = parse(model_name)
+        # `settled`: what a `council eval` run chose for the configuration (Self-MoA's model and k)
+        self.spec: ConfigSpec = replace(parse(model_name), **(settled or {}))
         if self.spec.kind == "self-consistency":
             raise ConfigurationError(
                 "council/self-consistency is a `council eval` configuration (a vote over samples), not a model"
             )
         if self.spec.kind == "council" and self.spec.mode is not None:
             require_mode(self.spec.mode)
+        if self.spec.kind == "self-moa":
+            require_mode("self-moa")
         self._answerer = answerer
         self._router: ProviderRouter | None = None  # the router of an answerer this provider made
         self._connections = connections

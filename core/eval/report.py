@@ -1,13 +1,17 @@
 """A run's report from its stored samples: per configuration the accuracy with its Wilson 95%
 interval, mean model calls, tokens and cost per question, p50/p95 latency, `auto`'s escalations,
-and McNemar's exact test against the best single member on the items both answered."""
+and McNemar's exact test against the best single member on the items both answered; the members'
+effective independent votes (core/eval/independence.py) and each council's accuracy by consensus
+band with its unsure threshold (core/eval/doubt.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from statistics import fmean
 
-from core.eval import stats
+from core.eval import doubt, independence, stats
+from core.eval.independence import VoteKey
+from core.eval.scoring import final_answer, normalise
 from core.models.eval import ConfigReport, EvalReport, EvalSample
 
 
@@ -25,15 +29,40 @@ def best_member(names: Sequence[str], by_config: dict[str, list[EvalSample]]) ->
 
 
 def build(
-    run_id: str, dataset: str, names: Sequence[str], samples: Sequence[EvalSample], items: int, **extra: object
+    run_id: str,
+    dataset: str,
+    names: Sequence[str],
+    samples: Sequence[EvalSample],
+    items: int,
+    vote_key: VoteKey | None = None,
+    **extra: object,
 ) -> EvalReport:
+    """`vote_key`: what makes two stored answers the same vote (default: their final answer as
+    written), for the majority votes of the most redundant seat."""
     by_config: dict[str, list[EvalSample]] = {name: [] for name in names}
     for sample in samples:
         by_config.setdefault(sample.config, []).append(sample)
     reference = best_member(names, by_config)
-    rows = [_figures(name, by_config[name], by_config.get(reference or "") or [], reference) for name in names]
+    best = by_config.get(reference or "") or []
+    rows = [_figures(name, by_config[name], best, reference) for name in names]
     complete = all(len(by_config[name]) >= items for name in names)
-    return EvalReport(run=run_id, dataset=dataset, configs=rows, items=items, complete=complete, **extra)  # type: ignore[arg-type]
+    measured = independence.measure(by_config, names, vote_key or _written_answer)
+    consensus = [c for name in names if (c := doubt.report(name, by_config[name], best, reference)) is not None]
+    return EvalReport(
+        run=run_id,
+        dataset=dataset,
+        configs=rows,
+        effective_votes=measured[0] if measured else None,
+        error_correlation=measured[1] if measured else None,
+        consensus=consensus,
+        items=items,
+        complete=complete,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def _written_answer(sample: EvalSample) -> str | None:
+    return normalise(final_answer(sample.answer)) or None
 
 
 def _figures(name: str, samples: list[EvalSample], reference: list[EvalSample], versus: str | None) -> ConfigReport:

@@ -143,7 +143,11 @@ def vote_key(response: str, scorer: ScorerName, item: EvalItem) -> str | None:
 def majority(responses: Sequence[str], scorer: ScorerName, item: EvalItem) -> int:
     """Index of the sample whose answer most samples share; ties go to the earliest sample.
     With no usable answer at all, the first sample."""
-    keys = [vote_key(r, scorer, item) for r in responses]
+    return majority_index([vote_key(r, scorer, item) for r in responses])
+
+
+def majority_index(keys: Sequence[str | None]) -> int:
+    """Index of the most shared vote key (ties: the earliest; no usable key at all: 0)."""
     counts: dict[str, int] = {}
     for key in keys:
         if key is not None:

@@ -18,12 +18,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from core.admission import measured
 from core.errors import ConfigurationError, CouncilError
-from core.eval import configs, dataset, estimate, report, scoring
+from core.eval import baselines, configs, dataset, estimate, report, scoring
 from core.eval.answering import Answerer
 from core.eval.configs import ConfigSpec
 from core.models import CouncilMode, seats
-from core.models.eval import EvalPlan, EvalProgress, EvalReport, EvalRequest, EvalRunSummary, EvalSample, EvalStart
+from core.models.eval import (
+    EvalPlan,
+    EvalProgress,
+    EvalReport,
+    EvalRequest,
+    EvalRunSummary,
+    EvalSample,
+    EvalStart,
+    Recommendation,
+)
 from core.paths import APP_NAME
 from core.providers.router import ProviderRouter
 from core.settings import Settings
@@ -71,6 +81,14 @@ class CouncilEvals:
     async def history(self, limit: int = 20) -> list[EvalRunSummary]:
         return await self.storage.evals.history(limit)
 
+    async def recommend(self) -> Recommendation:
+        """What `best` would run now for the configured line-up (core/admission/measured.py)."""
+        standard = await self.answerer.config_for("standard")
+        lineup = await measured.lineup_eval(self.storage, standard.members, standard.chairman)
+        strategy = measured.choose(lineup)
+        rows = [r for r in lineup.report.configs if measured.runnable(r.name)] if lineup.report and strategy.run else []
+        return Recommendation(strategy=strategy, configs=rows)
+
     async def prepare(self, request: EvalRequest) -> EvalStart:
         """What running `request` would do now: the run it continues (or a new one), the samples
         left, and their estimated calls and cost. Bad input: ConfigurationError, one line."""
@@ -82,6 +100,7 @@ class CouncilEvals:
             prepared.plan.members,
             prepared.plan.chairman,
             self_consistency_samples=prepared.plan.self_consistency_samples,
+            self_moa_samples=prepared.plan.self_moa_samples,
             judge=prepared.plan.judge,
         )
         return EvalStart(
@@ -127,14 +146,24 @@ class CouncilEvals:
             if plan.self_consistency_samples
             else None
         )
+        moa = f"{plan.self_moa_model} × {plan.self_moa_samples}" if plan.self_moa_samples else None
+        items = {item.id: item for item in prepared.data.items}
+        scorer = cast(scoring.ScorerName, plan.scorer)
+
+        def vote_key(sample: EvalSample) -> str | None:
+            item = items.get(sample.item_id)
+            return scoring.vote_key(sample.answer, scorer, item) if item is not None else None
+
         return report.build(
             run_id,
             prepared.data.name,
             [s.name for s in prepared.specs],
             samples,
             len(prepared.data.items),
+            vote_key=vote_key,
             scorer=plan.scorer,
             self_consistency=sc,
+            self_moa=moa,
             log_dir=plan.log_dir,
         )
 
@@ -151,14 +180,9 @@ class CouncilEvals:
         _quiet_inspect()
 
         plan = prepared.plan
-        samples = None
-        model_name = spec.name
-        if spec.kind == "self-consistency":
-            await self._settle_self_consistency(prepared, run_id)
-            samples = plan.self_consistency_samples
-            model_name = f"member:{plan.self_consistency_model}"
+        model_name, samples, settled = await self._model_of(prepared, run_id, spec)
         concurrency = plan.concurrency
-        model = _model(model_name, self.answerer, concurrency)
+        model = _model(model_name, self.answerer, concurrency, settled)
         judge = _model(f"member:{plan.judge}", self.answerer, concurrency) if plan.judge else None
         started, done = time.monotonic(), 0
 
@@ -188,30 +212,26 @@ class CouncilEvals:
                 cause = log.error.message if log.error else log.status
                 raise EvalFailed(f"{spec.name}: the evaluation stopped ({_one_line(cause)}); run again to continue")
 
-    async def _settle_self_consistency(self, prepared: _Prepared, run_id: str) -> None:
-        """Its model (named, else this run's most accurate member, else the first seat) and its
-        samples per question: `standard`'s mean calls in this run (else its planned calls),
-        rounded; settled once per run, so a resumed run votes as the first one did."""
+    async def _model_of(
+        self, prepared: _Prepared, run_id: str, spec: ConfigSpec
+    ) -> tuple[str, int | None, dict[str, object]]:
+        """(the inspect model a configuration asks, self-consistency's k, what the run settled for
+        it): a baseline's model and k are settled first."""
         plan = prepared.plan
-        if plan.self_consistency_samples is not None and plan.self_consistency_model is not None:
+        if spec.kind == "self-consistency":
+            await self._settle(prepared, run_id, "self-consistency")
+            return f"member:{plan.self_consistency_model}", plan.self_consistency_samples, {}
+        if spec.kind == "self-moa":
+            await self._settle(prepared, run_id, "self-moa")
+            return spec.name, None, {"model": plan.self_moa_model, "samples": plan.self_moa_samples}
+        return spec.name, None, {}
+
+    async def _settle(self, prepared: _Prepared, run_id: str, kind: baselines.Baseline) -> None:
+        """Self-consistency's or Self-MoA's model and k (core/eval/baselines.py), once per run."""
+        if baselines.settled(prepared.plan, kind):
             return
-        spec = next(s for s in prepared.specs if s.kind == "self-consistency")
-        stored = await self.storage.evals.samples(run_id)
-        by_config: dict[str, list[EvalSample]] = {}
-        for sample in stored:
-            by_config.setdefault(sample.config, []).append(sample)
-        if spec.model is not None:
-            plan.self_consistency_model = spec.model
-        else:
-            best = report.best_member([s.name for s in prepared.specs], by_config)
-            plan.self_consistency_model = best.removeprefix("member:") if best else seats.primary(plan.members[0])
-        standard = by_config.get("standard")
-        if standard:
-            mean = sum(s.calls for s in standard) / len(standard)
-            plan.self_consistency_samples = max(1, round(mean))
-        else:
-            plan.self_consistency_samples = estimate.standard_calls(plan.members)
-        await self.storage.evals.save_plan(run_id, plan)
+        baselines.settle(prepared.plan, prepared.specs, await self.storage.evals.samples(run_id), kind)
+        await self.storage.evals.save_plan(run_id, prepared.plan)
 
     # ------------------------------------------------------------------ preparing
 
@@ -225,6 +245,7 @@ class CouncilEvals:
             raise ConfigurationError("--judge grades with --scorer judge only")
         if request.concurrency < 1:
             raise ConfigurationError("--concurrency must be at least 1")
+        await baselines.require_known(self.answerer.router, specs)
         fingerprint = _fingerprint(data, specs, scorer, judge, standard.members, standard.chairman)
         evals = self.storage.evals
         if request.new:
@@ -255,8 +276,9 @@ def default_log_dir() -> Path:
     return user_data_path(APP_NAME, appauthor=False) / "eval-logs"
 
 
-def _model(name: str, answerer: Answerer, concurrency: int) -> Model:
-    """The inspect-ai model of a configuration, answering through this run's `answerer`."""
+def _model(name: str, answerer: Answerer, concurrency: int, settled: dict[str, object] | None = None) -> Model:
+    """The inspect-ai model of a configuration, answering through this run's `answerer`; `settled`:
+    what the run chose for it (Self-MoA's model and k)."""
     from inspect_ai.model import GenerateConfig, get_model
 
     import core.eval.registry  # noqa: F401 - registers `council` without relying on the installed entry point
@@ -268,6 +290,7 @@ def _model(name: str, answerer: Answerer, concurrency: int) -> Model:
         memoize=False,
         answerer=answerer,
         connections=concurrency,
+        settled=settled or {},
     )
 
 

@@ -137,4 +137,6 @@ def _sample(config: str, state: TaskState, text: str, correct: bool) -> EvalSamp
         latency_s=float(meta.get("latency_s") or (output.time if output and output.time else 0.0)),
         escalated=meta.get("escalated"),
         error=meta.get("error"),
+        consensus=meta.get("consensus"),
+        agreement_w=meta.get("agreement_w"),
     )

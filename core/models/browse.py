@@ -135,8 +135,21 @@ class ModelCall(BaseModel):
     note: str | None = None
 
 
+class BallotAgreement(BaseModel):
+    """How often two reviewers ranked alike (core/records/agreement.py): over the councils where
+    both cast a ballot, the share of answer pairs both ballots put in the same order. Agreement,
+    not accuracy: chat history has no right answer to measure against."""
+
+    reviewers: list[str]
+    agreement: list[list[float | None]]  # agreement[i][j]: None where they never ranked a pair in common
+    pairs: list[list[int]]  # pairs[i][j]: the answer pairs both ranked
+    councils: list[list[int]]  # councils[i][j]: the councils where both cast a ballot
+
+
 class HeadToHead(BaseModel):
-    """How often each model's answer was ranked above each other's, over the stored ballots."""
+    """How often each model's answer was ranked above each other's, over the stored ballots, and
+    how often two reviewers' ballots agreed."""
 
     models: list[str]  # most wins first
     wins: list[list[int]]  # wins[i][j]: ballots that ranked models[i] above models[j]
+    agreement: BallotAgreement | None = None

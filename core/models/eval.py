@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.models.strategy import Strategy
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -26,6 +28,10 @@ class EvalSample(_Model):
     latency_s: float = 0.0
     escalated: bool | None = None
     error: str | None = None
+    # A council's consensus on this item: the rubric consensus (0-100) and Kendall's W (0-1) of
+    # its ballots; None for one model alone, or when its reviews gave none.
+    consensus: float | None = None
+    agreement_w: float | None = None
 
 
 class EvalPlan(_Model):
@@ -38,6 +44,8 @@ class EvalPlan(_Model):
     concurrency: int = 4
     self_consistency_model: str | None = None
     self_consistency_samples: int | None = None
+    self_moa_model: str | None = None
+    self_moa_samples: int | None = None  # k: its calls are k samples and one aggregation
     log_dir: str | None = None
 
 
@@ -65,15 +73,79 @@ class ConfigReport(_Model):
     losses: int = Field(0, exclude=True)
 
 
+class RedundantSeat(_Model):
+    """The seat whose removal lowers n_eff least, and the majority vote of the members' stored
+    answers with and without it on the same items (the run holds no council without it)."""
+
+    seat: str
+    n_eff_without: float
+    vote_accuracy: float | None  # majority of every member's answer
+    vote_accuracy_without: float | None  # majority of the other members' answers
+
+
+class EffectiveVotes(_Model):
+    """How many independent votes the members are worth (core/eval/independence.py)."""
+
+    members: int
+    items: int  # the items every member answered
+    mean_correlation: float | None  # ρ̄: the mean pairwise phi of their correctness
+    n_eff: float | None  # n / (1 + (n − 1) ρ̄)
+    most_redundant: RedundantSeat | None = None
+
+
+class ErrorCorrelation(_Model):
+    """phi[i][j]: Pearson's phi of members[i]'s and members[j]'s correctness (None: one is constant)."""
+
+    members: list[str]
+    phi: list[list[float | None]]
+
+
+class ConsensusBand(_Model):
+    """The council's accuracy on the items whose consensus fell in [low, high) (100 included in the last)."""
+
+    low: int
+    high: int
+    items: int
+    accuracy: float | None  # the council's, on those items
+    best_member_accuracy: float | None  # the best member's, on the same items
+
+
+class ConsensusReport(_Model):
+    """A council configuration's accuracy by consensus band (core/eval/doubt.py), for the rubric
+    consensus and for Kendall's W (×100), and the threshold under which it was unsure: below it
+    the council was less accurate than its best member (0: never)."""
+
+    config: str
+    measure: str  # what the threshold is measured on: "rubric" or "kendall_w"
+    rubric: list[ConsensusBand] = Field(default_factory=list)
+    kendall_w: list[ConsensusBand] = Field(default_factory=list)
+    unsure_below: int = 0
+    unsure_items: int = 0  # items under the threshold
+    unsure_accuracy: float | None = None  # the council's accuracy on them
+    versus: str | None = None  # the best member it was compared with
+
+
 class EvalReport(_Model):
     run: str
     dataset: str
     configs: list[ConfigReport]
+    effective_votes: EffectiveVotes | None = None
+    error_correlation: ErrorCorrelation | None = None
+    consensus: list[ConsensusReport] = Field(default_factory=list)
     scorer: str = Field("", exclude=True)
     items: int = Field(0, exclude=True)
     complete: bool = Field(True, exclude=True)
     self_consistency: str | None = Field(None, exclude=True)  # "model × k"
+    self_moa: str | None = Field(None, exclude=True)  # "model × k"
     log_dir: str | None = Field(None, exclude=True)
+
+
+class Recommendation(_Model):
+    """`council eval --recommend`: the strategy `best` runs now for the configured line-up, and the
+    rows of the modes it chose among (empty without an eval run of the line-up)."""
+
+    strategy: Strategy
+    configs: list[ConfigReport] = Field(default_factory=list)
 
 
 class EvalRunSummary(_Model):

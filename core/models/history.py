@@ -61,6 +61,9 @@ class ChannelSettings(Model):
     # Models an asker may choose per question; None: the channel's members, their
     # fallbacks and its chairman (core/channels/admin.py: allowed_models).
     allowed_models: list[str] | None = None
+    # Who is mentioned in the thread when an answer here is unsure (core/models/doubt.py's
+    # `kind:id` form: a Slack user group or user, a Discord role); None: nobody.
+    unsure_mention: str | None = None
     # Each seat's lens set by the channel's admins (seat -> Lens); None: COUNCIL_SEATS_FILE's.
     lenses: dict[str, Lens] | None = None
 

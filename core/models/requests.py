@@ -11,9 +11,11 @@ from pydantic import ConfigDict, Field
 
 from core.models.base import Model, new_council_id, utcnow
 from core.models.deliberation import Lens, seat_of_key
+from core.models.doubt import UnsureThreshold
 from core.models.files import ExtractedAttachment
 from core.models.rubric import Rubric
 from core.models.search import SearchResult
+from core.models.strategy import Strategy
 from core.modes import MODES as MODES  # what each mode does: core/modes.py
 from core.modes import CouncilMode as CouncilMode
 
@@ -114,6 +116,11 @@ class CouncilConfig(Model):
     # What reviewers score each response on besides ranking it (COUNCIL_RUBRIC; None: no scores,
     # as in councils stored before rubrics existed).
     rubric: Rubric | None = None
+    # Below this consensus the result says it is unsure (the line-up's last eval run, else
+    # COUNCIL_UNSURE_BELOW; None: never), and the strategy `best` chose (None: no `best` asked).
+    unsure_below: UnsureThreshold | None = None
+    strategy: Strategy | None = None
+    unsure_mention: str | None = None  # the channel's `kind:id` to mention when unsure (core/models/doubt.py)
     # Revision rounds after stage 1 (refine mode, COUNCIL_ROUNDS; core/engine/rounds.py): at most this many.
     rounds: int = 0
     # Each seat's lens (persona, temperature, answer length), by its spec: only its own prompts see it.

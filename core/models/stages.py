@@ -11,6 +11,7 @@ from pydantic import AliasChoices, Field
 from core.models.base import ErrorInfo, Model, Usage, utcnow
 from core.models.deliberation import RevisionRound
 from core.models.disagreement import Disagreement
+from core.models.doubt import Unsure, judge
 from core.models.requests import CouncilRequest
 
 
@@ -190,3 +191,11 @@ class CouncilResult(Model):
     def escalated(self) -> bool | None:
         """Auto mode: whether the full council deliberated (None: another mode, or never checked)."""
         return self.agreement.escalated if self.agreement is not None else None
+
+    @property
+    def unsure(self) -> Unsure | None:
+        """Whether its consensus fell under the threshold its config carried (core/models/doubt.py):
+        derived from what is stored, so a stored council says it as the live one did."""
+        if self.synthesis is None:
+            return None
+        return judge(self.aggregate, self.request.config.unsure_below)

@@ -15,6 +15,7 @@ from core.models import (
     MemberAnswer,
     Review,
     Usage,
+    measured,
 )
 from core.models.seats import fallback_note, short_cause
 from core.models.voice import (
@@ -193,6 +194,10 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         # where the members stand (core/engine/disagreement.py): agreed, contested, unique, open
         "disagreement": result.disagreement.model_dump(mode="json") if result.disagreement else None,
         "agreement": result.agreement.model_dump(mode="json") if result.agreement else None,
+        # measured doubt (its consensus under the line-up's eval threshold) and the strategy `best` chose
+        "unsure": result.unsure is not None,
+        "unsure_line": measured.unsure_line(result.unsure) if result.unsure is not None else None,
+        "strategy": result.request.config.strategy.model_dump(mode="json") if result.request.config.strategy else None,
         # refine mode: one list per round run, `{"member", "moved", "toward"}` per member
         "rounds": [r.moves() for r in result.rounds],
         "rounds_ended": result.rounds[-1].ended if result.rounds else None,
@@ -285,6 +290,8 @@ def _md_header(result: CouncilResult) -> list[str]:
 
 def _md_final_answer(result: CouncilResult) -> list[str]:
     out = ["## Final answer", ""]
+    for line in measured.lead_lines(result):  # measured doubt and `best`'s strategy come first
+        out += [f"> {line}", ""]
     if result.synthesis is not None:
         synthesis = result.synthesis
         who = written_by(synthesis)

@@ -26,6 +26,7 @@ from core.models import (
 from core.models.browse import HeadToHead
 from core.models.seats import seat_models
 from core.records import bias
+from core.records.agreement import agreement as ballot_agreement
 from core.records.export import to_json, to_markdown
 from core.records.feedback import FeedbackStore
 from core.storage import Storage
@@ -161,8 +162,12 @@ class CouncilQueries:
         )
 
     async def head_to_head(self, origin: Origin | None = None, scope: HistoryScope = "all") -> HeadToHead:
-        """Pairwise wins over the stored ballots of `scope` (the leaderboard's running totals)."""
-        ballots = await self.storage.stats.ballot_counts(**_place_filters(origin, scope))
+        """Pairwise wins over the stored ballots of `scope` (the leaderboard's running totals), and
+        how often two reviewers' ballots agreed."""
+        place = _place_filters(origin, scope)
+        ballots, cast = await asyncio.gather(
+            self.storage.stats.ballot_counts(**place), self.storage.stats.reviewer_ballots(**place)
+        )
         pairs: dict[tuple[str, str], int] = {}
         for order, n in zip(ballots.orders, ballots.counts):
             for i, better in enumerate(order):
@@ -171,7 +176,8 @@ class CouncilQueries:
         names = {model for pair in pairs for model in pair}
         total = {m: sum(n for (better, _), n in pairs.items() if better == m) for m in names}
         models = sorted(names, key=lambda m: (-total[m], m))
-        return HeadToHead(models=models, wins=[[pairs.get((a, b), 0) for b in models] for a in models])
+        wins = [[pairs.get((a, b), 0) for b in models] for a in models]
+        return HeadToHead(models=models, wins=wins, agreement=ballot_agreement(cast))
 
     async def usage(self, origin: Origin | None = None, days: int = 30) -> list[DailyUsage]:
         """Councils, tokens and cost per UTC day, for one channel or everything."""

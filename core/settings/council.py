@@ -52,6 +52,14 @@ class CouncilSettings(SettingsGroup):
         description="Reviewers per answer in large councils (N*k reviews instead of N*(N-1)); "
         "empty: every other member.",
     )
+    unsure_below: int = Field(
+        0,
+        alias="COUNCIL_UNSURE_BELOW",
+        ge=0,
+        le=101,
+        description="Consensus (0-100) under which an answer says first that the council is unsure, when its "
+        "line-up has no eval run to measure it: 0 never, 101 always.",
+    )
     mode: CouncilMode = Field(
         "standard",
         alias="COUNCIL_MODE",

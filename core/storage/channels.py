@@ -87,6 +87,7 @@ def _from_row(r: Row) -> ChannelSettings:
         search=bool(r["search"]) if r["search"] is not None else None,
         mode=r["mode"],
         allowed_models=json.loads(r["allowed_models"]) if r["allowed_models"] is not None else None,
+        unsure_mention=r["unsure_mention"],
         lenses=_lenses(r["lenses"]),
     )
 
@@ -100,15 +101,17 @@ def _lenses(value: str | None) -> dict[str, Lens] | None:
 async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> None:
     await tx.execute(
         """INSERT INTO channel_settings (channel_key, members, chairman, user_limit_per_hour,
-           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search, mode, allowed_models, lenses)
+           channel_limit_per_hour, daily_budget_usd, updated_at, updated_by, search, mode, allowed_models, lenses,
+           unsure_mention)
            VALUES (:channel_key, :members, :chairman, :user_limit_per_hour, :channel_limit_per_hour,
-           :daily_budget_usd, :updated_at, :updated_by, :search, :mode, :allowed_models, :lenses)
+           :daily_budget_usd, :updated_at, :updated_by, :search, :mode, :allowed_models, :lenses, :unsure_mention)
            ON CONFLICT (channel_key) DO UPDATE SET members = excluded.members, chairman = excluded.chairman,
            user_limit_per_hour = excluded.user_limit_per_hour,
            channel_limit_per_hour = excluded.channel_limit_per_hour,
            daily_budget_usd = excluded.daily_budget_usd, updated_at = excluded.updated_at,
            updated_by = excluded.updated_by, search = excluded.search, mode = excluded.mode,
-           allowed_models = excluded.allowed_models, lenses = excluded.lenses""",
+           allowed_models = excluded.allowed_models, lenses = excluded.lenses,
+           unsure_mention = excluded.unsure_mention""",
         {
             "channel_key": settings.channel_key,
             "members": dumps(settings.members) if settings.members is not None else None,
@@ -121,6 +124,7 @@ async def _upsert(tx: Transaction, settings: ChannelSettings, actor_id: str) -> 
             "search": int(settings.search) if settings.search is not None else None,
             "mode": settings.mode,
             "allowed_models": dumps(settings.allowed_models) if settings.allowed_models is not None else None,
+            "unsure_mention": settings.unsure_mention,
             "lenses": dumps({seat: lens.model_dump(mode="json") for seat, lens in settings.lenses.items()})
             if settings.lenses is not None
             else None,

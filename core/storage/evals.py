@@ -1,4 +1,5 @@
-"""`council eval` runs and their samples (migrations/0012_eval_runs.sql). A sample is written
+"""`council eval` runs and their samples (migrations/0012_eval_runs.sql; each council sample's
+consensus, 0025_measured_doubt.sql). A sample is written
 the moment it is scored, one row each, so a run killed at any point keeps every answer it paid for."""
 
 from __future__ import annotations
@@ -54,13 +55,14 @@ class EvalRepository:
         """Store one scored sample (scoring it again replaces it)."""
         await self._db.execute(
             """INSERT INTO eval_samples (run_id, config, item_id, position, answer, correct, calls, prompt_tokens,
-                   completion_tokens, cost_usd, latency_s, escalated, error, scored_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   completion_tokens, cost_usd, latency_s, escalated, error, scored_at, consensus, agreement_w)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (run_id, config, item_id) DO UPDATE SET
                    answer = excluded.answer, correct = excluded.correct, calls = excluded.calls,
                    prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
                    cost_usd = excluded.cost_usd, latency_s = excluded.latency_s, escalated = excluded.escalated,
-                   error = excluded.error, scored_at = excluded.scored_at""",
+                   error = excluded.error, scored_at = excluded.scored_at, consensus = excluded.consensus,
+                   agreement_w = excluded.agreement_w""",
             (
                 run_id,
                 sample.config,
@@ -76,6 +78,8 @@ class EvalRepository:
                 None if sample.escalated is None else int(sample.escalated),
                 sample.error,
                 time.time(),
+                sample.consensus,
+                sample.agreement_w,
             ),
         )
 
@@ -100,6 +104,8 @@ class EvalRepository:
                 latency_s=row["latency_s"],
                 escalated=None if row["escalated"] is None else bool(row["escalated"]),
                 error=row["error"],
+                consensus=row["consensus"],
+                agreement_w=row["agreement_w"],
             )
             for row in rows
         ]
@@ -124,6 +130,15 @@ class EvalRepository:
             )
             for row in rows
         ]
+
+    async def finished(self, limit: int = 50) -> list[tuple[str, EvalPlan]]:
+        """(id, plan) of the newest finished runs, newest first (their reports: `report`)."""
+        rows = await self._db.fetchall(
+            "SELECT id, plan FROM eval_runs WHERE status = 'finished' AND report IS NOT NULL "
+            "ORDER BY finished_at DESC LIMIT ?",
+            (limit,),
+        )
+        return [(row["id"], EvalPlan.model_validate_json(row["plan"])) for row in rows]
 
     async def report(self, run_id: str) -> str | None:
         rows = await self._db.fetchall("SELECT report FROM eval_runs WHERE id = ?", (run_id,))

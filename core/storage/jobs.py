@@ -31,8 +31,10 @@ PAYLOAD_VERSION = 1
 # releases before them, which run the council without them (the rubric: a council without scores)
 # instead of failing the job. Add a field here when it joins a stored request.
 LATER_FIELDS: dict[str, tuple[str, ...]] = {
-    "config": ("rubric", "rounds", "lenses", "samples", "sample_temperature"),
-}
+    "config": (
+        "rubric", "rounds", "lenses", "samples", "sample_temperature", "unsure_below", "strategy", "unsure_mention",
+    ),
+}  # fmt: skip
 
 
 def split_request(request: CouncilRequest) -> tuple[str, str | None]:

@@ -27,6 +27,19 @@ class StatsRepository:
         orders = json.loads("[" + ",".join([row[0] for row in rows]) + "]")
         return BallotOrders.model_construct(orders=orders, councils=councils)
 
+    async def reviewer_ballots(
+        self, *, platform=None, workspace_id=None, channel_id=None
+    ) -> list[tuple[str, str, list[str]]]:
+        """(council id, reviewer, its ballot's model ids best first) of every non-empty parsed
+        ballot, oldest council first."""
+        where, params = filters(platform, workspace_id, channel_id, prefix="c.")
+        rows = await self._db.fetchall(
+            "SELECT r.council_id, r.reviewer, r.ballot_models FROM reviews r JOIN councils c ON c.id = r.council_id "
+            f"WHERE {where} AND r.ballot_models != '[]' ORDER BY c.created_at, c.id, r.position",
+            params,
+        )
+        return [(row[0], row[1], json.loads(row[2])) for row in rows]
+
     async def ballot_counts(self, *, platform=None, workspace_id=None, channel_id=None) -> BallotCounts:
         """Each distinct non-empty ballot (model ids, best first) with how often it was cast, in a
         fixed order, from the running totals (a few hundred rows however long the history)."""
