@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, NoReturn
 
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_REFUSED
+from core.modes import MODES, modes_help
 
 if TYPE_CHECKING:  # what `add_subparsers` returns (argparse has no public name for it)
     from core.settings import Settings
@@ -65,12 +66,8 @@ def _add_ask(sub: _Subparsers) -> None:
     ask.add_argument("--chairman", help="chairman model id or seat primary|fallback (overrides COUNCIL_CHAIRMAN)")
     ask.add_argument(
         "--mode",
-        choices=["standard", "quick", "auto", "refine", "self-moa", "best"],
-        help="standard: answers, peer reviews, synthesis; quick: two members answer, the chairman compares them; "
-        "auto: two members answer, and the whole council deliberates only if they disagree; refine: the members "
-        "revise their answers after reading each other's (COUNCIL_ROUNDS rounds), then reviews and synthesis; "
-        "self-moa: the best member answers several times and the chairman aggregates the samples; "
-        "best: the mode this line-up's latest `council eval` run measured cheapest among the most accurate",
+        choices=MODES,
+        help=modes_help(),
     )
     ask.add_argument(
         "--file",

@@ -30,7 +30,7 @@ from core.models import (
     StageStarted,
     seats,
 )
-from core.models.deliberation_lines import round_line
+from core.models.voice import round_line
 
 
 @dataclass

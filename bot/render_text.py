@@ -24,8 +24,23 @@ from core.models import (
     counted,
     measured,
 )
-from core.models.lines import WAITING_FOR_MEMORY, consensus_text, dissent_lines, score_lines
 from core.models.text import clip as clip  # other renderers import it from here
+from core.models.voice import (
+    WAITING_FOR_MEMORY,
+    Author,
+    agreement_text,
+    agreement_word,
+    author_note,
+    author_of,
+    check_line,
+    consensus_text,
+    dissent_lines,
+    judging_line,
+    other_notices,
+    score_lines,
+    stage_progress,
+)
+from core.models.voice import short_model as short_model  # other renderers import it from here
 
 ZWSP = "\u200b"
 
@@ -49,15 +64,6 @@ def neutralize_discord(text: str) -> str:
     return _DISCORD_REF.sub(lambda m: "<" + ZWSP + m.group(1) + ">", text)
 
 
-def short_model(model: str) -> str:
-    """`openrouter:openai/gpt-5.1` -> `gpt-5.1`: enough to recognise, short enough for a table."""
-    return (
-        model.split(":", 1)[-1].rsplit("/", 1)[-1]
-        if "/" in model or model.startswith(("local:", "openrouter:"))
-        else model
-    )
-
-
 def ranking_line(aggregate: Aggregate | None) -> str:
     """One compact line: `1. gpt-5.1 (1.33, 3 votes) · 2. ... · agreement W=0.78`, then a line per
     minority view (core/engine/dissent.py)."""
@@ -72,7 +78,7 @@ def ranking_line(aggregate: Aggregate | None) -> str:
         parts.append(f"{entry.position}. {short_model(entry.model)} ({mean}, {votes})")
     line = " · ".join(parts)
     if aggregate.agreement_w is not None:
-        line += f" · agreement W={aggregate.agreement_w:.2f}"
+        line += f" · agreement {agreement_text(aggregate.agreement_w)}"
     if (consensus := consensus_text(aggregate)) is not None:
         line += f" · {consensus}"
     return "\n".join([line, *dissent_lines(aggregate)])
@@ -92,7 +98,7 @@ def aggregate_table(aggregate: Aggregate | None) -> str:
         )
     footer = f"ballots used: {aggregate.ballots_used}, unreadable: {aggregate.ballots_unparsed}"
     if aggregate.agreement_w is not None:
-        footer += f", Kendall's W: {aggregate.agreement_w:.2f}"
+        footer += f", Kendall's W: {aggregate.agreement_w:.2f} ({agreement_word(aggregate.agreement_w)})"
     if (consensus := consensus_text(aggregate)) is not None:
         footer += f", {consensus}"
     scores = "".join(f"\nscores {line}" for line in score_lines(aggregate))
@@ -120,13 +126,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
         lines.append(f":hourglass: Waiting for a free slot (position {progress.queued_position} in the queue)")
         return lines
     answered = progress.counts()[0]
-    stage_names = {
-        0: "starting",
-        1: "Stage 1/3: members answer",
-        2: "Stage 2/3: anonymous peer review",
-        3: "Stage 3/3: chairman synthesis",
-    }
-    lines.append(stage_names.get(progress.stage, "working"))
+    lines.append(stage_progress(progress.stage))
     if progress.schedule and progress.stage == 1:
         lines.append(f"🧮 in memory: {progress.schedule}")
     for member in progress.members.values():
@@ -156,13 +156,11 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
 def agreement_lines(progress: CouncilProgress) -> list[str]:
     """Auto mode's check of the first two answers, while it runs and once decided."""
     if progress.judging is not None:
-        return [f"⚖️ {short_model(progress.judging)} checks whether the first two answers agree…"]
+        return [f"⚖️ {judging_line(short_model(progress.judging))}…"]
     check = progress.agreement
     if check is None:
         return []
-    if check.escalated:
-        return [f"↗️ Escalated: {check.reason}; the whole council deliberates."]
-    return [f"🤝 {check.reason[0].upper()}{check.reason[1:]}."]
+    return [f"{'↗️' if check.escalated else '🤝'} {check_line(check)}"]
 
 
 def result_header(result: CouncilResult, *, stand_in: bool = True, lead: bool = True) -> str:
@@ -176,13 +174,15 @@ def result_header(result: CouncilResult, *, stand_in: bool = True, lead: bool = 
         return ":octagonal_sign: The council was stopped."
     # Measured doubt and the strategy `best` chose come before everything else.
     lines = [f":grey_question: {line}" for line in measured.lead_lines(result)] if lead else []
-    stood_in = result.synthesis is not None and result.synthesis.stood_in
-    if result.synthesis is not None and stood_in and stand_in:
-        lines.append(f":warning: {result.synthesis.note or 'The chairman failed; a member synthesized this answer.'}")
+    infos = other_notices(result)
+    note = author_note(result)
+    if note is not None and result.synthesis is not None and author_of(result.synthesis) is Author.STAND_IN:
+        lines += [f":warning: {note}"] if stand_in else []
+    elif note is not None:  # an answer standing as written: why, first of the notices
+        infos.insert(0, note)
     # A chairman seat's fallback note (by_chairman) is one of the notices like the members' ones.
-    others = [n for n in result.notices if not stood_in or result.synthesis is None or n != result.synthesis.note]
-    if others:
-        lines.append(":information_source: " + " ".join(others))
+    if infos:
+        lines.append(":information_source: " + " ".join(infos))
     return "\n".join(lines)
 
 

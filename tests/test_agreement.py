@@ -8,7 +8,7 @@ import pytest
 
 from bot.render_text import ranking_line
 from core.models import CouncilConfig, CouncilRequest, CouncilStatus
-from core.models.lines import result_composition_line
+from core.models.voice import result_composition_line
 from core.ranking import kendall_w
 from core.records.export import to_markdown
 from tests import ranking_reference as ref

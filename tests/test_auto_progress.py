@@ -44,7 +44,7 @@ async def test_an_escalation_is_shown_as_it_happens(server, router):
     transcript = CouncilTranscript()
     for event in events[:-1]:
         transcript.on_event(event)
-    assert "- Escalated: the first two answers disagreed." in transcript.reasoning
+    assert "**Escalated: the first two answers disagreed.** The whole council deliberates" in transcript.reasoning
 
 
 async def test_answers_that_agree_end_without_the_review_and_say_why(server, router):

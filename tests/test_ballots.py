@@ -12,7 +12,7 @@ from core.engine import ballots
 from core.engine.dissent import reason
 from core.engine.weights import auto_weight
 from core.models import CouncilRequest, ParseStatus
-from core.models.lines import dissent_line, dissent_lines
+from core.models.voice import dissent_line, dissent_lines
 from core.records.export import to_document, to_markdown
 from core.service import CouncilService
 from tests import test_council as engine

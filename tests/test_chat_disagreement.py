@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from core.models.lines import DIFFER_TITLE
+from core.models.voice import DIFFER_TITLE
 from tests.llm_server import council_member
 from tests.test_discord_adapter import answer_messages, ephemeral_replies, wait_finished
 from tests.test_discord_adapter import env as discord_env  # noqa: F401 (fixture)

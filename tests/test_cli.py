@@ -66,7 +66,7 @@ async def test_ask_shows_live_progress_on_stderr(tmp_path, llm):
     assert code == 0, err
     assert "Stage 1" in err and "Stage 2" in err and "Stage 3" in err
     assert "alpha answered" in err and "review by gamma" in err
-    assert "Final answer (Chairman: beta)" in out and "Aggregate ranking" in out
+    assert "Final answer by the chairman, beta" in out and "Aggregate ranking" in out
 
 
 async def test_the_terminal_prints_a_long_answer_whole(tmp_path, llm):

@@ -191,7 +191,7 @@ async def test_final_answer_is_shown_once_when_stdout_and_stderr_are_one_termina
         os.close(primary)
     assert await asyncio.to_thread(process.wait, 30) == 0
     assert screen.count("Final answer by beta: 42.") == 1, screen
-    assert "Final answer (Chairman: beta): shown above" in screen
+    assert "Final answer by the chairman, beta: shown above" in screen
 
 
 async def test_final_answer_still_reaches_a_pipe(tmp_path, llm):

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from bot.api.mcp_tools import _answer
 from bot.api.openai_types import council_metadata
 from core.models import CouncilConfig, CouncilRequest
-from core.models.lines import composition_line
 from core.models.search import SearchResult
+from core.models.voice import composition_line
 from core.ranking import composition
 from core.records.export import to_markdown
 from tests import ranking_reference as ref

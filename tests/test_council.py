@@ -155,7 +155,7 @@ async def test_happy_path_four_members(server, router):
     tokens = [e for e in events if isinstance(e, ChairmanToken)]
     assert len(tokens) >= 5 and {t.model for t in tokens} == {CHAIR}
     assert "".join(t.delta for t in tokens) == SYNTHESIS
-    assert k[-2:] == ["chairman_finished", "finished"]
+    assert k[-3:] == ["chairman_finished", "review_finished", "finished"]  # M3's came after the answer
 
     assert result.status is CouncilStatus.OK and result.notices == [] and result.error is None
     assert result.label_to_model == {"A": M1, "B": M2, "C": M3, "D": M4}
@@ -172,7 +172,8 @@ async def test_happy_path_four_members(server, router):
     ]
     assert all(r.parse_status is ParseStatus.COMPLETE for r in result.reviews)
     assert review_of(result, M2).ballot_models == [M3, M1, M4]
-    agg = result.aggregate
+    agg = result.late_aggregate  # with M3's ballot, which came after the synthesis began
+    assert agg is not None
     assert [(e.model, e.label, e.position) for e in agg.entries] == [
         (M3, "C", 1),
         (M1, "A", 2),
@@ -184,10 +185,13 @@ async def test_happy_path_four_members(server, router):
     assert agg.method == "mean_rank" and agg.ballots_used == 4 and agg.ballots_unparsed == 0
     assert agg.agreement_w is not None and 0.0 <= agg.agreement_w <= 1.0
 
-    assert agg.ballots_late == 1  # M3's, counted in the stored aggregate above
+    assert agg.ballots_late == 1 and review_of(result, M3).late  # M3's, ranked again above
     ready = next(e for e in events if isinstance(e, AggregateReady))  # what the chairman saw: 3 ballots
     assert ready.label_to_model == result.label_to_model and ready.aggregate.ballots_used == 3
+    assert ready.aggregate == result.aggregate  # the ranking shown with the answer is the chairman's
     assert ready.aggregate.entries[0].model == agg.entries[0].model == M3
+    late = [e.review.reviewer for e in events[events.index(ready) :] if isinstance(e, ReviewFinished)]
+    assert late == [M3]  # told, after the answer
     assert result.synthesis.text == SYNTHESIS and result.synthesis.by_chairman and result.synthesis.note is None
     assert set(result.timings) == {"stage1_s", "stage2_s", "stage3_s", "total_s", "late_reviews_s"}
     assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
@@ -366,9 +370,10 @@ async def test_unparseable_ballot_is_recorded_with_status_none(server, router):
     assert result.aggregate.ballots_used == 3 and result.aggregate.ballots_unparsed == 1
     assert result.status is CouncilStatus.DEGRADED
     assert any(M2 in n and "no ranking" in n for n in result.notices)
-    # M3's ballot may come after the others had already decided the first place (then it is late).
-    on_time = len([e for e in events if isinstance(e, ReviewFinished)])
-    assert len(result.reviews) == 4 and on_time + result.aggregate.ballots_late == 4
+    # M3's ballot may come after the others had already decided the first place (then it is late):
+    # every review is told, a late one after the answer.
+    told = [e.review for e in events if isinstance(e, ReviewFinished)]
+    assert len(result.reviews) == 4 and len(told) == 4
 
 
 async def test_no_ballot_parsed_means_ranking_unavailable_but_synthesis_runs(server, router):

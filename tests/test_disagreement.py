@@ -14,7 +14,7 @@ from bot.api.mcp_tools import _answer
 from bot.api.openai_types import council_metadata
 from core.engine.disagreement import SectionScreen
 from core.models import ChairmanToken, CouncilConfig, CouncilRequest, CouncilStatus
-from core.models.lines import DIFFER_TITLE, differ_lines
+from core.models.voice import DIFFER_TITLE, differ_lines
 from core.ranking import measure_disagreement, parse_disagreement
 from core.records.export import to_document, to_markdown
 from tests.factories import run_council_to_end, scripted_router

@@ -92,7 +92,7 @@ def test_medium_answer_is_split_without_file():
 def test_degraded_result_says_so_first():
     messages = render.result_messages(result(answer_chars=200, status=CouncilStatus.DEGRADED, by_chairman=False))
     first = messages[0]["embeds"][0]
-    assert first.title.startswith("⚠️") and "not the chairman" in first.title
+    assert first.title.startswith("⚠️") and "standing in for the chairman" in first.title
     assert first.description.startswith("⚠️ The chairman timed out")
 
 

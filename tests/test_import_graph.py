@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DOOR = ("core.service", "core.models", "core.settings", "core.errors", "core.paths")
+DOOR = ("core.service", "core.models", "core.settings", "core.errors", "core.paths", "core.modes")
 PLATFORM_LIBRARIES = ("bot", "slack_bolt", "slack_sdk", "discord")
 
 # The floors of core, bottom first: a module imports from its own floor or the floors below, never
@@ -26,6 +26,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "core.database_url",
             "core.errors",
             "core.models",
+            "core.modes",  # the modes' names and descriptions (imports nothing: the CLI's help)
             "core.paths",
             "core.ranking",
             "core.settings",

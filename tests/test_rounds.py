@@ -25,8 +25,8 @@ from core.models import (
     RoundStarted,
 )
 from core.models.deliberation import PRESETS, lens_of
-from core.models.deliberation_lines import ENDED_CONVERGED, ENDED_NO_MOVE, ENDED_SYNTHESIZE, round_line, self_moa_line
 from core.models.seats_file import parse_seats, read_seats_file
+from core.models.voice import ENDED_CONVERGED, ENDED_NO_MOVE, ENDED_SYNTHESIZE, round_line, self_moa_line
 from core.records.export import to_document, to_markdown
 from core.settings import Settings, load_settings
 from core.shared.redact import Redactor

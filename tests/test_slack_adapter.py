@@ -372,7 +372,9 @@ async def test_progress_is_throttled_and_streams_the_chairman(env, llm):
     limited = next(i for i, c in enumerate(updates) if c.status == 429)
     assert updates[limited + 1].at - updates[limited].at >= 1.0  # Retry-After honoured
     running = [section_texts(c.args["blocks"]) for c in done[:-1]]
-    assert any("✅ alpha" in t and "⏳" in t for t in running) or any("Stage 2/3" in t for t in running)
+    assert any("✅ alpha" in t and "⏳" in t for t in running) or any(
+        "Stage 2 · anonymous peer review" in t for t in running
+    )
     assert any("word1" in t and "END." not in t for t in running), running  # the chairman's text streaming
     assert all(any(b["type"] == "actions" for b in c.args["blocks"]) for c in done[:-1])
     assert "Done" in section_texts(done[-1].args["blocks"])
@@ -544,7 +546,7 @@ async def test_stage_buttons_open_modals_after_restart(env, llm, tmp_path):
             assert status == 200
         await fake.wait_for(lambda: len(fake.views) == 3)
         titles = [v["title"]["text"] for v in fake.views]
-        assert titles == ["Stage 1 · Answers", "Stage 2 · Reviews", "Aggregate ranking"]
+        assert titles == ["Stage 1 · answers", "Stage 2 · reviews", "Aggregate ranking"]
         for view in fake.views:
             assert len(view["title"]["text"]) <= 24
             check_blocks(view["blocks"], MODAL_BLOCKS)

@@ -179,7 +179,7 @@ def test_status_message_while_streaming():
     assert message["blocks"][0]["block_id"] == "council-s-abc123"
     assert message["blocks"][-1]["type"] == "actions"
     assert "<!here>" not in texts(message["blocks"])
-    assert "Stage 3/3" in message["blocks"][0]["text"]["text"]
+    assert "Stage 3 · chairman synthesis" in message["blocks"][0]["text"]["text"]
     done = render.status_message("abc123", None, running=False, final="done")
     assert [b["type"] for b in done["blocks"]] == ["section", "context"]
     assert done["blocks"][0]["block_id"] == "council-s-abc123"

@@ -121,7 +121,7 @@ async def test_a_council_page_puts_the_final_answer_first_and_shows_every_stage(
     assert "The chairman (m-a) failed: timeout; m-b synthesized this answer instead." in html
     assert "Extracted ballot:</strong> 1. m-b 2. m-c" in html  # de-anonymised, as the parser read it
     assert "Extracted ballot:</strong> none (none)" in html  # the review nothing could be read from
-    assert "W = 0.75" in html and "<svg" in html  # the agreement meter and the timeline
+    assert "W=0.75 (strong)" in html and "<svg" in html  # the agreement meter and the timeline
     assert 'data-tab-label="m-a"' in html and "Failed: the API key was rejected (401)" in html
     markdown = await web.get("/c/c0ffee0000000001/export.md")
     assert markdown.headers["content-type"].startswith("text/markdown") and "Paris." in markdown.text

@@ -24,7 +24,7 @@ from bot.api.keys import LOCAL_USER
 from bot.api.openai_types import ApiError, ChatRequest, chunk_body, completion_body, council_metadata, usage_chunk
 from bot.api.transcript import CouncilTranscript, Deltas
 from core.models import Actor, AnswerFormat, CouncilFinished, CouncilResult, CouncilStatus
-from core.models.said import link_line
+from core.models.voice import link_line
 from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,16 @@ from core.models import (
     Origin,
     measured,
 )
-from core.models.deliberation_lines import deliberation_lines
+from core.models.voice import (
+    MODE_DESCRIPTIONS,
+    author_note,
+    author_of,
+    ballots_read,
+    deliberation_lines,
+    failed_members,
+    late_line,
+    written_by,
+)
 from core.service import CouncilService
 
 if TYPE_CHECKING:
@@ -33,6 +42,14 @@ if TYPE_CHECKING:
 
 
 PACKAGE = "llm-council-bot"
+CONSULT_DESCRIPTION = (
+    "Ask the council a question. Returns the final answer, who wrote it, the aggregate ranking of the "
+    "members' answers and the reviewers' agreement (Kendall's W). `mode`: "
+    + "; ".join(
+        f"{mode}{' (default)' if mode == 'standard' else ''}: {what}" for mode, what in MODE_DESCRIPTIONS.items()
+    )
+    + ". `members`/`chairman`: model ids replacing the configured council for this question."
+)
 
 
 class RankedModel(BaseModel):
@@ -48,6 +65,15 @@ class CouncilAnswer(BaseModel):
     answer: str
     written_by: str | None
     by_chairman: bool
+    # chairman, as_written (auto mode: the first two answers agreed) or stand_in (the chairman failed),
+    # and the sentence saying so when it was not simply the chairman
+    author: str | None = None
+    author_line: str | None = None  # `as written by alpha`
+    author_note: str | None = None
+    failed_members: list[str] = []  # `gamma gave no answer: <cause>` for each member that failed
+    ballots: str | None = None  # `Ballots read: 2 of 3` (of the reviews the chairman was given)
+    late_reviews: str | None = None  # the reviews that arrived after the synthesis began, and their ranking
+    mode: str = "standard"
     ranking: list[RankedModel]
     agreement_w: float | None
     consensus: float | None = None  # of the rubric scores, 0-100
@@ -102,6 +128,13 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         answer=text,
         written_by=result.synthesis.model if result.synthesis else None,
         by_chairman=bool(result.synthesis and result.synthesis.by_chairman),
+        author=author_of(result.synthesis).value if result.synthesis else None,
+        author_line=written_by(result.synthesis) if result.synthesis else None,
+        author_note=author_note(result),
+        failed_members=failed_members(result),
+        ballots=ballots_read(result),
+        late_reviews=late_line(result),
+        mode=result.request.config.mode,
         ranking=[
             RankedModel(position=e.position, model=e.model, average_rank=e.average_rank, votes=e.rankings_count)
             for e in (aggregate.entries if aggregate else [])
@@ -139,7 +172,7 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
     )
 
     # The tools' names, parameters and docstrings are what MCP clients see; their work is below.
-    @server.tool()
+    @server.tool(description=CONSULT_DESCRIPTION)
     async def consult_council(
         question: str,
         ctx: Context,
@@ -147,12 +180,7 @@ def build_mcp(service: CouncilService, keys: ApiKeys) -> MCPServer:
         members: list[str] | None = None,
         chairman: str | None = None,
     ) -> CouncilAnswer:
-        """Ask the council a question. Returns the final answer, the aggregate ranking of the
-        members' answers and the reviewers' agreement (Kendall's W). `mode`: standard (default), quick
-        (two members, compared by the chairman), auto (two members; the whole council only if they
-        disagree), refine (the members revise after reading each other's answers) or self-moa (the best
-        member sampled several times, aggregated by the chairman);
-        `members`/`chairman`: model ids replacing the configured council for this question."""
+        """Ask the council a question (the description MCP clients see: CONSULT_DESCRIPTION)."""
         caller = _caller(ctx, keys)
         run = await _start(service, caller, question, mode, members, chairman)
         transcript, result = await _follow(service, caller, run, ctx)

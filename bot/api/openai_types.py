@@ -22,8 +22,8 @@ from core.errors import (
     UnknownModels,
 )
 from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage, measured
-from core.models.deliberation_lines import self_moa_line
 from core.models.files import IncomingFile
+from core.models.voice import author_note, author_of, ballots_read, failed_members, late_line, self_moa_line, written_by
 
 _TEXT_PARTS = {"text", "input_text"}
 # The longest Retry-After the openai SDKs wait out; past it they retry at once, to no purpose.
@@ -305,6 +305,13 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
         "status": result.status.value,
         "mode": config.mode,
         "escalated": result.escalated,
+        # who wrote the answer (chairman, as_written, stand_in) and the sentence saying so
+        "author": author_of(result.synthesis).value if result.synthesis else None,
+        "author_line": written_by(result.synthesis) if result.synthesis else None,
+        "author_note": author_note(result),
+        "failed_members": failed_members(result),
+        "ballots": ballots_read(result),
+        "late_reviews": late_line(result),
         # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100),
         # with each answer's mean score per criterion (model -> criterion -> mean).
         "agreement_w": result.aggregate.agreement_w if result.aggregate else None,

@@ -34,11 +34,23 @@ from core.models import (
     StageStarted,
     measured,
 )
-from core.models.deliberation_lines import revision_line, round_line
 from core.models.doubt import judge
-from core.models.lines import WAITING_FOR_MEMORY
-
-STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
+from core.models.stages import AgreementCheck
+from core.models.voice import (
+    STAGE_TITLES,
+    WAITING_FOR_MEMORY,
+    Author,
+    author_of,
+    chairman_replaced,
+    check_line,
+    judging_line,
+    review_state,
+    revision_line,
+    round_line,
+    stand_in_note,
+    stood_as_written,
+    writer_replaced,
+)
 
 
 @dataclass
@@ -66,6 +78,7 @@ class CouncilTranscript:
         self._chairman: str | None = None
         self._writer: str | None = None  # the model whose tokens are being streamed
         self._written = ""  # what that model has written so far
+        self._check: AgreementCheck | None = None  # auto mode's check of the first two answers
 
     def on_event(self, event: CouncilEvent) -> Deltas:
         if isinstance(event, AggregateReady):
@@ -109,20 +122,24 @@ class CouncilTranscript:
         if isinstance(event, ChairmanToken):
             return Deltas(content=self._token(event))
         if isinstance(event, ChairmanFinished):
-            why = event.synthesis.note if event.synthesis.stood_in else None
+            why = self._why(event)
             return Deltas(reasoning=f"- {why}\n" if why else "", content=self._finished_text(event))
         return Deltas(reasoning=self._progress_line(event))
+
+    def _why(self, event: ChairmanFinished) -> str | None:
+        """Why the answer is not the chairman's: a stand-in's note, or why one stands as written."""
+        synthesis = event.synthesis
+        if author_of(synthesis) is Author.AS_WRITTEN:
+            return stood_as_written(self._check, synthesis, None)
+        return stand_in_note(synthesis)
 
     def _token(self, event: ChairmanToken) -> str:
         prefix = self._lead()
         if event.model != self._writer:
             if self._writer is not None:
-                prefix = (
-                    f"\n\n---\n⚠️ {short_model(self._writer)} stopped; {short_model(event.model)} writes the answer.\n\n"
-                )
+                prefix = f"\n\n---\n⚠️ {writer_replaced(short_model(self._writer), short_model(event.model))}\n\n"
             elif self._chairman and event.model != self._chairman:
-                chairman, writer = short_model(self._chairman), short_model(event.model)
-                prefix += f"⚠️ The chairman {chairman} failed; {writer} wrote this answer.\n\n"
+                prefix += f"⚠️ {chairman_replaced(short_model(self._chairman), short_model(event.model))}\n\n"
             self._writer, self._written = event.model, ""
         self._written += event.delta
         return prefix + event.delta
@@ -131,8 +148,8 @@ class CouncilTranscript:
         synthesis = event.synthesis
         if self._writer is None:
             self._writer, self._written = synthesis.model, synthesis.text
-            note = f"⚠️ {synthesis.note}\n\n" if synthesis.stood_in and synthesis.note else ""
-            return self._lead() + note + synthesis.text
+            note = stand_in_note(synthesis)
+            return self._lead() + (f"⚠️ {note}\n\n" if note else "") + synthesis.text
         if synthesis.model == self._writer and synthesis.text.startswith(self._written):
             rest = synthesis.text[len(self._written) :]
         else:
@@ -160,11 +177,12 @@ class CouncilTranscript:
             cause = event.answer.error.short() if event.answer.error else "no answer"
             return f"- {short_model(event.answer.model)} failed: {cause}\n"
         if isinstance(event, ReviewFinished):
-            return f"- {short_model(event.review.reviewer)}: {ballot_line(event.review)}\n"
+            review = event.review
+            return f"- {short_model(review.reviewer)}{review_state(review)}: {ballot_line(review)}\n"
         if isinstance(event, AggregateReady):
             return f"\nAggregate ranking: {ranking_line(event.aggregate)}\n"
         if isinstance(event, AgreementStarted):
-            return f"- {short_model(event.judge)} checks whether the first two answers agree\n"
+            return f"- {judging_line(short_model(event.judge))}\n"
         if isinstance(event, RoundStarted):
             return f"\n**Round {event.number} · members revise after reading each other's answers**\n"
         if isinstance(event, RevisionFinished):
@@ -173,8 +191,9 @@ class CouncilTranscript:
             return f"{round_line(event.round)}\n"
         if isinstance(event, AgreementChecked):
             check = event.check
+            self._check = check
             if not check.escalated:
-                return f"- {check.reason.capitalize()}.\n"
+                return f"- {check_line(check)}\n"
             self._escalated = True
             everyone = ", ".join(short_model(m) for m in self.members)
             return f"\n**Escalated: {check.reason}.** The whole council deliberates: {everyone}.\n"
@@ -200,5 +219,5 @@ def _opening(mode: str, event: CouncilStarted) -> str:
 
 
 def _fallback_note(result: CouncilResult) -> str:
-    synthesis = result.synthesis
-    return f"⚠️ {synthesis.note}\n\n" if synthesis and synthesis.stood_in and synthesis.note else ""
+    note = stand_in_note(result.synthesis) if result.synthesis is not None else None
+    return f"⚠️ {note}\n\n" if note else ""

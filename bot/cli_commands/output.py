@@ -29,18 +29,30 @@ from core.models import (
     measured,
     seats,
 )
-from core.models.deliberation_lines import deliberation_lines, revision_line, rounds_lines
-from core.models.lines import (
+from core.models.voice import (
     DIFFER_TITLE,
+    READ_TITLE,
+    STAGE_TITLES,
     WAITING_FOR_MEMORY,
+    Author,
+    author_of,
+    ballots_read,
+    check_line,
+    deliberation_lines,
     differ_lines,
-    dissent_lines,
+    footer_fields,
+    judging_line,
+    late_line,
     read_lines,
     result_composition_line,
+    result_dissent_lines,
+    review_state,
+    revision_line,
+    rounds_lines,
+    stand_in_note,
+    summary_line,
+    written_by,
 )
-from core.models.said import summary_line
-
-STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
 
 
 def same_terminal() -> bool:
@@ -90,10 +102,9 @@ class Terminal:
 
 def print_event(term: Terminal, event: CouncilEvent) -> None:
     if isinstance(event, AgreementStarted):
-        term.note(f"\n⚖ {event.judge} checks whether the first two answers agree")
+        term.note(f"\n⚖ {judging_line(event.judge)}")
     elif isinstance(event, AgreementChecked):
-        check = event.check
-        term.note(f"  ↗ escalated: {check.reason}" if check.escalated else f"  ✓ {check.reason}")
+        term.note(f"  {'↗' if event.check.escalated else '✓'} {check_line(event.check)}")
     elif isinstance(event, CouncilQueued):
         term.note(f"⏳ waiting for a free slot (position {event.position})")
     elif isinstance(event, StageStarted):
@@ -115,7 +126,7 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
         term.note(f"  ✗ {event.answer.model} failed: {event.answer.error.short() if event.answer.error else '?'}")
     elif isinstance(event, ReviewFinished):
         r = event.review
-        term.note(f"  {'✓' if r.ballot_models else '✗'} review by {r.reviewer}: {ballot_line(r)}")
+        term.note(f"  {'✓' if r.ballot_models else '✗'} review by {r.reviewer}{review_state(r)}: {ballot_line(r)}")
     elif isinstance(event, ChairmanToken):
         term.stream(event.model, event.delta)
     elif isinstance(event, RoundStarted):
@@ -141,7 +152,7 @@ def print_result(
     if not answer_printed:  # else printed above the answer as it came out
         print_lead(measured.lead_lines(result))
     # A stand-in's answer comes first: its heading names the stand-in and the chairman's failure.
-    stood_in = synthesis is not None and not synthesis.by_chairman
+    stood_in = synthesis is not None and author_of(synthesis) is Author.STAND_IN
     if synthesis is not None and stood_in and not answer_printed:
         print_answer(synthesis, answer_shown=answer_shown)
     header = result_header(result, stand_in=False, lead=False)  # the stand-in's note is print_answer's
@@ -151,12 +162,8 @@ def print_result(
         print_answer(synthesis, answer_shown=answer_shown)
     _print_details(result)
     print(f"\n{summary_line(result)}")  # the line every chat surface puts under the answer
-    seconds = result.timings.get("total_s")
-    cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd else ""
-    print(
-        f"Council {result.council_id} · {result.status.value} · "
-        f"{seconds or 0:.1f} s · {result.usage.prompt_tokens + result.usage.completion_tokens} tokens{cost}"
-    )
+    council, *fields = footer_fields(result)
+    print(" · ".join([council, result.status.value, *fields]))
     if details:
         print(f"Details: {council_command()} show {result.council_id}" + (f" · {link}" if link else ""))
     elif link:
@@ -172,14 +179,16 @@ def _print_details(result: CouncilResult) -> None:
         print("\n".join(deliberation) + "\n")
     read = read_lines(result.request)
     if read:
-        print("━━ What the council read ━━")
+        print(f"━━ {READ_TITLE} ━━")
         print("\n".join(read) + "\n")
     if result.aggregate is not None:
         print("━━ Aggregate ranking (lower mean rank is better) ━━")
         print(aggregate_table(result.aggregate).replace("```\n", "").replace("\n```", ""))
-        parsed = sum(1 for r in result.reviews if r.ballot_models)
-        print(f"Ballots read: {parsed} of {len(result.reviews)}")
-        print("".join(f"{line}\n" for line in dissent_lines(result.aggregate)), end="")
+        if (ballots := ballots_read(result)) is not None:
+            print(ballots)
+        if (late := late_line(result)) is not None:
+            print(late)
+        print("".join(f"{line}\n" for line in result_dissent_lines(result)), end="")
     if (meter := result_composition_line(result)) is not None:
         print(meter)
     if differ := differ_lines(result):
@@ -198,15 +207,10 @@ def print_lead(lines: list[str]) -> None:
 def print_answer(synthesis: Synthesis, *, answer_shown: bool = False) -> None:
     """The final answer under a heading naming who wrote it. When the chairman failed, the heading
     names the stand-in and the note saying why comes next, before the answer (as in the chat apps)."""
-    if synthesis.by_chairman:
-        title = f"Final answer (Chairman: {synthesis.model})"
-    elif synthesis.agreed:
-        title = f"Final answer (as written by {synthesis.model})"
-    else:
-        title = f"Final answer by {synthesis.model}, standing in for the chairman"
+    title = f"Final answer {written_by(synthesis)}"
     print(f"━━ {title}{': shown above' if answer_shown else ''} ━━", flush=True)
-    if synthesis.stood_in:
-        print(f"⚠ {synthesis.note or 'The chairman failed; a member synthesized this answer.'}", flush=True)
+    if (note := stand_in_note(synthesis)) is not None:
+        print(f"⚠ {note}", flush=True)
     print(flush=True)
     if not answer_shown:
         print(synthesis.text.strip() + "\n", flush=True)

@@ -15,8 +15,7 @@ from bot.cli_commands.output import print_result
 from bot.render_text import ballot_line, bias_table, history_lines, leaderboard_table
 from core.errors import CouncilError, InputRejected
 from core.models import counted
-from core.models.deliberation_lines import lens_line
-from core.models.lines import read_lines
+from core.models.voice import lens_line, read_lines
 from core.service import CouncilService, diagnose, feedback_lines, leaderboard_document, to_json
 
 

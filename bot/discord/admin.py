@@ -17,8 +17,8 @@ from bot.discord import render
 from bot.discord.interactions import NO_MENTIONS, actor_of, origin_of
 from bot.discord.tenant_key import add_key_command
 from core.models import MODES, Actor, ChannelSettings, CouncilConfig, Origin
-from core.models.deliberation_lines import lens_line
 from core.models.doubt import mention_target
+from core.models.voice import lens_line
 
 if TYPE_CHECKING:
     from bot.discord.host import CouncilHost

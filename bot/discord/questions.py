@@ -19,7 +19,7 @@ from core.errors import CouncilError
 from core.models import ConversationTurn, CouncilMode, Destination, Origin, Platform, new_council_id
 from core.models.files import AttachmentBatch, IncomingFile
 from core.models.keywords import Keywords, split_keywords
-from core.models.lines import files_notice
+from core.models.voice import files_notice
 
 if TYPE_CHECKING:
     from bot.discord.host import CouncilHost

@@ -29,18 +29,37 @@ from bot.render_text import (
     short_model,
 )
 from core.models import Aggregate, CouncilResult, CouncilStatus, counted, measured
-from core.models.deliberation_lines import deliberation_lines, lens_line
 from core.models.doubt import split_mention
-from core.models.lines import (
+from core.models.voice import (
     DIFFER_TITLE,
+    READ_TITLE,
+    STAGE_BUTTONS,
+    STAGE_VIEWS,
+    Author,
+    Tone,
+    author_of,
+    ballots_read,
     consensus_text,
+    cut_note,
+    deliberation_lines,
     differ_parts,
     differ_source,
     dissent_lines,
     file_summary,
+    footer_fields,
+    late_line,
+    lens_line,
     result_composition_line,
+    review_title,
+    stages_of,
+    stream_tail,
+    written_by,
 )
-from core.models.said import cut_note
+from core.models.voice import (
+    agreement_text as w_text,
+)
+from core.models.voice import final_status as status_words
+from core.models.voice import quote as quote_lines
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -52,6 +71,9 @@ TITLE_MAX = 256
 MESSAGE_EMBED_CHARS = 6000
 MESSAGE_EMBEDS = 10
 STAGE_MESSAGES = 3  # ephemeral stage details: at most this many messages, then a file
+# Of the chairman's text, shown in the status message while it writes: the message holds 2000
+# characters, the quoted question (up to 600) and the progress lines too.
+STREAM_TAIL_CHARS = 500
 
 STATUS_MARK = "🏛️ **Council**"
 FOOTER_PREFIX = "Council "
@@ -86,8 +108,7 @@ def safe(text: str | None) -> str:
 
 
 def quote(text: str, limit: int = 600) -> str:
-    text = clip(text.strip(), limit)
-    return "\n".join("> " + line for line in text.splitlines() or [""])
+    return quote_lines(clip(text.strip(), limit))
 
 
 def status_content(
@@ -102,8 +123,8 @@ def status_content(
     else:
         lines = [emoji(line) for line in progress_lines(progress)]
         if progress.stage >= 3 and progress.chairman_text:
-            tail = progress.chairman_text[-500:]
-            lines.append(quote(("…" if len(progress.chairman_text) > 500 else "") + safe(tail), 520))
+            tail = stream_tail(progress.chairman_text, STREAM_TAIL_CHARS)
+            lines.append(quote(safe(tail), STREAM_TAIL_CHARS + 20))
         body = "\n".join(lines)
     return clip(head + "\n" + body, CONTENT_MAX)
 
@@ -159,15 +180,16 @@ def question_from_status(content: str) -> str | None:
     return "\n".join(quoted).strip() or None
 
 
+STATUS_MARKS = {Tone.OK: "✅", Tone.WARN: "⚠️", Tone.STOPPED: "🛑"}
+
+
 def final_status(result: CouncilResult) -> str:
-    took = result.timings.get("total_s")
-    took_s = f" in {took:.0f}s" if took is not None else ""
-    if result.status is CouncilStatus.FAILED:
+    tone, words = status_words(result)
+    if tone is Tone.FAILED:
         return emoji(result_header(result))
-    if result.status is CouncilStatus.CANCELLED:
-        return f"🛑 Stopped{took_s}." + (" Partial result in the thread." if result.synthesis else "")
-    mark = "⚠️ Finished with problems" if result.degraded else "✅ Finished"
-    return f"{mark}{took_s} — the answer is in the thread."
+    if tone is Tone.STOPPED:
+        return f"🛑 {words}." + (" Partial result in the thread." if result.synthesis else "")
+    return f"{STATUS_MARKS[tone]} {words} — the answer is in the thread."
 
 
 def thread_name(question: str) -> str:
@@ -239,26 +261,22 @@ def ranking_list(aggregate: Aggregate) -> str:
 
 
 def _footer(result: CouncilResult) -> str:
-    parts = [f"{FOOTER_PREFIX}{result.council_id}"]
-    if "total_s" in result.timings:
-        parts.append(f"{result.timings['total_s']:.1f} s")
-    if result.usage.cost_usd:
-        parts.append(f"${result.usage.cost_usd:.4f}")
-    parts.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens} tokens")
-    return " · ".join(parts)
+    name = short_model(result.synthesis.model) if result.synthesis is not None else None
+    return " · ".join(footer_fields(result, name))
 
 
 def agreement_text(result: CouncilResult) -> str:
+    """Kendall's W in words, the rubric's consensus, the ballots read and the reviews that came late."""
     agg = result.aggregate
-    if agg is None or agg.agreement_w is None:
+    if agg is None:
         return "n/a"
-    w = agg.agreement_w
-    word = "strong" if w >= 0.7 else "moderate" if w >= 0.4 else "weak"
     consensus = consensus_text(agg)
     return (
-        f"Kendall's W = {w:.2f} ({word})"
+        f"Kendall's {w_text(agg.agreement_w)}"
         + (f"; rubric {consensus}" if consensus else "")
-        + f"; {counted(agg.ballots_used, 'ballot')}, {agg.ballots_unparsed} unreadable"
+        + (f"; {ballots}" if (ballots := ballots_read(result)) else "")
+        + (f", {agg.ballots_unparsed} unreadable" if agg.ballots_unparsed else "")
+        + (f"\n{late}" if (late := late_line(result)) else "")
     )
 
 
@@ -270,17 +288,15 @@ def result_messages(result: CouncilResult, link: str | None = None) -> list[dict
     header = emoji(result_header(result))
     synthesis = result.synthesis
     if synthesis is not None:
-        title = f"Council answer — {short_model(synthesis.model)}"
-        if synthesis.agreed:
-            title = f"Council answer — {short_model(synthesis.model)} (the first two answers agreed)"
-        elif not synthesis.by_chairman:
-            title = f"⚠️ Fallback answer by {short_model(synthesis.model)} (not the chairman)"
+        title = f"Council answer {written_by(synthesis, short_model(synthesis.model))}"
+        if author_of(synthesis) is Author.STAND_IN:
+            title = "⚠️ " + title
+        elif author_of(synthesis) is Author.CHAIRMAN and result.status is CouncilStatus.DEGRADED:
+            title = f"⚠️ {title} (degraded)"
         answer = safe(synthesis.text)
     else:
         title = "Council stopped" if result.status is CouncilStatus.CANCELLED else "Council failed"
         answer = ""
-    if result.status is CouncilStatus.DEGRADED and synthesis is not None and synthesis.by_chairman:
-        title = "⚠️ " + title + " (degraded)"
     if result.request.config.mode == "quick" and synthesis is not None:
         title += " · a quick council"
     if is_long(result) and synthesis is not None:  # whole blocks, then the note outside them (bot/long_answer.py)
@@ -331,7 +347,7 @@ def material_embeds(result: CouncilResult) -> list[discord.Embed]:
     """One embed with what the council read, shown before each stage's details (none when nothing)."""
     if not (result.request.sources or result.request.attachments):
         return []
-    embed = discord.Embed(title="What the council read")
+    embed = discord.Embed(title=READ_TITLE)
     add_material_fields(embed, result)
     return [embed]
 
@@ -381,14 +397,14 @@ def reviews_embeds(result: CouncilResult) -> list[discord.Embed]:
         if review.error is not None or not review.text:
             embeds.append(
                 discord.Embed(
-                    title=clip(f"Review by {review.reviewer}", TITLE_MAX),
+                    title=clip(review_title(review), TITLE_MAX),
                     description=clip(safe(ballot_line(review)), 4000),
                     color=COLOR_FAIL,
                 )
             )
             continue
         shown = ", ".join(review.shown_labels)
-        part = text_embeds(safe(review.text), title=f"Review by {review.reviewer}", chunk=3800)
+        part = text_embeds(safe(review.text), title=review_title(review), chunk=3800)
         part[-1].add_field(name="Ballot", value=clip(safe(ballot_line(review)), FIELD_MAX), inline=False)
         if shown:
             part[-1].add_field(name="Shown in order", value=clip(shown, FIELD_MAX), inline=False)
@@ -398,7 +414,7 @@ def reviews_embeds(result: CouncilResult) -> list[discord.Embed]:
 
 def ranking_embeds(result: CouncilResult) -> list[discord.Embed]:
     table = aggregate_table(result.aggregate)
-    embed = discord.Embed(title="Aggregate ranking", description=clip(table, DESCRIPTION_MAX), color=COLOR_INFO)
+    embed = discord.Embed(title=STAGE_VIEWS["ranking"], description=clip(table, DESCRIPTION_MAX), color=COLOR_INFO)
     if result.label_to_model:
         labels = "\n".join(f"{label} = {model}" for label, model in sorted(result.label_to_model.items()))
         embed.add_field(name="Labels", value=clip(labels, FIELD_MAX), inline=False)
@@ -443,10 +459,7 @@ def stage_messages(result: CouncilResult, stage: str, markdown: str | None = Non
 # --------------------------------------------------------------------------- buttons
 
 _LABELS = {
-    "answers": ("Answers", discord.ButtonStyle.secondary),
-    "reviews": ("Reviews", discord.ButtonStyle.secondary),
-    "ranking": ("Ranking", discord.ButtonStyle.secondary),
-    "differ": (DIFFER_TITLE, discord.ButtonStyle.secondary),
+    **{stage: (label, discord.ButtonStyle.secondary) for stage, label in STAGE_BUTTONS.items()},
     "stop": ("Stop", discord.ButtonStyle.danger),
     "synth": ("Synthesize now", discord.ButtonStyle.primary),
 }
@@ -486,15 +499,6 @@ def control_view(council_id: str) -> discord.ui.View:
 
 
 def stage_view(council_id: str, result: CouncilResult | None = None) -> discord.ui.View:
-    """The stage buttons under an answer; with `result`, only the stages it has (a quick council
-    without reviews gets no Reviews or Ranking button to open an empty stage), and where they
-    differ when the result has an account of it."""
-    if result is None:
-        return buttons(council_id, "answers", "reviews", "ranking")
-    present = {
-        "answers": bool(result.answers),
-        "reviews": bool(result.reviews),
-        "ranking": bool(result.reviews),
-        "differ": bool(differ_parts(result.disagreement)),
-    }
-    return buttons(council_id, *(stage for stage, has in present.items() if has))
+    """The stage buttons under an answer; with `result`, only the stages it has (voice.stages_of:
+    a quick council without reviews gets no Reviews or Ranking button to open an empty stage)."""
+    return buttons(council_id, *(stages_of(result) if result is not None else ("answers", "reviews", "ranking")))

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from bot.slack import render
 from core.errors import InputRejected
 from core.models import Actor, Origin
-from core.models.deliberation_lines import lens_line
 from core.models.doubt import mention_target
+from core.models.voice import lens_line
 
 if TYPE_CHECKING:
     from core.service import CouncilService

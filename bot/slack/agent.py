@@ -105,8 +105,8 @@ def stage_of(event: CouncilEvent) -> str | None:
         return "answers"
     if isinstance(event, StageStarted):
         return {1: "answers", 2: "reviews", 3: "chairman"}[event.stage]
-    if isinstance(event, ReviewFinished):
-        return "reviews"
+    if isinstance(event, ReviewFinished):  # one that came after the synthesis began moves nothing back
+        return None if event.review.late else "reviews"
     if isinstance(event, AgreementStarted):
         return "agreement"
     if isinstance(event, AggregateReady):

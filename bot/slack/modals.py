@@ -19,8 +19,15 @@ from bot.slack.render import (
     sections,
 )
 from core.models import CouncilResult
-from core.models.deliberation_lines import lens_line
-from core.models.lines import differ_parts, differ_source, result_composition_line
+from core.models.voice import (
+    ballots_read,
+    differ_parts,
+    differ_source,
+    late_line,
+    lens_line,
+    result_composition_line,
+    review_title,
+)
 
 MODAL_BLOCKS = 100
 MODAL_TITLE_MAX = 24
@@ -108,15 +115,22 @@ def _answers_stage(result: CouncilResult, slots: int, note: str) -> list[dict[st
 def _reviews_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
     parts = []
     for review in result.reviews:
-        head = [section(plain(f"*Review by {review.reviewer}*")), context(plain(ballot_line(review)))]
+        head = [section(plain(f"*{review_title(review)}*")), context(plain(ballot_line(review)))]
         parts.append((head, mrkdwn(review.text) if review.text else ""))
     return _budgeted(parts, slots, note) if parts else [section("No reviews.")]
+
+
+def ranking_context(result: CouncilResult) -> str:
+    """The ranking the chairman was given, how many ballots it was read from, and the reviews that
+    came later."""
+    lines = [ranking_line(result.aggregate), ballots_read(result), late_line(result)]
+    return "\n".join(line for line in lines if line)
 
 
 def _ranking_stage(result: CouncilResult) -> list[dict[str, Any]]:
     body = sections(plain(aggregate_table(result.aggregate)))
     if result.aggregate is not None:
-        body.append(context(plain(ranking_line(result.aggregate))))
+        body.append(context(plain(ranking_context(result))))
         if (meter := result_composition_line(result)) is not None:  # behind the button, not under the answer
             body.append(context(plain(meter)))
         body.append(

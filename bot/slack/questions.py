@@ -23,7 +23,7 @@ from bot.throttle import Priority
 from core.errors import CouncilError
 from core.models import ConversationTurn, Destination, Origin, Platform, new_council_id
 from core.models.keywords import split_keywords
-from core.models.lines import files_notice
+from core.models.voice import files_notice
 
 if TYPE_CHECKING:
     from bot.slack.agent import SlackAgent

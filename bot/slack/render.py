@@ -39,13 +39,26 @@ from core.models import (
     CouncilStatus,
     CouncilSummary,
     Leaderboard,
-    counted,
     measured,
 )
-from core.models.deliberation_lines import deliberation_lines, lens_line
 from core.models.doubt import split_mention
-from core.models.lines import DIFFER_TITLE, differ_parts, file_summary
-from core.models.said import cut_note, summary_line
+from core.models.voice import (
+    STAGE_BUTTONS,
+    STAGE_VIEWS,
+    Tone,
+    cut_note,
+    deliberation_lines,
+    file_summary,
+    lens_line,
+    mode_field,
+    quote,
+    stages_of,
+    stream_tail,
+    summary_line,
+    took,
+    written_by,
+)
+from core.models.voice import final_status as status_words
 
 if TYPE_CHECKING:
     from bot.surface import StatusView
@@ -67,13 +80,7 @@ ACTION_SYNTHESIZE = "council_synthesize"
 ACTION_STAGE_PREFIX = "council_stage_"
 Stage = Literal["answers", "reviews", "ranking", "differ"]
 STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking", "differ")
-STAGE_TITLES = {
-    "answers": "Stage 1 · Answers",
-    "reviews": "Stage 2 · Reviews",
-    "ranking": "Aggregate ranking",
-    "differ": DIFFER_TITLE,
-}
-STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking", "differ": DIFFER_TITLE}
+STAGE_TITLES = STAGE_VIEWS  # the modals' titles (modals.py)
 
 Message = dict[str, Any]  # {"text": ..., "blocks": [...]}, ready for chat.postMessage/chat.update
 
@@ -129,10 +136,6 @@ def limit_blocks(blocks: list[dict[str, Any]], limit: int, note: str) -> list[di
 # --------------------------------------------------------------------------- question and status
 
 
-def quote(rendered: str) -> str:
-    return "\n".join("> " + line if line else ">" for line in rendered.split("\n"))
-
-
 def question_message(question: str, user_id: str, council_id: str) -> Message:
     """The channel message a `/council` question becomes; the council runs in its thread."""
     body = plain(question)
@@ -166,10 +169,7 @@ def status_message(
         lines = progress_lines(progress)
     blocks = [section(plain("\n".join(lines)))]
     if final is None and progress is not None and progress.stage >= 3 and progress.chairman_text:
-        tail = progress.chairman_text[-STREAM_TAIL_CHARS:]
-        if len(progress.chairman_text) > STREAM_TAIL_CHARS:
-            cut = tail.find("\n")
-            tail = "…" + (tail[cut + 1 :] if 0 <= cut < 200 else tail)
+        tail = stream_tail(progress.chairman_text, STREAM_TAIL_CHARS)
         blocks.append(section(clip(mrkdwn(tail), SECTION_MAX)))
     blocks.append(context(f"Council `{council_id}`"))
     if running:
@@ -221,21 +221,19 @@ def not_posted(council_id: str) -> str:
     return f":warning: The answer could not be posted here; get it with `/council export {council_id}`."
 
 
-def took_text(result: CouncilResult) -> str:
-    seconds = result.timings.get("total_s")
-    return f" in {seconds:.1f} s" if seconds is not None else ""
+took_text = took  # the streamed plan's title says it too (stream_render.py)
+STATUS_MARKS = {
+    Tone.OK: ":white_check_mark:",
+    Tone.WARN: ":warning:",
+    Tone.FAILED: ":x:",
+    Tone.STOPPED: ":octagonal_sign:",
+}
+WHERE_IT_IS = {Tone.OK: " The answer is below.", Tone.WARN: " The answer is below.", Tone.FAILED: " Details below."}
 
 
 def final_status(result: CouncilResult) -> str:
-    took = took_text(result)
-    if result.status is CouncilStatus.FAILED:
-        return f":x: The council failed{took}. Details below."
-    if result.status is CouncilStatus.CANCELLED:
-        return f":octagonal_sign: The council was stopped{took}."
-    answered = sum(1 for a in result.answers if a.ok)
-    mark = ":warning:" if result.status is CouncilStatus.DEGRADED else ":white_check_mark:"
-    members = f"{answered}/{len(result.answers)} members answered"
-    return f"{mark} Done{took}: {members}, {counted(len(result.reviews), 'review')}. The answer is below."
+    tone, words = status_words(result)
+    return f"{STATUS_MARKS[tone]} {words}.{WHERE_IT_IS.get(tone, '')}"
 
 
 # --------------------------------------------------------------------------- result
@@ -269,22 +267,17 @@ def deliberation_blocks(result: CouncilResult) -> list[dict[str, Any]]:
 
 
 def stage_buttons(council_id: str, result: CouncilResult) -> dict[str, Any]:
-    elements = []
-    if result.answers:
-        elements.append(button(STAGE_BUTTONS["answers"], ACTION_STAGE_PREFIX + "answers", council_id))
-    if result.reviews:
-        elements.append(button(STAGE_BUTTONS["reviews"], ACTION_STAGE_PREFIX + "reviews", council_id))
-    if result.aggregate is not None:
-        elements.append(button(STAGE_BUTTONS["ranking"], ACTION_STAGE_PREFIX + "ranking", council_id))
-    if differ_parts(result.disagreement):
-        elements.append(button(STAGE_BUTTONS["differ"], ACTION_STAGE_PREFIX + "differ", council_id))
+    elements = [button(STAGE_BUTTONS[s], ACTION_STAGE_PREFIX + s, council_id) for s in stages_of(result)]
     return {"type": "actions", "block_id": f"council-stages-{council_id}", "elements": elements}
 
 
 def result_footer(result: CouncilResult) -> str:
     """The one plain line under an answer (who answered, what failed, who the reviewers put
-    first), then the council's id, time and cost; the figures are behind the stage buttons."""
-    parts = [summary_line(result), f"Council `{result.council_id}`"]
+    first), then the council's id, mode, who wrote it, time and cost; the figures are behind the
+    stage buttons."""
+    parts = [summary_line(result), f"Council `{result.council_id}`", mode_field(result.request.config.mode)]
+    if result.synthesis is not None:
+        parts.append(written_by(result.synthesis, short_model(result.synthesis.model)))
     seconds = result.timings.get("total_s")
     if seconds is not None:
         parts.append(f"{seconds:.1f} s")
@@ -348,7 +341,7 @@ def _answer_tail(result: CouncilResult, link: str | None = None) -> list[dict[st
     tail_blocks += deliberation_blocks(result)
     footer = result_footer(result)
     tail_blocks.append(context(f"{footer} · <{link_url(link)}|open in the browser>" if link else footer))
-    if result.answers or result.reviews or result.aggregate is not None:
+    if stages_of(result):
         tail_blocks.append(stage_buttons(cid, result))
     if result.synthesis is not None:
         tail_blocks.append(feedback_block(cid))  # 👍 / 👎 under the final answer (bot/slack/feedback.py)

@@ -26,7 +26,7 @@ from bot.slack.questions import destination
 from core.errors import CouncilError
 from core.models import Platform
 from core.models.keywords import split_keywords
-from core.models.lines import files_notice
+from core.models.voice import files_notice
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from bot.slack.errors import refusal, retry_after_of
 from bot.slack.stream_render import Chunk, Opening
 from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
 from core.models import CouncilResult
-from core.models.said import cut_note
+from core.models.voice import cut_note
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,7 @@ from bot.slack.render import (
     with_block_id,
 )
 from core.models import CouncilResult, CouncilStatus, ErrorKind, MemberAnswer, counted
-from core.models.lines import WAITING_FOR_MEMORY
-from core.models.said import chairman_replaced, result_title
+from core.models.voice import WAITING_FOR_MEMORY, Author, author_of, chairman_replaced, result_title, stages_of
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -152,9 +151,10 @@ def _chairman_task(progress: CouncilProgress, result: CouncilResult | None) -> C
     title = f"Chairman {chairman} writes the answer"
     if result is not None:
         synthesis = result.synthesis
-        if synthesis is not None and synthesis.by_chairman:
+        author = author_of(synthesis) if synthesis is not None else None
+        if author is Author.CHAIRMAN:
             return _task("chairman", title, "complete", output="Done")
-        if synthesis is not None and synthesis.agreed:
+        if author is Author.AS_WRITTEN:
             return _task("chairman", title, "complete", output="Not needed: the first two answers were the same")
         if synthesis is not None:
             return _task("chairman", title, "error", output=f"{short_model(synthesis.model)} wrote the answer instead")
@@ -260,7 +260,7 @@ def stream_final_blocks(
     blocks += deliberation_blocks(result)
     footer = result_footer(result)
     blocks.append(context(f"{footer} · <{link_url(link)}|open in the browser>" if link else footer))
-    if result.answers or result.reviews or result.aggregate is not None:
+    if stages_of(result):
         blocks.append(stage_buttons(result.council_id, result))
     if result.synthesis is not None:
         blocks.append(feedback_block(result.council_id))

@@ -16,9 +16,10 @@ from bot.web.auth import after_sign_in, forget
 from bot.web.context import Pages
 from bot.web.security import CSRF_FIELD, form_allowed
 from core.errors import CouncilError, InputRejected, PermissionDenied
-from core.models import MODES, Platform
+from core.models import Platform
 from core.models.browse import Viewer, WebSession
 from core.models.files import IncomingFile
+from core.models.voice import MODE_DESCRIPTIONS, MODES
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,16 @@ class Actions:
     def _ask_page(self, request: Request, viewer: Viewer, models: list[str], **values: Any) -> Response:
         values["mode"] = values.get("mode") or "standard"
         limit = self.service.settings.limits.max_question_chars
-        return self.pages.page(request, "ask.html", page="ask", models=models, modes=MODES, limit=limit, **values)
+        return self.pages.page(
+            request,
+            "ask.html",
+            page="ask",
+            models=models,
+            modes=MODES,
+            describe=MODE_DESCRIPTIONS,
+            limit=limit,
+            **values,
+        )
 
     async def ask(self, request: Request) -> Response:
         viewer = self.pages.viewer(request)

@@ -11,6 +11,7 @@ from markupsafe import Markup, escape
 from core.models import LeaderboardRow
 from core.models.browse import ModelCall
 from core.models.eval import ConfigReport
+from core.models.voice import agreement_text
 
 WIDTH = 640
 
@@ -36,7 +37,7 @@ def agreement_meter(w: float | None) -> Markup:
         ],
         width=300,
     )
-    return Markup(f'{meter}<span class="meter-value">W = {w:.2f}</span>')
+    return Markup(f'{meter}<span class="meter-value">{escape(agreement_text(w))}</span>')
 
 
 def _fluid(height: float, title: str, body: list[str]) -> Markup:

@@ -23,6 +23,7 @@ from bot.web.security import csrf_token
 from core.errors import CouncilError, InputRejected, NotFound, PermissionDenied, RateLimited
 from core.models import CouncilResult, Origin, Platform, Review
 from core.models.browse import OPERATOR, WEB_CHANNEL, Viewer
+from core.models.voice import STAGE_TITLES, STAGE_VIEWS, review_title
 from core.service import CouncilService
 
 STATIC = Path(__file__).parent / "static"
@@ -121,7 +122,8 @@ class Pages:
         )
         self.env.globals.update(
             static=self.static, md=render.markdown, where=where, ballot=ballot, asker=asker, when=when,
-            review_labels=review_labels, marked=marked, plain_preview=plain_preview,
+            review_labels=review_labels, marked=marked, plain_preview=plain_preview, review_title=review_title,
+            stage_views=STAGE_VIEWS, stage_titles=STAGE_TITLES,
         )  # fmt: skip
         self.env.filters["safe_url"] = safe_url
 

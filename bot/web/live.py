@@ -31,9 +31,8 @@ from core.models import (
     ReviewFinished,
     RoundFinished,
 )
-from core.models.deliberation_lines import round_line
-from core.models.lines import WAITING_FOR_MEMORY
 from core.models.share_links import SHARE_PARAM
+from core.models.voice import WAITING_FOR_MEMORY, review_title, round_line
 from core.service import CouncilRun
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
@@ -53,7 +52,7 @@ async def event_html(event: CouncilEvent) -> Markup | None:
             else Markup(f'<p class="note error">Failed: {escape(review.error.message)}</p>')
         )
         return Markup(
-            f'<section class="panel"><h3>Review by {escape(review.reviewer)}</h3>'
+            f'<section class="panel"><h3>{escape(review_title(review))}</h3>'
             f'<div class="md evaluation">{body}</div>'
             f'<p class="ballot"><strong>Extracted ballot:</strong> {escape(ballot(review))}</p></section>'
         )

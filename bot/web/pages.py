@@ -16,16 +16,25 @@ from bot.web.render import RENDERER
 from core.errors import InputRejected
 from core.models import CouncilResult, CouncilStatus, Platform, measured
 from core.models.browse import HistoryQuery
-from core.models.deliberation_lines import deliberation_lines, lens_line
-from core.models.lines import (
+from core.models.share_links import SHARE_PARAM
+from core.models.voice import (
     DIFFER_TITLE,
+    agreement_text,
+    author_note,
+    ballots_read,
     consensus_text,
+    deliberation_lines,
     differ_parts,
     differ_source,
+    failed_members,
+    late_line,
+    lens_line,
+    other_notices,
     result_composition_line,
     score_lines,
+    stand_in_note,
+    written_by,
 )
-from core.models.share_links import SHARE_PARAM
 from core.service import CouncilView, timeline
 
 QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")
@@ -48,15 +57,23 @@ def model_texts(result: CouncilResult) -> list[str | None]:
 
 
 def degraded_note(result: CouncilResult) -> str | None:
-    """Why the answer is not the chairman's, said first (a degraded result never wears its title)."""
+    """Why a stand-in wrote the answer, said first (a degraded result never wears the chairman's title)."""
+    return stand_in_note(result.synthesis) if result.synthesis is not None else None
+
+
+def told(result: CouncilResult) -> dict[str, Any]:
+    """What the page says about the council, as the JSON twin's `told` (the same sentences)."""
     synthesis = result.synthesis
-    if synthesis is None:
-        return None
-    if synthesis.note:
-        return synthesis.note
-    if not synthesis.by_chairman:
-        return f"The chairman failed: {synthesis.model}, the top-ranked member, wrote this answer instead."
-    return None
+    return {
+        "author_line": written_by(synthesis) if synthesis is not None else None,
+        "author_note": author_note(result),
+        "notices": other_notices(result),
+        "failed_members": failed_members(result),
+        "ballots": ballots_read(result),
+        "late_reviews": late_line(result),
+        "agreement": agreement_text(result.aggregate.agreement_w) if result.aggregate else None,
+        "mode": result.request.config.mode,
+    }
 
 
 class ReadPages:
@@ -100,6 +117,7 @@ class ReadPages:
         data = {"council": result.model_dump(mode="json"), "running": False}
         data["timeline"] = [call.model_dump(mode="json") for call in calls]
         data["votes"] = [vote.model_dump(mode="json") for vote in view.votes]
+        data["told"] = told(result)
         data["lead"] = measured.lead_lines(result)  # what the answer says first: measured doubt, `best`'s strategy
         return self.pages.twin(
             request,
@@ -111,6 +129,7 @@ class ReadPages:
             result=result,
             live=False,
             degraded=degraded_note(result),
+            told=data["told"],
             lead=measured.lead_lines(result),
             meter=charts.agreement_meter(result.aggregate.agreement_w if result.aggregate else None),
             consensus=consensus_text(result.aggregate),

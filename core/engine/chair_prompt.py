@@ -10,7 +10,7 @@ from core.engine import prompts
 from core.engine.chair_notes import SELF_MOA_NOTE, deliberation_note
 from core.engine.state import CouncilState
 from core.models import ChatMessage
-from core.models.lines import LOW_CONSENSUS
+from core.models.voice import LOW_CONSENSUS
 from core.providers.base import ProviderError
 
 if TYPE_CHECKING:

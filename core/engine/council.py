@@ -10,6 +10,7 @@ Event sequence (each MemberStarted is followed by exactly one MemberFinished or 
     StageStarted(2), ReviewFinished x reviewers                            -- unless skipped
     AggregateReady                                                         -- unless skipped
     StageStarted(3), ChairmanToken x k, ChairmanFinished                   -- when any answer
+    ReviewFinished x late (Review.late)                   -- reviews still running when stage 3 began
     CouncilFinished(result)                                                -- always, exactly once
 
 In quick mode (config.mode) stage 2 never runs: the chairman compares the two answers in its
@@ -22,7 +23,9 @@ In refine mode the members revise their answers after reading each other's, for 
 `config.rounds` rounds (core/engine/rounds.py), and the reviews rank the latest answers. In
 self-moa mode one seat answers `config.samples` times and the chairman aggregates the samples
 (no stage 2). Stage 2 ends early once the pending reviews cannot change the first place; those go on while
-the chairman writes, and are recorded before CouncilFinished (`timings.total_s` is when the answer was complete).
+the chairman writes, and are told and recorded before CouncilFinished (`timings.total_s` is when the
+answer was complete). The result's `aggregate` is the ranking the chairman was given; with the late
+reviews it is `late_aggregate`.
 
 Stage 2 is skipped when the user asked to synthesize during stage 1 (and has no reviewers when
 no member could review anything); stages 2-3 are skipped when no member answered or the council
@@ -117,20 +120,24 @@ async def run_council(
                 state.timings[name] = round(time.perf_counter() - start, 4)
                 calls.stage.end()
         if state.late_reviews is not None:
-            await _record_late_reviews(state, calls)
+            async with aclosing(_record_late_reviews(state, calls)) as late:
+                async for event in late:
+                    yield event
         yield state.event(CouncilFinished, result=council_result(state, calls.usage))
     finally:
         await calls.shutdown()
 
 
-async def _record_late_reviews(state: CouncilState, calls: Calls) -> None:
+async def _record_late_reviews(state: CouncilState, calls: Calls) -> AsyncGenerator[CouncilEvent, None]:
     """The answer is complete (and shown); the reviews that no longer decided anything are
-    awaited before the result, so that they are stored with the council. (After a stop they
-    are recorded as stopped at once.)"""
+    awaited before the result, each told as it ends, so that they are stored with the council.
+    (After a stop they are recorded as stopped at once.)"""
     answered = state.answered_at or time.perf_counter()
     if state.answered_at is not None:
         state.timings["total_s"] = round(answered - state.started, 4)
-    await collect_late_reviews(state, calls)
+    async with aclosing(collect_late_reviews(state, calls)) as events:
+        async for event in events:
+            yield event
     state.timings["late_reviews_s"] = round(time.perf_counter() - answered, 4)
 
 

@@ -17,8 +17,8 @@ from core.engine.chair_prompt import disagreements
 from core.engine.runner import Calls
 from core.engine.state import CouncilState
 from core.models import ChatMessage, CouncilEvent, seats
-from core.models.lines import dissent_lines
 from core.models.search import SearchResult
+from core.models.voice import dissent_lines
 from core.providers.base import CallOptions, ProviderError
 from core.reading.material import CouncilMaterial
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING
 
-from core.models import AgreementCheck, ErrorInfo, ErrorKind, MemberAnswer, ParseStatus, Synthesis, seats
+from core.models import AgreementCheck, ErrorInfo, ErrorKind, MemberAnswer, ParseStatus, Synthesis, seats, voice
 
 if TYPE_CHECKING:
     from core.engine.state import CouncilState
@@ -77,7 +77,7 @@ def result_notices(state: CouncilState) -> list[str]:
     if state.synthesis is not None and state.synthesis.note:
         notes.append(state.synthesis.note)  # a degraded synthesis says so first
     notes += [
-        f"{a.model} gave no answer: {a.error.short()}"
+        voice.no_answer(a)
         for a in state.answers.values()
         if a.error is not None and (a.seat or a.model) not in state.skipped and state.label_to_model
     ]
@@ -143,5 +143,5 @@ def agreement_notice(check: AgreementCheck, synthesis: Synthesis | None, label: 
     if check.escalated:
         return f"Auto mode escalated: {check.reason}, so the whole council deliberated."
     if synthesis is not None and synthesis.agreed:
-        return f"Auto mode: {check.reason}; this is Response {label} (by {synthesis.model}) as written."
+        return voice.stood_as_written(check, synthesis, label)
     return None

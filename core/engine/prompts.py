@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from core.models import AggregateEntry, AnswerFormat, ChatMessage, ConversationTurn, Origin, Platform, Rubric
+from core.models import AggregateEntry, AnswerFormat, ChatMessage, ConversationTurn, Origin, Platform, Rubric, voice
 from core.models.browse import WEB_CHANNEL
 from core.shared.fences import RANKING_HEADER, Fence, neutralise
 
@@ -433,8 +433,7 @@ def quote(text: str) -> str:
     """`text` as a Markdown quote: every line starts with "> ", so the quoted text cannot end the
     quote and speak in the prompt's own voice (the same guarantee a fence gives), and there is no
     marker for a small model to echo."""
-    lines = neutralise(text).strip().splitlines() or [""]
-    return "\n".join(f"> {line}" if line.strip() else ">" for line in lines)
+    return voice.quote(neutralise(text).strip())
 
 
 def brief_chairman_messages(

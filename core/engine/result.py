@@ -28,6 +28,7 @@ def council_result(state: CouncilState, usage: Usage) -> CouncilResult:
         reviews=list(state.reviews.values()),
         label_to_model=dict(state.label_to_model),
         aggregate=state.aggregate,
+        late_aggregate=state.late_aggregate,
         synthesis=synthesis,
         notices=notices.result_notices(state),
         error=error,

@@ -2,7 +2,9 @@
 
 With COUNCIL_MAX_REVIEWERS=k each answer goes to k reviewers (`review_plans`). Once the ballots
 still pending cannot change the first place (core/engine/decision.py), the stage ends and the
-chairman starts; `collect_late_reviews` records the late ones afterwards and re-aggregates."""
+chairman starts with the ranking so far; `collect_late_reviews` records the late ones afterwards
+(Review.late, ReviewFinished after the answer) and ranks again with them (`late_aggregate`): the
+ranking shown with the answer stays the one the chairman was given."""
 
 from __future__ import annotations
 
@@ -72,18 +74,22 @@ async def run_reviews(state: CouncilState, calls: Calls, router: ProviderRouter)
     yield state.event(AggregateReady, aggregate=state.aggregate, label_to_model=dict(state.label_to_model))
 
 
-async def collect_late_reviews(state: CouncilState, calls: Calls) -> None:
-    """Record the reviews a decision left running (until their deadline) and re-aggregate with them."""
+async def collect_late_reviews(state: CouncilState, calls: Calls) -> AsyncGenerator[CouncilEvent, None]:
+    """Record the reviews a decision left running (until their deadline), each as it ends, and
+    rank again with them (`state.late_aggregate`, when any of them gave a ballot)."""
     batch = state.late_reviews
     if batch is None:
         return
     late = 0
     async with aclosing(calls.collect_late(batch)) as outcomes:
         async for outcome in outcomes:
-            late += bool(_record_review(state, outcome, state.review_calls[outcome.key]).ballot_models)
+            review = _record_review(state, outcome, state.review_calls[outcome.key], late=True)
+            late += bool(review.ballot_models)
+            yield state.event(ReviewFinished, review=review)
     _order_reviews(state)
-    state.aggregate = aggregate_reviews(state)
-    state.aggregate.ballots_late = late
+    if late:
+        state.late_aggregate = aggregate_reviews(state)
+        state.late_aggregate.ballots_late = late
 
 
 def _order_reviews(state: CouncilState) -> None:
@@ -140,7 +146,7 @@ def _restore_review(state: CouncilState, calls: Calls, review: Review) -> None:
     state.reviews[review.reviewer] = review
 
 
-def _record_review(state: CouncilState, outcome: Outcome, call: ballots.ReviewCall) -> Review:
+def _record_review(state: CouncilState, outcome: Outcome, call: ballots.ReviewCall, *, late: bool = False) -> Review:
     if outcome.skipped:
         state.skipped.add(f"review:{outcome.key}")
     fields: dict[str, Any] = {}
@@ -165,7 +171,12 @@ def _record_review(state: CouncilState, outcome: Outcome, call: ballots.ReviewCa
             scores=scores,
         )
     review = Review(
-        reviewer=outcome.key, shown_labels=call.shown, error=outcome.error, latency_s=outcome.latency_s, **fields
+        reviewer=outcome.key,
+        shown_labels=call.shown,
+        error=outcome.error,
+        latency_s=outcome.latency_s,
+        late=late,
+        **fields,
     )
     state.reviews[outcome.key] = review
     return review

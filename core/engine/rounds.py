@@ -31,7 +31,7 @@ from core.models import (
     RoundFinished,
     RoundStarted,
 )
-from core.models.deliberation_lines import (
+from core.models.voice import (
     ENDED_CONVERGED,
     ENDED_LAST,
     ENDED_NO_MOVE,

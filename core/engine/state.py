@@ -53,7 +53,8 @@ class CouncilState:
     answered_at: float | None = None  # perf_counter when the answer was complete (ChairmanFinished, not stopped)
     review_plans: dict[str, list[str]] = field(default_factory=dict)  # reviewer -> labels shown
     reviews: dict[str, Review] = field(default_factory=dict)
-    aggregate: Aggregate | None = None
+    aggregate: Aggregate | None = None  # the ranking the chairman is given
+    late_aggregate: Aggregate | None = None  # the ranking with the reviews that came after it started
     synthesis: Synthesis | None = None
     skipped: set[str] = field(default_factory=set)  # "member" and "review:member" keys cut short by the user
     stage2_skipped_by_user: bool = False

@@ -25,7 +25,8 @@ from core.errors import ConfigurationError
 from core.models import MODES, seats
 
 Kind = Literal["council", "member", "chairman", "self-consistency", "self-moa"]
-COUNCIL_MODES = ("standard", "quick", "auto", "refine")
+# The council modes an eval runs as configurations (self-moa is its own kind, `best` is resolved first).
+COUNCIL_MODES: tuple[str, ...] = tuple(mode for mode in MODES if mode not in ("self-moa", "best"))
 SELF_CONSISTENCY = "self-consistency"
 SELF_MOA = "self-moa"
 _ORDER: dict[Kind, int] = {"member": 0, "chairman": 1, "council": 2, "self-consistency": 3, "self-moa": 4}
@@ -63,7 +64,7 @@ def parse(name: str) -> ConfigSpec:
     if name.startswith(SELF_MOA + ":") and name.removeprefix(SELF_MOA + ":").strip():
         return ConfigSpec(name, "self-moa", model=name.removeprefix(SELF_MOA + ":").strip())
     raise ConfigurationError(
-        f"unknown configuration {name!r}: use standard, quick, auto, refine, member:<model id>, chairman, "
+        f"unknown configuration {name!r}: use {', '.join(COUNCIL_MODES)}, member:<model id>, chairman, "
         "self-consistency[:<model id>] or self-moa[:<model id>]"
     )
 

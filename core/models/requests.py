@@ -16,6 +16,8 @@ from core.models.files import ExtractedAttachment
 from core.models.rubric import Rubric
 from core.models.search import SearchResult
 from core.models.strategy import Strategy
+from core.modes import MODES as MODES  # what each mode does: core/modes.py
+from core.modes import CouncilMode as CouncilMode
 
 
 class Platform(str, Enum):
@@ -83,12 +85,6 @@ class MessageRef(Model):
 
     council_id: str
     role: MessageRole
-
-
-# best: the mode the line-up's latest eval run measured best (core/admission/measured.py), resolved
-# at admission into one of the others; a running council's mode is never `best`.
-CouncilMode = Literal["standard", "quick", "auto", "refine", "self-moa", "best"]
-MODES: tuple[CouncilMode, ...] = ("standard", "quick", "auto", "refine", "self-moa", "best")
 
 
 class CouncilConfig(Model):

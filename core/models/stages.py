@@ -63,6 +63,7 @@ class Review(Model):
     error: ErrorInfo | None = None
     latency_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
+    late: bool = False  # it arrived after the synthesis began: the chairman never saw it
 
 
 class Dissent(Model):
@@ -165,6 +166,9 @@ class CouncilResult(Model):
     # Where the final answer came from (core/engine/composition.py): member model, `sources` and
     # `chairman` (its own) -> share of the synthesis, summing to 1; None without a synthesis.
     composition: dict[str, float] | None = None
+    # The ranking with the reviews that arrived after the synthesis began (Review.late); `aggregate`
+    # is the one the chairman was given. None when no review came late.
+    late_aggregate: Aggregate | None = None
     # Where the members stand (core/engine/disagreement.py); None without a synthesis.
     disagreement: Disagreement | None = None
     # Refine mode's revision rounds, in order (core/engine/rounds.py); `answers` keep the first answers.

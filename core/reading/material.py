@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from core.models import ChatMessage, CouncilRequest
 from core.models.files import ExtractedAttachment
-from core.models.lines import safe_file_name
 from core.models.search import SearchResult
+from core.models.voice import safe_file_name
 from core.shared.fences import Fence
 
 

@@ -17,18 +17,29 @@ from core.models import (
     Usage,
     measured,
 )
-from core.models.deliberation_lines import lens_line, rounds_lines, self_moa_line
-from core.models.lines import (
+from core.models.seats import fallback_note, short_cause
+from core.models.voice import (
     DIFFER_TITLE,
+    STAGE_VIEWS,
+    agreement_word,
+    author_note,
+    author_of,
+    ballots_read,
+    check_line,
     consensus_text,
     differ_parts,
     differ_source,
-    dissent_lines,
     file_summary,
+    late_line,
+    lens_line,
     result_composition_line,
+    result_dissent_lines,
+    review_title,
+    rounds_lines,
+    self_moa_line,
     source_line,
+    written_by,
 )
-from core.models.seats import fallback_note, short_cause
 
 if TYPE_CHECKING:
     from core.models.feedback import FeedbackVote
@@ -138,7 +149,10 @@ def _synthesis_fields(result: CouncilResult) -> dict[str, Any]:
         "model": synthesis.model,
         "response": synthesis.text,
         "by_chairman": synthesis.by_chairman,
+        "author": author_of(synthesis).value,  # chairman, as_written (auto mode) or stand_in
+        "author_line": written_by(synthesis),
         "note": synthesis.note,
+        "author_note": author_note(result),
         "attempts": _attempts(synthesis.attempts),
         "latency_s": synthesis.latency_s,
         "usage": _usage(synthesis.usage),
@@ -158,7 +172,14 @@ def _metadata(result: CouncilResult) -> dict[str, Any]:
         "rubric": result.request.config.rubric.model_dump(mode="json") if result.request.config.rubric else None,
         "ballots_used": aggregate.ballots_used if aggregate else 0,
         "ballots_unparsed": aggregate.ballots_unparsed if aggregate else 0,
-        "ballots_late": aggregate.ballots_late if aggregate else 0,
+        # the reviews that came after the synthesis began: their ballots, and the ranking with them
+        # (a council stored before late_aggregate counted them in its aggregate: aggregate.ballots_late)
+        "ballots_late": (result.late_aggregate or aggregate).ballots_late if aggregate else 0,
+        "late_aggregate_rankings": [e.model_dump(mode="json") for e in result.late_aggregate.entries]
+        if result.late_aggregate
+        else None,
+        "ballots_read": ballots_read(result),  # `Ballots read: 2 of 3`, of the reviews the chairman was given
+        "late_reviews": late_line(result),
         "aggregation": aggregate.method if aggregate else None,
         "reviewer_weights": _weights(result),
         "dissent": [
@@ -273,8 +294,8 @@ def _md_final_answer(result: CouncilResult) -> list[str]:
         out += [f"> {line}", ""]
     if result.synthesis is not None:
         synthesis = result.synthesis
-        who = "chairman" if synthesis.by_chairman else "as written" if synthesis.agreed else "fallback synthesizer"
-        out += [f"*{who}: {result.synthesis.model}*", "", result.synthesis.text, ""]
+        who = written_by(synthesis)
+        out += [f"*{who[:1].upper()}{who[1:]}*", "", synthesis.text, ""]
         if (meter := result_composition_line(result)) is not None:
             out += [f"*{meter}*", ""]
     else:
@@ -312,7 +333,7 @@ def _md_material(request: CouncilRequest) -> list[str]:
 
 
 def _md_aggregate(result: CouncilResult) -> list[str]:
-    out = ["## Aggregate ranking", ""]
+    out = [f"## {STAGE_VIEWS['ranking']}", ""]
     aggregate = result.aggregate
     if not (aggregate and aggregate.entries):
         return [*out, "*(no ranking)*", ""]
@@ -327,15 +348,18 @@ def _md_aggregate(result: CouncilResult) -> list[str]:
             f"{e.borda:.1f} | {e.copeland:.1f} | {e.first_place_votes} |"
         )
     w = aggregate.agreement_w
-    agreement = f"Agreement (Kendall's W): {w:.3f}" if w is not None else "Agreement: n/a"
+    agreement = f"Agreement (Kendall's W): {w:.3f} ({agreement_word(w)})" if w is not None else "Agreement: n/a"
     consensus = consensus_text(aggregate)
     out += ["", agreement + (f"; rubric {consensus}" if consensus else ""), ""]
+    for line in (ballots_read(result), late_line(result)):
+        out += [line, ""] if line else []
     out += _md_scores(result)
     if any(weight != 1 for weight in result.request.config.reviewer_weights.values()):
         weights = ", ".join(f"{m} ×{w:g}" for m, w in _weights(result).items())
         out += [f"Weighted ballots: {weights}", ""]
-    out += [f"> {line}" for line in dissent_lines(aggregate)]
-    out += [""] if aggregate.dissent else []
+    dissent = result_dissent_lines(result)
+    out += [f"> {line}" for line in dissent]
+    out += [""] if dissent else []
     return out
 
 
@@ -359,8 +383,7 @@ def _md_agreement(result: CouncilResult) -> list[str]:
     check = result.agreement
     if check is None:
         return []
-    decided = "escalated to the whole council" if check.escalated else "the first two answers stood"
-    out = ["## Agreement check (auto mode)", "", f"{decided}: {check.reason}.", ""]
+    out = ["## Agreement check (auto mode)", "", check_line(check), ""]
     if check.judge is not None:
         out += [f"*Judged by {check.judge}, {_fmt_seconds(check.latency_s)}; verdict: {check.verdict or 'none'}*", ""]
     if check.text:
@@ -386,7 +409,7 @@ def _md_rounds(result: CouncilResult) -> list[str]:
 
 
 def _md_answers(result: CouncilResult) -> list[str]:
-    out = ["## Stage 1: answers" + (" (first answers, before the rounds)" if result.rounds else ""), ""]
+    out = [f"## {STAGE_VIEWS['answers']}" + (" (first answers, before the rounds)" if result.rounds else ""), ""]
     if (line := self_moa_line(result.request.config, _answered(result))) is not None:
         out += [f"*{line}*", ""]
     for a in result.answers:
@@ -405,11 +428,11 @@ def _md_answers(result: CouncilResult) -> list[str]:
 
 
 def _md_reviews(result: CouncilResult) -> list[str]:
-    out = ["## Stage 2: reviews", ""]
+    out = [f"## {STAGE_VIEWS['reviews']}", ""]
     if result.label_to_model:
         out += ["Labels: " + ", ".join(f"Response {k} = {v}" for k, v in sorted(result.label_to_model.items())), ""]
     for r in result.reviews:
-        out += [f"### Review by {r.reviewer}", ""]
+        out += [f"### {review_title(r)}", ""]
         if r.error is not None:
             out += [f"*Failed: {r.error.short()}*", ""]
             continue

@@ -45,7 +45,7 @@ def story(result: CouncilResult) -> list[CouncilEvent]:
         events += _answers(cid, result.answers[2:])
     if result.reviews:
         events.append(StageStarted(council_id=cid, stage=2))
-        events += [ReviewFinished(council_id=cid, review=review) for review in result.reviews]
+        events += [ReviewFinished(council_id=cid, review=review) for review in result.reviews if not review.late]
     if result.aggregate is not None:
         events.append(AggregateReady(council_id=cid, aggregate=result.aggregate, label_to_model=result.label_to_model))
     synthesis = result.synthesis
@@ -54,6 +54,7 @@ def story(result: CouncilResult) -> list[CouncilEvent]:
             events.append(StageStarted(council_id=cid, stage=3))
             events.append(ChairmanToken(council_id=cid, model=synthesis.model, delta=synthesis.text))
         events.append(ChairmanFinished(council_id=cid, synthesis=synthesis))
+    events += [ReviewFinished(council_id=cid, review=review) for review in result.reviews if review.late]
     events.append(CouncilFinished(council_id=cid, result=result))
     return events
 

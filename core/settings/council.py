@@ -13,6 +13,7 @@ from pydantic_settings import NoDecode
 from core.models.deliberation import MAX_ROUNDS
 from core.models.rubric import DEFAULT_RUBRIC, Rubric, parse_rubric
 from core.models.seats_file import SeatSpec, read_seats_file
+from core.modes import CouncilMode, modes_help
 from core.settings.group import CsvList, SettingsGroup, lower_name, split_csv
 
 _WEIGHTS_FORM = 'must be `auto` or a JSON object like {"model id": 2}'
@@ -59,13 +60,10 @@ class CouncilSettings(SettingsGroup):
         description="Consensus (0-100) under which an answer says first that the council is unsure, when its "
         "line-up has no eval run to measure it: 0 never, 101 always.",
     )
-    mode: Literal["standard", "quick", "auto", "refine", "self-moa", "best"] = Field(
+    mode: CouncilMode = Field(
         "standard",
         alias="COUNCIL_MODE",
-        description="Default mode of channels that set none: standard (three stages), quick (two answers "
-        "compared), auto (two answers; the whole council only when they disagree), refine (revision rounds "
-        "before the reviews), self-moa (the best member sampled several times, aggregated) or best (the mode "
-        "the line-up's latest `council eval` run measured cheapest within the most accurate's 95% interval).",
+        description=f"Default mode of channels that set none: {modes_help()}.",
     )
     rounds: int | None = Field(
         None,
