@@ -53,6 +53,7 @@ async def test_an_auto_answer_that_stood_as_written_counts_and_draws_only_the_ca
     await service.storage.save_result(stood_as_written("a070000000000001"))
     page = (await web.get("/c/a070000000000001")).text
     assert "· 2 calls" in page and "3 calls" not in page
+    assert "chairman failed" not in page  # it stood as written: no chairman failed (the voice's sentence)
     svg = page[page.index('<h2 id="timeline-h">') :]
     assert 'class="stage3' not in svg and "synthesis: m-a" not in svg
     twin = (await web.get("/c/a070000000000001", headers=JSON)).json()
