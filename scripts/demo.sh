@@ -32,13 +32,17 @@ fi
 # The demo is the offline council whatever keys this shell has: name the local members explicitly
 # (the defaults live in core/settings.py). A user's own COUNCIL_MODELS wins.
 if [[ -z "${COUNCIL_MODELS:-}" ]]; then
-    eval "$("$PYTHON" - <<'PY'
+    if ! defaults=$("$PYTHON" - 2>&1 <<'PY'
 import shlex
 from core.settings import LOCAL_DEFAULT_CHAIRMAN, LOCAL_DEFAULT_MEMBERS
 print("export COUNCIL_MODELS=" + shlex.quote(",".join(LOCAL_DEFAULT_MEMBERS)))
 print("export COUNCIL_CHAIRMAN=" + shlex.quote(LOCAL_DEFAULT_CHAIRMAN))
 PY
-)"
+    ); then
+        echo "The demo cannot read its settings with $PYTHON ($(tail -n 1 <<<"$defaults")): run \`make demo\` again." >&2
+        exit 1
+    fi
+    eval "$defaults"
 fi
 # smollm2 and smollm2-creative share one loaded model, so their calls run one after the other; a
 # longer grace period lets the second one finish instead of being cut off after the quorum.
