@@ -53,7 +53,7 @@ async def test_council_is_stored_whole_and_exported(service, llm):
     ranks = document["metadata"]["aggregate_rankings"]
     assert {r["model"] for r in ranks} == set(MEMBERS) and all(r["rankings_count"] == 2 for r in ranks)
     markdown = await service.queries.export(result.council_id, "markdown")
-    assert "## Stage 2: reviews" in markdown and "Extracted ballot (complete)" in markdown
+    assert "## Stage 2 · reviews" in markdown and "Extracted ballot (complete)" in markdown
     with pytest.raises(NotFound):
         await service.queries.get_result("nope")
 
