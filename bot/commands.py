@@ -20,7 +20,7 @@ from bot.cli_commands.records import (
     cmd_show,
     cmd_usage,
 )
-from bot.cli_commands.servers import bind_metrics, cmd_api, cmd_bots, cmd_mcp, cmd_web, cmd_worker
+from bot.cli_commands.servers import bind_metrics, cmd_api, cmd_bots, cmd_mcp, cmd_web, cmd_worker, stop_lineup_checks
 from bot.cli_commands.shutdown import until_stopped
 from bot.cli_commands.startup import check_bot_settings
 from bot.cli_commands.tenants import cmd_budget, cmd_purge, cmd_rotate_secret
@@ -52,6 +52,7 @@ async def run(args: argparse.Namespace, settings: Settings) -> int:
             return await until_stopped(service, command)  # SIGTERM: bot/cli_commands/shutdown.py
         return await command
     finally:
+        stop_lineup_checks()
         await service.aclose()
 
 

@@ -44,6 +44,13 @@ async def check_lineup(service: CouncilService, args: argparse.Namespace) -> Non
 _CHECKS: set[asyncio.Task[None]] = set()  # the line-up checks running beside their servers
 
 
+def stop_lineup_checks() -> None:
+    """A command that ends, or refuses to start, takes its line-up check with it: a check left
+    running would meet the closed service and say so on a line of its own."""
+    for task in list(_CHECKS):
+        task.cancel()
+
+
 async def _warn_about_lineup(service: CouncilService) -> None:
     try:
         problems = await lineup_problems(service)

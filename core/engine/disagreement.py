@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from core import ranking
+from core.engine.quick import ScreenInFront
 from core.models import ContestedPoint, Disagreement, MemberAnswer, Side, UniqueClaim
 from core.shared import markers
 
@@ -26,26 +27,14 @@ if TYPE_CHECKING:
 HEADER_LINE_CHARS = 60
 
 
-class SectionScreen:
+class SectionScreen(ScreenInFront):
     """A screen that passes the synthesis on to `inner` until the section's header, and keeps the rest."""
 
     def __init__(self, inner: Screen) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.section: str | None = None  # from the header line on, once it came
         self._line = ""  # the current line while it may be the header
         self._open = False  # the current line was passed on already (it is no header)
-
-    @property
-    def reason(self) -> str | None:
-        return self.inner.reason
-
-    @reason.setter
-    def reason(self, value: str | None) -> None:
-        self.inner.reason = value
-
-    @property
-    def text(self) -> str:
-        return self.inner.text
 
     def feed(self, piece: str) -> str:
         if self.section is not None:

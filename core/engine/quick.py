@@ -24,14 +24,12 @@ class Screen(Protocol):
     def finish(self) -> str: ...
 
 
-class VerdictScreen:
-    """A screen that first takes the verdict line off the stream, then passes the rest on."""
+class ScreenInFront:
+    """A screen in front of another: what it takes off the stream is its own; the reason a text
+    was replaced, and the text shown, are the inner screen's."""
 
-    def __init__(self, inner: Screen, labels: list[str]) -> None:
+    def __init__(self, inner: Screen) -> None:
         self.inner = inner
-        self.labels = labels
-        self.preferred: str | None = None
-        self._head: str | None = ""  # the first line while held; None once released
 
     @property
     def reason(self) -> str | None:
@@ -44,6 +42,16 @@ class VerdictScreen:
     @property
     def text(self) -> str:
         return self.inner.text
+
+
+class VerdictScreen(ScreenInFront):
+    """A screen that first takes the verdict line off the stream, then passes the rest on."""
+
+    def __init__(self, inner: Screen, labels: list[str]) -> None:
+        super().__init__(inner)
+        self.labels = labels
+        self.preferred: str | None = None
+        self._head: str | None = ""  # the first line while held; None once released
 
     def feed(self, piece: str) -> str:
         if self._head is None:
