@@ -189,6 +189,7 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
         "search",
         "mode",
         "lens",  # a member's lens in this channel
+        "unsure",  # who is mentioned when an answer is unsure
         "reset",
         "audit",
         "key",  # the server's own provider key, in a modal (tests/test_discord_tenant_key.py)
