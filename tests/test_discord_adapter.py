@@ -197,7 +197,14 @@ async def test_startup_syncs_commands_and_identifies_with_message_content(env):
     council = {o["name"]: o for o in names["council"]["options"]}
     assert council["attachment"]["type"] == 11 and council["search"]["type"] == 5  # both optional
     assert not council["attachment"].get("required") and not council["search"].get("required")
-    assert [c["value"] for c in council["mode"]["choices"]] == ["standard", "quick", "auto", "refine", "self-moa", "best"]
+    assert [c["value"] for c in council["mode"]["choices"]] == [
+        "standard",
+        "quick",
+        "auto",
+        "refine",
+        "self-moa",
+        "best",
+    ]
     assert not council["mode"].get("required")
     assert council["members"].get("autocomplete") and council["chairman"].get("autocomplete")
     assert not fake.guild_commands
