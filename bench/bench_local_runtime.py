@@ -72,7 +72,6 @@ class InProcess:
         def emit(kind: str, value: str) -> None:  # the old provider handed each piece to the loop
             loop.call_soon_threadsafe(pieces.append, value)
 
-        threads = self.settings.local.n_threads or 1
         _text, usage, _finish = await asyncio.to_thread(
             self.generator.generate,
             self.instance,
@@ -81,7 +80,6 @@ class InProcess:
             sampling,
             threading.Event(),
             emit,
-            threads,
         )
         return usage.completion_tokens
 
