@@ -173,8 +173,16 @@ async def test_a_reviewer_against_the_consensus_is_a_minority_view(server, route
 
     contrarian = ranking_review(in_reverse_alphabet, preamble=evaluation)
 
-    script(server, members(**{M2: council_member(ANSWERS[M2], raw_review=contrarian)}, ranking=ALPHABETICAL))
+    # The agreeing reviews come after the contrarian one: were they first, their three ballots would
+    # settle first place and the chairman would start without it (a late review, told apart).
+    agreeing = {
+        m: ByStage(Reply(ANSWERS[m]), Reply(ranking_review(ALPHABETICAL), delay_s=0.5), Reply(f"Synthesis by {m}."))
+        for m in (M1, M3, M4)
+    }
+    contrarian_member = council_member(ANSWERS[M2], raw_review=contrarian)
+    script(server, members(**{M2: contrarian_member, **agreeing}, ranking=ALPHABETICAL))
     result = await ask(router)
+    assert not any(review.late for review in result.reviews)
     dissent = result.aggregate.dissent
     assert [d.reviewer for d in dissent] == [M2]
     d = dissent[0]
