@@ -316,7 +316,9 @@ async def test_chairman_and_stand_in_fail_keep_the_best_answer(server, router):
     assert f"The chairman ({CHAIR}) failed: unavailable 500" in synthesis.note
     assert f"the stand-in {M3} also failed" in synthesis.note and "as written" in synthesis.note
     assert result.notices[0] == synthesis.note and result.status is CouncilStatus.DEGRADED
-    assert isinstance(events[-2], ChairmanFinished) and events[-2].synthesis == synthesis
+    # A review may still arrive after the synthesis began (told as late, after the chairman's event).
+    finished = [event for event in events if isinstance(event, ChairmanFinished)]
+    assert len(finished) == 1 and finished[0].synthesis == synthesis
 
 
 async def test_slow_chairman_times_out_into_the_fallback(server, router):
