@@ -24,7 +24,9 @@ def first_place_decided(state: CouncilState, pending: Sequence[str]) -> bool:
     if not ballots or not pending:
         return False
     exclude_self = state.config.exclude_self_review
-    scores = ranking.aggregate(ballots, state.label_to_model, exclude_self=exclude_self)
+    # The ballots count as the final ranking counts them: a heavy reviewer still pending can move first place.
+    weights = state.config.reviewer_weights or None
+    scores = ranking.aggregate(ballots, state.label_to_model, exclude_self=exclude_self, weights=weights)
     if not scores or scores[0].average_rank is None:
         return False
     model_to_label = {m: label for label, m in state.label_to_model.items()}
@@ -39,7 +41,7 @@ def first_place_decided(state: CouncilState, pending: Sequence[str]) -> bool:
             worst[reviewer] = (
                 ([challenger] if challenger in shown else []) + middle + ([leader] if leader in shown else [])
             )
-        again = ranking.aggregate(worst, state.label_to_model, exclude_self=exclude_self)
+        again = ranking.aggregate(worst, state.label_to_model, exclude_self=exclude_self, weights=weights)
         if again[0].candidate != scores[0].candidate:
             return False
     return True
