@@ -16,15 +16,10 @@ import sys
 import pytest
 
 from tests.llm_server import Fail
+from tests.loopback_app import free_port
 from tests.test_cli import ROOT, cli_env, council
 
 LEAKED_KEY = "sk-proxy-echoes-0123456789"
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _one_clear_line(err: str, *needles: str) -> None:
@@ -65,7 +60,7 @@ async def test_configuration_errors_are_one_line_with_exit_2(tmp_path, llm, args
 
 
 async def test_unreachable_discord_is_one_line_with_exit_1(tmp_path, llm):
-    api = f"http://127.0.0.1:{_closed_port()}/api"
+    api = f"http://127.0.0.1:{free_port()}/api"
     env = {"DISCORD_TOKEN": "a-token-for-nowhere", "DISCORD_API_URL": api}
     returncode, out, err = await council(tmp_path, llm, "discord", extra_env=env)
     assert returncode == 1, err
@@ -122,14 +117,14 @@ async def test_log_level_is_read_for_every_command(tmp_path, llm):
 
 
 async def test_serve_shows_its_own_info_lines(tmp_path, llm):
-    port = _closed_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "COUNCIL_", "DATABASE_URL"))}
     env.update(
         PYTHONPATH=str(ROOT),
         DATABASE_URL=f"sqlite:///{tmp_path}/serve.db",
         SLACK_BOT_TOKEN="xoxb-serve-test",
         SLACK_SIGNING_SECRET="signing-secret-for-test",
-        SLACK_API_URL=f"http://127.0.0.1:{_closed_port()}/api/",
+        SLACK_API_URL=f"http://127.0.0.1:{free_port()}/api/",
     )
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot.cli", "serve", "--port", str(port), cwd=tmp_path, env=env,

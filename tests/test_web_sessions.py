@@ -9,7 +9,6 @@ import asyncio
 import logging
 import os
 import re
-import socket
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from core.service import CouncilService
 from tests.conftest import make_settings
+from tests.loopback_app import free_port
 from tests.slack_fake import FakeSlack
 from tests.test_web import JSON, council, csrf_of, sign_in
 from tests.web_app import serve_web
@@ -152,15 +152,9 @@ async def loopback_only(client: httpx.AsyncClient, url: str) -> httpx.Response:
     raise AssertionError("too many redirects")
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 async def test_slack_unreachable_at_sign_in_is_a_page_that_says_so_and_one_log_line(llm, tmp_path, caplog):
     settings = make_settings(
-        llm, tmp_path, SLACK_API_URL=f"http://127.0.0.1:{closed_port()}/api/", SLACK_CLIENT_ID="web-client",
+        llm, tmp_path, SLACK_API_URL=f"http://127.0.0.1:{free_port()}/api/", SLACK_CLIENT_ID="web-client",
         SLACK_CLIENT_SECRET="web-secret",
     )  # fmt: skip
     async with await CouncilService.open(settings) as service, serve_web(service) as url:

@@ -62,6 +62,8 @@ async def gather(
                 yield Outcome(key=key, began=True)
             done = [task for task in tally.pending if task.done()]
             if not done:
+                if tally.leave_decided(loop.time()):
+                    break
                 cut = tally.expired(loop)
                 if cut is not None:
                     break
@@ -70,7 +72,7 @@ async def gather(
             for task in done:
                 yield tally.settle(task)
             tally.start_grace_at_quorum(loop.time())
-            if tally.leave_decided():
+            if tally.leave_decided(loop.time()):
                 break
         if tally.pending and cut is not None:
             for outcome in tally.cut_short(cut, noun, plural):
@@ -95,11 +97,28 @@ class _StageTally:
         self.succeeded = 0
         self.grace_s = policy.grace_s
         self.grace_until = math.inf
+        self.decided_for: frozenset[str] | None = None  # the pending keys the decision was asked about
+        self.decided = False
 
     @property
     def deadline(self) -> float:
-        """The loop time at which the stage stops waiting: its time limit or its grace's end."""
-        return min(self.batch.time_limit, self.grace_end)
+        """The loop time at which the stage stops waiting: its time limit, its grace's end, or the
+        moment the calls a decision made irrelevant become stragglers."""
+        return min(self.batch.time_limit, self.grace_end, self.leave_at)
+
+    @property
+    def leave_at(self) -> float:
+        """When the pending calls may be left running (once decided): each has run for the grace
+        a straggler gets (`grace_after`) since its own start. A decision does not race calls about
+        to arrive, only stragglers: a council of equally fast reviewers keeps every ballot, and
+        which ballots the chairman is given does not hang on a few milliseconds of scheduling."""
+        if not self.decided:
+            return math.inf
+        keys = list(self.pending.values())
+        if any(key in self.batch.waiting for key in keys):
+            return math.inf
+        straggler_s = self.policy.grace_after(self.arrived)
+        return self.batch.started + straggler_s + max((self.batch.waited_s(k) for k in keys), default=0.0)
 
     @property
     def grace_end(self) -> float:
@@ -138,13 +157,18 @@ class _StageTally:
             self.grace_s = self.policy.grace_after(self.arrived)
             self.grace_until = now + self.grace_s
 
-    def leave_decided(self) -> bool:
-        """True when the pending calls can no longer change the outcome: they are left running
-        in batch.late (they finish in the background)."""
-        if self.pending and self.policy.decided(list(self.pending.values())):
-            self.batch.late, self.pending = self.pending, {}
-            return True
-        return False
+    def leave_decided(self, now: float) -> bool:
+        """True when the pending calls can no longer change the outcome and have become stragglers
+        (`leave_at`): they are left running in batch.late (they finish in the background)."""
+        if not self.pending or self.policy.decide is None:
+            return False
+        keys = frozenset(self.pending.values())
+        if keys != self.decided_for:  # asked again only when a call has ended
+            self.decided_for, self.decided = keys, self.policy.decided(list(keys))
+        if now < self.leave_at:
+            return False
+        self.batch.late, self.pending = self.pending, {}
+        return True
 
     def cut_short(self, cut: Cut, noun: str, plural: str) -> Iterator[Outcome]:
         """Cancel each call still pending, as an outcome that says why."""
