@@ -22,7 +22,6 @@ from core.models import (
     Review,
     UnfinishedCouncil,
     counted,
-    measured,
 )
 from core.models.text import clip as clip  # other renderers import it from here
 from core.models.voice import (
@@ -36,6 +35,7 @@ from core.models.voice import (
     consensus_text,
     dissent_lines,
     judging_line,
+    measured,
     other_notices,
     score_lines,
     stage_progress,

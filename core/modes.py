@@ -1,7 +1,7 @@
 """The council's modes by name and what each does: the one list every interface shows (the
 `--mode` choices and help, the web form, the settings reference, MCP, eval's configurations).
 
-It is the modes section of the presentation module (core/models/voice.py, which re-exports it),
+It is the modes section of the presentation module (core/models/voice/, which re-exports it),
 kept apart because it imports nothing: `council --help` lists the modes without loading pydantic.
 """
 

@@ -15,16 +15,7 @@ from bot.api import catalog
 from bot.api.keys import LOCAL_USER, ApiKeys, caller_origin, origin_for
 from bot.api.transcript import CouncilTranscript
 from core.errors import CouncilError
-from core.models import (
-    Actor,
-    CouncilFinished,
-    CouncilResult,
-    CouncilStatus,
-    CouncilSummary,
-    Disagreement,
-    Origin,
-    measured,
-)
+from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Disagreement, Origin
 from core.models.voice import (
     MODE_DESCRIPTIONS,
     author_note,
@@ -33,6 +24,7 @@ from core.models.voice import (
     deliberation_lines,
     failed_members,
     late_line,
+    measured,
     written_by,
 )
 from core.service import CouncilService

@@ -21,9 +21,18 @@ from core.errors import (
     RateLimited,
     UnknownModels,
 )
-from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage, measured
+from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage
 from core.models.files import IncomingFile
-from core.models.voice import author_note, author_of, ballots_read, failed_members, late_line, self_moa_line, written_by
+from core.models.voice import (
+    author_note,
+    author_of,
+    ballots_read,
+    failed_members,
+    late_line,
+    measured,
+    self_moa_line,
+    written_by,
+)
 
 _TEXT_PARTS = {"text", "input_text"}
 # The longest Retry-After the openai SDKs wait out; past it they retry at once, to no purpose.

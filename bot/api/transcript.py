@@ -32,7 +32,6 @@ from core.models import (
     RoundStarted,
     SchedulePlanned,
     StageStarted,
-    measured,
 )
 from core.models.doubt import judge
 from core.models.stages import AgreementCheck
@@ -44,6 +43,7 @@ from core.models.voice import (
     chairman_replaced,
     check_line,
     judging_line,
+    measured,
     review_state,
     revision_line,
     round_line,

@@ -19,11 +19,11 @@ from core.models import (
     CouncilStatus,
     Origin,
     Platform,
-    measured,
     seats,
 )
 from core.models.doubt import judge
 from core.models.files import IncomingFile
+from core.models.voice import measured
 from core.service import CouncilRun, CouncilService, to_json
 from core.settings import LOCAL_DEFAULT_MEMBERS
 

@@ -16,8 +16,8 @@ import sys
 
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from core.errors import ConfigurationError
-from core.models import measured as voice
 from core.models.eval import ConfigReport, EvalProgress, EvalReport, EvalRequest, EvalStart
+from core.models.voice import measured as voice
 from core.service import CouncilService
 
 TOKEN_SLACK = 1.10  # tokens per question beyond standard's × this are flagged: not equal compute

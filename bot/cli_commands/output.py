@@ -26,7 +26,6 @@ from core.models import (
     SchedulePlanned,
     StageStarted,
     Synthesis,
-    measured,
     seats,
 )
 from core.models.voice import (
@@ -43,6 +42,7 @@ from core.models.voice import (
     footer_fields,
     judging_line,
     late_line,
+    measured,
     read_lines,
     result_composition_line,
     result_dissent_lines,

@@ -28,7 +28,7 @@ from bot.render_text import (
     result_header,
     short_model,
 )
-from core.models import Aggregate, CouncilResult, CouncilStatus, counted, measured
+from core.models import Aggregate, CouncilResult, CouncilStatus, counted
 from core.models.doubt import split_mention
 from core.models.voice import (
     DIFFER_TITLE,
@@ -49,6 +49,7 @@ from core.models.voice import (
     footer_fields,
     late_line,
     lens_line,
+    measured,
     result_composition_line,
     review_title,
     stages_of,

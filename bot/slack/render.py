@@ -39,7 +39,6 @@ from core.models import (
     CouncilStatus,
     CouncilSummary,
     Leaderboard,
-    measured,
 )
 from core.models.doubt import split_mention
 from core.models.voice import (
@@ -50,6 +49,7 @@ from core.models.voice import (
     deliberation_lines,
     file_summary,
     lens_line,
+    measured,
     mode_field,
     quote,
     stages_of,

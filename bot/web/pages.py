@@ -14,7 +14,7 @@ from bot.web import charts
 from bot.web.context import WHERE, Pages
 from bot.web.render import RENDERER
 from core.errors import InputRejected
-from core.models import CouncilResult, CouncilStatus, Platform, measured
+from core.models import CouncilResult, CouncilStatus, Platform
 from core.models.browse import HistoryQuery
 from core.models.share_links import SHARE_PARAM
 from core.models.voice import (
@@ -29,6 +29,7 @@ from core.models.voice import (
     failed_members,
     late_line,
     lens_line,
+    measured,
     other_notices,
     result_composition_line,
     score_lines,

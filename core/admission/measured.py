@@ -3,7 +3,7 @@ and the strategy `best` runs.
 
 A line-up's eval run is the newest finished `council eval` run whose plan has the same seats (in
 order) and chairman as the council about to run; runs of other line-ups are ignored, and counted
-so that the council can say so. The sentences are core/models/measured.py's.
+so that the council can say so. The sentences are core/models/voice/measured.py's.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from core.models import MODES, CouncilMode
 from core.models.doubt import UnsureThreshold
 from core.models.eval import ConfigReport, EvalReport
-from core.models.measured import best_fallback_line, best_line
 from core.models.strategy import Strategy
+from core.models.voice.measured import best_fallback_line, best_line
 from core.storage import Storage
 
 BEST = "best"

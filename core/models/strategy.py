@@ -1,5 +1,5 @@
 """The strategy a `best` council ran: the mode the line-up's eval chose, and the one line that says
-which and why (core/admission/measured.py chooses it; core/models/measured.py words it)."""
+which and why (core/admission/measured.py chooses it; core/models/voice/measured.py words it)."""
 
 from __future__ import annotations
 

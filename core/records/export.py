@@ -6,17 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.models import (
-    Attempt,
-    CouncilRequest,
-    CouncilResult,
-    ErrorInfo,
-    Leaderboard,
-    MemberAnswer,
-    Review,
-    Usage,
-    measured,
-)
+from core.models import Attempt, CouncilRequest, CouncilResult, ErrorInfo, Leaderboard, MemberAnswer, Review, Usage
 from core.models.seats import fallback_note, short_cause
 from core.models.voice import (
     DIFFER_TITLE,
@@ -32,6 +22,7 @@ from core.models.voice import (
     file_summary,
     late_line,
     lens_line,
+    measured,
     result_composition_line,
     result_dissent_lines,
     review_title,

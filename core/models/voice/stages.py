@@ -1,0 +1,50 @@
+"""Stage titles while a council runs and in a finished one's details, which stages a result has
+(its stage buttons), and the streamed tail of the answer."""
+
+from __future__ import annotations
+
+from core.models.stages import (
+    CouncilResult,
+)
+from core.models.voice.differ import DIFFER_TITLE, differ_parts
+
+# A member of a later memory batch (MemberWaiting), until it is asked: every interface's progress.
+WAITING_FOR_MEMORY = "waiting for memory"
+
+# While a council runs: what each stage does.
+STAGE_TITLES = {1: "Stage 1 · members answer", 2: "Stage 2 · anonymous peer review", 3: "Stage 3 · chairman synthesis"}
+# A finished council's stage details (buttons, modals, page sections): what each holds.
+STAGE_VIEWS = {
+    "answers": "Stage 1 · answers",
+    "reviews": "Stage 2 · reviews",
+    "ranking": "Aggregate ranking",
+    "differ": DIFFER_TITLE,
+}
+STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking", "differ": DIFFER_TITLE}
+
+
+def stage_progress(stage: int) -> str:
+    """The chat status's first line while a council runs: the stage's title (`starting` before)."""
+    return STAGE_TITLES.get(stage) or ("starting" if stage == 0 else "working")
+
+
+def stages_of(result: CouncilResult) -> list[str]:
+    """The stage details a result has (its stage buttons): no Reviews or Ranking button to open an
+    empty stage (a quick council has no reviews), Where they differ when there is an account of it."""
+    present = {
+        "answers": bool(result.answers),
+        "reviews": bool(result.reviews),
+        "ranking": bool(result.reviews) and result.aggregate is not None,
+        "differ": bool(differ_parts(result.disagreement)),
+    }
+    return [stage for stage in STAGE_VIEWS if present[stage]]
+
+
+def stream_tail(text: str, limit: int) -> str:
+    """The end of the chairman's text as it streams into a status message: its last `limit`
+    characters, from a line break when one is near, with an ellipsis where it was cut."""
+    if len(text) <= limit:
+        return text
+    tail = text[-limit:]
+    cut = tail.find("\n")
+    return "…" + (tail[cut + 1 :] if 0 <= cut < 200 else tail)
