@@ -34,9 +34,11 @@ from core.models.voice import (
     check_line,
     consensus_text,
     dissent_lines,
+    failure_line,
     judging_line,
     measured,
     other_notices,
+    queued_line,
     score_lines,
     stage_progress,
 )
@@ -123,7 +125,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
     """Human-readable status while a council runs."""
     lines: list[str] = []
     if progress.queued_position is not None:
-        lines.append(f":hourglass: Waiting for a free slot (position {progress.queued_position} in the queue)")
+        lines.append(f":hourglass: {queued_line(progress.queued_position)}")
         return lines
     answered = progress.counts()[0]
     lines.append(stage_progress(progress.stage))
@@ -168,8 +170,7 @@ def result_header(result: CouncilResult, *, stand_in: bool = True, lead: bool = 
     degradation, before the answer, never after. `stand_in`: with the note of a failed chairman
     (False: the caller puts it under the answer's heading)."""
     if result.status.value == "failed":
-        cause = result.error.message if result.error else "unknown cause"
-        return f":warning: The council failed: {cause}"
+        return f":warning: {failure_line(result)}"
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
     # Measured doubt and the strategy `best` chose come before everything else.

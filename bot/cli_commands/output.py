@@ -48,6 +48,7 @@ from core.models.voice import (
     result_dissent_lines,
     review_state,
     revision_line,
+    round_title,
     rounds_lines,
     stand_in_note,
     summary_line,
@@ -130,7 +131,7 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
     elif isinstance(event, ChairmanToken):
         term.stream(event.model, event.delta)
     elif isinstance(event, RoundStarted):
-        term.note(f"\n▶ Round {event.number} · members revise after reading each other's answers")
+        term.note(f"\n▶ {round_title(event.number)}")
     elif isinstance(event, RevisionFinished):
         term.note(f"  {'↪' if event.revision.moved else '='} {revision_line(event.revision)}")
     elif isinstance(event, RoundFinished):

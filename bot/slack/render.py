@@ -55,7 +55,6 @@ from core.models.voice import (
     stages_of,
     stream_tail,
     summary_line,
-    took,
     written_by,
 )
 from core.models.voice import final_status as status_words
@@ -221,7 +220,6 @@ def not_posted(council_id: str) -> str:
     return f":warning: The answer could not be posted here; get it with `/council export {council_id}`."
 
 
-took_text = took  # the streamed plan's title says it too (stream_render.py)
 STATUS_MARKS = {
     Tone.OK: ":white_check_mark:",
     Tone.WARN: ":warning:",

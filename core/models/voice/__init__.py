@@ -10,7 +10,9 @@ re-exports every public name, so a surface imports it from `core.models.voice`. 
 
     names          model ids shortened for lines and tables
     authorship     who wrote the answer: the chairman, a member's answer standing as written, a
-                   stand-in for the chairman; the first words of a streamed answer that say so
+                   stand-in for the chairman
+    opening        what a streamed answer says first when something went wrong
+    progress       the lines of a running council: queue, who sits, members, rounds
     stages         stage titles, which stages a result has (its stage buttons), the streamed tail
     status         the final status line, a finished council's title and summary, the footer's fields
     agreement      Kendall's W in words, the rubric's consensus, auto mode's check
@@ -35,6 +37,8 @@ from core.models.voice.agreement import (
     agreement_word,
     check_line,
     consensus_text,
+    escalation_heading,
+    escalation_line,
     judging_line,
 )
 from core.models.voice.authorship import (
@@ -91,6 +95,17 @@ from core.models.voice.measured import (
 from core.models.voice.names import (
     short_model,
 )
+from core.models.voice.opening import (
+    Mark,
+    Opening,
+)
+from core.models.voice.progress import (
+    council_opening,
+    member_answered,
+    member_failed,
+    queued_line,
+    round_title,
+)
 from core.models.voice.ranking import (
     CHAIRMAN_SHARE,
     METER_CELLS,
@@ -116,14 +131,18 @@ from core.models.voice.stages import (
     STAGE_VIEWS,
     WAITING_FOR_MEMORY,
     stage_progress,
+    stage_title,
     stages_of,
     stream_tail,
 )
 from core.models.voice.status import (
+    STOPPED_BEFORE_ANSWER,
     Tone,
     failed_members,
+    failure_line,
     final_status,
     footer_fields,
+    gave_no_answer,
     members_answered,
     mode_field,
     no_answer,
@@ -161,9 +180,12 @@ __all__ = [
     "STAGE_BUTTONS",
     "STAGE_TITLES",
     "STAGE_VIEWS",
+    "STOPPED_BEFORE_ANSWER",
     "WAITING_FOR_MEMORY",
     "Author",
     "LateReviews",
+    "Mark",
+    "Opening",
     "Tone",
     "agreement_text",
     "agreement_word",
@@ -176,6 +198,7 @@ __all__ = [
     "check_line",
     "composition_line",
     "consensus_text",
+    "council_opening",
     "cut_note",
     "deliberation_lines",
     "differ_lines",
@@ -184,11 +207,15 @@ __all__ = [
     "dissent_line",
     "dissent_lines",
     "effective_votes_line",
+    "escalation_heading",
+    "escalation_line",
     "failed_members",
+    "failure_line",
     "file_summary",
     "files_notice",
     "final_status",
     "footer_fields",
+    "gave_no_answer",
     "judging_line",
     "late_line",
     "late_order",
@@ -197,11 +224,14 @@ __all__ = [
     "lens_line",
     "link_line",
     "measured",
+    "member_answered",
+    "member_failed",
     "members_answered",
     "mode_field",
     "modes_help",
     "no_answer",
     "other_notices",
+    "queued_line",
     "quote",
     "read_lines",
     "redundant_seat_line",
@@ -212,6 +242,7 @@ __all__ = [
     "review_title",
     "revision_line",
     "round_line",
+    "round_title",
     "rounds_lines",
     "safe_file_name",
     "score_line",
@@ -220,6 +251,7 @@ __all__ = [
     "short_model",
     "source_line",
     "stage_progress",
+    "stage_title",
     "stages_of",
     "stand_in_note",
     "stood_as_written",

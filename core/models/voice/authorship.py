@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from core.models.stages import (
-    AgreementCheck,
-    CouncilResult,
-    Synthesis,
-)
+from core.models.stages import AgreementCheck, CouncilResult, Synthesis
 
 
 class Author(str, Enum):

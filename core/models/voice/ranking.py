@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from core.models.stages import (
-    Aggregate,
-    CouncilResult,
-    Dissent,
-)
+from core.models.stages import Aggregate, CouncilResult, Dissent
 from core.models.voice.authorship import Author, author_of
 from core.models.voice.ballots import AFTER_SYNTHESIS
 

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from core.models.stages import (
-    CouncilResult,
-)
+from core.models.stages import CouncilResult
 from core.models.voice.differ import DIFFER_TITLE, differ_parts
 
 # A member of a later memory batch (MemberWaiting), until it is asked: every interface's progress.
@@ -26,6 +24,16 @@ STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking
 def stage_progress(stage: int) -> str:
     """The chat status's first line while a council runs: the stage's title (`starting` before)."""
     return STAGE_TITLES.get(stage) or ("starting" if stage == 0 else "working")
+
+
+def stage_title(stage: int, *, mode: str = "standard", escalated: bool = False) -> str:
+    """A running stage's title, as it says what happens: after auto mode's escalation the other
+    members answer, and a quick council's chairman compares the two answers."""
+    if stage == 1 and escalated:
+        return "Stage 1 · the other members answer"
+    if stage == 3 and mode == "quick":
+        return "Stage 3 · the chairman compares the two answers"
+    return STAGE_TITLES[stage]
 
 
 def stages_of(result: CouncilResult) -> list[str]:

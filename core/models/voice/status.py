@@ -6,11 +6,7 @@ from __future__ import annotations
 from enum import Enum
 
 from core.models.base import ErrorKind, counted
-from core.models.stages import (
-    CouncilResult,
-    CouncilStatus,
-    MemberAnswer,
-)
+from core.models.stages import CouncilResult, CouncilStatus, MemberAnswer
 from core.models.voice.agreement import agreement_word
 from core.models.voice.authorship import Author, author_of, written_by
 from core.models.voice.names import short_model
@@ -37,7 +33,9 @@ def members_answered(result: CouncilResult) -> str:
 
 def result_title(result: CouncilResult) -> str:
     """A finished council in one line, claiming no more than happened: the title of Slack's
-    streamed answer."""
+    streamed answer (a failed or stopped one: its final status)."""
+    if result.status in (CouncilStatus.FAILED, CouncilStatus.CANCELLED):
+        return final_status(result)[1]
     synthesis = result.synthesis
     quick = "The quick council" if result.request.config.mode == "quick" else "The council"
     if synthesis is not None and author_of(synthesis) is Author.STAND_IN:
@@ -86,9 +84,23 @@ def final_status(result: CouncilResult) -> tuple[Tone, str]:
     return tone, f"{done}{took(result)}: {members_answered(result)}, {counted(len(result.reviews), 'review')}"
 
 
+# A council stopped before its answer: what a surface that shows only the answer says instead.
+STOPPED_BEFORE_ANSWER = "The council was stopped before it answered."
+
+
+def failure_line(result: CouncilResult) -> str:
+    """`The council failed: <cause>`: a failed council's one line, in place of an answer."""
+    return f"The council failed: {result.error.message if result.error else 'unknown cause'}"
+
+
+def gave_no_answer(name: str, why: str) -> str:
+    """`gamma gave no answer: auth 401: invalid api key`."""
+    return f"{name} gave no answer: {why}"
+
+
 def no_answer(answer: MemberAnswer) -> str:
-    """`gamma gave no answer: auth 401: invalid api key` (one of the result's notices)."""
-    return f"{answer.model} gave no answer: {answer.error.short() if answer.error else 'no answer'}"
+    """`gave_no_answer` of a member's answer (one of the result's notices)."""
+    return gave_no_answer(answer.model, answer.error.short() if answer.error else "no answer")
 
 
 def failed_members(result: CouncilResult) -> list[str]:
