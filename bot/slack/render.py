@@ -48,14 +48,13 @@ from core.models.voice import (
     cut_note,
     deliberation_lines,
     file_summary,
+    footer_fields,
     lens_line,
     measured,
-    mode_field,
     quote,
     stages_of,
     stream_tail,
     summary_line,
-    written_by,
 )
 from core.models.voice import final_status as status_words
 
@@ -273,15 +272,9 @@ def result_footer(result: CouncilResult) -> str:
     """The one plain line under an answer (who answered, what failed, who the reviewers put
     first), then the council's id, mode, who wrote it, time and cost; the figures are behind the
     stage buttons."""
-    parts = [summary_line(result), f"Council `{result.council_id}`", mode_field(result.request.config.mode)]
-    if result.synthesis is not None:
-        parts.append(written_by(result.synthesis, short_model(result.synthesis.model)))
-    seconds = result.timings.get("total_s")
-    if seconds is not None:
-        parts.append(f"{seconds:.1f} s")
-    if result.usage.cost_usd:
-        parts.append(f"${result.usage.cost_usd:.4f}")
-    return plain(" · ".join(parts))
+    name = short_model(result.synthesis.model) if result.synthesis is not None else None
+    _council, *fields = footer_fields(result, name, brief=True)
+    return plain(" · ".join([summary_line(result), f"Council `{result.council_id}`", *fields]))
 
 
 def attached_note(answer: str) -> str:

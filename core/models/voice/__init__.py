@@ -23,6 +23,7 @@ re-exports every public name, so a surface imports it from `core.models.voice`. 
     deliberation   revision rounds, lenses, Self-MoA's samples
     measured       measured doubt (unsure), effective votes, thresholds, the strategy `best` chose
     text           what a cut answer says, the API's link line, a text as a quote
+    facts          the facts every JSON surface carries under the same names
     modes          the council's modes and what each does (core/modes.py: it must import nothing)
 """
 
@@ -82,6 +83,9 @@ from core.models.voice.differ import (
     differ_lines,
     differ_parts,
     differ_source,
+)
+from core.models.voice.facts import (
+    told,
 )
 from core.models.voice.measured import (
     best_fallback_line,
@@ -258,6 +262,7 @@ __all__ = [
     "stream_tail",
     "summary_line",
     "threshold_line",
+    "told",
     "took",
     "unsure_line",
     "writer_replaced",

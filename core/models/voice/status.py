@@ -108,18 +108,20 @@ def failed_members(result: CouncilResult) -> list[str]:
     return [no_answer(a) for a in result.answers if a.error is not None and a.error.kind is not ErrorKind.CANCELLED]
 
 
-def footer_fields(result: CouncilResult, name: str | None = None) -> list[str]:
+def footer_fields(result: CouncilResult, name: str | None = None, *, brief: bool = False) -> list[str]:
     """The footer under an answer: `Council <id>`, the mode, who wrote it, members answered, time,
-    tokens, cost. `name`: the writer's model as shown (short on chat platforms)."""
+    tokens, cost. `name`: the writer's model as shown (short on chat platforms); `brief`: without
+    members answered and tokens (under the summary line, which says who answered)."""
     fields = [f"Council {result.council_id}", mode_field(result.request.config.mode)]
     if result.synthesis is not None:
         fields.append(written_by(result.synthesis, name))
-    if result.answers:
+    if result.answers and not brief:
         fields.append(members_answered(result))
     seconds = result.timings.get("total_s")
     if seconds is not None:
         fields.append(f"{seconds:.1f} s")
-    fields.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens:,} tokens")
+    if not brief:
+        fields.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens:,} tokens")
     if result.usage.cost_usd:
         fields.append(f"${result.usage.cost_usd:.4f}")
     return fields
