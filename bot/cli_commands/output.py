@@ -32,6 +32,7 @@ from core.models.voice import (
     DIFFER_TITLE,
     READ_TITLE,
     STAGE_TITLES,
+    STANDING_IN,
     WAITING_FOR_MEMORY,
     Author,
     author_of,
@@ -43,6 +44,8 @@ from core.models.voice import (
     judging_line,
     late_line,
     measured,
+    member_failed,
+    queued_line,
     read_lines,
     result_composition_line,
     result_dissent_lines,
@@ -87,7 +90,7 @@ class Terminal:
             return
         if self.streaming_model != model:
             self._end_stream()
-            stand_in = ", standing in for the chairman" if self.chairman and model not in self.chairman else ""
+            stand_in = f", {STANDING_IN}" if self.chairman and model not in self.chairman else ""
             print(f"\n── {model}{stand_in} ──", file=sys.stderr, flush=True)
             self.streaming_model = model
             self.streamed[model] = ""
@@ -107,7 +110,7 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
     elif isinstance(event, AgreementChecked):
         term.note(f"  {'↗' if event.check.escalated else '✓'} {check_line(event.check)}")
     elif isinstance(event, CouncilQueued):
-        term.note(f"⏳ waiting for a free slot (position {event.position})")
+        term.note(f"⏳ {queued_line(event.position)}")
     elif isinstance(event, StageStarted):
         term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
     elif isinstance(event, SchedulePlanned):
@@ -124,7 +127,7 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
             + (f": {fallback}" if fallback else "")
         )
     elif isinstance(event, MemberFailed):
-        term.note(f"  ✗ {event.answer.model} failed: {event.answer.error.short() if event.answer.error else '?'}")
+        term.note(f"  ✗ {member_failed(event.answer.model, event.answer)}")
     elif isinstance(event, ReviewFinished):
         r = event.review
         term.note(f"  {'✓' if r.ballot_models else '✗'} review by {r.reviewer}{review_state(r)}: {ballot_line(r)}")

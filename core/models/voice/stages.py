@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from core.models.stages import CouncilResult
+from core.models.stages import CouncilResult, MemberAnswer
 from core.models.voice.differ import DIFFER_TITLE, differ_parts
 
 # A member of a later memory batch (MemberWaiting), until it is asked: every interface's progress.
@@ -34,6 +34,26 @@ def stage_title(stage: int, *, mode: str = "standard", escalated: bool = False) 
     if stage == 3 and mode == "quick":
         return "Stage 3 · the chairman compares the two answers"
     return STAGE_TITLES[stage]
+
+
+def answer_name(answer: MemberAnswer) -> str:
+    """A stage-1 answer's heading: `Response A — alpha` (the model alone when it has no label)."""
+    return f"Response {answer.label} — {answer.model}" if answer.label else answer.model
+
+
+def answer_state(result: CouncilResult) -> str:
+    """` · first answer` after a stage-1 answer's name when revision rounds followed, else empty."""
+    return " · first answer" if result.rounds else ""
+
+
+def revised_name(answer: MemberAnswer) -> str:
+    """The heading of an answer's text after the revision rounds."""
+    return f"{answer_name(answer)} · after the revision rounds"
+
+
+def answer_took(answer: MemberAnswer) -> str:
+    """` (1.2 s)` after an answer's heading (empty when its time is unknown)."""
+    return f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
 
 
 def stages_of(result: CouncilResult) -> list[str]:
