@@ -10,7 +10,6 @@ from bot.render_text import aggregate_table, ballot_line, clip, ranking_line, sh
 from bot.slack.mrkdwn import mrkdwn, plain
 from bot.slack.render import (
     SECTION_CHUNK,
-    STAGE_TITLES,
     Stage,
     context,
     limit_blocks,
@@ -20,6 +19,7 @@ from bot.slack.render import (
 )
 from core.models import CouncilResult
 from core.models.voice import (
+    STAGE_VIEWS,
     answer_name,
     answer_state,
     answer_took,
@@ -89,7 +89,7 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
     return {
         "type": "modal",
         "callback_id": f"council_stage_view_{stage}",
-        "title": {"type": "plain_text", "text": clip(STAGE_TITLES[stage], MODAL_TITLE_MAX)},
+        "title": {"type": "plain_text", "text": clip(STAGE_VIEWS[stage], MODAL_TITLE_MAX)},
         "close": {"type": "plain_text", "text": "Close"},
         "blocks": blocks,
     }

@@ -43,7 +43,6 @@ from core.models import (
 from core.models.doubt import split_mention
 from core.models.voice import (
     STAGE_BUTTONS,
-    STAGE_VIEWS,
     Tone,
     cut_note,
     deliberation_lines,
@@ -78,7 +77,6 @@ ACTION_SYNTHESIZE = "council_synthesize"
 ACTION_STAGE_PREFIX = "council_stage_"
 Stage = Literal["answers", "reviews", "ranking", "differ"]
 STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking", "differ")
-STAGE_TITLES = STAGE_VIEWS  # the modals' titles (modals.py)
 
 Message = dict[str, Any]  # {"text": ..., "blocks": [...]}, ready for chat.postMessage/chat.update
 

@@ -147,6 +147,7 @@ from core.models.voice.stages import (
 from core.models.voice.status import (
     STOPPED_BEFORE_ANSWER,
     Tone,
+    failed_answers,
     failed_members,
     failure_line,
     final_status,
@@ -222,6 +223,7 @@ __all__ = [
     "effective_votes_line",
     "escalation_heading",
     "escalation_line",
+    "failed_answers",
     "failed_members",
     "failure_line",
     "file_summary",

@@ -7,12 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from core.models.base import ErrorKind
 from core.models.stages import AgreementCheck, CouncilResult
 from core.models.voice.agreement import escalation_line
 from core.models.voice.authorship import chairman_replaced
 from core.models.voice.names import short_model
-from core.models.voice.status import gave_no_answer
+from core.models.voice.status import failed_answers, gave_no_answer
 
 
 class Mark(str, Enum):
@@ -43,11 +42,7 @@ class Opening:
     def of_result(cls, result: CouncilResult) -> Opening:
         synthesis = result.synthesis
         stand_in = synthesis.model if synthesis is not None and synthesis.stood_in else None
-        failed = tuple(
-            (a.model, a.error.short())
-            for a in result.answers
-            if a.error is not None and a.error.kind is not ErrorKind.CANCELLED
-        )
+        failed = tuple((a.model, a.error.short()) for a in failed_answers(result) if a.error is not None)
         check = result.agreement
         escalation = check.reason if check is not None and check.escalated else None
         return cls(result.request.config.chairman, stand_in, failed, escalation)

@@ -40,7 +40,7 @@ def result_title(result: CouncilResult) -> str:
     quick = "The quick council" if result.request.config.mode == "quick" else "The council"
     if synthesis is not None and author_of(synthesis) is Author.STAND_IN:
         return f"The chairman failed; {short_model(synthesis.model)} answered instead{took(result)}"
-    failed = [short_model(a.model) for a in result.answers if a.error is not None]
+    failed = [short_model(a.model) for a in failed_answers(result)]
     if failed:
         them = "it" if len(failed) == 1 else "them"
         return f"{', '.join(failed)} failed; {quick.lower()} answered without {them}{took(result)}"
@@ -54,7 +54,7 @@ def summary_line(result: CouncilResult) -> str:
     first and how far they agreed (the figures are behind the stage buttons)."""
     synthesis = result.synthesis
     parts = [f"{sum(1 for a in result.answers if a.ok)} of {len(result.answers)} members answered"]
-    failed = [short_model(a.model) for a in result.answers if a.error is not None]
+    failed = [short_model(a.model) for a in failed_answers(result)]
     if failed:
         parts.append(f"{', '.join(failed)} failed")
     if synthesis is not None and author_of(synthesis) is Author.STAND_IN:
@@ -103,9 +103,14 @@ def no_answer(answer: MemberAnswer) -> str:
     return gave_no_answer(answer.model, answer.error.short() if answer.error else "no answer")
 
 
+def failed_answers(result: CouncilResult) -> list[MemberAnswer]:
+    """The members that failed: not the ones the user skipped (synthesize now) or stopped."""
+    return [a for a in result.answers if a.error is not None and a.error.kind is not ErrorKind.CANCELLED]
+
+
 def failed_members(result: CouncilResult) -> list[str]:
-    """`no_answer` of every member that failed (not the ones the user skipped)."""
-    return [no_answer(a) for a in result.answers if a.error is not None and a.error.kind is not ErrorKind.CANCELLED]
+    """`no_answer` of every member that failed."""
+    return [no_answer(a) for a in failed_answers(result)]
 
 
 def footer_fields(result: CouncilResult, name: str | None = None, *, brief: bool = False) -> list[str]:
