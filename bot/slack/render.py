@@ -42,6 +42,7 @@ from core.models import (
 )
 from core.models.doubt import split_mention
 from core.models.voice import (
+    MODE_DESCRIPTIONS,
     STAGE_BUTTONS,
     Tone,
     cut_note,
@@ -373,9 +374,8 @@ HELP = "\n".join(
         "`/council export <id> [json]`",
         "• Attach files (PDF, Word, text, CSV, code, images) to the message that asks: the council reads them. "
         "Start the question with `search:` to search the web first.",
-        "• Start it with `quick:` for a quick council: two members answer and the chairman compares them; "
-        "with `auto:`, two members answer and the whole council deliberates only if they disagree "
-        "(`standard:` for the full three stages).",
+        f"• Start it with `quick:` for a quick council: {MODE_DESCRIPTIONS['quick']}; "
+        f"with `auto:`, {MODE_DESCRIPTIONS['auto']} (`standard:` for the full three stages).",
         "• `members: a, b; chairman: c` before a question picks its council among the models this channel "
         "allows; `/council pick` opens a form with them.",
         "• `/council-admin show|members a,b|c|chairman X|allow a,b|limits user=N channel=N budget=USD|search on|off|"
