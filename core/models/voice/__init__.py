@@ -18,7 +18,8 @@ re-exports every public name, so a surface imports it from `core.models.voice`. 
     agreement      Kendall's W in words, the rubric's consensus, auto mode's check
     ballots        how many ballots the council read, and the reviews that came after the synthesis began
     reading        what the council read besides the question (files, web sources)
-    ranking        the minority views, the rubric scores, the composition meter
+    ranking        the ranking in one line, a review's ballot, the minority views, the rubric
+                   scores, the composition meter
     differ         where they differ: the folded section's title, headings, items, who wrote it
     deliberation   revision rounds, lenses, Self-MoA's samples
     measured       measured doubt (unsure), effective votes, thresholds, the strategy `best` chose
@@ -114,9 +115,11 @@ from core.models.voice.progress import (
 from core.models.voice.ranking import (
     CHAIRMAN_SHARE,
     METER_CELLS,
+    ballot_line,
     composition_line,
     dissent_line,
     dissent_lines,
+    ranking_line,
     result_composition_line,
     result_dissent_lines,
     score_line,
@@ -205,6 +208,7 @@ __all__ = [
     "answer_took",
     "author_note",
     "author_of",
+    "ballot_line",
     "ballots_read",
     "best_fallback_line",
     "best_line",
@@ -248,6 +252,7 @@ __all__ = [
     "other_notices",
     "queued_line",
     "quote",
+    "ranking_line",
     "read_lines",
     "redundant_seat_line",
     "result_composition_line",
