@@ -93,7 +93,7 @@ def progress_lines(progress: CouncilProgress) -> list[str]:
         lines.append(f":hourglass: {queued_line(progress.queued_position)}")
         return lines
     answered = progress.counts()[0]
-    lines.append(stage_progress(progress.stage))
+    lines.append(stage_progress(progress.stage, mode=progress.mode, escalated=progress.escalated))
     if progress.schedule and progress.stage == 1:
         lines.append(f"🧮 in memory: {progress.schedule}")
     for member in progress.members.values():

@@ -31,7 +31,6 @@ from core.models import (
 from core.models.voice import (
     DIFFER_TITLE,
     READ_TITLE,
-    STAGE_TITLES,
     STANDING_IN,
     WAITING_FOR_MEMORY,
     Author,
@@ -53,6 +52,7 @@ from core.models.voice import (
     revision_line,
     round_title,
     rounds_lines,
+    stage_title,
     stand_in_note,
     summary_line,
     written_by,
@@ -75,6 +75,8 @@ class Terminal:
         self.streaming_model: str | None = None
         self.streamed: dict[str, str] = {}  # model -> text shown live
         self.chairman: list[str] = []  # the chairman seat's models: any other synthesizer stands in
+        self.mode = "standard"  # the council's, and whether auto mode escalated: the stages' titles say it
+        self.escalated = False
 
     def was_shown(self, model: str, text: str) -> bool:
         """Whether exactly this text by this model is on screen already (streamed live)."""
@@ -108,11 +110,12 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
     if isinstance(event, AgreementStarted):
         term.note(f"\n⚖ {judging_line(event.judge)}")
     elif isinstance(event, AgreementChecked):
+        term.escalated = event.check.escalated
         term.note(f"  {'↗' if event.check.escalated else '✓'} {check_line(event.check)}")
     elif isinstance(event, CouncilQueued):
         term.note(f"⏳ {queued_line(event.position)}")
     elif isinstance(event, StageStarted):
-        term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
+        term.note(f"\n▶ {stage_title(event.stage, mode=term.mode, escalated=term.escalated)}")
     elif isinstance(event, SchedulePlanned):
         term.note(f"  🧮 in memory: {event.line}")
     elif isinstance(event, MemberWaiting):

@@ -21,9 +21,11 @@ STAGE_VIEWS = {
 STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking", "differ": DIFFER_TITLE}
 
 
-def stage_progress(stage: int) -> str:
+def stage_progress(stage: int, *, mode: str = "standard", escalated: bool = False) -> str:
     """The chat status's first line while a council runs: the stage's title (`starting` before)."""
-    return STAGE_TITLES.get(stage) or ("starting" if stage == 0 else "working")
+    if stage in STAGE_TITLES:
+        return stage_title(stage, mode=mode, escalated=escalated)
+    return "starting" if stage == 0 else "working"
 
 
 def stage_title(stage: int, *, mode: str = "standard", escalated: bool = False) -> str:
