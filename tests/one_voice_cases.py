@@ -107,8 +107,14 @@ def as_written(llm: ScriptedLLMServer) -> None:
 
 
 def stand_in(llm: ScriptedLLMServer) -> None:
-    # The chairman (alpha) fails to synthesize; beta, ranked first of the others, stands in.
-    healthy(llm, alpha=member(answer_of("alpha"), in_order(), Fail(500)))
+    # The chairman (alpha) fails to synthesize; beta, ranked first of the others, stands in and
+    # writes for a second or so: a streamed answer opens with the stand-in before the result is known.
+    writing = Reply(synthesis_by("beta") + " Six sevens make forty-two." * 8, token_delay_s=0.03)
+    healthy(
+        llm,
+        alpha=member(answer_of("alpha"), in_order(), Fail(500)),
+        beta=member(answer_of("beta"), in_order(), writing),
+    )
 
 
 def failed_member(llm: ScriptedLLMServer) -> None:

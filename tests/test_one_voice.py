@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.slack.stream_render import opening_text
+from core.models.voice import Opening
 from tests.council_api import council_api
+from tests.factories import make_result
 from tests.one_voice_cases import CASES, EXCLUDED, GRACE, SURFACES, Case, check
 from tests.one_voice_surfaces import stored, via_api, via_discord, via_mcp, via_slack, via_terminal
 from tests.test_discord_adapter import discord_env
@@ -68,3 +71,15 @@ async def test_every_interface_says_the_same_facts(case: Case, llm, tmp_path):
     assert set(told) == {s for s in SURFACES if (case.name, s) not in EXCLUDED}
     for surface, text in told.items():
         check(surface, text, case)
+
+
+def test_a_streamed_stand_in_says_why_the_chairman_failed_once_it_has_finished():
+    """A streamed answer opens with who writes instead; the note with the chairman's cause is still
+    to be said under it (in the table, a stand-in whose first words stream before the result)."""
+    result = make_result()
+    assert result.synthesis is not None and result.synthesis.note is not None
+    result.notices.append(result.synthesis.note)
+    opened = Opening.of_result(result)
+    said = opening_text(opened) or ""
+    assert "The chairman m-a failed; m-b wrote this answer instead." in said and "timeout" not in said
+    assert result.synthesis.note in opened.unsaid(result)
