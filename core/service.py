@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 from core.admission.admit import Admission
 from core.admission.limits import ConcurrencyGate
 from core.admission.shared_cap import SharedCap
-from core.browse import CouncilBrowser, CouncilView, EvalRunView, timeline
+from core.browse import CouncilBrowser, CouncilView, EvalRunView
 from core.channels.admin import ChannelAdmin
 from core.channels.permissions import Permissions
 from core.channels.sessions import WebSessions
@@ -60,6 +60,7 @@ from core.records.idempotency import IdempotencyKeys
 from core.records.messages import CouncilMessages
 from core.records.queries import CouncilQueries, HistoryScope
 from core.records.retention import Retention
+from core.records.timeline import timeline
 from core.settings import Settings, load_settings
 from core.shared.redact import Redactor
 from core.storage import Storage
