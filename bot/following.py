@@ -88,7 +88,7 @@ class CouncilFollower:
         self.claim = claim
         # Maps each message posted to the council (thread history reads it: bot/history.py).
         self.record_post = messages.for_council(destination.platform, run.council_id) if messages else _record_nothing
-        self.progress = CouncilProgress(run.council_id)
+        self.progress = CouncilProgress(run.council_id, mode=run.request.config.mode)
         self.live: LiveDisplay | None = None
         self.updater: StatusUpdater | None = None
         if destination.status_id is not None:  # a status message posted before (or by another process)

@@ -63,6 +63,12 @@ class CouncilProgress:
     revisions_done: int = 0
     revisions_expected: int = 0
     rounds: list[str] = field(default_factory=list)
+    mode: str = "standard"  # the council's: a quick council's chairman compares, not synthesizes
+
+    @property
+    def escalated(self) -> bool:
+        """Auto mode's check found the first two answers apart: the other members answer now."""
+        return self.agreement is not None and self.agreement.escalated
 
     def apply(self, event: CouncilEvent) -> None:
         """Update from one event. Unknown event kinds are ignored on purpose (forward-compatible).

@@ -19,7 +19,6 @@ from core.models import (
     CouncilSummary,
     Leaderboard,
     RateCheck,
-    Review,
     UnfinishedCouncil,
     counted,
 )
@@ -27,20 +26,22 @@ from core.models.text import clip as clip  # other renderers import it from here
 from core.models.voice import (
     WAITING_FOR_MEMORY,
     Author,
-    agreement_text,
     agreement_word,
     author_note,
     author_of,
     check_line,
     consensus_text,
-    dissent_lines,
+    failure_line,
     judging_line,
     measured,
     other_notices,
+    queued_line,
     score_lines,
     stage_progress,
 )
-from core.models.voice import short_model as short_model  # other renderers import it from here
+from core.models.voice import ballot_line as ballot_line  # other renderers import these from here
+from core.models.voice import ranking_line as ranking_line
+from core.models.voice import short_model as short_model
 
 ZWSP = "\u200b"
 
@@ -64,26 +65,6 @@ def neutralize_discord(text: str) -> str:
     return _DISCORD_REF.sub(lambda m: "<" + ZWSP + m.group(1) + ">", text)
 
 
-def ranking_line(aggregate: Aggregate | None) -> str:
-    """One compact line: `1. gpt-5.1 (1.33, 3 votes) · 2. ... · agreement W=0.78`, then a line per
-    minority view (core/engine/dissent.py)."""
-    if aggregate is None or not aggregate.entries:
-        return "Ranking unavailable."
-    if all(e.average_rank is None for e in aggregate.entries):
-        return "Ranking unavailable: no reviewer's ballot could be read."
-    parts = []
-    for entry in aggregate.entries:
-        mean = f"{entry.average_rank:.2f}" if entry.average_rank is not None else "n/a"
-        votes = f"{entry.rankings_count} vote{'s' if entry.rankings_count != 1 else ''}"
-        parts.append(f"{entry.position}. {short_model(entry.model)} ({mean}, {votes})")
-    line = " · ".join(parts)
-    if aggregate.agreement_w is not None:
-        line += f" · agreement {agreement_text(aggregate.agreement_w)}"
-    if (consensus := consensus_text(aggregate)) is not None:
-        line += f" · {consensus}"
-    return "\n".join([line, *dissent_lines(aggregate)])
-
-
 def aggregate_table(aggregate: Aggregate | None) -> str:
     """A fixed-width table inside a code block."""
     if aggregate is None or not aggregate.entries:
@@ -105,28 +86,14 @@ def aggregate_table(aggregate: Aggregate | None) -> str:
     return "```\n" + "\n".join(rows) + "\n```\n" + footer + scores
 
 
-def ballot_line(review: Review) -> str:
-    """What the parser extracted from a review, in model ids."""
-    if review.error is not None:
-        return f"Review failed: {review.error.short()}"
-    scores = "".join(
-        f"\nScores of Response {label}: " + ", ".join(f"{c} {v:g}" for c, v in values.items())
-        for label, values in review.scores.items()
-    )
-    if not review.ballot_models:
-        return "Extracted ballot: none (no readable FINAL RANKING)" + scores
-    order = " > ".join(short_model(m) for m in review.ballot_models)
-    return f"Extracted ballot ({review.parse_status.value}): {order}" + scores
-
-
 def progress_lines(progress: CouncilProgress) -> list[str]:
     """Human-readable status while a council runs."""
     lines: list[str] = []
     if progress.queued_position is not None:
-        lines.append(f":hourglass: Waiting for a free slot (position {progress.queued_position} in the queue)")
+        lines.append(f":hourglass: {queued_line(progress.queued_position)}")
         return lines
     answered = progress.counts()[0]
-    lines.append(stage_progress(progress.stage))
+    lines.append(stage_progress(progress.stage, mode=progress.mode, escalated=progress.escalated))
     if progress.schedule and progress.stage == 1:
         lines.append(f"🧮 in memory: {progress.schedule}")
     for member in progress.members.values():
@@ -168,8 +135,7 @@ def result_header(result: CouncilResult, *, stand_in: bool = True, lead: bool = 
     degradation, before the answer, never after. `stand_in`: with the note of a failed chairman
     (False: the caller puts it under the answer's heading)."""
     if result.status.value == "failed":
-        cause = result.error.message if result.error else "unknown cause"
-        return f":warning: The council failed: {cause}"
+        return f":warning: {failure_line(result)}"
     if result.status.value == "cancelled":
         return ":octagonal_sign: The council was stopped."
     # Measured doubt and the strategy `best` chose come before everything else.

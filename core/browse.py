@@ -1,5 +1,5 @@
 """Councils as the browser app reads and asks them (`service.browse`): history pages, one council
-(stored or still running), its model calls, the leaderboard and eval runs a viewer may see, and a
+(stored or still running), the leaderboard and eval runs a viewer may see, and a
 council asked from a form. Who may see what is Permissions' rule (core/channels/permissions.py),
 the same one the chat adapters' buttons and exports follow: bot/web only says who the viewer is.
 """
@@ -15,7 +15,7 @@ from core.channels.permissions import Permissions
 from core.durable.runs import CouncilRun, CouncilRuns
 from core.errors import InputRejected, NotFound
 from core.models import CouncilMode, CouncilRequest, CouncilResult, Leaderboard, Origin, share_links
-from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, ModelCall, Viewer, Visibility
+from core.models.browse import HeadToHead, HistoryPage, HistoryQuery, Viewer, Visibility
 from core.models.eval import EvalReport, EvalRunSummary
 from core.models.feedback import FeedbackVote
 from core.records.export import to_json, to_markdown
@@ -221,71 +221,3 @@ def _scope(viewer: Viewer) -> tuple[Origin | None, HistoryScope]:
     if viewer.origin is None:
         return None, "all"
     return viewer.origin, "channel" if viewer.origin.channel_id else "workspace"
-
-
-def timeline(result: CouncilResult) -> list[ModelCall]:
-    """Each model call of a stored council on one clock: stage 1 from the start, stage 2 (and auto
-    mode's agreement check) after stage 1's time, the synthesis after both (the stored latencies
-    place each call in its stage). An answer that stood as written made no call of its own."""
-    stage1 = result.timings.get("stage1_s", 0.0)
-    stage2 = stage1 + result.timings.get("stage2_s", 0.0)
-    calls = [*_answer_calls(result), *_review_calls(result, stage1)]
-    check = result.agreement
-    if check is not None and check.judge is not None:  # auto mode asked the chairman whether two agree
-        calls.append(
-            ModelCall(
-                stage=2,
-                model=check.judge,
-                role="agreement check",
-                start_s=stage1,
-                end_s=stage1 + (check.latency_s or 0.0),
-                ok=check.error is None,
-                note=check.error.message if check.error else None,
-            )
-        )
-    if result.synthesis is not None and not result.synthesis.agreed:  # an answer that stood as written: no call
-        s = result.synthesis
-        calls.append(
-            ModelCall(
-                stage=3,
-                model=s.model,
-                role="synthesis",
-                start_s=stage2,
-                end_s=stage2 + (s.latency_s or 0.0),
-                ok=True,
-                attempts=len(s.attempts) + 1,
-                note=s.note,
-            )
-        )
-    return calls
-
-
-def _answer_calls(result: CouncilResult) -> list[ModelCall]:
-    return [
-        ModelCall(
-            stage=1,
-            model=answer.model,
-            role="answer",
-            start_s=0.0,
-            end_s=answer.latency_s or 0.0,
-            ok=answer.error is None,
-            attempts=len(answer.attempts) + 1,
-            note=answer.error.message if answer.error else None,
-        )
-        for answer in result.answers
-    ]
-
-
-def _review_calls(result: CouncilResult, stage1: float) -> list[ModelCall]:
-    return [
-        ModelCall(
-            stage=2,
-            model=review.reviewer,
-            role="review",
-            start_s=stage1,
-            end_s=stage1 + (review.latency_s or 0.0),
-            ok=review.error is None,
-            note=review.error.message if review.error else None,
-        )
-        for review in result.reviews
-    ]

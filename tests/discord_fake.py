@@ -102,6 +102,7 @@ class FakeDiscord:
         self.global_commands: list[dict[str, Any]] = []
         self.guild_commands: dict[int, list[dict[str, Any]]] = {}
         self.heartbeats = 0
+        self.gateway_close_codes: list[int | None] = []
         self.on_gateway_closed: Callable[[], None] | None = None  # called as a client's gateway connection ends
         # Files users attached, served like Discord's CDN (signed URLs: no token needed or sent).
         self.cdn_files: dict[str, bytes] = {}
@@ -635,6 +636,7 @@ class FakeDiscord:
         for session in self._sessions.values():
             if session.ws is ws:
                 session.ws = None
+        self.gateway_close_codes.append(ws.close_code)  # 1000: the client closed it; 1006: it went away
         if self.on_gateway_closed is not None:
             self.on_gateway_closed()
         return ws

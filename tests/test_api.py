@@ -553,3 +553,18 @@ async def test_the_best_model_says_which_strategy_ran_and_why_first(client, api,
     stream = await client.chat.completions.create(model="llm-council-best", messages=QUESTION, stream=True)
     content = "".join([chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices])
     assert content.startswith(f"❔ {line}\n\n")
+
+
+async def test_a_long_answer_comes_back_whole_streamed_or_not(client, llm_for_api):
+    """The answer the chat apps cut (tests/long_answer.py) has no limit here: a front end renders
+    it, so the API returns every character, its code block whole, with no cut note."""
+    from tests.long_answer import CODE_AT, LONG_ANSWER
+
+    llm_for_api.script("alpha", ByStage(Reply("alpha: 42."), Reply(ranking_review()), Reply(LONG_ANSWER)))
+    completion = await client.chat.completions.create(model="llm-council", messages=QUESTION)
+    stream = await client.chat.completions.create(model="llm-council", messages=QUESTION, stream=True)
+    streamed = "".join([c.choices[0].delta.content or "" async for c in stream])
+    code = LONG_ANSWER[CODE_AT : LONG_ANSWER.index("```", CODE_AT + 3) + 3]
+    for text in (completion.choices[0].message.content, streamed):
+        assert text is not None and text.strip() == LONG_ANSWER.strip()
+        assert code in text and "cut here" not in text

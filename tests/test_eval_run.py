@@ -255,6 +255,7 @@ async def test_the_cli_report_json_csv_history_and_cost_guard(tmp_path):
             "latency_p95_s",
             "p_value",
             "escalated",
+            "tokens_over_standard",  # added last: every earlier field kept
         ]
         assert report["dataset"] == "bundled (seed 2026, 250 items), first 6"
         assert "Estimated: 30 model calls for 18 samples" in err

@@ -287,7 +287,10 @@ async def test_the_api_lets_a_running_council_finish_within_the_grace(llm_slow_a
 
 
 @pytest.mark.slow
-async def test_a_worker_stopped_with_ctrl_c_exits_0_without_a_traceback(pg_server, llm_slow_reviews, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+async def test_a_worker_stopped_with_ctrl_c_or_sigterm_exits_0_without_a_traceback(
+    pg_server, llm_slow_reviews, tmp_path, signum
+):
     env = council_env(llm_slow_reviews, pg_server.new_database()) | {
         "SLACK_BOT_TOKEN": "xoxb-test",
         "SLACK_API_URL": "http://127.0.0.1:9/api/",
@@ -307,8 +310,8 @@ async def test_a_worker_stopped_with_ctrl_c_exits_0_without_a_traceback(pg_serve
                 assert time.monotonic() < deadline and worker.process.returncode is None, worker.log.read_text()
                 await asyncio.sleep(0.1)
         assert worker.process is not None
-        took = await stop_by_signal(worker, worker.process.pid, signal.SIGINT)
-        print(f"\n[graceful stop worker] SIGINT: exit 0 in {took:.2f} s")
+        took = await stop_by_signal(worker, worker.process.pid, signum)
+        print(f"\n[graceful stop worker] {signal.Signals(signum).name}: exit 0 in {took:.2f} s")
         assert took < STOP_WITHIN_S
     finally:
         await worker.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import json
 import sys
 import time
 
@@ -136,3 +137,21 @@ async def test_auto_mode_over_stdio_says_whether_it_escalated(llm, tmp_path):
     assert not result.is_error and answer["escalated"] is True  # "alpha says: …" and "beta says: …" differ
     assert any("escalated: the first two answers disagreed" in n for n in answer["notices"])
     assert len(llm.requests) == 7
+
+
+async def test_a_long_answer_is_returned_whole(llm, tmp_path):
+    """The answer the chat apps cut (tests/long_answer.py): the tool's result holds all of it, in
+    the structured answer and in the text content (its JSON), its code block whole, no cut note."""
+    from tests.llm_server import ByStage, Reply, council_member
+    from tests.long_answer import CODE_AT, LONG_ANSWER
+
+    llm.script("alpha", ByStage(Reply("alpha answers."), council_member("x").stage2, Reply(LONG_ANSWER)))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "bot.cli", "mcp"], env=council_env(llm, tmp_path), cwd=str(ROOT)
+    )
+    async with Client(params) as client:
+        result = await client.call_tool("consult_council", {"question": "Write a long report"})
+    assert not result.is_error, result.content
+    code = LONG_ANSWER[CODE_AT : LONG_ANSWER.index("```", CODE_AT + 3) + 3]
+    for answer in (result.structured_content["answer"], json.loads(result.content[0].text)["answer"]):
+        assert answer.strip() == LONG_ANSWER.strip() and code in answer and "cut here" not in answer

@@ -106,11 +106,18 @@ async def test_a_busy_metrics_port_exits_at_once_even_with_postgresql_unreachabl
     assert took < 10, took
 
 
-async def test_an_unreachable_postgresql_is_one_line(llm, tmp_path):
-    env = cli_env(llm, tmp_path, DATABASE_URL=f"postgresql://council@127.0.0.1:{free_port()}/council")
-    code, _, err, _ = await run(env, "history", cwd=tmp_path)
+@pytest.mark.parametrize("command", [["history"], ["slack", "--http", "--port", "0"], ["worker"]])
+async def test_an_unreachable_postgresql_is_one_line_naming_the_cause_within_seconds(llm, tmp_path, command):
+    """A reading command and serving ones: one line with libpq's reason, not a retrying pool's
+    15 s open timeout and "PoolTimeout"; the password never in it."""
+    url = f"postgresql://council:s3cret@127.0.0.1:{free_port()}/council"
+    env = cli_env(llm, tmp_path, DATABASE_URL=url, SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="secret")
+    code, _, err, took = await run(env, *command, cwd=tmp_path)
     [line] = lines(err)
-    assert code != 0 and line.startswith("council: DATABASE_URL: cannot connect to postgresql://council@127.0.0.1")
+    print(f"\n[unreachable postgresql] `council {command[0]}`: one line in {took:.2f} s: {line}")
+    assert code != 0 and line.startswith("council: DATABASE_URL: cannot connect to postgresql://council:***@127.0.0.1")
+    assert "(Connection refused)" in line and "s3cret" not in line
+    assert took < 10, took
 
 
 def api_env(llm, tmp_path, **extra: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from html import unescape as html_unescape
 
 import httpx
 import pytest
@@ -546,3 +547,24 @@ async def test_a_key_a_model_quotes_is_masked_in_the_live_event_stream_and_the_s
             ]
             assert all(v.status_code == 200 and QUOTED_KEY not in v.text for v in views)
             assert "[redacted]" in views[0].text
+
+
+async def test_a_long_answer_is_rendered_whole_with_its_code_block_intact(service, web, monkeypatch):
+    """The answer the chat apps cut (tests/long_answer.py) is on the council's page whole: every
+    block rendered (the table a table, the code one highlighted block with all its lines), no cut
+    note, and the copy button's source is the whole Markdown. The render budget is raised here: it
+    is for hostile text, and a busy test machine would otherwise show this one as plain text."""
+    from bot.web.render import RENDERER
+    from tests.long_answer import CODE_AT, LONG_ANSWER
+
+    monkeypatch.setattr(RENDERER, "timeout_s", 60.0)
+    await service.storage.save_result(council("10a9000000000001", answer=LONG_ANSWER))
+    html = (await web.get("/c/10a9000000000001")).text
+    source = re.search(r'<textarea id="answer-source"[^>]*>(.*?)</textarea>', html, re.S)
+    assert source and html_unescape(source[1]).strip() == LONG_ANSWER.strip()  # what "Copy" copies
+    page = html.replace(source[0], "")
+    code = LONG_ANSWER[CODE_AT : LONG_ANSWER.index("```", CODE_AT + 3)].split("\n", 1)[1]
+    blocks = [re.sub(r"<[^>]+>", "", b) for b in re.findall(r"<pre[^>]*><code[^>]*>(.*?)</code></pre>", page, re.S)]
+    assert [html_unescape(b) for b in blocks if "observe_" in b] == [code]  # one block, every line
+    assert "<table>" in page and "```" not in page and "cut here" not in page
+    assert page.count("<h2>Part ") == LONG_ANSWER.count("\n## Part ") and "The end of the answer." in page

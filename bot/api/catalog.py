@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.models import CouncilMode
+from core.modes import MODE_DESCRIPTIONS, MODES
 
 COUNCIL_MODEL = "llm-council"
 CREATED = 1_700_000_000  # a fixed `created` so that model lists are stable between calls
@@ -29,36 +30,25 @@ class CouncilChoice:
     mode: CouncilMode | None = None  # None: the configured default (COUNCIL_MODE)
 
 
+# What the model list adds to a mode's description (core/modes.py says what each mode does).
+_NAMES = {"quick": "Quick council", "auto": "Auto council", "refine": "Refine council", "self-moa": "Self-MoA"}
+_COSTS = {
+    "quick": " (3 model calls)",
+    "auto": " (2 to 4 model calls)",
+    "best": " (the standard council until there is such a run); the answer says which ran and why",
+}
+
+
+def _choice(mode: CouncilMode) -> CouncilChoice:
+    name = _NAMES.get(mode, f"{mode.capitalize()} council")
+    return CouncilChoice(
+        f"{COUNCIL_MODEL}-{mode}", f"{name}: {MODE_DESCRIPTIONS[mode]}{_COSTS.get(mode, '')}.", mode=mode
+    )
+
+
 CHOICES = (
     CouncilChoice(COUNCIL_MODEL, "The configured council: members answer, rank each other, a chairman answers."),
-    CouncilChoice(
-        f"{COUNCIL_MODEL}-quick",
-        "Quick council: two members answer, the chairman compares them and writes the answer (3 model calls).",
-        mode="quick",
-    ),
-    CouncilChoice(
-        f"{COUNCIL_MODEL}-auto",
-        "Auto council: two members answer; if they agree that stands (2 to 4 model calls), "
-        "else the whole council deliberates.",
-        mode="auto",
-    ),
-    CouncilChoice(
-        f"{COUNCIL_MODEL}-refine",
-        "Refine council: members answer, revise after reading each other's answers (COUNCIL_ROUNDS rounds), "
-        "rank the revisions, a chairman answers.",
-        mode="refine",
-    ),
-    CouncilChoice(
-        f"{COUNCIL_MODEL}-self-moa",
-        "Self-MoA: the best member answers several times and the chairman aggregates the samples.",
-        mode="self-moa",
-    ),
-    CouncilChoice(
-        f"{COUNCIL_MODEL}-best",
-        "Best council: the mode this line-up's latest `council eval` run measured cheapest among the most "
-        "accurate (the standard council until there is such a run); the answer says which ran and why.",
-        mode="best",
-    ),
+    *(_choice(mode) for mode in MODES if mode != "standard"),
 )
 
 

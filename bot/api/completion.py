@@ -24,7 +24,7 @@ from bot.api.keys import LOCAL_USER
 from bot.api.openai_types import ApiError, ChatRequest, chunk_body, completion_body, council_metadata, usage_chunk
 from bot.api.transcript import CouncilTranscript, Deltas
 from core.models import Actor, AnswerFormat, CouncilFinished, CouncilResult, CouncilStatus
-from core.models.voice import link_line
+from core.models.voice import STOPPED_BEFORE_ANSWER, link_line
 from core.service import CouncilRun, CouncilService
 
 log = logging.getLogger(__name__)
@@ -44,9 +44,7 @@ def final_content(result: CouncilResult, transcript: CouncilTranscript, answer_f
     if answer_format is None:
         return transcript.content
     if result.synthesis is None:
-        raise ApiError(
-            502, "The council was stopped before it answered.", "server_error", "council_stopped", retry=False
-        )
+        raise ApiError(502, STOPPED_BEFORE_ANSWER, "server_error", "council_stopped", retry=False)
     try:
         return json_answer.fit(result.synthesis.text, answer_format)
     except json_answer.AnswerMisfit as exc:

@@ -18,14 +18,9 @@ from core.errors import CouncilError
 from core.models import Actor, CouncilFinished, CouncilResult, CouncilStatus, CouncilSummary, Disagreement, Origin
 from core.models.voice import (
     MODE_DESCRIPTIONS,
-    author_note,
-    author_of,
-    ballots_read,
     deliberation_lines,
-    failed_members,
-    late_line,
     measured,
-    written_by,
+    told,
 )
 from core.service import CouncilService
 
@@ -120,13 +115,7 @@ def _answer(result: CouncilResult, text: str, link: str | None = None) -> Counci
         answer=text,
         written_by=result.synthesis.model if result.synthesis else None,
         by_chairman=bool(result.synthesis and result.synthesis.by_chairman),
-        author=author_of(result.synthesis).value if result.synthesis else None,
-        author_line=written_by(result.synthesis) if result.synthesis else None,
-        author_note=author_note(result),
-        failed_members=failed_members(result),
-        ballots=ballots_read(result),
-        late_reviews=late_line(result),
-        mode=result.request.config.mode,
+        **told(result),  # who wrote it and why, failed members, ballots, late reviews, mode: as the web and API
         ranking=[
             RankedModel(position=e.position, model=e.model, average_rank=e.average_rank, votes=e.rankings_count)
             for e in (aggregate.entries if aggregate else [])

@@ -23,16 +23,7 @@ from core.errors import (
 )
 from core.models import ChatMessage, ConversationTurn, CouncilResult, Usage
 from core.models.files import IncomingFile
-from core.models.voice import (
-    author_note,
-    author_of,
-    ballots_read,
-    failed_members,
-    late_line,
-    measured,
-    self_moa_line,
-    written_by,
-)
+from core.models.voice import measured, self_moa_line, told
 
 _TEXT_PARTS = {"text", "input_text"}
 # The longest Retry-After the openai SDKs wait out; past it they retry at once, to no purpose.
@@ -312,15 +303,10 @@ def council_metadata(result: CouncilResult, link: str | None = None) -> dict[str
     metadata = {
         "council_id": result.council_id,
         "status": result.status.value,
-        "mode": config.mode,
         "escalated": result.escalated,
-        # who wrote the answer (chairman, as_written, stand_in) and the sentence saying so
-        "author": author_of(result.synthesis).value if result.synthesis else None,
-        "author_line": written_by(result.synthesis) if result.synthesis else None,
-        "author_note": author_note(result),
-        "failed_members": failed_members(result),
-        "ballots": ballots_read(result),
-        "late_reviews": late_line(result),
+        # who wrote the answer (chairman, as_written, stand_in) and the sentence saying so, the
+        # members that failed, the ballots read, late reviews, the mode: as the web page and MCP say them
+        **told(result),
         # Agreement of the ballots (Kendall's W) and of the rubric scores (consensus 0-100),
         # with each answer's mean score per criterion (model -> criterion -> mean).
         "agreement_w": result.aggregate.agreement_w if result.aggregate else None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from core.service import CouncilService
 log = logging.getLogger(__name__)
 _address_log = logging.getLogger("council.address")
 _address_log.setLevel(logging.INFO)
+_AFTER_GRACE_S = 2  # how much longer than COUNCIL_SHUTDOWN_GRACE_S uvicorn waits for its requests
 
 
 class _Server(uvicorn.Server):
@@ -87,7 +89,9 @@ def http_server(
         access_log=False,
         lifespan=lifespan,  # type: ignore[arg-type]
         log_config=None,
-        timeout_graceful_shutdown=max(1, round(service.settings.serving.shutdown_grace_s)),
+        # Past the grace: the stop stops the councils still running when it ends, and their requests
+        # and live pages (Server-Sent Events) then end by themselves; uvicorn cancels only what is left.
+        timeout_graceful_shutdown=math.ceil(service.settings.serving.shutdown_grace_s) + _AFTER_GRACE_S,
     )
     server = _Server(config)
     service.telemetry.on_stop(lambda: setattr(server, "should_exit", True), ends_command=True)

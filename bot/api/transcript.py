@@ -36,17 +36,25 @@ from core.models import (
 from core.models.doubt import judge
 from core.models.stages import AgreementCheck
 from core.models.voice import (
-    STAGE_TITLES,
+    STOPPED_BEFORE_ANSWER,
     WAITING_FOR_MEMORY,
     Author,
     author_of,
     chairman_replaced,
     check_line,
+    council_opening,
+    escalation_heading,
+    failure_line,
     judging_line,
     measured,
+    member_answered,
+    member_failed,
+    queued_line,
     review_state,
     revision_line,
     round_line,
+    round_title,
+    stage_title,
     stand_in_note,
     stood_as_written,
     writer_replaced,
@@ -104,13 +112,12 @@ class CouncilTranscript:
         """What is still missing once the council ended (an unstreamed answer). A failure is no
         content: it is kept in `failure`, for the adapter to send as an error."""
         if result.status is CouncilStatus.FAILED:
-            cause = result.error.message if result.error else "unknown cause"
-            self.failure = f"The council failed: {cause}"
+            self.failure = failure_line(result)
             return Deltas()
         if result.synthesis is not None and self._writer is None:
             return self._grow(Deltas(content=self._lead(result) + _fallback_note(result) + result.synthesis.text))
         if result.synthesis is None:
-            return self._grow(Deltas(content="The council was stopped before it answered."))
+            return self._grow(Deltas(content=STOPPED_BEFORE_ANSWER))
         return Deltas()
 
     def _grow(self, deltas: Deltas) -> Deltas:
@@ -160,22 +167,21 @@ class CouncilTranscript:
 
     def _progress_line(self, event: CouncilEvent) -> str:
         if isinstance(event, CouncilQueued):
-            return f"Waiting for a free slot (position {event.position} in the queue).\n"
+            return f"{queued_line(event.position)}.\n"
         if isinstance(event, CouncilStarted):
             self._chairman = event.chairman
-            return _opening(self.mode, event)
+            members = [short_model(m) for m in event.members]
+            return council_opening(self.mode, members, short_model(event.chairman)) + "\n"
         if isinstance(event, StageStarted):
-            return f"\n**{self._stage_title(event.stage)}**\n"
+            return f"\n**{stage_title(event.stage, mode=self.mode, escalated=self._escalated)}**\n"
         if isinstance(event, SchedulePlanned):
             return f"In memory: {event.line}.\n"
         if isinstance(event, MemberWaiting):
             return f"- {short_model(event.model)}: {WAITING_FOR_MEMORY}\n"
         if isinstance(event, MemberFinished):
-            took = f" in {event.answer.latency_s:.1f} s" if event.answer.latency_s is not None else ""
-            return f"- {short_model(event.answer.model)} answered{took}\n"
+            return f"- {member_answered(short_model(event.answer.model), event.answer.latency_s)}\n"
         if isinstance(event, MemberFailed):
-            cause = event.answer.error.short() if event.answer.error else "no answer"
-            return f"- {short_model(event.answer.model)} failed: {cause}\n"
+            return f"- {member_failed(short_model(event.answer.model), event.answer)}\n"
         if isinstance(event, ReviewFinished):
             review = event.review
             return f"- {short_model(review.reviewer)}{review_state(review)}: {ballot_line(review)}\n"
@@ -184,7 +190,7 @@ class CouncilTranscript:
         if isinstance(event, AgreementStarted):
             return f"- {judging_line(short_model(event.judge))}\n"
         if isinstance(event, RoundStarted):
-            return f"\n**Round {event.number} · members revise after reading each other's answers**\n"
+            return f"\n**{round_title(event.number)}**\n"
         if isinstance(event, RevisionFinished):
             return f"- {revision_line(event.revision)}\n"
         if isinstance(event, RoundFinished):
@@ -195,27 +201,9 @@ class CouncilTranscript:
             if not check.escalated:
                 return f"- {check_line(check)}\n"
             self._escalated = True
-            everyone = ", ".join(short_model(m) for m in self.members)
-            return f"\n**Escalated: {check.reason}.** The whole council deliberates: {everyone}.\n"
+            heading, everyone = escalation_heading(check.reason, [short_model(m) for m in self.members])
+            return f"\n**{heading}** {everyone}\n"
         return ""
-
-    def _stage_title(self, stage: int) -> str:
-        if stage == 1 and self._escalated:
-            return "Stage 1 · the other members answer"
-        if stage == 3 and self.mode == "quick":
-            return "Stage 3 · the chairman compares the two answers"
-        return STAGE_TITLES[stage]
-
-
-def _opening(mode: str, event: CouncilStarted) -> str:
-    """The reasoning block's first line: who sits, and what a quick or auto council does."""
-    members = ", ".join(short_model(m) for m in event.members)
-    chairman = short_model(event.chairman)
-    if mode == "quick":
-        return f"Quick council: {members} answer, the chairman {chairman} compares them (no peer review).\n"
-    if mode == "auto":
-        return f"Auto council: {members} answer first; if they disagree, the whole council. Chairman {chairman}.\n"
-    return f"Council: {members}; chairman {chairman}.\n"
 
 
 def _fallback_note(result: CouncilResult) -> str:

@@ -68,6 +68,7 @@ async def _start(service: CouncilService, args: argparse.Namespace) -> CouncilRu
 def _introduce(term: Terminal, run: CouncilRun) -> None:
     config = run.request.config
     term.chairman = seats.seat_models(config.chairman)
+    term.mode = config.mode
     if set(config.members) <= set(LOCAL_DEFAULT_MEMBERS):
         term.note(LOCAL_MODELS_NOTE)
     term.note(f"Council {run.council_id} ({config.mode}): {', '.join(config.members)} · chairman {config.chairman}")

@@ -16,11 +16,10 @@ import sys
 
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from core.errors import ConfigurationError
-from core.models.eval import ConfigReport, EvalProgress, EvalReport, EvalRequest, EvalStart
+from core.models.eval import TOKEN_SLACK, ConfigReport, EvalProgress, EvalReport, EvalRequest, EvalStart
 from core.models.voice import measured as voice
 from core.service import CouncilService
 
-TOKEN_SLACK = 1.10  # tokens per question beyond standard's × this are flagged: not equal compute
 CSV_COLUMNS = (
     "name",
     "accuracy",
@@ -172,7 +171,7 @@ def report_csv(report: EvalReport) -> str:
     return buffer.getvalue()
 
 
-def _notes(row: ConfigReport, items: int, standard: ConfigReport | None) -> list[str]:
+def _notes(row: ConfigReport, items: int) -> list[str]:
     """A row's notes: auto's escalations, failures, what is not scored yet, and more tokens than
     standard's beyond TOKEN_SLACK (equal compute is in calls and tokens)."""
     notes = []
@@ -182,20 +181,19 @@ def _notes(row: ConfigReport, items: int, standard: ConfigReport | None) -> list
         notes.append(f"{row.errors} failed")
     if row.samples < items:
         notes.append(f"{row.samples}/{items} scored")
-    if standard is not None and row is not standard and standard.tokens and row.tokens > TOKEN_SLACK * standard.tokens:
-        notes.append(f"tokens +{row.tokens / standard.tokens - 1:.0%} over standard")
+    if row.tokens_over_standard is not None:
+        notes.append(f"tokens +{row.tokens_over_standard:.0%} over standard")
     return notes
 
 
 def report_table(report: EvalReport) -> str:
     header = ("configuration", "accuracy", "95% CI", "vs best member", "calls", "tokens", "cost", "p50", "p95", "notes")
     rows = []
-    standard = next((r for r in report.configs if r.name == "standard"), None)
     for row in report.configs:
         versus = "—" if row.p_value is None else f"+{row.wins}/−{row.losses}, p={_p(row.p_value)}"
         if row.versus is None and row.name.startswith("member:") and any(r.p_value is not None for r in report.configs):
             versus = "(best member)"
-        notes = _notes(row, report.items, standard)
+        notes = _notes(row, report.items)
         rows.append(
             (
                 row.name,

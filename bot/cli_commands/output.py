@@ -31,7 +31,7 @@ from core.models import (
 from core.models.voice import (
     DIFFER_TITLE,
     READ_TITLE,
-    STAGE_TITLES,
+    STANDING_IN,
     WAITING_FOR_MEMORY,
     Author,
     author_of,
@@ -43,12 +43,16 @@ from core.models.voice import (
     judging_line,
     late_line,
     measured,
+    member_failed,
+    queued_line,
     read_lines,
     result_composition_line,
     result_dissent_lines,
     review_state,
     revision_line,
+    round_title,
     rounds_lines,
+    stage_title,
     stand_in_note,
     summary_line,
     written_by,
@@ -71,6 +75,8 @@ class Terminal:
         self.streaming_model: str | None = None
         self.streamed: dict[str, str] = {}  # model -> text shown live
         self.chairman: list[str] = []  # the chairman seat's models: any other synthesizer stands in
+        self.mode = "standard"  # the council's, and whether auto mode escalated: the stages' titles say it
+        self.escalated = False
 
     def was_shown(self, model: str, text: str) -> bool:
         """Whether exactly this text by this model is on screen already (streamed live)."""
@@ -86,7 +92,7 @@ class Terminal:
             return
         if self.streaming_model != model:
             self._end_stream()
-            stand_in = ", standing in for the chairman" if self.chairman and model not in self.chairman else ""
+            stand_in = f", {STANDING_IN}" if self.chairman and model not in self.chairman else ""
             print(f"\n── {model}{stand_in} ──", file=sys.stderr, flush=True)
             self.streaming_model = model
             self.streamed[model] = ""
@@ -104,11 +110,12 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
     if isinstance(event, AgreementStarted):
         term.note(f"\n⚖ {judging_line(event.judge)}")
     elif isinstance(event, AgreementChecked):
+        term.escalated = event.check.escalated
         term.note(f"  {'↗' if event.check.escalated else '✓'} {check_line(event.check)}")
     elif isinstance(event, CouncilQueued):
-        term.note(f"⏳ waiting for a free slot (position {event.position})")
+        term.note(f"⏳ {queued_line(event.position)}")
     elif isinstance(event, StageStarted):
-        term.note(f"\n▶ {STAGE_TITLES[event.stage]}")
+        term.note(f"\n▶ {stage_title(event.stage, mode=term.mode, escalated=term.escalated)}")
     elif isinstance(event, SchedulePlanned):
         term.note(f"  🧮 in memory: {event.line}")
     elif isinstance(event, MemberWaiting):
@@ -123,14 +130,14 @@ def print_event(term: Terminal, event: CouncilEvent) -> None:
             + (f": {fallback}" if fallback else "")
         )
     elif isinstance(event, MemberFailed):
-        term.note(f"  ✗ {event.answer.model} failed: {event.answer.error.short() if event.answer.error else '?'}")
+        term.note(f"  ✗ {member_failed(event.answer.model, event.answer)}")
     elif isinstance(event, ReviewFinished):
         r = event.review
         term.note(f"  {'✓' if r.ballot_models else '✗'} review by {r.reviewer}{review_state(r)}: {ballot_line(r)}")
     elif isinstance(event, ChairmanToken):
         term.stream(event.model, event.delta)
     elif isinstance(event, RoundStarted):
-        term.note(f"\n▶ Round {event.number} · members revise after reading each other's answers")
+        term.note(f"\n▶ {round_title(event.number)}")
     elif isinstance(event, RevisionFinished):
         term.note(f"  {'↪' if event.revision.moved else '='} {revision_line(event.revision)}")
     elif isinstance(event, RoundFinished):

@@ -7,7 +7,8 @@ the same steps in the same order, here and nowhere else.
 2. Hand the durable councils over: halted with their completed steps stored, the lease given up and,
    on PostgreSQL, queued again, so that another worker or the restarted process resumes them at once.
 3. Let the councils that cannot be handed over (the API's and the browser app's) finish, for at
-   most COUNCIL_SHUTDOWN_GRACE_S.
+   most COUNCIL_SHUTDOWN_GRACE_S; those still running then are stopped (stored as cancelled), so
+   that their requests and live pages end with them.
 4. Cancel the command: the bot stops what is left, then closes its platform connection last.
 
 The command then returns 0, and the process exits without a traceback. A second signal skips the
@@ -86,6 +87,9 @@ async def _stop(service: CouncilService, task: asyncio.Future[int], signum: sign
     left = await service.runs.finish_in_process(max(0.0, grace - (time.monotonic() - started)))
     if left:
         log.warning("%d council(s) did not finish within %g s (COUNCIL_SHUTDOWN_GRACE_S): stopped", left, grace)
+        # Stopped (stored as cancelled) while the server still waits for its requests: the API's
+        # caller gets the stopped council and a live page its last event, instead of a cut connection.
+        await service.runs.stop_all(_SERVER_RETURN_S)
     if service.telemetry.ends_command and not task.done():
         await asyncio.wait([task], timeout=_SERVER_RETURN_S)
     await _cancel(task)

@@ -16,18 +16,19 @@ from bot.render_text import history_lines, leaderboard_table
 from core.errors import CouncilError
 from core.models import MODES
 from core.models.keywords import parse_mode
+from core.models.voice import MODE_DESCRIPTIONS
 
 if TYPE_CHECKING:
     from bot.discord.host import CouncilHost
 
-HELP = """**LLM Council** — several models answer, review each other anonymously, a chairman synthesizes.
+HELP = f"""**LLM Council** — several models answer, review each other anonymously, a chairman synthesizes.
 
 `/council question:` — convene a council (in a new thread, or in the current thread).
-`@{name} question` — the same from a message; inside a council thread it continues the conversation.
+`@{{name}} question` — the same from a message; inside a council thread it continues the conversation.
 Attach files (PDF, Word, text, CSV, code, images) to the message or the `attachment:` option: the council reads them.
 Start a question with `search:` (or set the `search:` option) to search the web first, and with
-`quick:` (or set the `mode:` option) for a quick council: two members answer, the chairman compares them;
-`auto:` asks two members and convenes the whole council only if they disagree.
+`quick:` (or set the `mode:` option) for a quick council: {MODE_DESCRIPTIONS["quick"]};
+`auto:` for an auto council: {MODE_DESCRIPTIONS["auto"]}.
 `members: model-a, model-b; chairman: model-c` before a question (or the `members:`/`chairman:`
 options) picks its council among the models this channel allows.
 Buttons under the answer show each stage: **Answers**, **Reviews** (with the extracted ballot), **Ranking**.

@@ -37,6 +37,9 @@ from core.models.voice import (
     STAGE_VIEWS,
     Author,
     Tone,
+    answer_name,
+    answer_state,
+    answer_took,
     author_of,
     ballots_read,
     consensus_text,
@@ -52,6 +55,7 @@ from core.models.voice import (
     measured,
     result_composition_line,
     review_title,
+    revised_name,
     stages_of,
     stream_tail,
     written_by,
@@ -371,17 +375,14 @@ def add_material_fields(embed: discord.Embed, result: CouncilResult) -> None:
 def answers_embeds(result: CouncilResult) -> list[discord.Embed]:
     embeds: list[discord.Embed] = []
     for answer in result.answers:
-        label = f"Response {answer.label} — " if answer.label else ""
-        took = f" ({answer.latency_s:.1f}s)" if answer.latency_s is not None else ""
         lens = lens_line(result.request.config.lens(answer.seat or answer.model))
         if answer.ok:
-            first = " · first answer" if result.rounds else ""
             text = (f"*{safe(lens)}*\n\n" if lens else "") + safe(answer.text)
-            embeds += text_embeds(text, title=f"{label}{answer.model}{first}{took}", color=COLOR_INFO, chunk=3900)
+            title = f"{answer_name(answer)}{answer_state(result)}{answer_took(answer)}"
+            embeds += text_embeds(text, title=title, color=COLOR_INFO, chunk=3900)
             final = result.final_text(answer)
             if final and final != answer.text:
-                title = f"{label}{answer.model} · after the revision rounds"
-                embeds += text_embeds(safe(final), title=title, color=COLOR_INFO, chunk=3900)
+                embeds += text_embeds(safe(final), title=revised_name(answer), color=COLOR_INFO, chunk=3900)
         else:
             why = answer.error.short() if answer.error else "no answer"
             embeds.append(

@@ -38,6 +38,7 @@ from core.models import (
     ReviewFinished,
     StageStarted,
 )
+from core.models.voice import judging_line
 
 if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
@@ -73,7 +74,7 @@ STAGE_STATUS: dict[str, tuple[str, list[str]]] = {
     "answers": ("is thinking…", ["Asking every council member…", "Members are answering independently…"]),
     "reviews": ("is reviewing…", ["Members review each other's answers anonymously…", "Reading the ballots…"]),
     "ranking": ("is ranking…", ["Counting the votes…"]),
-    "agreement": ("is comparing…", ["The chairman checks whether the first two answers agree…"]),
+    "agreement": ("is comparing…", [f"{judging_line('The chairman')}…"]),
     "chairman": ("is writing…", ["The chairman is writing the final answer…"]),
 }
 

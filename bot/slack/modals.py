@@ -10,7 +10,6 @@ from bot.render_text import aggregate_table, ballot_line, clip, ranking_line, sh
 from bot.slack.mrkdwn import mrkdwn, plain
 from bot.slack.render import (
     SECTION_CHUNK,
-    STAGE_TITLES,
     Stage,
     context,
     limit_blocks,
@@ -20,6 +19,10 @@ from bot.slack.render import (
 )
 from core.models import CouncilResult
 from core.models.voice import (
+    STAGE_VIEWS,
+    answer_name,
+    answer_state,
+    answer_took,
     ballots_read,
     differ_parts,
     differ_source,
@@ -27,6 +30,7 @@ from core.models.voice import (
     lens_line,
     result_composition_line,
     review_title,
+    revised_name,
 )
 
 MODAL_BLOCKS = 100
@@ -85,7 +89,7 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
     return {
         "type": "modal",
         "callback_id": f"council_stage_view_{stage}",
-        "title": {"type": "plain_text", "text": clip(STAGE_TITLES[stage], MODAL_TITLE_MAX)},
+        "title": {"type": "plain_text", "text": clip(STAGE_VIEWS[stage], MODAL_TITLE_MAX)},
         "close": {"type": "plain_text", "text": "Close"},
         "blocks": blocks,
     }
@@ -94,17 +98,14 @@ def stage_modal(result: CouncilResult, stage: Stage) -> dict[str, Any]:
 def _answers_stage(result: CouncilResult, slots: int, note: str) -> list[dict[str, Any]]:
     parts = []
     for answer in result.answers:
-        label = f"Response {answer.label} · " if answer.label else ""
         lens = lens_line(result.request.config.lens(answer.seat or answer.model))
         head_lens = [context(plain(lens))] if lens else []
         if answer.ok:
-            latency = f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
-            first = " · first answer" if result.rounds else ""
-            head = [section(plain(f"*{label}{answer.model}*{first}{latency}")), *head_lens]
+            head = [section(plain(f"*{answer_name(answer)}*{answer_state(result)}{answer_took(answer)}")), *head_lens]
             parts.append((head, mrkdwn(answer.text)))
             final = result.final_text(answer)
             if final and final != answer.text:
-                revised = [section(plain(f"*{label}{answer.model}* · after the revision rounds"))]
+                revised = [section(plain(f"*{revised_name(answer)}*"))]
                 parts.append((revised, mrkdwn(final)))
         else:
             why = answer.error.short() if answer.error else "no answer"

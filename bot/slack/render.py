@@ -42,21 +42,19 @@ from core.models import (
 )
 from core.models.doubt import split_mention
 from core.models.voice import (
+    MODE_DESCRIPTIONS,
     STAGE_BUTTONS,
-    STAGE_VIEWS,
     Tone,
     cut_note,
     deliberation_lines,
     file_summary,
+    footer_fields,
     lens_line,
     measured,
-    mode_field,
     quote,
     stages_of,
     stream_tail,
     summary_line,
-    took,
-    written_by,
 )
 from core.models.voice import final_status as status_words
 
@@ -80,7 +78,6 @@ ACTION_SYNTHESIZE = "council_synthesize"
 ACTION_STAGE_PREFIX = "council_stage_"
 Stage = Literal["answers", "reviews", "ranking", "differ"]
 STAGES: tuple[Stage, ...] = ("answers", "reviews", "ranking", "differ")
-STAGE_TITLES = STAGE_VIEWS  # the modals' titles (modals.py)
 
 Message = dict[str, Any]  # {"text": ..., "blocks": [...]}, ready for chat.postMessage/chat.update
 
@@ -221,7 +218,6 @@ def not_posted(council_id: str) -> str:
     return f":warning: The answer could not be posted here; get it with `/council export {council_id}`."
 
 
-took_text = took  # the streamed plan's title says it too (stream_render.py)
 STATUS_MARKS = {
     Tone.OK: ":white_check_mark:",
     Tone.WARN: ":warning:",
@@ -275,15 +271,9 @@ def result_footer(result: CouncilResult) -> str:
     """The one plain line under an answer (who answered, what failed, who the reviewers put
     first), then the council's id, mode, who wrote it, time and cost; the figures are behind the
     stage buttons."""
-    parts = [summary_line(result), f"Council `{result.council_id}`", mode_field(result.request.config.mode)]
-    if result.synthesis is not None:
-        parts.append(written_by(result.synthesis, short_model(result.synthesis.model)))
-    seconds = result.timings.get("total_s")
-    if seconds is not None:
-        parts.append(f"{seconds:.1f} s")
-    if result.usage.cost_usd:
-        parts.append(f"${result.usage.cost_usd:.4f}")
-    return plain(" · ".join(parts))
+    name = short_model(result.synthesis.model) if result.synthesis is not None else None
+    _council, *fields = footer_fields(result, name, brief=True)
+    return plain(" · ".join([summary_line(result), f"Council `{result.council_id}`", *fields]))
 
 
 def attached_note(answer: str) -> str:
@@ -384,9 +374,8 @@ HELP = "\n".join(
         "`/council export <id> [json]`",
         "• Attach files (PDF, Word, text, CSV, code, images) to the message that asks: the council reads them. "
         "Start the question with `search:` to search the web first.",
-        "• Start it with `quick:` for a quick council: two members answer and the chairman compares them; "
-        "with `auto:`, two members answer and the whole council deliberates only if they disagree "
-        "(`standard:` for the full three stages).",
+        f"• Start it with `quick:` for a quick council: {MODE_DESCRIPTIONS['quick']}; "
+        f"with `auto:`, {MODE_DESCRIPTIONS['auto']} (`standard:` for the full three stages).",
         "• `members: a, b; chairman: c` before a question picks its council among the models this channel "
         "allows; `/council pick` opens a form with them.",
         "• `/council-admin show|members a,b|c|chairman X|allow a,b|limits user=N channel=N budget=USD|search on|off|"

@@ -25,10 +25,10 @@ from bot.long_answer import cut_answer, live_extent
 from bot.progress import CouncilProgress
 from bot.slack import stream_render
 from bot.slack.errors import refusal, retry_after_of
-from bot.slack.stream_render import Chunk, Opening
+from bot.slack.stream_render import Chunk, opening_of_progress
 from bot.throttle import SLACK_PACE, ChannelPacer, Priority, Throttle
 from core.models import CouncilResult
-from core.models.voice import cut_note
+from core.models.voice import Opening, cut_note
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class StreamedContent:
             rest = shown_text(text, sent, final=final)[sent:]
             piece = rest[: _cut(rest, STREAM_PIECE_MAX, final)]
             if piece and opened is None:  # the answer's first words: what went wrong comes before them
-                opened = Opening.of_result(result) if result is not None else Opening.of_progress(progress)
+                opened = Opening.of_result(result) if result is not None else opening_of_progress(progress)
                 if (said := stream_render.opening_text(opened)) is not None:
                     chunks.append({"type": "markdown_text", "text": said})
             if piece:

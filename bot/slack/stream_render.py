@@ -3,7 +3,6 @@ council's stages as task cards, its title, the chairman's text, and the blocks u
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from bot.progress import CouncilProgress, MemberState
@@ -19,11 +18,19 @@ from bot.slack.render import (
     material_blocks,
     result_footer,
     stage_buttons,
-    took_text,
     with_block_id,
 )
-from core.models import CouncilResult, CouncilStatus, ErrorKind, MemberAnswer, counted
-from core.models.voice import WAITING_FOR_MEMORY, Author, author_of, chairman_replaced, result_title, stages_of
+from core.models import CouncilResult, CouncilStatus, MemberAnswer, counted
+from core.models.voice import (
+    WAITING_FOR_MEMORY,
+    Author,
+    Mark,
+    Opening,
+    author_of,
+    member_failed,
+    result_title,
+    stages_of,
+)
 
 STREAM_CONTROL_NOTE = ":hourglass_flowing_sand: The council is at work; its progress is shown above."
 STREAM_CONTROL_NOTE_BELOW = ":hourglass_flowing_sand: The council is at work; its progress is shown below."
@@ -98,7 +105,7 @@ def _member_state(member: MemberState, answer: MemberAnswer | None, result: Coun
     if answer is not None:
         if answer.ok:
             return "complete", f"{name} {answer.latency_s:.1f} s" if answer.latency_s is not None else name
-        return "error", f"{name} failed: {answer.error.short() if answer.error else 'no answer'}"
+        return "error", member_failed(name, answer)
     if member.state == "answered":
         return "complete", f"{name} {member.latency_s:.1f} s" if member.latency_s is not None else name
     if member.state == "failed":
@@ -174,11 +181,6 @@ def _chairman_task(progress: CouncilProgress, result: CouncilResult | None) -> C
 def stream_title(progress: CouncilProgress | None, result: CouncilResult | None = None) -> str:
     """The plan's title (a `plan_update` chunk)."""
     if result is not None:
-        took = took_text(result)
-        if result.status is CouncilStatus.FAILED:
-            return f"The council failed{took}"
-        if result.status is CouncilStatus.CANCELLED:
-            return f"The council was stopped{took}"
         return clip(result_title(result), TASK_TITLE_MAX)
     if progress is None:
         return "Convening the council…"
@@ -186,60 +188,20 @@ def stream_title(progress: CouncilProgress | None, result: CouncilResult | None 
     return clip(lines[0].replace(":hourglass: ", ""), TASK_TITLE_MAX) if lines else "The council is at work"
 
 
-@dataclass(frozen=True)
-class Opening:
-    """What a streamed answer says before its first word: a stand-in writing for a failed
-    chairman, the members that gave no answer, auto mode's escalation (docs/council.md: a
-    degraded result says so first)."""
+def opening_of_progress(progress: CouncilProgress | None) -> Opening:
+    """What a running council's streamed text opens with (core's Opening, from Slack's progress)."""
+    if progress is None:
+        return Opening()
+    failed = tuple((m.model, m.detail or "failed") for m in progress.members.values() if m.state == "failed")
+    return Opening.live(progress.chairman, progress.chairman_model, failed, progress.agreement)
 
-    chairman: str | None = None  # with `stand_in`: the chairman that failed
-    stand_in: str | None = None  # the member writing the answer instead
-    failed: tuple[tuple[str, str], ...] = ()  # (member, why)
-    escalation: str | None = None  # why the whole council deliberated
 
-    @classmethod
-    def of_progress(cls, progress: CouncilProgress | None) -> Opening:
-        if progress is None:
-            return cls()
-        writer, chairman = progress.chairman_model, progress.chairman
-        stand_in = writer if writer and chairman and writer != chairman else None
-        failed = tuple((m.model, m.detail or "failed") for m in progress.members.values() if m.state == "failed")
-        check = progress.agreement
-        return cls(chairman, stand_in, failed, check.reason if check is not None and check.escalated else None)
-
-    @classmethod
-    def of_result(cls, result: CouncilResult) -> Opening:
-        synthesis = result.synthesis
-        stand_in = synthesis.model if synthesis is not None and synthesis.stood_in else None
-        failed = tuple(
-            (a.model, a.error.short())
-            for a in result.answers
-            if a.error is not None and a.error.kind is not ErrorKind.CANCELLED
-        )
-        check = result.agreement
-        escalation = check.reason if check is not None and check.escalated else None
-        return cls(result.request.config.chairman, stand_in, failed, escalation)
-
-    def covers(self, other: Opening) -> bool:
-        """Everything `other` must say, this said."""
-        said = {model for model, _ in self.failed}
-        return (
-            (other.stand_in is None or self.stand_in is not None)
-            and all(model in said for model, _ in other.failed)
-            and (other.escalation is None or self.escalation is not None)
-        )
+_MARKS = {Mark.WARN: "⚠️", Mark.ESCALATED: "↗️"}
 
 
 def opening_text(opening: Opening) -> str | None:
     """The streamed text's first lines (None when nothing went wrong), then a blank line."""
-    lines = []
-    if opening.stand_in is not None:
-        lines.append(
-            f"⚠️ {chairman_replaced(short_model(opening.chairman or 'chairman'), short_model(opening.stand_in))}"
-        )
-    lines += [f"⚠️ {short_model(model)} gave no answer: {why}" for model, why in opening.failed]
-    if opening.escalation is not None:
-        lines.append(f"↗️ Escalated: {opening.escalation}; the whole council deliberated.")
+    lines = [f"{_MARKS[mark]} {line}" for mark, line in opening.lines()]
     return neutralize_slack("\n".join(lines)) + "\n\n" if lines else None
 
 
@@ -269,13 +231,5 @@ def stream_final_blocks(
 
 def _other_notices(result: CouncilResult, said: Opening) -> str:
     """The result's notices but those the streamed text opened with."""
-    synthesis = result.synthesis
-    failed = [model for model, _ in said.failed]
-    others = [
-        n
-        for n in result.notices
-        if not (synthesis is not None and n == synthesis.note)
-        and not any(n.startswith(f"{model} gave no answer") for model in failed)
-        and not (said.escalation is not None and said.escalation in n)
-    ]
+    others = said.unsaid(result)
     return ":information_source: " + " ".join(others) if others else ""

@@ -20,22 +20,18 @@ from core.models.share_links import SHARE_PARAM
 from core.models.voice import (
     DIFFER_TITLE,
     agreement_text,
-    author_note,
-    ballots_read,
     consensus_text,
     deliberation_lines,
     differ_parts,
     differ_source,
-    failed_members,
-    late_line,
     lens_line,
     measured,
     other_notices,
     result_composition_line,
     score_lines,
     stand_in_note,
-    written_by,
 )
+from core.models.voice import told as voice_told
 from core.service import CouncilView, timeline
 
 QUERY_FIELDS = ("q", "status", "platform", "channel", "model", "after")
@@ -64,16 +60,10 @@ def degraded_note(result: CouncilResult) -> str | None:
 
 def told(result: CouncilResult) -> dict[str, Any]:
     """What the page says about the council, as the JSON twin's `told` (the same sentences)."""
-    synthesis = result.synthesis
     return {
-        "author_line": written_by(synthesis) if synthesis is not None else None,
-        "author_note": author_note(result),
+        **voice_told(result),
         "notices": other_notices(result),
-        "failed_members": failed_members(result),
-        "ballots": ballots_read(result),
-        "late_reviews": late_line(result),
         "agreement": agreement_text(result.aggregate.agreement_w) if result.aggregate else None,
-        "mode": result.request.config.mode,
     }
 
 

@@ -45,6 +45,7 @@ This module is the driver; the stages, the stage runner and the texts live in co
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
@@ -88,6 +89,7 @@ async def run_council(
     checkpoint: CouncilCheckpoint | None = None,
     *,
     fact_search: FactSearch | None = None,
+    rng: random.Random | None = None,
 ) -> AsyncGenerator[CouncilEvent, None]:
     """Run one council; yields its events and ends with exactly one CouncilFinished.
 
@@ -97,8 +99,9 @@ async def run_council(
     stopped); those answers and reviews are replayed as events, not asked for again.
     `fact_search`: the web search the chairman may use once on a disputed fact, when the council
     searched before stage 1 (core/engine/fact_check.py).
+    `rng`: the source of the label and revision orders; a seeded one repeats a council's orders.
     """
-    state = CouncilState.new(request, control or CouncilControl(), checkpoint, fact_search)
+    state = CouncilState.new(request, control or CouncilControl(), checkpoint, fact_search, rng)
     calls = Calls(request.council_id, state.control)
     try:
         yield state.event(CouncilStarted, members=state.members, chairman=state.config.chairman)

@@ -59,7 +59,7 @@ class CouncilState:
     skipped: set[str] = field(default_factory=set)  # "member" and "review:member" keys cut short by the user
     stage2_skipped_by_user: bool = False
     timings: dict[str, float] = field(default_factory=dict)
-    rng: random.Random = field(default_factory=lambda: random.Random(secrets.randbits(64)))  # review label orders
+    rng: random.Random = field(default_factory=lambda: random.Random(secrets.randbits(64)))  # label, revision orders
     review_fence: Fence = field(default_factory=lambda: Fence(new_nonce()))
     chair_fence: Fence = field(default_factory=lambda: Fence(new_nonce()))  # another nonce
     # Files and sources go to every stage (core/reading/material.py); members write stage 1 seeing only this nonce.
@@ -86,8 +86,10 @@ class CouncilState:
         control: CouncilControl,
         checkpoint: CouncilCheckpoint | None = None,
         fact_search: Callable[[str], Awaitable[list[SearchResult]]] | None = None,
+        rng: random.Random | None = None,
     ) -> CouncilState:
-        """`fact_search` is kept only when the council searched before stage 1 (`request.sources`)."""
+        """`fact_search` is kept only when the council searched before stage 1 (`request.sources`).
+        `rng`: where the label and revision orders come from (None: a fresh random seed)."""
         members = _distinct_seats(request.config.members)
         if request.config.mode == "auto":  # the first two seats only, unless they disagree (widen)
             members = _distinct_seats(request.config.first_seats) or members[:2]
@@ -101,6 +103,7 @@ class CouncilState:
             material=CouncilMaterial.from_request(request),
             checkpoint=checkpoint if checkpoint is not None else CouncilCheckpoint(),
             fact_search=fact_search if request.sources else None,
+            rng=rng if rng is not None else random.Random(secrets.randbits(64)),
         )
 
     def others(self) -> list[str]:

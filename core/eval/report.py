@@ -12,7 +12,7 @@ from statistics import fmean
 from core.eval import doubt, independence, stats
 from core.eval.independence import VoteKey
 from core.eval.scoring import final_answer, normalise
-from core.models.eval import ConfigReport, EvalReport, EvalSample
+from core.models.eval import TOKEN_SLACK, ConfigReport, EvalReport, EvalSample
 
 
 def best_member(names: Sequence[str], by_config: dict[str, list[EvalSample]]) -> str | None:
@@ -44,7 +44,7 @@ def build(
         by_config.setdefault(sample.config, []).append(sample)
     reference = best_member(names, by_config)
     best = by_config.get(reference or "") or []
-    rows = [_figures(name, by_config[name], best, reference) for name in names]
+    rows = tokens_over_standard([_figures(name, by_config[name], best, reference) for name in names])
     complete = all(len(by_config[name]) >= items for name in names)
     measured = independence.measure(by_config, names, vote_key or _written_answer)
     consensus = [c for name in names if (c := doubt.report(name, by_config[name], best, reference)) is not None]
@@ -59,6 +59,19 @@ def build(
         complete=complete,
         **extra,  # type: ignore[arg-type]
     )
+
+
+def tokens_over_standard(rows: list[ConfigReport]) -> list[ConfigReport]:
+    """The rows, each flagged with its tokens per question beyond standard's when over TOKEN_SLACK."""
+    standard = next((r for r in rows if r.name == "standard"), None)
+    if standard is None or not standard.tokens:
+        return rows
+    return [
+        row.model_copy(update={"tokens_over_standard": round(row.tokens / standard.tokens - 1, 4)})
+        if row is not standard and row.tokens > TOKEN_SLACK * standard.tokens
+        else row
+        for row in rows
+    ]
 
 
 def _written_answer(sample: EvalSample) -> str | None:

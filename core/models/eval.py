@@ -49,6 +49,9 @@ class EvalPlan(_Model):
     log_dir: str | None = None
 
 
+TOKEN_SLACK = 1.10  # a configuration's tokens per question beyond standard's × this are flagged
+
+
 class ConfigReport(_Model):
     """One configuration's figures; `tokens` and `cost_usd` are per question (means), like
     `mean_calls`; `p_value` is McNemar's exact test against the best single member."""
@@ -64,6 +67,10 @@ class ConfigReport(_Model):
     latency_p95_s: float | None
     p_value: float | None
     escalated: int | None
+    # Equal compute is in calls and tokens: the share of tokens per question beyond standard's, when
+    # over TOKEN_SLACK (0.56: "tokens +56% over standard"); None within it, for standard itself, or
+    # without a standard row.
+    tokens_over_standard: float | None = None
     # not in the JSON's documented shape: shown in the table
     samples: int = Field(0, exclude=True)
     correct: int = Field(0, exclude=True)

@@ -12,6 +12,7 @@ from core.models.voice import (
     DIFFER_TITLE,
     STAGE_VIEWS,
     agreement_word,
+    answer_name,
     author_note,
     author_of,
     ballots_read,
@@ -404,8 +405,7 @@ def _md_answers(result: CouncilResult) -> list[str]:
     if (line := self_moa_line(result.request.config, _answered(result))) is not None:
         out += [f"*{line}*", ""]
     for a in result.answers:
-        label = f"Response {a.label} — " if a.label else ""
-        out += [f"### {label}{a.model}", ""]
+        out += [f"### {answer_name(a)}", ""]
         if (lens := lens_line(result.request.config.lens(a.seat or a.model))) is not None:
             out += [f"*{lens}*", ""]
         if a.error is not None:

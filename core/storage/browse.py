@@ -21,13 +21,14 @@ from core.storage.database import POSTGRESQL, Database
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_WORDS = 12
 _ROW = "row"  # a search page's cursor: the search index number it stopped at
-# Model calls a council made: its answers, its reviews and its synthesis, as stored.
+# Model calls a council made: its answers, refine mode's revisions, its reviews and its synthesis, as stored.
 # An `auto` answer that stood as written (the result's synthesis.agreed) made no call of its own.
 _AGREED = {
     "sqlite": "COALESCE(json_extract(councils.result, '$.synthesis.agreed'), 0) = 1",
     POSTGRESQL: "COALESCE((councils.result::jsonb #>> '{synthesis,agreed}')::boolean, false)",
 }
 _CALLS = """(SELECT COUNT(*) FROM answers a WHERE a.council_id = councils.id)
+          + (SELECT COUNT(*) FROM revisions v WHERE v.council_id = councils.id)
           + (SELECT COUNT(*) FROM reviews r WHERE r.council_id = councils.id)
           + (SELECT COUNT(*) FROM synthesis s WHERE s.council_id = councils.id AND NOT ({agreed})) AS calls,
           (SELECT substr(s.text, 1, 2000) FROM synthesis s WHERE s.council_id = councils.id) AS preview"""

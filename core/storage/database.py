@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 import aiosqlite
 
 from core.database_url import POSTGRESQL, SQLITE, DatabaseTarget, parse_database_url, redact_url
+from core.storage.reachable import check_reachable
 from core.storage.reconnect import DatabaseUnavailable, retrying
 
 WAIT_S = 30.0  # DATABASE_WAIT_S's default: how long an operation waits for the database
@@ -272,6 +273,7 @@ class PostgresDatabase:
                 "pip install 'llm-council-bot[postgres]'"
             ) from exc
 
+        await check_reachable(target)  # one line in seconds, not after the pool's open timeout
         pool = AsyncConnectionPool(
             target.location,
             min_size=1,

@@ -10,17 +10,21 @@ re-exports every public name, so a surface imports it from `core.models.voice`. 
 
     names          model ids shortened for lines and tables
     authorship     who wrote the answer: the chairman, a member's answer standing as written, a
-                   stand-in for the chairman; the first words of a streamed answer that say so
+                   stand-in for the chairman
+    opening        what a streamed answer says first when something went wrong
+    progress       the lines of a running council: queue, who sits, members, rounds
     stages         stage titles, which stages a result has (its stage buttons), the streamed tail
     status         the final status line, a finished council's title and summary, the footer's fields
     agreement      Kendall's W in words, the rubric's consensus, auto mode's check
     ballots        how many ballots the council read, and the reviews that came after the synthesis began
     reading        what the council read besides the question (files, web sources)
-    ranking        the minority views, the rubric scores, the composition meter
+    ranking        the ranking in one line, a review's ballot, the minority views, the rubric
+                   scores, the composition meter
     differ         where they differ: the folded section's title, headings, items, who wrote it
     deliberation   revision rounds, lenses, Self-MoA's samples
     measured       measured doubt (unsure), effective votes, thresholds, the strategy `best` chose
     text           what a cut answer says, the API's link line, a text as a quote
+    facts          the facts every JSON surface carries under the same names
     modes          the council's modes and what each does (core/modes.py: it must import nothing)
 """
 
@@ -35,9 +39,12 @@ from core.models.voice.agreement import (
     agreement_word,
     check_line,
     consensus_text,
+    escalation_heading,
+    escalation_line,
     judging_line,
 )
 from core.models.voice.authorship import (
+    STANDING_IN,
     Author,
     author_note,
     author_of,
@@ -79,6 +86,9 @@ from core.models.voice.differ import (
     differ_parts,
     differ_source,
 )
+from core.models.voice.facts import (
+    told,
+)
 from core.models.voice.measured import (
     best_fallback_line,
     best_line,
@@ -91,12 +101,25 @@ from core.models.voice.measured import (
 from core.models.voice.names import (
     short_model,
 )
+from core.models.voice.opening import (
+    Mark,
+    Opening,
+)
+from core.models.voice.progress import (
+    council_opening,
+    member_answered,
+    member_failed,
+    queued_line,
+    round_title,
+)
 from core.models.voice.ranking import (
     CHAIRMAN_SHARE,
     METER_CELLS,
+    ballot_line,
     composition_line,
     dissent_line,
     dissent_lines,
+    ranking_line,
     result_composition_line,
     result_dissent_lines,
     score_line,
@@ -115,15 +138,24 @@ from core.models.voice.stages import (
     STAGE_TITLES,
     STAGE_VIEWS,
     WAITING_FOR_MEMORY,
+    answer_name,
+    answer_state,
+    answer_took,
+    revised_name,
     stage_progress,
+    stage_title,
     stages_of,
     stream_tail,
 )
 from core.models.voice.status import (
+    STOPPED_BEFORE_ANSWER,
     Tone,
+    failed_answers,
     failed_members,
+    failure_line,
     final_status,
     footer_fields,
+    gave_no_answer,
     members_answered,
     mode_field,
     no_answer,
@@ -161,14 +193,22 @@ __all__ = [
     "STAGE_BUTTONS",
     "STAGE_TITLES",
     "STAGE_VIEWS",
+    "STANDING_IN",
+    "STOPPED_BEFORE_ANSWER",
     "WAITING_FOR_MEMORY",
     "Author",
     "LateReviews",
+    "Mark",
+    "Opening",
     "Tone",
     "agreement_text",
     "agreement_word",
+    "answer_name",
+    "answer_state",
+    "answer_took",
     "author_note",
     "author_of",
+    "ballot_line",
     "ballots_read",
     "best_fallback_line",
     "best_line",
@@ -176,6 +216,7 @@ __all__ = [
     "check_line",
     "composition_line",
     "consensus_text",
+    "council_opening",
     "cut_note",
     "deliberation_lines",
     "differ_lines",
@@ -184,11 +225,16 @@ __all__ = [
     "dissent_line",
     "dissent_lines",
     "effective_votes_line",
+    "escalation_heading",
+    "escalation_line",
+    "failed_answers",
     "failed_members",
+    "failure_line",
     "file_summary",
     "files_notice",
     "final_status",
     "footer_fields",
+    "gave_no_answer",
     "judging_line",
     "late_line",
     "late_order",
@@ -197,12 +243,16 @@ __all__ = [
     "lens_line",
     "link_line",
     "measured",
+    "member_answered",
+    "member_failed",
     "members_answered",
     "mode_field",
     "modes_help",
     "no_answer",
     "other_notices",
+    "queued_line",
     "quote",
+    "ranking_line",
     "read_lines",
     "redundant_seat_line",
     "result_composition_line",
@@ -210,8 +260,10 @@ __all__ = [
     "result_title",
     "review_state",
     "review_title",
+    "revised_name",
     "revision_line",
     "round_line",
+    "round_title",
     "rounds_lines",
     "safe_file_name",
     "score_line",
@@ -220,12 +272,14 @@ __all__ = [
     "short_model",
     "source_line",
     "stage_progress",
+    "stage_title",
     "stages_of",
     "stand_in_note",
     "stood_as_written",
     "stream_tail",
     "summary_line",
     "threshold_line",
+    "told",
     "took",
     "unsure_line",
     "writer_replaced",

@@ -3,10 +3,7 @@ answers."""
 
 from __future__ import annotations
 
-from core.models.stages import (
-    Aggregate,
-    AgreementCheck,
-)
+from core.models.stages import Aggregate, AgreementCheck
 
 
 def agreement_word(w: float) -> str:
@@ -46,5 +43,17 @@ def check_line(check: AgreementCheck) -> str:
     """Auto mode's check once decided, as a sentence: `Escalated: the first two answers disagreed;
     the whole council deliberates.` or `The first two answers were the same.`"""
     if check.escalated:
-        return f"Escalated: {check.reason}; the whole council deliberates."
+        return escalation_line(check.reason)
     return f"{check.reason[:1].upper()}{check.reason[1:]}."
+
+
+def escalation_line(reason: str, *, done: bool = False) -> str:
+    """`Escalated: the first two answers disagreed; the whole council deliberates.` (`done`: a
+    finished council's, in the past)."""
+    return f"Escalated: {reason}; the whole council deliberate{'d' if done else 's'}."
+
+
+def escalation_heading(reason: str, members: list[str]) -> tuple[str, str]:
+    """Auto mode's escalation as a heading and what follows it, naming every seat:
+    (`Escalated: the first two answers disagreed.`, `The whole council deliberates: alpha, beta, gamma.`)."""
+    return f"Escalated: {reason}.", f"The whole council deliberates: {', '.join(members)}."

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from core.models.stages import (
-    AgreementCheck,
-    CouncilResult,
-    Synthesis,
-)
+from core.models.stages import AgreementCheck, CouncilResult, Synthesis
 
 
 class Author(str, Enum):
@@ -26,6 +22,9 @@ def author_of(synthesis: Synthesis) -> Author:
     return Author.AS_WRITTEN if synthesis.agreed else Author.STAND_IN
 
 
+STANDING_IN = "standing in for the chairman"  # a stand-in's part, wherever its name is shown
+
+
 def written_by(synthesis: Synthesis, name: str | None = None) -> str:
     """Who wrote the answer, to follow "Final answer" or "Council answer": `by the chairman, beta`,
     `as written by alpha`, `by gamma, standing in for the chairman`. `name`: the model as shown
@@ -34,7 +33,7 @@ def written_by(synthesis: Synthesis, name: str | None = None) -> str:
     return {
         Author.CHAIRMAN: f"by the chairman, {model}",
         Author.AS_WRITTEN: f"as written by {model}",
-        Author.STAND_IN: f"by {model}, standing in for the chairman",
+        Author.STAND_IN: f"by {model}, {STANDING_IN}",
     }[author_of(synthesis)]
 
 

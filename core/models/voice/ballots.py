@@ -6,11 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.models.base import counted
-from core.models.stages import (
-    Aggregate,
-    CouncilResult,
-    Review,
-)
+from core.models.stages import Aggregate, CouncilResult, Review
 from core.models.voice.names import short_model
 
 

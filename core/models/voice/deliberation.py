@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from core.models.deliberation import Lens, Revision, RevisionRound
 from core.models.requests import CouncilConfig
 from core.models.seats import primary
-from core.models.stages import (
-    CouncilResult,
-)
+from core.models.stages import CouncilResult
 
 ENDED_NO_MOVE = "no member moved"
 ENDED_CONVERGED = "the answers converged"

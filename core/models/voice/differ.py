@@ -4,9 +4,7 @@ wrote the account."""
 from __future__ import annotations
 
 from core.models.disagreement import Disagreement
-from core.models.stages import (
-    CouncilResult,
-)
+from core.models.stages import CouncilResult
 
 # The folded account of where the members stand: its title on every surface (stage buttons too).
 DIFFER_TITLE = "Where they differ"

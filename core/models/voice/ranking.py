@@ -1,14 +1,13 @@
-"""The ranking's other lines: the minority views, the rubric scores and the composition meter."""
+"""The ranking in one line, the ballot read from a review, the minority views, the rubric scores and
+the composition meter."""
 
 from __future__ import annotations
 
-from core.models.stages import (
-    Aggregate,
-    CouncilResult,
-    Dissent,
-)
+from core.models.stages import Aggregate, CouncilResult, Dissent, Review
+from core.models.voice.agreement import agreement_text, consensus_text
 from core.models.voice.authorship import Author, author_of
 from core.models.voice.ballots import AFTER_SYNTHESIS
+from core.models.voice.names import short_model
 
 
 def dissent_line(d: Dissent) -> str:
@@ -70,3 +69,37 @@ def result_composition_line(result: CouncilResult) -> str | None:
     synthesis = result.synthesis
     stand_in = synthesis.model if synthesis is not None and author_of(synthesis) is Author.STAND_IN else None
     return composition_line(result.composition, stand_in)
+
+
+def ranking_line(aggregate: Aggregate | None) -> str:
+    """One compact line: `1. gpt-5.1 (1.33, 3 votes) · 2. ... · agreement W=0.78`, then a line per
+    minority view (core/engine/dissent.py)."""
+    if aggregate is None or not aggregate.entries:
+        return "Ranking unavailable."
+    if all(e.average_rank is None for e in aggregate.entries):
+        return "Ranking unavailable: no reviewer's ballot could be read."
+    parts = []
+    for entry in aggregate.entries:
+        mean = f"{entry.average_rank:.2f}" if entry.average_rank is not None else "n/a"
+        votes = f"{entry.rankings_count} vote{'s' if entry.rankings_count != 1 else ''}"
+        parts.append(f"{entry.position}. {short_model(entry.model)} ({mean}, {votes})")
+    line = " · ".join(parts)
+    if aggregate.agreement_w is not None:
+        line += f" · agreement {agreement_text(aggregate.agreement_w)}"
+    if (consensus := consensus_text(aggregate)) is not None:
+        line += f" · {consensus}"
+    return "\n".join([line, *dissent_lines(aggregate)])
+
+
+def ballot_line(review: Review) -> str:
+    """What the parser extracted from a review, in model ids."""
+    if review.error is not None:
+        return f"Review failed: {review.error.short()}"
+    scores = "".join(
+        f"\nScores of Response {label}: " + ", ".join(f"{c} {v:g}" for c, v in values.items())
+        for label, values in review.scores.items()
+    )
+    if not review.ballot_models:
+        return "Extracted ballot: none (no readable FINAL RANKING)" + scores
+    order = " > ".join(short_model(m) for m in review.ballot_models)
+    return f"Extracted ballot ({review.parse_status.value}): {order}" + scores

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from core.models.stages import (
-    CouncilResult,
-)
+from core.models.stages import CouncilResult, MemberAnswer
 from core.models.voice.differ import DIFFER_TITLE, differ_parts
 
 # A member of a later memory batch (MemberWaiting), until it is asked: every interface's progress.
@@ -23,9 +21,41 @@ STAGE_VIEWS = {
 STAGE_BUTTONS = {"answers": "Answers", "reviews": "Reviews", "ranking": "Ranking", "differ": DIFFER_TITLE}
 
 
-def stage_progress(stage: int) -> str:
+def stage_progress(stage: int, *, mode: str = "standard", escalated: bool = False) -> str:
     """The chat status's first line while a council runs: the stage's title (`starting` before)."""
-    return STAGE_TITLES.get(stage) or ("starting" if stage == 0 else "working")
+    if stage in STAGE_TITLES:
+        return stage_title(stage, mode=mode, escalated=escalated)
+    return "starting" if stage == 0 else "working"
+
+
+def stage_title(stage: int, *, mode: str = "standard", escalated: bool = False) -> str:
+    """A running stage's title, as it says what happens: after auto mode's escalation the other
+    members answer, and a quick council's chairman compares the two answers."""
+    if stage == 1 and escalated:
+        return "Stage 1 · the other members answer"
+    if stage == 3 and mode == "quick":
+        return "Stage 3 · the chairman compares the two answers"
+    return STAGE_TITLES[stage]
+
+
+def answer_name(answer: MemberAnswer) -> str:
+    """A stage-1 answer's heading: `Response A — alpha` (the model alone when it has no label)."""
+    return f"Response {answer.label} — {answer.model}" if answer.label else answer.model
+
+
+def answer_state(result: CouncilResult) -> str:
+    """` · first answer` after a stage-1 answer's name when revision rounds followed, else empty."""
+    return " · first answer" if result.rounds else ""
+
+
+def revised_name(answer: MemberAnswer) -> str:
+    """The heading of an answer's text after the revision rounds."""
+    return f"{answer_name(answer)} · after the revision rounds"
+
+
+def answer_took(answer: MemberAnswer) -> str:
+    """` (1.2 s)` after an answer's heading (empty when its time is unknown)."""
+    return f" ({answer.latency_s:.1f} s)" if answer.latency_s is not None else ""
 
 
 def stages_of(result: CouncilResult) -> list[str]:

@@ -6,11 +6,7 @@ from __future__ import annotations
 from enum import Enum
 
 from core.models.base import ErrorKind, counted
-from core.models.stages import (
-    CouncilResult,
-    CouncilStatus,
-    MemberAnswer,
-)
+from core.models.stages import CouncilResult, CouncilStatus, MemberAnswer
 from core.models.voice.agreement import agreement_word
 from core.models.voice.authorship import Author, author_of, written_by
 from core.models.voice.names import short_model
@@ -37,12 +33,14 @@ def members_answered(result: CouncilResult) -> str:
 
 def result_title(result: CouncilResult) -> str:
     """A finished council in one line, claiming no more than happened: the title of Slack's
-    streamed answer."""
+    streamed answer (a failed or stopped one: its final status)."""
+    if result.status in (CouncilStatus.FAILED, CouncilStatus.CANCELLED):
+        return final_status(result)[1]
     synthesis = result.synthesis
     quick = "The quick council" if result.request.config.mode == "quick" else "The council"
     if synthesis is not None and author_of(synthesis) is Author.STAND_IN:
         return f"The chairman failed; {short_model(synthesis.model)} answered instead{took(result)}"
-    failed = [short_model(a.model) for a in result.answers if a.error is not None]
+    failed = [short_model(a.model) for a in failed_answers(result)]
     if failed:
         them = "it" if len(failed) == 1 else "them"
         return f"{', '.join(failed)} failed; {quick.lower()} answered without {them}{took(result)}"
@@ -56,7 +54,7 @@ def summary_line(result: CouncilResult) -> str:
     first and how far they agreed (the figures are behind the stage buttons)."""
     synthesis = result.synthesis
     parts = [f"{sum(1 for a in result.answers if a.ok)} of {len(result.answers)} members answered"]
-    failed = [short_model(a.model) for a in result.answers if a.error is not None]
+    failed = [short_model(a.model) for a in failed_answers(result)]
     if failed:
         parts.append(f"{', '.join(failed)} failed")
     if synthesis is not None and author_of(synthesis) is Author.STAND_IN:
@@ -86,28 +84,49 @@ def final_status(result: CouncilResult) -> tuple[Tone, str]:
     return tone, f"{done}{took(result)}: {members_answered(result)}, {counted(len(result.reviews), 'review')}"
 
 
+# A council stopped before its answer: what a surface that shows only the answer says instead.
+STOPPED_BEFORE_ANSWER = "The council was stopped before it answered."
+
+
+def failure_line(result: CouncilResult) -> str:
+    """`The council failed: <cause>`: a failed council's one line, in place of an answer."""
+    return f"The council failed: {result.error.message if result.error else 'unknown cause'}"
+
+
+def gave_no_answer(name: str, why: str) -> str:
+    """`gamma gave no answer: auth 401: invalid api key`."""
+    return f"{name} gave no answer: {why}"
+
+
 def no_answer(answer: MemberAnswer) -> str:
-    """`gamma gave no answer: auth 401: invalid api key` (one of the result's notices)."""
-    return f"{answer.model} gave no answer: {answer.error.short() if answer.error else 'no answer'}"
+    """`gave_no_answer` of a member's answer (one of the result's notices)."""
+    return gave_no_answer(answer.model, answer.error.short() if answer.error else "no answer")
+
+
+def failed_answers(result: CouncilResult) -> list[MemberAnswer]:
+    """The members that failed: not the ones the user skipped (synthesize now) or stopped."""
+    return [a for a in result.answers if a.error is not None and a.error.kind is not ErrorKind.CANCELLED]
 
 
 def failed_members(result: CouncilResult) -> list[str]:
-    """`no_answer` of every member that failed (not the ones the user skipped)."""
-    return [no_answer(a) for a in result.answers if a.error is not None and a.error.kind is not ErrorKind.CANCELLED]
+    """`no_answer` of every member that failed."""
+    return [no_answer(a) for a in failed_answers(result)]
 
 
-def footer_fields(result: CouncilResult, name: str | None = None) -> list[str]:
+def footer_fields(result: CouncilResult, name: str | None = None, *, brief: bool = False) -> list[str]:
     """The footer under an answer: `Council <id>`, the mode, who wrote it, members answered, time,
-    tokens, cost. `name`: the writer's model as shown (short on chat platforms)."""
+    tokens, cost. `name`: the writer's model as shown (short on chat platforms); `brief`: without
+    members answered and tokens (under the summary line, which says who answered)."""
     fields = [f"Council {result.council_id}", mode_field(result.request.config.mode)]
     if result.synthesis is not None:
         fields.append(written_by(result.synthesis, name))
-    if result.answers:
+    if result.answers and not brief:
         fields.append(members_answered(result))
     seconds = result.timings.get("total_s")
     if seconds is not None:
         fields.append(f"{seconds:.1f} s")
-    fields.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens:,} tokens")
+    if not brief:
+        fields.append(f"{result.usage.prompt_tokens + result.usage.completion_tokens:,} tokens")
     if result.usage.cost_usd:
         fields.append(f"${result.usage.cost_usd:.4f}")
     return fields
