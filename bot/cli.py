@@ -1,7 +1,7 @@
 """`council`: run councils from a terminal, browse history, and start the Slack/Discord bots.
 
-Only argparse is imported up front, so `council --help` answers at once; the service and its
-dependencies load in `bot.commands`, once a command has been chosen.
+Only argparse is imported up front, so `council --help` answers at once; `bot.commands` loads the
+settings once a command has been chosen, and imports that command's module alone.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def _run(args: argparse.Namespace, own_process: bool) -> int:
 
     with _start_up(own_process):
         from bot import commands
-        from core.service import Redactor, collect_metrics, configure_logging, configure_telemetry
+        from core.process import Redactor, collect_metrics, configure_logging, configure_telemetry
 
         settings = commands.settings_for(args)
     if own_process:
@@ -271,7 +271,7 @@ def _json_error(message: str, verbose: bool) -> None:
     import logging
 
     if not _Redact.json_lines:
-        from core.service import Redactor, configure_logging
+        from core.process import Redactor, configure_logging
 
         configure_logging("INFO", Redactor([]), "json")
     logging.getLogger("council").error(message, exc_info=verbose)  # redacted by the handler

@@ -1,31 +1,36 @@
-"""The `council` commands. Imported by `bot.cli` only once the arguments are parsed: the commands pull in
-the whole service (pydantic, httpx, aiohttp, storage), which `council --help` must not pay for. Each
-command lives in `bot/cli_commands/` by concern; this module loads the settings and dispatches."""
+"""The `council` commands. Imported by `bot.cli` only once the arguments are parsed; this module loads the
+settings and dispatches. A command's module is imported when that command runs, never before (the
+table below names it, as pip's `commands_dict` does): `council history` must not pay for the engine,
+the renderers of chat platforms or the browser app that other commands import. Each command lives
+in `bot/cli_commands/` by concern."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, NamedTuple, cast
 
-from bot.cli_commands.ask import cmd_ask
-from bot.cli_commands.eval import cmd_eval
-from bot.cli_commands.migrate import cmd_migrate_db
-from bot.cli_commands.records import (
-    cmd_doctor,
-    cmd_export,
-    cmd_feedback,
-    cmd_history,
-    cmd_leaderboard,
-    cmd_prune,
-    cmd_show,
-    cmd_usage,
-)
-from bot.cli_commands.servers import bind_metrics, cmd_api, cmd_bots, cmd_mcp, cmd_web, cmd_worker, stop_lineup_checks
-from bot.cli_commands.shutdown import until_stopped
 from bot.cli_commands.startup import check_bot_settings
-from bot.cli_commands.tenants import cmd_budget, cmd_purge, cmd_rotate_secret
-from core.service import CouncilService
 from core.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from bot.cli_commands.session import ServiceCommand
+
+# A command that opens what it needs itself (no service): `history` lists the database, `migrate-db` copies one.
+OwnCommand = Callable[[Settings, argparse.Namespace], Awaitable[int]]
+
+
+class Command(NamedTuple):
+    """Where a command's function lives; `service`: it is called with the service, opened for it and
+    closed after it (bot/cli_commands/session.py), else with the settings alone."""
+
+    module: str
+    function: str
+    service: bool = True
+
+    def load(self) -> object:
+        return getattr(importlib.import_module(self.module), self.function)
 
 
 def settings_for(args: argparse.Namespace) -> Settings:
@@ -42,45 +47,36 @@ def settings_for(args: argparse.Namespace) -> Settings:
 
 
 async def run(args: argparse.Namespace, settings: Settings) -> int:
-    if args.command == "migrate-db":
-        return await cmd_migrate_db(args)
-    bind_metrics(settings, args)  # a busy metrics port: one line, before the database is opened
-    service = await CouncilService.open(settings, single_council=args.command in SINGLE_COUNCIL)
-    try:
-        command = COMMANDS[args.command](service, args)
-        if args.command in STOPPED_BY_SIGNAL:
-            return await until_stopped(service, command)  # SIGTERM: bot/cli_commands/shutdown.py
-        return await command
-    finally:
-        stop_lineup_checks()
-        await service.aclose()
+    command = COMMANDS[args.command]
+    if not command.service:
+        return await cast(OwnCommand, command.load())(settings, args)
+    from bot.cli_commands.session import with_service
+
+    return await with_service(cast("ServiceCommand", command.load()), args, settings)
 
 
-# The serving commands: each stops on SIGTERM (or SIGINT) the same way, handing its councils over.
-STOPPED_BY_SIGNAL = frozenset({"slack", "discord", "serve", "worker", "api", "web"})
+_RECORDS, _SERVERS, _TENANTS = "bot.cli_commands.records", "bot.cli_commands.servers", "bot.cli_commands.tenants"
 
-# The terminal's commands that run a council or call models run one at a time (`eval` runs many).
-SINGLE_COUNCIL = frozenset({"ask", "doctor"})
-
-COMMANDS: dict[str, Callable[[CouncilService, argparse.Namespace], Awaitable[int]]] = {
-    "ask": cmd_ask,
-    "history": cmd_history,
-    "show": cmd_show,
-    "export": cmd_export,
-    "leaderboard": cmd_leaderboard,
-    "feedback": cmd_feedback,
-    "usage": cmd_usage,
-    "prune": cmd_prune,
-    "purge": cmd_purge,
-    "rotate-secret": cmd_rotate_secret,
-    "budget": cmd_budget,
-    "doctor": cmd_doctor,
-    "slack": cmd_bots,
-    "discord": cmd_bots,
-    "serve": cmd_bots,
-    "worker": cmd_worker,
-    "api": cmd_api,
-    "mcp": cmd_mcp,
-    "web": cmd_web,
-    "eval": cmd_eval,
+COMMANDS: dict[str, Command] = {
+    "ask": Command("bot.cli_commands.ask", "cmd_ask"),
+    "history": Command("bot.cli_commands.history", "cmd_history", service=False),
+    "show": Command(_RECORDS, "cmd_show"),
+    "export": Command(_RECORDS, "cmd_export"),
+    "leaderboard": Command(_RECORDS, "cmd_leaderboard"),
+    "feedback": Command(_RECORDS, "cmd_feedback"),
+    "usage": Command(_RECORDS, "cmd_usage"),
+    "prune": Command(_RECORDS, "cmd_prune"),
+    "purge": Command(_TENANTS, "cmd_purge"),
+    "rotate-secret": Command(_TENANTS, "cmd_rotate_secret"),
+    "budget": Command(_TENANTS, "cmd_budget"),
+    "doctor": Command(_RECORDS, "cmd_doctor"),
+    "migrate-db": Command("bot.cli_commands.migrate", "cmd_migrate_db", service=False),
+    "slack": Command(_SERVERS, "cmd_bots"),
+    "discord": Command(_SERVERS, "cmd_bots"),
+    "serve": Command(_SERVERS, "cmd_bots"),
+    "worker": Command(_SERVERS, "cmd_worker"),
+    "api": Command(_SERVERS, "cmd_api"),
+    "mcp": Command(_SERVERS, "cmd_mcp"),
+    "web": Command(_SERVERS, "cmd_web"),
+    "eval": Command("bot.cli_commands.eval", "cmd_eval"),
 }

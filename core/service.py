@@ -5,9 +5,11 @@ adapter decides anything about councils. Councils run as background tasks; adapt
 them through `CouncilRun.events()`. `CouncilService`'s docstring lists what adapters may use of it.
 
 Besides the service, this module is the door for the few functions adapters call without one (the
-CLI's doctor, migrate-db, exports, logging and telemetry set-up) and the handles they hold (`CouncilRun`,
-`CouncilMessages`): `__all__` lists them. Adapters import nothing else from core but the shared
-types (core.models, core.settings, core.errors, core.paths); tests/test_import_graph.py keeps it so.
+CLI's doctor, migrate-db, exports) and the handles they hold (`CouncilRun`, `CouncilMessages`):
+`__all__` lists them. Two small doors stand beside it for what must start without the service's
+imports: a process's logging and telemetry set-up (core/process.py) and the stored councils a
+listing reads (core/stored.py). Adapters import nothing else from core but the shared types
+(core.models, core.settings, core.errors, core.paths); tests/test_import_graph.py keeps it so.
 """
 
 from __future__ import annotations
@@ -65,10 +67,7 @@ from core.storage import Storage
 from core.storage.copy import migrate_database
 from core.storage.jobs import JobTooNew
 from core.storage.opening import open_configured_storage
-from core.telemetry.logs import configure_logging
-from core.telemetry.metrics import collect as collect_metrics
 from core.telemetry.metrics import count_platform_write
-from core.telemetry.process import configure_telemetry
 from core.telemetry.tracing import continued, submitted
 from core.tenants import Tenants
 
@@ -81,12 +80,8 @@ __all__ = [
     "CouncilService",
     "CouncilView",
     "EvalRunView",
-    "Redactor",
     "WebSessions",
     "bind_metrics_port",
-    "collect_metrics",
-    "configure_logging",
-    "configure_telemetry",
     "continued",
     "count_platform_write",
     "diagnose",
@@ -135,7 +130,7 @@ class CouncilService:
 
     Each collaborator is built with what it needs, in order, and nothing is patched into one
     afterwards. Process-wide state (metrics' model labels, whether traces hold content) is the
-    process's start-up's to set: `configure_telemetry`, called by bot/cli.py."""
+    process's start-up's to set: `configure_telemetry` (core/process.py), called by bot/cli.py."""
 
     def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter, *, lease_s: float | None = None):
         self.settings, self.storage, self.router = settings, storage, router

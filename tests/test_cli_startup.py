@@ -10,6 +10,11 @@ from tests.test_cli import council
 NEVER_IN_THE_TERMINAL = {"aiohttp", "prometheus_client", "cryptography", "core.eval.session"}
 ONLY_WITH_FILES_OR_SEARCH = {"core.reading.attachments", "core.reading.search", "pypdf", "lxml"}
 AFTER_THE_FIRST_LINE = {"httpx", "core.engine.council"}  # the HTTP stack and the engine
+# Each command imports its own module alone (bot/commands.py's table): not the chat platforms, their
+# renderers, the browser app, the API or the eval harness of the others.
+OTHER_COMMANDS = ("bot.web", "bot.slack", "bot.discord", "bot.api", "inspect_ai", "bot.cli_commands.servers")
+# A listing opens no service (core/stored.py): neither the service nor what runs a council.
+NOT_FOR_A_LISTING = (*OTHER_COMMANDS, "core.service", "core.engine", "core.providers", "core.durable", "core.reading")
 
 
 def imports_and_lines(stderr: str) -> tuple[list[str], list[str]]:
@@ -26,6 +31,11 @@ def imports_and_lines(stderr: str) -> tuple[list[str], list[str]]:
     return modules, events
 
 
+def under(modules: list[str], packages: tuple[str, ...]) -> list[str]:
+    """The modules that are one of `packages` or inside one."""
+    return sorted({m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)})
+
+
 async def test_history_imports_neither_the_engine_nor_the_network_stack(tmp_path, llm):
     await council(tmp_path, llm, "ask", "--json", "What is six times seven?")
     code, out, err = await council(tmp_path, llm, "history", extra_env={"PYTHONPROFILEIMPORTTIME": "1"})
@@ -34,6 +44,7 @@ async def test_history_imports_neither_the_engine_nor_the_network_stack(tmp_path
     assert "core.storage" in modules  # the listing is read
     loaded = set(modules) & (NEVER_IN_THE_TERMINAL | ONLY_WITH_FILES_OR_SEARCH | AFTER_THE_FIRST_LINE)
     assert not loaded, f"`council history` imported {sorted(loaded)}"
+    assert under(modules, NOT_FOR_A_LISTING) == []
 
 
 async def test_ask_shows_its_first_line_before_loading_the_engine_and_the_http_stack(tmp_path, llm):
@@ -46,6 +57,7 @@ async def test_ask_shows_its_first_line_before_loading_the_engine_and_the_http_s
     assert not before & AFTER_THE_FIRST_LINE, f"imported before the first line: {sorted(before & AFTER_THE_FIRST_LINE)}"
     loaded = set(modules) & (NEVER_IN_THE_TERMINAL | ONLY_WITH_FILES_OR_SEARCH)
     assert not loaded, f"`council ask` imported {sorted(loaded)}"
+    assert "core.service" in modules and under(modules, OTHER_COMMANDS) == []
 
 
 async def test_ask_json_prints_its_whole_result_through_the_quick_exit(tmp_path, llm):

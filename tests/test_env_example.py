@@ -43,3 +43,18 @@ def test_flat_keywords_reach_their_group_and_override_the_env_file(tmp_path):
     settings = Settings(_env_file=env, COUNCIL_TIMEOUT_S="45", DISCORD_TOKEN="")
     assert settings.slack.bot_token is not None and settings.slack.bot_token.get_secret_value() == "xoxb-from-file"
     assert settings.council.timeout_s == 45 and settings.local.n_ctx == 2048 and settings.discord.token is None
+
+
+def test_the_environment_beats_the_env_file_in_every_group(tmp_path, monkeypatch):
+    """The file is read once for all groups (core/settings/group.py): each group still ranks the
+    environment above it, and it above the defaults."""
+    env = tmp_path / ".env"
+    env.write_text("COUNCIL_CHAIRMAN=from-file\nCOUNCIL_TIMEOUT_S=30\nLOCAL_N_CTX=2048\nDISCORD_TOKEN=file-token\n")
+    for name in ("COUNCIL_CHAIRMAN", "LOCAL_N_CTX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COUNCIL_TIMEOUT_S", "50")
+    monkeypatch.setenv("DISCORD_TOKEN", "env-token")
+    settings = Settings(_env_file=env)
+    assert (settings.council.chairman, settings.council.timeout_s, settings.local.n_ctx) == ("from-file", 50, 2048)
+    assert settings.discord.token is not None and settings.discord.token.get_secret_value() == "env-token"
+    assert Settings(_env_file=None).council.chairman is None

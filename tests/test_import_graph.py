@@ -10,7 +10,17 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DOOR = ("core.service", "core.models", "core.settings", "core.errors", "core.paths", "core.modes")
+# core.process and core.stored: a process's set-up and the stored councils, for what starts without the service.
+DOOR = (
+    "core.service",
+    "core.process",
+    "core.stored",
+    "core.models",
+    "core.settings",
+    "core.errors",
+    "core.paths",
+    "core.modes",
+)
 PLATFORM_LIBRARIES = ("bot", "slack_bolt", "slack_sdk", "discord")
 
 # The floors of core, bottom first: a module imports from its own floor or the floors below, never
@@ -47,7 +57,19 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "core.tenants",
         ),
     ),
-    ("the service", ("core.browse", "core.direct", "core.doctor", "core.eval", "core.front_end_tasks", "core.service")),
+    (
+        "the service",
+        (
+            "core.browse",
+            "core.direct",
+            "core.doctor",
+            "core.eval",
+            "core.front_end_tasks",
+            "core.process",
+            "core.service",
+            "core.stored",
+        ),
+    ),
 )
 
 

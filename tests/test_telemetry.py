@@ -19,7 +19,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.parser import text_string_to_metric_families
 
 from core.models import CouncilStatus
-from core.service import CouncilService, configure_telemetry
+from core.process import configure_telemetry
+from core.service import CouncilService
 from core.shared.redact import Redactor
 from core.telemetry import tracing
 from core.telemetry.context import Where

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 
 from bot.cli_commands.exits import EXIT_OK
+from core.settings import Settings
 
 
-async def cmd_migrate_db(args: argparse.Namespace) -> int:
-    """Runs without the service: it needs two databases and no model."""
+async def cmd_migrate_db(_settings: Settings, args: argparse.Namespace) -> int:
+    """Runs without the service: it needs two databases (named by its arguments) and no model."""
     from core.service import migrate_database
 
     report = await migrate_database(args.source, args.target, merge=args.merge)

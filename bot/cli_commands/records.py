@@ -1,4 +1,5 @@
-"""The commands that read stored councils: history, show, feedback, export, leaderboard, usage, prune, doctor."""
+"""The commands that read stored councils over the service: show, feedback, export, leaderboard, usage, prune,
+doctor (`history` needs no service: bot/cli_commands/history.py)."""
 
 from __future__ import annotations
 
@@ -12,20 +13,11 @@ from pathlib import Path
 
 from bot.cli_commands.exits import EXIT_FAILED, EXIT_OK
 from bot.cli_commands.output import print_result
-from bot.render_text import ballot_line, bias_table, history_lines, leaderboard_table
+from bot.render_text import ballot_line, bias_table, leaderboard_table
 from core.errors import CouncilError, InputRejected
 from core.models import counted
 from core.models.voice import answer_name, answer_state, lens_line, read_lines, review_state, revised_name
 from core.service import CouncilService, diagnose, feedback_lines, leaderboard_document, to_json
-
-
-async def cmd_history(service: CouncilService, args: argparse.Namespace) -> int:
-    summaries = await service.queries.history(None, "all", limit=args.limit)
-    # Running and interrupted councils too, read as they are: this command writes nothing.
-    unfinished = await service.queries.unfinished(None, "all", limit=args.limit)
-    for line in history_lines(summaries, unfinished)[: max(1, args.limit)]:
-        print(line.replace("`", ""))
-    return EXIT_OK
 
 
 async def cmd_show(service: CouncilService, args: argparse.Namespace) -> int:

@@ -5,60 +5,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from bot.cli_commands.exits import EXIT_OK
+from bot.cli_commands.session import check_lineup
 from bot.cli_commands.startup import reporting
 from core.errors import ConfigurationError
 from core.models import Platform, seats
-from core.service import CouncilService, bind_metrics_port, lineup_problems
-from core.settings import Settings
-
-log = logging.getLogger("council.startup")
+from core.service import CouncilService
 
 
 def _check_secret_key(service: CouncilService) -> None:
     """A malformed COUNCIL_SECRET_KEY stops a bot before it starts, not at the first secret it reads."""
     if service.settings.tenants.secret_key is not None:
         service.tenants.box  # noqa: B018 - built now: ConfigurationError saying what is wrong
-
-
-async def check_lineup(service: CouncilService, args: argparse.Namespace) -> None:
-    """Every serving command's first look at its line-up: a warning line per unknown model or
-    unreachable endpoint, logged as the server starts (it does not wait for the model lists), or,
-    with --strict (COUNCIL_STRICT_STARTUP), a refusal to start."""
-    if getattr(args, "strict", False) or service.settings.serving.strict_startup:
-        problems = await lineup_problems(service)
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise ConfigurationError(f"{problems[0]}{more}; not starting (--strict / COUNCIL_STRICT_STARTUP).")
-        return
-    task = asyncio.create_task(_warn_about_lineup(service), name="council-lineup-check")
-    _CHECKS.add(task)
-    task.add_done_callback(_CHECKS.discard)
-
-
-_CHECKS: set[asyncio.Task[None]] = set()  # the line-up checks running beside their servers
-
-
-def stop_lineup_checks() -> None:
-    """A command that ends, or refuses to start, takes its line-up check with it: a check left
-    running would meet the closed service and say so on a line of its own."""
-    for task in list(_CHECKS):
-        task.cancel()
-
-
-async def _warn_about_lineup(service: CouncilService) -> None:
-    try:
-        problems = await lineup_problems(service)
-    except Exception as exc:  # the check is advice: the councils report their own failures
-        log.warning("could not check the line-up: %s", type(exc).__name__)
-        return
-    for problem in problems:
-        log.warning("%s", problem)
 
 
 def _host(service: CouncilService, args: argparse.Namespace) -> str:
@@ -163,7 +125,7 @@ async def cmd_worker(service: CouncilService, args: argparse.Namespace) -> int:
 async def _metrics_server(service: CouncilService, args: argparse.Namespace) -> AsyncIterator[None]:
     """/metrics, /health and /ready on --metrics-port (or COUNCIL_METRICS_PORT), when one is given,
     until the command ends."""
-    listener = getattr(args, "metrics_listener", None)  # bound before the database opened (bind_metrics)
+    listener = getattr(args, "metrics_listener", None)  # bound before the database opened (bot/cli_commands/session.py)
     if listener is None:
         yield
         return
@@ -172,17 +134,6 @@ async def _metrics_server(service: CouncilService, args: argparse.Namespace) -> 
         yield
     finally:
         await runner.cleanup()
-
-
-def bind_metrics(settings: Settings, args: argparse.Namespace) -> None:
-    """The metrics port (--metrics-port, COUNCIL_METRICS_PORT) bound first, before the database is
-    opened: a busy port is one line and an exit at once, whatever else is wrong (an unreachable
-    PostgreSQL would otherwise keep the process retrying it first). Kept in `args.metrics_listener`."""
-    if not hasattr(args, "metrics_port"):
-        return
-    port = args.metrics_port if args.metrics_port is not None else settings.telemetry.metrics_port
-    if port is not None:
-        args.metrics_listener = bind_metrics_port(port, getattr(args, "host", None) or settings.serving.http_host)
 
 
 def _api_server() -> Any:

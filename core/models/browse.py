@@ -24,7 +24,7 @@ class Viewer(BaseModel):
     Otherwise the platform and workspace (Slack team, Discord guild) they signed in to, and their
     user id (an API key: its own platform-`api` origin, as the API stores its councils)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     origin: Origin | None = None
     is_platform_admin: bool = False  # what the platform said at sign-in (Slack admin, Manage Server)
@@ -95,7 +95,7 @@ class Visibility:
 class HistoryQuery(BaseModel):
     """What the history page lists: words to search, filters, and where the page starts."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     q: str | None = None  # words searched in questions and answers (the database's full-text search)
     status: CouncilStatus | None = None
@@ -116,6 +116,8 @@ class HistoryItem(CouncilSummary):
 
 
 class HistoryPage(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     councils: list[HistoryItem]
     next: str | None = None  # the cursor of the next page; None: this is the last
     matches: int | None = None  # a search: how many councils match, over every page
@@ -124,6 +126,8 @@ class HistoryPage(BaseModel):
 class ModelCall(BaseModel):
     """One model call of a council for its timeline: when it started and ended (seconds from the
     council's start, as far as the stored timings tell), what it was, how it went."""
+
+    model_config = ConfigDict(defer_build=True)
 
     stage: Literal[1, 2, 3]
     model: str
@@ -140,6 +144,8 @@ class BallotAgreement(BaseModel):
     both cast a ballot, the share of answer pairs both ballots put in the same order. Agreement,
     not accuracy: chat history has no right answer to measure against."""
 
+    model_config = ConfigDict(defer_build=True)
+
     reviewers: list[str]
     agreement: list[list[float | None]]  # agreement[i][j]: None where they never ranked a pair in common
     pairs: list[list[int]]  # pairs[i][j]: the answer pairs both ranked
@@ -149,6 +155,8 @@ class BallotAgreement(BaseModel):
 class HeadToHead(BaseModel):
     """How often each model's answer was ranked above each other's, over the stored ballots, and
     how often two reviewers' ballots agreed."""
+
+    model_config = ConfigDict(defer_build=True)
 
     models: list[str]  # most wins first
     wins: list[list[int]]  # wins[i][j]: ballots that ranked models[i] above models[j]

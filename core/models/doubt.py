@@ -63,7 +63,7 @@ class UnsureThreshold(BaseModel):
     """Below `below` on the consensus scale a council is unsure. From an eval run (`run` names it,
     `accuracy` is how often the council was right under it there), else the setting (`run` None)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     below: int
     run: str | None = None
@@ -74,7 +74,7 @@ class UnsureThreshold(BaseModel):
 class Unsure(BaseModel):
     """A result whose consensus fell under its threshold: shown first, in one line, everywhere."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     consensus: float  # this council's, on the consensus scale
     measure: str  # "rubric" or "kendall_w"

@@ -17,7 +17,7 @@ _NAME = re.compile(r"^[A-Za-z0-9]+(?:[ _-]+[A-Za-z0-9]+)*$")
 
 
 class Rubric(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     criteria: list[str] = Field(min_length=1)
     low: int = 1

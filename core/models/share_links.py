@@ -8,19 +8,31 @@ from sign-in: it is checked on each request and signs nobody in.
 
 from __future__ import annotations
 
-from itsdangerous import BadSignature, Signer
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from itsdangerous import Signer
 
 SHARE_PARAM = "share"  # the query parameter of the council's page that carries the token
 _SALT = "council-share-link"
 
 
+def _signer(secret: str) -> Signer:
+    """Imported on first use: the settings import this module, and most commands sign nothing."""
+    from itsdangerous import Signer
+
+    return Signer(secret, salt=_SALT)
+
+
 def share_token(secret: str, council_id: str) -> str:
-    return Signer(secret, salt=_SALT).get_signature(council_id).decode("ascii")
+    return _signer(secret).get_signature(council_id).decode("ascii")
 
 
 def opens(secret: str, council_id: str, token: str) -> bool:
     """The token was made with `secret` for exactly `council_id`."""
+    from itsdangerous import BadSignature
+
     try:
-        return Signer(secret, salt=_SALT).verify_signature(council_id, token)
+        return _signer(secret).verify_signature(council_id, token)
     except BadSignature:
         return False

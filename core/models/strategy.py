@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Strategy(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     mode: str  # the mode that ran
     line: str  # which strategy ran and why, naming the eval run

@@ -20,7 +20,7 @@ from pydantic_settings.sources import ENV_FILE_SENTINEL
 from core.errors import ConfigurationError
 from core.models.share_links import SHARE_PARAM, share_token
 from core.settings.council import CouncilSettings, LimitSettings
-from core.settings.group import SettingsGroup
+from core.settings.group import SettingsGroup, env_file_read_once
 from core.settings.operating import ApiSettings, ServingSettings, TelemetrySettings, WebSettings
 from core.settings.platforms import DiscordSettings, SlackSettings, TenantSettings
 from core.settings.providers import OPENROUTER_BASE_URL, LocalModelSettings, ProviderSettings
@@ -157,18 +157,19 @@ def _read_groups(env_file: Any, values: dict[str, Any]) -> dict[str, SettingsGro
             routed.setdefault(owner[key], {})[key] = value
     groups: dict[str, SettingsGroup] = {}
     errors: list[InitErrorDetails] = []
-    for name, group in _groups().items():
-        given = values.get(name)
-        if isinstance(given, group):
-            groups[name] = given
-            continue
-        try:
-            groups[name] = group(_env_file=env_file, **routed.get(name, {}))
-        except ValidationError as exc:
-            errors.extend(
-                InitErrorDetails(type=e["type"], loc=e["loc"], input=e["input"], ctx=e.get("ctx", {}))
-                for e in exc.errors()
-            )
+    with env_file_read_once(env_file):
+        for name, group in _groups().items():
+            given = values.get(name)
+            if isinstance(given, group):
+                groups[name] = given
+                continue
+            try:
+                groups[name] = group(_env_file=None, **routed.get(name, {}))  # .env as read once above
+            except ValidationError as exc:
+                errors.extend(
+                    InitErrorDetails(type=e["type"], loc=e["loc"], input=e["input"], ctx=e.get("ctx", {}))
+                    for e in exc.errors()
+                )
     if errors:
         raise ValidationError.from_exception_data("Settings", errors)
     return groups

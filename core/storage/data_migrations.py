@@ -15,7 +15,6 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from core.shared.markers import has_markers, strip_markers
 from core.storage.database import Transaction
 
 BATCH = 200  # councils read at once: a large history is walked by keyset, never loaded whole
@@ -44,6 +43,10 @@ async def remove_stored_markers(tx: Transaction) -> None:
 
 def _cleaned_texts(result: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Cleans `result`'s texts in place; (table, old text, new text) of each one that changed."""
+    # Imported here: the marker forms are regular expressions built at import, and every command
+    # that opens the database imports this module, while a database needs this step once.
+    from core.shared.markers import has_markers, strip_markers
+
     written = [("answers", a) for a in result.get("answers") or []]
     written += [("reviews", r) for r in result.get("reviews") or []]
     if result.get("synthesis"):
