@@ -228,7 +228,7 @@ def _run(args: argparse.Namespace, own_process: bool) -> int:
 
     with _start_up(own_process):
         from bot import commands
-        from core.process import Redactor, collect_metrics, configure_logging, configure_telemetry
+        from core.service import Redactor, collect_metrics, configure_logging, configure_telemetry
 
         settings = commands.settings_for(args)
     if own_process:
@@ -271,7 +271,7 @@ def _json_error(message: str, verbose: bool) -> None:
     import logging
 
     if not _Redact.json_lines:
-        from core.process import Redactor, configure_logging
+        from core.service import Redactor, configure_logging
 
         configure_logging("INFO", Redactor([]), "json")
     logging.getLogger("council").error(message, exc_info=verbose)  # redacted by the handler

@@ -10,11 +10,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# core.process and core.stored: a process's set-up and the stored councils, for what starts without the service.
 DOOR = (
-    "core.service",
-    "core.process",
-    "core.stored",
+    "core.service",  # the package's __init__ alone (test_bot_uses_the_service_door_not_its_rooms)
     "core.models",
     "core.settings",
     "core.errors",
@@ -65,9 +62,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "core.doctor",
             "core.eval",
             "core.front_end_tasks",
-            "core.process",
             "core.service",
-            "core.stored",
         ),
     ),
 )
@@ -117,6 +112,18 @@ def test_bot_reaches_core_only_through_its_door():
     }
     assert _sources("bot"), "no bot modules found"
     assert sorted(outside) == []
+
+
+def test_bot_uses_the_service_door_not_its_rooms():
+    """The service's door (core/service/__init__.py) is what adapters may name; what is behind it
+    (core.service.council, .process, .stored) may move without touching bot/."""
+    behind = {
+        f"{name} imports {imported}"
+        for name, path in _sources("bot").items()
+        for imported in _imports(path)
+        if _within(imported, ("core.service",)) and imported != "core.service"
+    }
+    assert sorted(behind) == []
 
 
 def test_core_knows_no_adapter_nor_platform_library():
@@ -235,7 +242,7 @@ def _service_attributes_used(path: Path) -> set[str]:
 
 def test_adapters_use_only_what_the_service_lists():
     """CouncilService's docstring lists the attributes adapters may use; its own methods are the rest."""
-    tree = ast.parse((ROOT / "core" / "service.py").read_text())
+    tree = ast.parse((ROOT / "core" / "service" / "council.py").read_text())
     service = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CouncilService")
     listed = set(re.findall(r"^\s+service\.(\w+)\s", ast.get_docstring(service) or "", re.MULTILINE))
     methods = {
@@ -250,3 +257,12 @@ def test_adapters_use_only_what_the_service_lists():
         for attribute in _service_attributes_used(path) - listed - methods
     }
     assert sorted(unlisted) == []
+
+
+def test_the_service_door_names_what_is_behind_it():
+    """The door's lazy names are the service module's `__all__`, and each of its names resolves."""
+    import core.service
+    import core.service.council
+
+    assert core.service._SERVICE_NAMES == set(core.service.council.__all__)
+    assert all(getattr(core.service, name) is not None for name in core.service.__all__)

@@ -19,8 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.parser import text_string_to_metric_families
 
 from core.models import CouncilStatus
-from core.process import configure_telemetry
-from core.service import CouncilService
+from core.service import CouncilService, configure_telemetry
 from core.shared.redact import Redactor
 from core.telemetry import tracing
 from core.telemetry.context import Where

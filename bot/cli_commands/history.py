@@ -1,4 +1,4 @@
-"""`council history`: the recent councils, read without the service (core/stored.py), so that the
+"""`council history`: the recent councils, read without the service (core/service/stored.py), so that the
 listing answers as soon as Python, the settings and the database are up."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import argparse
 
 from bot.cli_commands.exits import EXIT_OK
 from bot.render_text import history_lines
+from core.service import open_queries
 from core.settings import Settings
-from core.stored import open_queries
 
 
 async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""Stored councils read without the service: the door of a command that only lists them (`council
-history`), which should answer at once. `CouncilService` (core/service.py) builds every collaborator
+"""Stored councils read without the service, for a command that only lists them (`council
+history`), which should answer at once. `CouncilService` (core/service/council.py) builds every collaborator
 and imports what councils need to run; this opens the database and its queries alone, as the
 operator (`Permissions` with no viewer: every council), and writes nothing (no retention pass)."""
 

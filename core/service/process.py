@@ -1,6 +1,7 @@
 """A process's own set-up, done by its start-up (bot/cli.py) before and without the service: logging,
-metrics, traces and the redactor its error lines pass through. A door of its own beside core.service,
-so that a command that opens no service (`council history`) does not import the service to start."""
+metrics, traces and the redactor its error lines pass through. The door (core/service/__init__.py)
+offers these without importing the service, so that a command that opens no service (`council
+history`) does not pay for it to start."""
 
 from __future__ import annotations
 

@@ -2,15 +2,8 @@
 
 Every operation is checked here (input limits, rate limits, budget, permissions) so that no
 adapter decides anything about councils. Councils run as background tasks; adapters follow
-them through `CouncilRun.events()`. `CouncilService`'s docstring lists what adapters may use of it.
-
-Besides the service, this module is the door for the few functions adapters call without one (the
-CLI's doctor, migrate-db, exports) and the handles they hold (`CouncilRun`, `CouncilMessages`):
-`__all__` lists them. Two small doors stand beside it for what must start without the service's
-imports: a process's logging and telemetry set-up (core/process.py) and the stored councils a
-listing reads (core/stored.py). Adapters import nothing else from core but the shared types
-(core.models, core.settings, core.errors, core.paths); tests/test_import_graph.py keeps it so.
-"""
+them through `CouncilRun.events()`. `CouncilService`'s docstring lists what adapters may use of it;
+adapters import it through the door, core/service/__init__.py."""
 
 from __future__ import annotations
 
@@ -130,7 +123,7 @@ class CouncilService:
 
     Each collaborator is built with what it needs, in order, and nothing is patched into one
     afterwards. Process-wide state (metrics' model labels, whether traces hold content) is the
-    process's start-up's to set: `configure_telemetry` (core/process.py), called by bot/cli.py."""
+    process's start-up's to set: `configure_telemetry` (core/service/process.py), called by bot/cli.py."""
 
     def __init__(self, settings: Settings, storage: Storage, router: ProviderRouter, *, lease_s: float | None = None):
         self.settings, self.storage, self.router = settings, storage, router
