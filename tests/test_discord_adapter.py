@@ -8,6 +8,8 @@ import itertools
 import json
 import re
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,9 +53,9 @@ class Env:
         await asyncio.wait_for(self.client.wait_until_ready(), 10)
 
 
-@pytest.fixture
-async def env(llm, tmp_path, request):
-    overrides = getattr(request, "param", {})
+@asynccontextmanager
+async def discord_env(llm, tmp_path, **overrides: Any) -> AsyncIterator[Env]:
+    """The Discord client over a real service against a fake Discord."""
     base, gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY  # put back by the client
     fake = await FakeDiscord().start()
     settings = make_settings(llm, tmp_path, DISCORD_TOKEN=TOKEN, DISCORD_API_URL=fake.api_url, **overrides)
@@ -62,12 +64,20 @@ async def env(llm, tmp_path, request):
     task = asyncio.create_task(client.start(TOKEN))
     await asyncio.wait_for(client.wait_until_ready(), 10)
     e = Env(fake, service, client, task, settings)
-    yield e
-    await e.client.close()
-    await asyncio.gather(e.task, return_exceptions=True)
-    await e.service.aclose()
-    await fake.close()
+    try:
+        yield e
+    finally:
+        await e.client.close()
+        await asyncio.gather(e.task, return_exceptions=True)
+        await e.service.aclose()
+        await fake.close()
     assert (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == (base, gateway)  # put back on close
+
+
+@pytest.fixture
+async def env(llm, tmp_path, request):
+    async with discord_env(llm, tmp_path, **getattr(request, "param", {})) as e:
+        yield e
 
 
 # --------------------------------------------------------------------------- helpers

@@ -8,6 +8,8 @@ import asyncio
 import itertools
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,12 +196,10 @@ async def stop_env(env: SlackEnv) -> None:
     await env.runner.cleanup()
 
 
-@pytest.fixture
-async def env(llm, tmp_path, request):
-    overrides = dict(getattr(request, "param", {}))
-    # Most tests run against a Slack without chat.*Stream (the chat.update path); {"streaming": True}
-    # gives them one that streams.
-    fake = await FakeSlack(token=TOKEN, streaming=overrides.pop("streaming", False)).start()
+@asynccontextmanager
+async def slack_env(llm, tmp_path, *, streaming: bool = False, **overrides: Any) -> AsyncIterator[SlackEnv]:
+    """The Bolt app over a real service against a fake Slack (`streaming`: one with chat.*Stream)."""
+    fake = await FakeSlack(token=TOKEN, streaming=streaming).start()
     fake.add_user("U1", "ada")
     fake.add_user("U2", "bob")
     fake.add_user("UADMIN", "root", admin=True)
@@ -208,10 +208,20 @@ async def env(llm, tmp_path, request):
     )
     service = await CouncilService.open(settings)
     e = await start_env(fake, settings, service)
-    yield e
-    await stop_env(e)
-    await e.service.aclose()
-    await fake.close()
+    try:
+        yield e
+    finally:
+        await stop_env(e)
+        await e.service.aclose()
+        await fake.close()
+
+
+@pytest.fixture
+async def env(llm, tmp_path, request):
+    # Most tests run against a Slack without chat.*Stream (the chat.update path); {"streaming": True}
+    # gives them one that streams.
+    async with slack_env(llm, tmp_path, **dict(getattr(request, "param", {}))) as e:
+        yield e
 
 
 # --------------------------------------------------------------------------- helpers

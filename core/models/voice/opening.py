@@ -68,13 +68,13 @@ class Opening:
         return lines
 
     def unsaid(self, result: CouncilResult) -> list[str]:
-        """The result's notices but those this opening said."""
-        synthesis = result.synthesis
+        """The result's notices but those this opening said. The synthesis' note stays: the opening
+        says only who writes instead, the note why the chairman failed (its cause), said once the
+        answer has finished."""
         failed = [model for model, _ in self.failed]
         return [
             n
             for n in result.notices
-            if not (synthesis is not None and n == synthesis.note)
-            and not any(n.startswith(gave_no_answer(model, "")) for model in failed)
+            if not any(n.startswith(gave_no_answer(model, "")) for model in failed)
             and not (self.escalation is not None and self.escalation in n)
         ]
