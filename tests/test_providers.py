@@ -10,12 +10,13 @@ import pytest
 import trustme
 from pydantic import SecretStr
 
-from core.models import ChatMessage, Completion
+from core.models import ChatMessage, Completion, ErrorKind
 from core.providers.base import (
     AuthError,
     BadResponseError,
     CallOptions,
     ModelNotFoundError,
+    ProcessStoppingError,
     ProviderConfigError,
     ProviderTimeoutError,
     ProviderUnavailableError,
@@ -169,6 +170,23 @@ async def test_router_prefixes(server):
         assert completion.model == "llama3:8b" and completion.text == "hi"
     finally:
         await router.aclose()
+
+
+async def test_a_call_that_starts_once_the_router_is_closed_is_a_stop_not_a_crash(server):
+    """A council cancelled late at shutdown may still reach the router after it closed (its HTTP
+    client gone): the call ends as stopped, and a tenant's router borrowing the client does too."""
+    router = ProviderRouter(Settings(LLM_BASE_URL=server.base_url, LLM_API_KEY="k"))
+    tenant = router.for_endpoint(SecretStr("tenant-key"), server.base_url)
+    server.script("m", Reply("hi"))
+    await router.aclose()
+    for closed in (router, tenant):
+        with pytest.raises(ProcessStoppingError) as stopped:
+            await closed.complete("m", MESSAGES, CallOptions(timeout_s=5))
+        assert stopped.value.info().kind is ErrorKind.CANCELLED
+        with pytest.raises(ProcessStoppingError):
+            async for _ in closed.stream("m", MESSAGES, CallOptions(timeout_s=5)):
+                pass
+    assert server.requests == []
 
 
 async def test_router_without_any_provider_says_what_to_set():

@@ -258,7 +258,13 @@ class CouncilRuns:
                 run.control.stop()
         pending = [r.task for r in self._runs.values() if r.task and not r.task.done()]
         if pending:
-            await asyncio.wait(pending, timeout=timeout_s)
+            _, still = await asyncio.wait(pending, timeout=timeout_s)
+            # A council that did not end within the wait is cancelled: none may outlive the stop and
+            # call a provider the service is about to close.
+            for task in still:
+                task.cancel()
+            if still:
+                await asyncio.wait(still, timeout=timeout_s)
 
     async def halt_durable(self) -> list[str]:
         """Halt the durable councils running here (left stored as running, their completed steps

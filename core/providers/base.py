@@ -57,6 +57,15 @@ class ProviderConfigError(ProviderError):
     kind = ErrorKind.CONFIG
 
 
+class ProcessStoppingError(ProviderError):
+    """A call that would start once the process closed its providers: a stop, not a crash."""
+
+    kind = ErrorKind.CANCELLED
+
+    def __init__(self) -> None:
+        super().__init__("the process is stopping")
+
+
 @dataclass(frozen=True)
 class KeyProof:
     """What an endpoint's key check established: `proven`, with `how` it was proven (or, when

@@ -50,6 +50,12 @@ class ProviderResolver:
         # A tenant's resolver (ProviderRouter.for_endpoint) borrows its parent's pooled HTTP client
         # and in-process models: one connection pool, and a GGUF file loaded once per process.
         self._parent = parent
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether this resolver, or the parent whose HTTP client it borrows, has been closed."""
+        return self._closed or (self._parent is not None and self._parent.closed)
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         prefix, _, rest = model_id.partition(":")
@@ -155,6 +161,7 @@ class ProviderResolver:
         )
 
     async def aclose(self) -> None:
+        self._closed = True  # first: a call that gets its slot from now on does not start
         for key, provider in self._providers.items():
             if key == "local" and self._parent is not None:
                 continue

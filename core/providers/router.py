@@ -14,6 +14,7 @@ from core.models import ChatMessage, Completion, seats
 from core.providers.base import (
     CallOptions,
     KeyProof,
+    ProcessStoppingError,
     Provider,
     ProviderError,
     ProviderTimeoutError,
@@ -92,6 +93,7 @@ class ProviderRouter:
     async def complete(self, model_id: str, messages: Sequence[ChatMessage], options: CallOptions) -> Completion:
         provider, model = self.resolve(model_id)
         async with self._slot(model_id, provider):
+            self._refuse_when_closed()
             # Measured here, where every call passes (late reviews too): core/telemetry/calls.py.
             call = _measured(model_id, provider, messages, options, streaming=False)
             try:
@@ -109,6 +111,7 @@ class ProviderRouter:
     ) -> AsyncIterator[StreamItem]:
         provider, model = self.resolve(model_id)
         async with self._slot(model_id, provider):
+            self._refuse_when_closed()
             call = _measured(model_id, provider, messages, options, streaming=True)
             completion: Completion | None = None
             pieces = StreamRedactor(self._redact)
@@ -131,6 +134,12 @@ class ProviderRouter:
                 call.failed(exc)
                 raise
             call.finished(completion or Completion(model=model_id, text=""))
+
+    def _refuse_when_closed(self) -> None:
+        """A call still waiting for its turn (a slot, a retry) when the process closed the providers
+        ends as stopped: its HTTP client is gone, and a stop must not read as a provider crash."""
+        if self._resolver.closed:
+            raise ProcessStoppingError()
 
     def _slot(self, model_id: str, provider: Provider) -> AbstractAsyncContextManager[None]:
         """The endpoint's memory and concurrency slot a call holds while it runs."""
