@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.models import CouncilResult
+from core.models import CouncilResult, ErrorInfo
 from core.models.browse import ModelCall
 
 
@@ -14,83 +14,49 @@ def timeline(result: CouncilResult) -> list[ModelCall]:
     stage1 = result.timings.get("stage1_s", 0.0)
     rounds = stage1 + result.timings.get("rounds_s", 0.0)
     stage2 = rounds + result.timings.get("stage2_s", 0.0)
-    calls = [*_answer_calls(result), *_revision_calls(result, stage1), *_review_calls(result, rounds)]
+    calls = [
+        *(_call(1, a.model, "answer", 0.0, a.latency_s, a.error, len(a.attempts) + 1) for a in result.answers),
+        *_revision_calls(result, stage1),
+        *(_call(2, r.reviewer, "review", rounds, r.latency_s, r.error) for r in result.reviews),
+    ]
     check = result.agreement
     if check is not None and check.judge is not None:  # auto mode asked the chairman whether two agree
-        calls.append(
-            ModelCall(
-                stage=2,
-                model=check.judge,
-                role="agreement check",
-                start_s=rounds,
-                end_s=rounds + (check.latency_s or 0.0),
-                ok=check.error is None,
-                note=check.error.message if check.error else None,
-            )
-        )
+        calls.append(_call(2, check.judge, "agreement check", rounds, check.latency_s, check.error))
     if result.synthesis is not None and not result.synthesis.agreed:  # an answer that stood as written: no call
         s = result.synthesis
-        calls.append(
-            ModelCall(
-                stage=3,
-                model=s.model,
-                role="synthesis",
-                start_s=stage2,
-                end_s=stage2 + (s.latency_s or 0.0),
-                ok=True,
-                attempts=len(s.attempts) + 1,
-                note=s.note,
-            )
-        )
+        synthesis = _call(3, s.model, "synthesis", stage2, s.latency_s, None, len(s.attempts) + 1)
+        calls.append(synthesis.model_copy(update={"note": s.note}))
     return calls
 
 
-def _answer_calls(result: CouncilResult) -> list[ModelCall]:
-    return [
-        ModelCall(
-            stage=1,
-            model=answer.model,
-            role="answer",
-            start_s=0.0,
-            end_s=answer.latency_s or 0.0,
-            ok=answer.error is None,
-            attempts=len(answer.attempts) + 1,
-            note=answer.error.message if answer.error else None,
-        )
-        for answer in result.answers
-    ]
+def _call(
+    stage: int,
+    model: str,
+    role: str,
+    start_s: float,
+    latency_s: float | None,
+    error: ErrorInfo | None,
+    attempts: int = 1,
+) -> ModelCall:
+    """One call from `start_s` for its latency; failed when it ended in `error` (its message the note)."""
+    return ModelCall(
+        stage=stage,
+        model=model,
+        role=role,
+        start_s=start_s,
+        end_s=start_s + (latency_s or 0.0),
+        ok=error is None,
+        attempts=attempts,
+        note=error.message if error else None,
+    )
 
 
 def _revision_calls(result: CouncilResult, stage1: float) -> list[ModelCall]:
     """One call per member and round; a round starts when the one before it had every revision."""
     calls, start = [], stage1
     for held in result.rounds:
-        for revision in held.revisions:
-            calls.append(
-                ModelCall(
-                    stage=1,
-                    model=revision.model,
-                    role=f"revision, round {held.number}",
-                    start_s=start,
-                    end_s=start + (revision.latency_s or 0.0),
-                    ok=revision.error is None,
-                    note=revision.error.message if revision.error else None,
-                )
-            )
+        calls += [
+            _call(1, r.model, f"revision, round {held.number}", start, r.latency_s, r.error) for r in held.revisions
+        ]
         start += max((r.latency_s or 0.0 for r in held.revisions), default=0.0)
     return calls
-
-
-def _review_calls(result: CouncilResult, stage1: float) -> list[ModelCall]:
-    return [
-        ModelCall(
-            stage=2,
-            model=review.reviewer,
-            role="review",
-            start_s=stage1,
-            end_s=stage1 + (review.latency_s or 0.0),
-            ok=review.error is None,
-            note=review.error.message if review.error else None,
-        )
-        for review in result.reviews
-    ]

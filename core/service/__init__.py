@@ -38,27 +38,6 @@ if TYPE_CHECKING:
         to_json,
     )
 
-_SERVICE_NAMES = frozenset(
-    {
-        "CouncilMessages",
-        "CouncilRun",
-        "CouncilService",
-        "CouncilView",
-        "EvalRunView",
-        "WebSessions",
-        "bind_metrics_port",
-        "continued",
-        "count_platform_write",
-        "diagnose",
-        "feedback_lines",
-        "leaderboard_document",
-        "lineup_problems",
-        "migrate_database",
-        "timeline",
-        "to_json",
-    }
-)
-
 __all__ = [
     "CouncilMessages",
     "CouncilRun",
@@ -85,7 +64,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _SERVICE_NAMES:
+    # Every name of __all__ not imported above is the service module's (a test keeps the two lists equal).
+    if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module("core.service.council"), name)
     globals()[name] = value  # named once: later lookups do not come back here
