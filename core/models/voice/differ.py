@@ -53,7 +53,9 @@ def differ_source(result: CouncilResult) -> str | None:
         return f"Written by {writer}."
     if not measured_text:
         return None
-    return f"{measured_text[0].upper()}{measured_text[1:]}: {writer} wrote no account of it."
+    what = " and ".join(measured)
+    told = f"{what[0].upper()}{what[1:]} was measured from the answers (shared wording)"
+    return f"{told}, as {writer} wrote no account of it."
 
 
 def differ_lines(result: CouncilResult) -> list[str]:
