@@ -99,6 +99,7 @@ class _StageTally:
         self.grace_until = math.inf
         self.decided_for: frozenset[str] | None = None  # the pending keys the decision was asked about
         self.decided = False
+        self.straggler_s = math.inf  # the grace of the calls a decision left: grace_after when it was made
 
     @property
     def deadline(self) -> float:
@@ -114,11 +115,15 @@ class _StageTally:
         which ballots the chairman is given does not hang on a few milliseconds of scheduling."""
         if not self.decided:
             return math.inf
-        keys = list(self.pending.values())
+        return self._shifted_by_waits(self.batch.started + self.straggler_s)
+
+    def _shifted_by_waits(self, moment: float) -> float:
+        """`moment` for the calls still pending, shifted by the longest any of them waited for its
+        slot (it gets the time the calls that did not wait got); never while one still waits."""
+        keys = self.pending.values()
         if any(key in self.batch.waiting for key in keys):
             return math.inf
-        straggler_s = self.policy.grace_after(self.arrived)
-        return self.batch.started + straggler_s + max((self.batch.waited_s(k) for k in keys), default=0.0)
+        return moment + max((self.batch.waited_s(k) for k in keys), default=0.0)
 
     @property
     def grace_end(self) -> float:
@@ -127,10 +132,7 @@ class _StageTally:
         waiting is not cut by grace at all."""
         if self.grace_until == math.inf or (not self.batch.starts and not self.batch.waiting):
             return self.grace_until
-        keys = self.pending.values()
-        if any(key in self.batch.waiting for key in keys):
-            return math.inf
-        return max([self.grace_until, *(self.grace_until + self.batch.waited_s(k) for k in keys)])
+        return self._shifted_by_waits(self.grace_until)
 
     def newly_begun(self) -> list[str]:
         """The calls announced as waiting that have begun since the last look."""
@@ -165,6 +167,8 @@ class _StageTally:
         keys = frozenset(self.pending.values())
         if keys != self.decided_for:  # asked again only when a call has ended
             self.decided_for, self.decided = keys, self.policy.decided(list(keys))
+            if self.decided:  # its grace from the arrivals it was decided on
+                self.straggler_s = self.policy.grace_after(self.arrived)
         if now < self.leave_at:
             return False
         self.batch.late, self.pending = self.pending, {}
